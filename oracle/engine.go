@@ -1,0 +1,49 @@
+package oracle
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+)
+
+// Engine names as the protocol spells them.
+const (
+	Chromium = "chromium"
+	Firefox  = "firefox"
+	WebKit   = "webkit"
+)
+
+// AllEngines is every engine the oracle knows, in the order it reports them.
+var AllEngines = []string{Chromium, Firefox, WebKit}
+
+// Engine is one open browser. Everything a request asks of an engine is built from
+// these two calls and the same in-page JavaScript (dump.WalkJS, the reflection and
+// trace scripts), so the backends differ only in how they reach the page.
+//
+// An Engine serves one call at a time; the oracle never calls it concurrently.
+type Engine interface {
+	// Name is the protocol name: chromium, firefox or webkit.
+	Name() string
+	// Version is the exact browser build, from the driver (never the user agent).
+	Version() string
+	// Route says how the engine is reached and which binary, e.g.
+	// "playwright-go system /usr/bin/chromium" or "webdriver /usr/bin/WebKitWebDriver".
+	Route() string
+
+	// Load replaces the page's document with html, with Playwright setContent
+	// semantics (document.open/write/close on the current page), and waits for load.
+	// Then it evaluates fn, a JavaScript function expression, called with args, and
+	// returns the function's JSON result (a returned promise is awaited).
+	Load(ctx context.Context, html string, fn string, args ...any) (json.RawMessage, error)
+
+	// Visit navigates the page to url, waits for load, then evaluates fn as Load does.
+	// The recorder of trace pages arrives first in the served document or by init script.
+	Visit(ctx context.Context, url string, fn string, args ...any) (json.RawMessage, error)
+
+	// Close ends the browser and every process it started. Safe to call twice.
+	Close() error
+}
+
+// ErrNotLaunched is the per-engine error for an engine the request names but the
+// process did not launch.
+var ErrNotLaunched = errors.New("engine not launched")
