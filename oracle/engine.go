@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+
+	"github.com/layout-oracle/oracle/dump"
 )
 
 // Engine names as the protocol spells them.
@@ -47,3 +49,19 @@ type Engine interface {
 // ErrNotLaunched is the per-engine error for an engine the request names but the
 // process did not launch.
 var ErrNotLaunched = errors.New("engine not launched")
+
+// viewportWidth and viewportHeight are the spec's viewport, which every engine is
+// set to and then verified against before it serves a case.
+var (
+	viewportWidth  = dump.Viewport.Width
+	viewportHeight = dump.Viewport.Height
+)
+
+// callExpression wraps fn, a function expression, into one that takes the args array
+// and returns fn's (awaited) result as JSON text made by the page's own
+// JSON.stringify. Every backend evaluates this same wrapper, so the driver's value
+// serialization (which differs between CDP, BiDi and WebDriver) never shapes a result.
+func callExpression(fn string) string {
+	return "async (args) => { const v = await (" + fn + ").apply(null, args || []); " +
+		"return v === undefined ? 'null' : JSON.stringify(v); }"
+}

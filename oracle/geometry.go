@@ -1,0 +1,61 @@
+package oracle
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/layout-oracle/oracle/dump"
+)
+
+// geometry answers a geometry request: load html, run script, walk, in every engine.
+func (o *Oracle) geometry(ctx context.Context, req *Request) GeometryResponse {
+	script := ""
+	if req.Script != nil {
+		script = *req.Script
+	}
+	dumps, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*dump.Dump, error) {
+		return Geometry(ctx, e, *req.HTML, script)
+	})
+	return GeometryResponse{ID: req.ID, Dumps: dumps, Errors: errs}
+}
+
+// walkResult is what dump.WalkJS returns: a dump, or the case script's exception.
+type walkResult struct {
+	Dump        *dump.Dump `json:"dump"`
+	ScriptError string     `json:"scriptError"`
+}
+
+// Geometry produces one engine's dump of one case. A dump whose viewport is not the
+// spec's is withheld: ground truth measured in the wrong viewport is not ground truth.
+func Geometry(ctx context.Context, e Engine, html, script string) (*dump.Dump, error) {
+	raw, err := e.Load(ctx, html, dump.WalkJS, script, dump.StyleProperties)
+	if err != nil {
+		return nil, err
+	}
+	var res walkResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("walk returned malformed JSON: %v", err)
+	}
+	if res.ScriptError != "" {
+		return nil, fmt.Errorf("script threw: %s", res.ScriptError)
+	}
+	if res.Dump == nil {
+		return nil, fmt.Errorf("walk returned no dump")
+	}
+	d := res.Dump
+	d.Engine, d.EngineVersion = e.Name(), e.Version()
+	if d.Viewport != dump.Viewport {
+		return nil, fmt.Errorf("viewport is %gx%g, not %gx%g; dump withheld",
+			d.Viewport.Width, d.Viewport.Height, dump.Viewport.Width, dump.Viewport.Height)
+	}
+	if d.Nodes == nil {
+		d.Nodes = []dump.Node{}
+	}
+	for i := range d.Nodes {
+		if d.Nodes[i].Rects == nil {
+			d.Nodes[i].Rects = []dump.Rect{} // "an empty array means no box", never null
+		}
+	}
+	return d, nil
+}

@@ -1,0 +1,281 @@
+package oracle
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/mxschmitt/playwright-go"
+	"github.com/rs/zerolog"
+)
+
+// Debian's system browsers, the route that works on machines without Playwright's
+// browser downloads (../shared/ENGINES.md).
+const (
+	SystemChromium = "/usr/bin/chromium"
+	SystemFirefox  = "/usr/bin/firefox-esr"
+)
+
+// chromiumArgs are needed as root on a closed network: without the networking flags
+// Chromium floods refused connections (ENGINES.md).
+var chromiumArgs = []string{
+	"--no-sandbox", "--disable-gpu", "--disable-background-networking",
+	"--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run",
+}
+
+// PlaywrightDriver is the one Playwright driver process the oracle's Playwright
+// engines share.
+type PlaywrightDriver struct {
+	pw *playwright.Playwright
+}
+
+// StartPlaywright starts the driver installed by InstallDriver. Its output goes to
+// stderr: playwright-go's default is stdout, which belongs to the protocol.
+func StartPlaywright(log zerolog.Logger) (*PlaywrightDriver, error) {
+	pw, err := playwright.Run(driverOptions(log))
+	if err != nil {
+		return nil, fmt.Errorf("start playwright driver: %w (run `make setup`)", err)
+	}
+	return &PlaywrightDriver{pw: pw}, nil
+}
+
+// InstallDriver fetches the playwright-core driver matching go.mod's playwright-go,
+// without browsers (none can be downloaded on a closed network), using the machine's
+// node when PLAYWRIGHT_NODEJS_PATH is unset.
+func InstallDriver(log zerolog.Logger) error {
+	opts := driverOptions(log)
+	opts.SkipInstallBrowsers = true
+	return playwright.Install(opts)
+}
+
+// driverOptions points playwright-go at the machine's node: its own Node.js download
+// fails on a closed network.
+func driverOptions(log zerolog.Logger) *playwright.RunOptions {
+	if os.Getenv("PLAYWRIGHT_NODEJS_PATH") == "" {
+		if node, err := exec.LookPath("node"); err == nil {
+			os.Setenv("PLAYWRIGHT_NODEJS_PATH", node)
+		}
+	}
+	return &playwright.RunOptions{
+		Stdout:  os.Stderr,
+		Stderr:  os.Stderr,
+		Verbose: false,
+		Logger:  slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+}
+
+// Stop ends the driver process; call after closing its engines.
+func (d *PlaywrightDriver) Stop() error { return d.pw.Stop() }
+
+// BundledPath is where Playwright's own build of engine would be, and whether it is
+// installed (`playwright install` on a machine with internet).
+func (d *PlaywrightDriver) BundledPath(engine string) (string, bool) {
+	bt := d.browserType(engine)
+	if bt == nil {
+		return "", false
+	}
+	p := bt.ExecutablePath()
+	if p == "" {
+		return "", false
+	}
+	_, err := os.Stat(p)
+	return p, err == nil
+}
+
+func (d *PlaywrightDriver) browserType(engine string) playwright.BrowserType {
+	switch engine {
+	case Chromium:
+		return d.pw.Chromium
+	case Firefox:
+		return d.pw.Firefox
+	case WebKit:
+		return d.pw.WebKit
+	}
+	return nil
+}
+
+// PlaywrightOptions chooses one engine's build and launch profile.
+type PlaywrightOptions struct {
+	Engine string // chromium, firefox or webkit
+	// Bundled launches Playwright's own build; otherwise the Debian system build
+	// (Chromium from SystemChromium, Firefox ESR over WebDriver BiDi, channel moz-firefox).
+	Bundled      bool
+	Args         []string       // launch profile's extra arguments
+	FirefoxPrefs map[string]any // launch profile's Firefox prefs
+	Permissions  []string       // launch profile's permission grants
+	InitScripts  []string       // run before any page script, in every page
+}
+
+type playwrightEngine struct {
+	name, version, route string
+	browser              playwright.Browser
+	context              playwright.BrowserContext
+	page                 playwright.Page
+	log                  zerolog.Logger
+	closeOnce            sync.Once
+}
+
+// LaunchPlaywright opens one browser with one 800x600 page, kept for the process lifetime.
+func (d *PlaywrightDriver) LaunchPlaywright(opts PlaywrightOptions, log zerolog.Logger) (Engine, error) {
+	bt := d.browserType(opts.Engine)
+	if bt == nil {
+		return nil, fmt.Errorf("unknown engine %q", opts.Engine)
+	}
+	launch := playwright.BrowserTypeLaunchOptions{
+		Headless: playwright.Bool(true),
+		Args:     opts.Args,
+		Timeout:  playwright.Float(60_000),
+	}
+	var route string
+	switch {
+	case opts.Bundled:
+		path, ok := d.BundledPath(opts.Engine)
+		if !ok {
+			return nil, fmt.Errorf("%s: Playwright's bundled build is not installed (%s)", opts.Engine, path)
+		}
+		route = "playwright-go bundled " + path
+	case opts.Engine == Chromium:
+		launch.ExecutablePath = playwright.String(SystemChromium)
+		launch.Args = append(append([]string{}, chromiumArgs...), opts.Args...)
+		route = "playwright-go system " + SystemChromium
+	case opts.Engine == Firefox:
+		launch.Channel = playwright.String("moz-firefox")
+		launch.ExecutablePath = playwright.String(SystemFirefox)
+		route = "playwright-go system " + SystemFirefox + " (WebDriver BiDi, channel moz-firefox)"
+	default:
+		return nil, fmt.Errorf("%s: no system route through Playwright (stock WebKitGTK is driven over WebDriver)", opts.Engine)
+	}
+	if opts.Engine == Chromium && opts.Bundled {
+		launch.Args = append(append([]string{}, chromiumArgs...), opts.Args...)
+	}
+	if len(opts.FirefoxPrefs) > 0 {
+		launch.FirefoxUserPrefs = opts.FirefoxPrefs
+	}
+	start := time.Now()
+	browser, err := bt.Launch(launch)
+	if err != nil {
+		return nil, fmt.Errorf("%s: launch: %w", opts.Engine, err)
+	}
+	e := &playwrightEngine{name: opts.Engine, version: browser.Version(), route: route, browser: browser, log: log}
+	if e.context, err = browser.NewContext(playwright.BrowserNewContextOptions{
+		Viewport:    &playwright.Size{Width: int(viewportWidth), Height: int(viewportHeight)},
+		Permissions: opts.Permissions,
+	}); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("%s: new context: %w", opts.Engine, err)
+	}
+	for _, s := range opts.InitScripts {
+		if err := e.context.AddInitScript(playwright.Script{Content: playwright.String(s)}); err != nil {
+			e.Close()
+			return nil, fmt.Errorf("%s: init script: %w", opts.Engine, err)
+		}
+	}
+	if e.page, err = e.context.NewPage(); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("%s: new page: %w", opts.Engine, err)
+	}
+	log.Info().Str("engine", e.name).Str("version", e.version).Str("route", route).
+		Dur("launch", time.Since(start)).Msg("engine launched")
+	return e, nil
+}
+
+func (e *playwrightEngine) Name() string    { return e.name }
+func (e *playwrightEngine) Version() string { return e.version }
+func (e *playwrightEngine) Route() string   { return e.route }
+
+func (e *playwrightEngine) Load(ctx context.Context, html, fn string, args ...any) (json.RawMessage, error) {
+	return e.withPage(ctx, func(page playwright.Page, timeout float64) error {
+		return page.SetContent(html, playwright.PageSetContentOptions{Timeout: &timeout})
+	}, fn, args)
+}
+
+func (e *playwrightEngine) Visit(ctx context.Context, url, fn string, args ...any) (json.RawMessage, error) {
+	return e.withPage(ctx, func(page playwright.Page, timeout float64) error {
+		_, err := page.Goto(url, playwright.PageGotoOptions{Timeout: &timeout})
+		return err
+	}, fn, args)
+}
+
+// withPage runs load then fn on the page under ctx's deadline. Playwright's Evaluate
+// has no timeout of its own, so a case that never yields (while(true){}) would hold
+// the engine forever: past the deadline the page is abandoned and replaced.
+func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Page, float64) error, fn string, args []any) (json.RawMessage, error) {
+	if e.page == nil {
+		if err := e.replacePage(); err != nil {
+			return nil, err
+		}
+	}
+	timeout := 30_000.0
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = float64(time.Until(dl).Milliseconds())
+		if timeout < 1 {
+			return nil, context.DeadlineExceeded
+		}
+	}
+	type result struct {
+		raw json.RawMessage
+		err error
+	}
+	page := e.page
+	done := make(chan result, 1)
+	go func() {
+		if err := load(page, timeout); err != nil {
+			done <- result{err: err}
+			return
+		}
+		v, err := page.Evaluate(callExpression(fn), args)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		s, ok := v.(string)
+		if !ok {
+			done <- result{err: fmt.Errorf("evaluate returned %T, want a JSON string", v)}
+			return
+		}
+		done <- result{raw: json.RawMessage(s)}
+	}()
+	select {
+	case r := <-done:
+		return r.raw, r.err
+	case <-ctx.Done():
+		e.log.Warn().Str("engine", e.name).Msg("case exceeded its deadline; replacing the page")
+		if err := e.replacePage(); err != nil {
+			return nil, fmt.Errorf("%w; and the page could not be replaced: %v", ctx.Err(), err)
+		}
+		return nil, ctx.Err()
+	}
+}
+
+func (e *playwrightEngine) replacePage() error {
+	old := e.page
+	e.page = nil
+	if old != nil {
+		go old.Close(playwright.PageCloseOptions{RunBeforeUnload: playwright.Bool(false)})
+	}
+	page, err := e.context.NewPage()
+	if err != nil {
+		return fmt.Errorf("%s: new page: %w", e.name, err)
+	}
+	e.page = page
+	return nil
+}
+
+func (e *playwrightEngine) Close() error {
+	var err error
+	e.closeOnce.Do(func() {
+		if e.browser != nil {
+			err = e.browser.Close()
+		}
+	})
+	if err != nil && errors.Is(err, playwright.ErrTargetClosed) {
+		return nil
+	}
+	return err
+}

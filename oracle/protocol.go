@@ -1,0 +1,179 @@
+package oracle
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/layout-oracle/oracle/dump"
+)
+
+// Operations. A request without "op" is a geometry request.
+const (
+	OpGeometry = ""
+	OpPing     = "ping"
+	OpShutdown = "shutdown"
+	OpTrace    = "trace"
+	OpReflect  = "reflect"
+)
+
+// Request is one protocol line. ID is kept as raw JSON and echoed back verbatim, so
+// a client's string or number id round-trips exactly.
+type Request struct {
+	ID      json.RawMessage `json:"id"`
+	Op      string          `json:"op"`
+	HTML    *string         `json:"html"`
+	Script  *string         `json:"script"`
+	Engines []string        `json:"engines"`
+	Probes  []Probe         `json:"probes"`
+}
+
+// Probe is one reflection probe: the element, its content attribute and IDL name.
+type Probe struct {
+	Selector string `json:"selector"`
+	Attr     string `json:"attr"`
+	IDL      string `json:"idl,omitempty"`
+}
+
+// nullID is the id of an error response to a line whose id could not be read.
+var nullID = json.RawMessage("null")
+
+// ErrorResponse answers a line that could not be served at all.
+type ErrorResponse struct {
+	ID    json.RawMessage `json:"id"`
+	Error string          `json:"error"`
+}
+
+// GeometryResponse answers a geometry request.
+type GeometryResponse struct {
+	ID     json.RawMessage       `json:"id"`
+	Dumps  map[string]*dump.Dump `json:"dumps"`
+	Errors map[string]string     `json:"errors,omitempty"`
+}
+
+// PingResponse answers ping. Routes and States are additive to the spec: they say
+// how each engine is reached and whether it is serving.
+type PingResponse struct {
+	ID       json.RawMessage   `json:"id"`
+	OK       bool              `json:"ok"`
+	Engines  []string          `json:"engines"`
+	Versions map[string]string `json:"versions"`
+	Profile  string            `json:"profile"`
+	Routes   map[string]string `json:"routes"`
+}
+
+// ShutdownResponse acknowledges shutdown before the process exits.
+type ShutdownResponse struct {
+	ID json.RawMessage `json:"id"`
+	OK bool            `json:"ok"`
+}
+
+// ParseRequest decodes one line. On error it still returns whatever id it could read
+// (nullID otherwise), so the error response can carry it.
+func ParseRequest(line []byte) (*Request, json.RawMessage, error) {
+	line = bytes.TrimSpace(line)
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(line, &fields); err != nil {
+		if len(line) > 0 && line[0] != '{' || errors.As(err, new(*json.UnmarshalTypeError)) {
+			return nil, nullID, errors.New("request must be a JSON object")
+		}
+		return nil, nullID, fmt.Errorf("invalid JSON: %v", err)
+	}
+	id, ok := fields["id"]
+	if !ok || string(id) == "null" {
+		return nil, nullID, errors.New(`request has no "id"`)
+	}
+	if !validID(id) {
+		return nil, nullID, errors.New(`"id" must be a string or a number`)
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields() // a typo ("scirpt") must not silently drop the mutation
+	var req Request
+	if err := dec.Decode(&req); err != nil {
+		return nil, id, fieldError(err)
+	}
+	req.ID = id
+	if err := req.validate(); err != nil {
+		return nil, id, err
+	}
+	return &req, id, nil
+}
+
+func validID(id json.RawMessage) bool {
+	var v any
+	if json.Unmarshal(id, &v) != nil {
+		return false
+	}
+	switch v.(type) {
+	case string, float64:
+		return true
+	}
+	return false
+}
+
+func fieldError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Errorf("field %q must be %s, not %s", te.Field, jsonKind(te.Type.String()), te.Value)
+	}
+	if s := err.Error(); strings.HasPrefix(s, "json: unknown field ") {
+		return fmt.Errorf("unknown field %s", strings.TrimPrefix(s, "json: unknown field "))
+	}
+	return fmt.Errorf("invalid request: %v", err)
+}
+
+func jsonKind(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "[]oracle.Probe"):
+		return "an array of probe objects"
+	case strings.HasPrefix(goType, "[]"):
+		return "an array of strings"
+	case strings.Contains(goType, "string"):
+		return "a string"
+	case strings.Contains(goType, "Probe"):
+		return "a probe object"
+	}
+	return goType
+}
+
+func (r *Request) validate() error {
+	switch r.Op {
+	case OpGeometry:
+		if r.HTML == nil {
+			return errors.New(`geometry request needs "html" (or name an "op")`)
+		}
+	case OpTrace:
+		if r.Script == nil {
+			return errors.New(`trace request needs "script"`)
+		}
+	case OpReflect:
+		if len(r.Probes) == 0 {
+			return errors.New(`reflect request needs a non-empty "probes" array`)
+		}
+		for i, p := range r.Probes {
+			if p.Selector == "" || p.Attr == "" {
+				return fmt.Errorf("probes[%d] needs \"selector\" and \"attr\"", i)
+			}
+		}
+	case OpPing, OpShutdown:
+	default:
+		return fmt.Errorf("unknown op %q (known: ping, shutdown, trace, reflect, or none for geometry)", r.Op)
+	}
+	for _, e := range r.Engines {
+		if !isKnownEngine(e) {
+			return fmt.Errorf("unknown engine %q (known: %s)", e, strings.Join(AllEngines, ", "))
+		}
+	}
+	return nil
+}
+
+func isKnownEngine(name string) bool {
+	for _, e := range AllEngines {
+		if e == name {
+			return true
+		}
+	}
+	return false
+}

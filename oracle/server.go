@@ -1,0 +1,246 @@
+package oracle
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Oracle is the long-lived process state: the launched engines, kept open until
+// Close, and the settings every request shares.
+type Oracle struct {
+	engines  map[string]*slot // launched engines by name
+	order    []string         // launched engine names, in AllEngines order
+	profile  string
+	deadline time.Duration // per engine per request
+	maxLine  int
+	log      zerolog.Logger
+	closers  []func() error // run by Close, last first (engines, then their drivers)
+}
+
+// slot serializes calls to one engine: an Engine serves one call at a time.
+type slot struct {
+	mu     sync.Mutex
+	engine Engine
+}
+
+// DefaultDeadline bounds one engine's work on one request: long enough for any real
+// layout case, short enough that a stuck case (while(true){}) cannot hold the oracle.
+const DefaultDeadline = 30 * time.Second
+
+// DefaultMaxLine is the longest request line accepted (bytes).
+const DefaultMaxLine = 64 << 20
+
+// Serve reads request lines from r and writes one response line per request to w
+// until EOF, a shutdown request, or ctx ends. It never writes anything but protocol
+// JSON to w.
+func (o *Oracle) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
+	out := &lineWriter{w: bufio.NewWriter(w)}
+	lines := newLineReader(r, o.maxLine)
+	for {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		line, err := lines.next()
+		if errors.Is(err, io.EOF) {
+			o.log.Info().Msg("stdin closed; shutting down")
+			return nil
+		}
+		var tooLong *lineTooLongError
+		if errors.As(err, &tooLong) {
+			out.write(ErrorResponse{ID: nullID, Error: tooLong.Error()})
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read request: %w", err)
+		}
+		if len(line) == 0 {
+			continue // blank lines are not requests
+		}
+		req, id, err := ParseRequest(line)
+		if err != nil {
+			o.log.Warn().RawJSON("id", id).Err(err).Msg("bad request")
+			out.write(ErrorResponse{ID: id, Error: err.Error()})
+			continue
+		}
+		out.write(o.Handle(ctx, req))
+		if req.Op == OpShutdown {
+			o.log.Info().Msg("shutdown requested")
+			return nil
+		}
+	}
+}
+
+// Handle answers one parsed request.
+func (o *Oracle) Handle(ctx context.Context, req *Request) any {
+	start := time.Now()
+	defer func() {
+		o.log.Debug().RawJSON("id", req.ID).Str("op", req.Op).Dur("took", time.Since(start)).Msg("request")
+	}()
+	switch req.Op {
+	case OpPing:
+		return o.ping(req.ID)
+	case OpShutdown:
+		return ShutdownResponse{ID: req.ID, OK: true}
+	case OpGeometry:
+		return o.geometry(ctx, req)
+	}
+	return ErrorResponse{ID: req.ID, Error: fmt.Sprintf("op %q is not implemented yet", req.Op)}
+}
+
+func (o *Oracle) ping(id json.RawMessage) PingResponse {
+	p := PingResponse{ID: id, OK: true, Engines: append([]string{}, o.order...),
+		Versions: map[string]string{}, Routes: map[string]string{}, Profile: o.profile}
+	for _, name := range o.order {
+		e := o.engines[name].engine
+		p.Versions[name] = e.Version()
+		p.Routes[name] = e.Route()
+	}
+	return p
+}
+
+// fanOut runs do on every engine the request names (all launched ones when it names
+// none) at the same time, and collects each engine's result or error.
+func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(context.Context, Engine) (T, error)) (map[string]T, map[string]string) {
+	if len(names) == 0 {
+		names = o.order
+	}
+	results := map[string]T{}
+	errs := map[string]string{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, name := range uniq(names) {
+		s, ok := o.engines[name]
+		if !ok {
+			errs[name] = ErrNotLaunched.Error()
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			cctx, cancel := context.WithTimeout(ctx, o.deadline)
+			defer cancel()
+			v, err := do(cctx, s.engine)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if errors.Is(err, context.DeadlineExceeded) {
+					err = fmt.Errorf("timed out after %s", o.deadline)
+				}
+				errs[name] = err.Error()
+				o.log.Debug().Str("engine", name).Err(err).Msg("engine error")
+				return
+			}
+			results[name] = v
+		}()
+	}
+	wg.Wait()
+	if len(errs) == 0 {
+		errs = nil
+	}
+	return results, errs
+}
+
+func uniq(names []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Close ends every engine and driver the oracle started.
+func (o *Oracle) Close() error {
+	var errs []error
+	for i := len(o.closers) - 1; i >= 0; i-- {
+		if err := o.closers[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	o.closers = nil
+	return errors.Join(errs...)
+}
+
+// lineWriter writes one JSON value per line and flushes it at once, so a client
+// reading line by line sees each answer as soon as it exists.
+type lineWriter struct {
+	mu sync.Mutex
+	w  *bufio.Writer
+}
+
+func (l *lineWriter) write(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(ErrorResponse{ID: nullID, Error: "internal: cannot encode response: " + err.Error()})
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.w.Write(b)
+	l.w.WriteByte('\n')
+	l.w.Flush()
+}
+
+// lineReader reads newline-terminated lines of at most max bytes. A longer line is
+// skipped whole and reported, so the next line is still read.
+type lineReader struct {
+	r   *bufio.Reader
+	max int
+}
+
+type lineTooLongError struct{ max int }
+
+func (e *lineTooLongError) Error() string {
+	return fmt.Sprintf("request line exceeds the maximum of %d bytes", e.max)
+}
+
+func newLineReader(r io.Reader, max int) *lineReader {
+	if max <= 0 {
+		max = DefaultMaxLine
+	}
+	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+func (l *lineReader) next() ([]byte, error) {
+	var line []byte
+	tooLong := false
+	for {
+		chunk, err := l.r.ReadSlice('\n')
+		if !tooLong {
+			if len(line)+len(chunk) > l.max+1 { // +1: the newline itself
+				tooLong, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil && !(errors.Is(err, io.EOF) && (len(line) > 0 || tooLong)) {
+			return nil, err
+		}
+		if tooLong {
+			return nil, &lineTooLongError{max: l.max}
+		}
+		return trimNewline(line), nil
+	}
+}
+
+func trimNewline(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}

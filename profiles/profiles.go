@@ -1,0 +1,63 @@
+// Package profiles holds the launch profiles of ../shared/spec/dump-format.md
+// ("Launch profiles"): chosen once at startup, applied to every engine.
+package profiles
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Profile is what one launch profile adds to each engine's launch.
+type Profile struct {
+	Name string
+	// ChromiumArgs are extra Chromium command-line flags.
+	ChromiumArgs []string
+	// FirefoxPrefs are Firefox user prefs.
+	FirefoxPrefs map[string]any
+	// Permissions are granted to every page (Chromium and Playwright's WebKit; WebDriver
+	// classic has no grant call, see the README's profile table).
+	Permissions []string
+}
+
+// Default adds nothing: exactly what geometry dumps have always used, so cached ground
+// truth keeps its meaning.
+var Default = Profile{Name: "default"}
+
+// Media makes hardware-backed APIs deterministic (fake camera and microphone).
+var Media = Profile{
+	Name: "media",
+	ChromiumArgs: []string{
+		"--use-fake-device-for-media-stream",
+		"--use-fake-ui-for-media-stream",
+		"--enable-unsafe-swiftshader",
+	},
+	FirefoxPrefs: map[string]any{
+		"media.navigator.streams.fake":        true,
+		"media.navigator.permission.disabled": true,
+		// Known gap (spec): not enough for WebGL on software rendering; harmless.
+		"webgl.disable-fail-if-major-performance-caveat": true,
+	},
+	// Needed even with the fake-device flags, or getUserMedia rejects NotAllowedError.
+	Permissions: []string{"camera", "microphone"},
+}
+
+var byName = map[string]Profile{Default.Name: Default, Media.Name: Media}
+
+// Lookup returns the named profile or an error listing the known names.
+func Lookup(name string) (Profile, error) {
+	if p, ok := byName[name]; ok {
+		return p, nil
+	}
+	return Profile{}, fmt.Errorf("unknown profile %q (known: %s)", name, strings.Join(Names(), ", "))
+}
+
+// Names lists the profiles, sorted.
+func Names() []string {
+	var names []string
+	for n := range byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
