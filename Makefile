@@ -1,0 +1,45 @@
+# The two commands a newcomer runs: `make demo` and `make test`. Both install what
+# they need first (scripts/setup.sh, idempotent).
+SHELL := /bin/bash
+GO ?= go
+BIN := bin
+export PLAYWRIGHT_NODEJS_PATH ?= $(shell command -v node)
+
+.PHONY: setup build demo test vet fmt-check unit fuzz bench clean
+
+setup:
+	bash scripts/setup.sh
+
+build:
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+# Pipe the bundled cases through one oracle process and print the three-engine vote.
+demo: setup build
+	$(BIN)/oracle < testdata/cases.ndjson > $(BIN)/demo-responses.ndjson
+	$(BIN)/compare --oracle $(BIN)/demo-responses.ndjson
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+# Everything, against the real engines. Fuzz targets run briefly on top of their seeds.
+test: setup fmt-check vet
+	$(GO) test -count=1 -timeout 30m ./...
+	$(MAKE) fuzz FUZZTIME=10s
+
+FUZZTIME ?= 30s
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+bench: setup
+	$(GO) test -run '^$$' -bench . -benchtime 200x ./...
+
+clean:
+	rm -rf $(BIN)
