@@ -10,12 +10,8 @@ import (
 
 // geometry answers a geometry request: load html, run script, walk, in every engine.
 func (o *Oracle) geometry(ctx context.Context, req *Request) GeometryResponse {
-	script := ""
-	if req.Script != nil {
-		script = *req.Script
-	}
 	dumps, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*dump.Dump, error) {
-		return Geometry(ctx, e, *req.HTML, script)
+		return Geometry(ctx, e, *req.HTML, deref(req.Script))
 	})
 	return GeometryResponse{ID: req.ID, Dumps: dumps, Errors: errs}
 }

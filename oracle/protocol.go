@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/reflect"
 )
 
 // Operations. A request without "op" is a geometry request.
@@ -27,14 +28,7 @@ type Request struct {
 	HTML    *string         `json:"html"`
 	Script  *string         `json:"script"`
 	Engines []string        `json:"engines"`
-	Probes  []Probe         `json:"probes"`
-}
-
-// Probe is one reflection probe: the element, its content attribute and IDL name.
-type Probe struct {
-	Selector string `json:"selector"`
-	Attr     string `json:"attr"`
-	IDL      string `json:"idl,omitempty"`
+	Probes  []reflect.Probe `json:"probes"`
 }
 
 // nullID is the id of an error response to a line whose id could not be read.
@@ -53,8 +47,8 @@ type GeometryResponse struct {
 	Errors map[string]string     `json:"errors,omitempty"`
 }
 
-// PingResponse answers ping. Routes and States are additive to the spec: they say
-// how each engine is reached and whether it is serving.
+// PingResponse answers ping. Routes and Failed are additive to the spec: they say
+// how each engine is reached and why an engine is missing.
 type PingResponse struct {
 	ID       json.RawMessage   `json:"id"`
 	OK       bool              `json:"ok"`
@@ -62,6 +56,14 @@ type PingResponse struct {
 	Versions map[string]string `json:"versions"`
 	Profile  string            `json:"profile"`
 	Routes   map[string]string `json:"routes"`
+	Failed   map[string]string `json:"failed,omitempty"` // engines that did not launch, with why
+}
+
+// ReflectResponse answers a reflect request.
+type ReflectResponse struct {
+	ID     json.RawMessage           `json:"id"`
+	States map[string]*reflect.State `json:"states"`
+	Errors map[string]string         `json:"errors,omitempty"`
 }
 
 // ShutdownResponse acknowledges shutdown before the process exits.
@@ -126,7 +128,7 @@ func fieldError(err error) error {
 
 func jsonKind(goType string) string {
 	switch {
-	case strings.HasPrefix(goType, "[]oracle.Probe"):
+	case strings.HasPrefix(goType, "[]reflect.Probe"):
 		return "an array of probe objects"
 	case strings.HasPrefix(goType, "[]"):
 		return "an array of strings"
@@ -155,6 +157,9 @@ func (r *Request) validate() error {
 		for i, p := range r.Probes {
 			if p.Selector == "" || p.Attr == "" {
 				return fmt.Errorf("probes[%d] needs \"selector\" and \"attr\"", i)
+			}
+			if err := reflect.CheckSelector(p.Selector); err != nil {
+				return fmt.Errorf("probes[%d]: %v", i, err)
 			}
 		}
 	case OpPing, OpShutdown:

@@ -38,6 +38,8 @@ func TestParseRequestErrors(t *testing.T) {
 		{"geometry without html", `{"id":"g"}`, `"g"`, `geometry request needs "html"`},
 		{"trace without script", `{"id":"tr","op":"trace"}`, `"tr"`, `trace request needs "script"`},
 		{"reflect without probes", `{"id":"r","op":"reflect","html":""}`, `"r"`, `non-empty "probes"`},
+		{"class selector", `{"id":"r","op":"reflect","probes":[{"selector":".a","attr":"x"}]}`, `"r"`, `probes[0]: selector ".a" is not a bare #id`},
+		{"compound selector", `{"id":"r","op":"reflect","probes":[{"selector":"#a","attr":"x"},{"selector":"div > #a","attr":"x"}]}`, `"r"`, `probes[1]: selector "div > #a" is not a bare #id`},
 		{"probe without attr", `{"id":"r","op":"reflect","probes":[{"selector":"#a"}]}`, `"r"`, `probes[0] needs`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -22,7 +22,10 @@ type Oracle struct {
 	deadline time.Duration // per engine per request
 	maxLine  int
 	log      zerolog.Logger
-	closers  []func() error // run by Close, last first (engines, then their drivers)
+	failed   map[string]string // engines that did not come up, with the reason
+
+	closeMu sync.Mutex
+	closers []func() error // run by Close, last first (engines, then their drivers)
 }
 
 // slot serializes calls to one engine: an Engine serves one call at a time.
@@ -91,6 +94,8 @@ func (o *Oracle) Handle(ctx context.Context, req *Request) any {
 		return ShutdownResponse{ID: req.ID, OK: true}
 	case OpGeometry:
 		return o.geometry(ctx, req)
+	case OpReflect:
+		return o.reflectCase(ctx, req)
 	}
 	return ErrorResponse{ID: req.ID, Error: fmt.Sprintf("op %q is not implemented yet", req.Op)}
 }
@@ -102,6 +107,9 @@ func (o *Oracle) ping(id json.RawMessage) PingResponse {
 		e := o.engines[name].engine
 		p.Versions[name] = e.Version()
 		p.Routes[name] = e.Route()
+	}
+	if len(o.failed) > 0 {
+		p.Failed = o.failed
 	}
 	return p
 }
@@ -164,6 +172,8 @@ func uniq(names []string) []string {
 
 // Close ends every engine and driver the oracle started.
 func (o *Oracle) Close() error {
+	o.closeMu.Lock()
+	defer o.closeMu.Unlock()
 	var errs []error
 	for i := len(o.closers) - 1; i >= 0; i-- {
 		if err := o.closers[i](); err != nil {

@@ -1,0 +1,35 @@
+package oracle
+
+import (
+	"context"
+
+	"github.com/layout-oracle/oracle/reflect"
+)
+
+// reflectCase answers a reflect request: load html, run script, read every probe.
+func (o *Oracle) reflectCase(ctx context.Context, req *Request) ReflectResponse {
+	states, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*reflect.State, error) {
+		return Reflect(ctx, e, deref(req.HTML), deref(req.Script), req.Probes)
+	})
+	return ReflectResponse{ID: req.ID, States: states, Errors: errs}
+}
+
+// Reflect produces one engine's reflection dump of one case.
+func Reflect(ctx context.Context, e Engine, html, script string, probes []reflect.Probe) (*reflect.State, error) {
+	raw, err := e.Load(ctx, html, reflect.WalkJS, script, probes)
+	if err != nil {
+		return nil, err
+	}
+	obs, err := reflect.ParseWalk(raw)
+	if err != nil {
+		return nil, err
+	}
+	return &reflect.State{Engine: e.Name(), EngineVersion: e.Version(), Observations: obs}, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
