@@ -118,7 +118,7 @@ func validID(id json.RawMessage) bool {
 func fieldError(err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		return fmt.Errorf("field %q must be %s, not %s", te.Field, jsonKind(te.Type.String()), te.Value)
+		return fmt.Errorf("field %q must be %s, not %s", te.Field, fieldKinds[te.Field], te.Value)
 	}
 	if s := err.Error(); strings.HasPrefix(s, "json: unknown field ") {
 		return fmt.Errorf("unknown field %s", strings.TrimPrefix(s, "json: unknown field "))
@@ -126,18 +126,13 @@ func fieldError(err error) error {
 	return fmt.Errorf("invalid request: %v", err)
 }
 
-func jsonKind(goType string) string {
-	switch {
-	case strings.HasPrefix(goType, "[]reflect.Probe"):
-		return "an array of probe objects"
-	case strings.HasPrefix(goType, "[]"):
-		return "an array of strings"
-	case strings.Contains(goType, "string"):
-		return "a string"
-	case strings.Contains(goType, "Probe"):
-		return "a probe object"
-	}
-	return goType
+// fieldKinds describes each request field's JSON type for error messages; the
+// decoder's own wording names Go types, and for an array names its element's.
+var fieldKinds = map[string]string{
+	"op": "a string", "html": "a string", "script": "a string",
+	"engines":         "an array of strings",
+	"probes":          `an array of {"selector","attr","idl"} objects`,
+	"probes.selector": "a string", "probes.attr": "a string", "probes.idl": "a string",
 }
 
 func (r *Request) validate() error {

@@ -40,6 +40,8 @@ func TestParseRequestErrors(t *testing.T) {
 		{"reflect without probes", `{"id":"r","op":"reflect","html":""}`, `"r"`, `non-empty "probes"`},
 		{"class selector", `{"id":"r","op":"reflect","probes":[{"selector":".a","attr":"x"}]}`, `"r"`, `probes[0]: selector ".a" is not a bare #id`},
 		{"compound selector", `{"id":"r","op":"reflect","probes":[{"selector":"#a","attr":"x"},{"selector":"div > #a","attr":"x"}]}`, `"r"`, `probes[1]: selector "div > #a" is not a bare #id`},
+		{"probes wrong type", `{"id":"r","op":"reflect","probes":"#a"}`, `"r"`, `field "probes" must be an array of {"selector","attr","idl"} objects, not string`},
+		{"engine not a string", `{"id":"e","html":"","engines":[1]}`, `"e"`, `field "engines" must be an array of strings, not number`},
 		{"probe without attr", `{"id":"r","op":"reflect","probes":[{"selector":"#a"}]}`, `"r"`, `probes[0] needs`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
