@@ -1,0 +1,225 @@
+package main
+
+// A test client for the real oracle binary: it builds cmd/oracle once, runs it as a
+// child process with real browsers, and matches response lines to requests by id.
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var oracleBin string // built once in TestMain
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "oracle-bin")
+	if err != nil {
+		panic(err)
+	}
+	oracleBin = filepath.Join(dir, "oracle")
+	build := exec.Command("go", "build", "-o", oracleBin, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build oracle:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	shared.close()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type client struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stderr *strings.Builder
+	mu     sync.Mutex
+	wait   map[string]chan map[string]any // by id
+	lines  chan string                    // every stdout line, raw, for purity checks
+	done   chan error
+	nextID int
+}
+
+// startOracle runs the oracle binary with args; it fails the test if the process
+// prints anything on stdout that is not a JSON object.
+func startOracle(t testing.TB, args ...string) *client {
+	t.Helper()
+	cmd := exec.Command(oracleBin, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &client{cmd: cmd, stdin: stdin, stderr: &strings.Builder{}, wait: map[string]chan map[string]any{},
+		lines: make(chan string, 10000), done: make(chan error, 1)}
+	cmd.Stderr = &lockedWriter{w: c.stderr}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 256<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			select {
+			case c.lines <- line:
+			default:
+			}
+			var m map[string]any
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				panic(fmt.Sprintf("oracle wrote a non-JSON line on stdout: %q", line))
+			}
+			c.mu.Lock()
+			key := idKey(m["id"])
+			ch := c.wait[key]
+			delete(c.wait, key)
+			c.mu.Unlock()
+			if ch != nil {
+				ch <- m
+			}
+		}
+		c.done <- cmd.Wait()
+	}()
+	return c
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *strings.Builder
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func idKey(id any) string {
+	b, _ := json.Marshal(id)
+	return string(b)
+}
+
+// sendRaw writes one raw line and waits for the response carrying id (as JSON text,
+// e.g. `"a"` or `null`).
+func (c *client) sendRaw(t testing.TB, line, id string) map[string]any {
+	t.Helper()
+	ch := make(chan map[string]any, 1)
+	c.mu.Lock()
+	c.wait[id] = ch
+	c.mu.Unlock()
+	if _, err := io.WriteString(c.stdin, line+"\n"); err != nil {
+		t.Fatalf("write request: %v", err)
+	}
+	select {
+	case m := <-ch:
+		return m
+	case err := <-c.done:
+		t.Fatalf("oracle exited (%v) before answering %s; stderr:\n%s", err, id, c.stderr.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("no answer to %s in 2 minutes", id)
+	}
+	return nil
+}
+
+// send sends a request object, giving it a fresh id unless it has one.
+func (c *client) send(t testing.TB, req map[string]any) map[string]any {
+	t.Helper()
+	if _, ok := req["id"]; !ok {
+		c.mu.Lock()
+		c.nextID++
+		req["id"] = "req-" + strconv.Itoa(c.nextID)
+		c.mu.Unlock()
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.sendRaw(t, string(b), idKey(req["id"]))
+}
+
+// exitCode closes stdin (EOF) unless already closed and waits for the process.
+func (c *client) exitCode(t testing.TB, within time.Duration) int {
+	t.Helper()
+	c.stdin.Close()
+	select {
+	case err := <-c.done:
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(within):
+		t.Fatalf("oracle still running %s after EOF", within)
+	}
+	return -1
+}
+
+func (c *client) close() {
+	if c == nil {
+		return
+	}
+	c.stdin.Close()
+	select {
+	case <-c.done:
+	case <-time.After(30 * time.Second):
+		syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
+
+// descendants lists every live process below pid, from /proc.
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'.
+		rest := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(rest) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(rest[1])
+		children[ppid] = append(children[ppid], p)
+	}
+	var out []int
+	var walk func(int)
+	walk = func(p int) {
+		for _, c := range children[p] {
+			out = append(out, c)
+			walk(c)
+		}
+	}
+	walk(pid)
+	return out
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	rest := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(rest) > 0 && rest[0] != "Z"
+}

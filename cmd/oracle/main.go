@@ -1,0 +1,122 @@
+// Command oracle keeps Chromium, Firefox and WebKit open and answers ground-truth
+// questions about web content over NDJSON on stdio (../shared/spec/dump-format.md).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/profiles"
+	"github.com/rs/zerolog"
+)
+
+func main() { os.Exit(run()) }
+
+func run() int {
+	// Keep the real stdout for protocol lines only, and point file descriptor 1 at
+	// stderr: anything else that writes to stdout (a library, a child browser
+	// process) then lands in the diagnostics, never in the protocol stream.
+	protocol, err := reserveStdout()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "oracle:", err)
+		return 1
+	}
+
+	fs := flag.NewFlagSet("oracle", flag.ContinueOnError)
+	engines := fs.String("engines", strings.Join(oracle.AllEngines, ","), "engines to launch, comma-separated")
+	browsers := fs.String("browsers", oracle.RouteAuto, "system (Debian builds), playwright (Playwright's bundled builds) or auto (bundled where installed)")
+	profile := fs.String("profile", profiles.Default.Name, "launch profile: "+strings.Join(profiles.Names(), ", "))
+	deadline := fs.Duration("deadline", oracle.DefaultDeadline, "per-engine deadline for one request")
+	maxLine := fs.Int("max-line", oracle.DefaultMaxLine, "longest request line accepted, in bytes")
+	logLevel := fs.String("log-level", "info", "stderr log level: debug, info, warn, error")
+	installDriver := fs.Bool("install-driver", false, "install the Playwright driver matching go.mod, without browsers, and exit")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		return 2
+	}
+
+	level, err := zerolog.ParseLevel(*logLevel)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "oracle: bad --log-level:", err)
+		return 2
+	}
+	log := zerolog.New(os.Stderr).Level(level).With().Timestamp().Str("proc", "oracle").Logger()
+
+	if *installDriver {
+		if err := oracle.InstallDriver(log); err != nil {
+			log.Error().Err(err).Msg("install driver")
+			return 1
+		}
+		log.Info().Msg("playwright driver installed")
+		return 0
+	}
+
+	prof, err := profiles.Lookup(*profile)
+	if err != nil {
+		log.Error().Err(err).Msg("bad --profile")
+		return 2
+	}
+	ctx := context.Background()
+
+	start := time.Now()
+	o, err := oracle.Launch(ctx, oracle.Config{
+		Engines:  splitList(*engines),
+		Browsers: *browsers,
+		Profile:  prof,
+		Deadline: *deadline,
+		MaxLine:  *maxLine,
+	}, log)
+	if err != nil {
+		log.Error().Err(err).Msg("launch")
+		return 1
+	}
+	log.Info().Dur("startup", time.Since(start)).Msg("serving on stdio")
+
+	// A signal ends the process too, but never leaves a browser behind.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		s := <-sigs
+		log.Info().Str("signal", s.String()).Msg("closing browsers")
+		o.Close()
+		os.Exit(128 + int(s.(syscall.Signal)))
+	}()
+
+	serveErr := o.Serve(ctx, os.Stdin, protocol)
+	if err := o.Close(); err != nil {
+		log.Warn().Err(err).Msg("close")
+	}
+	if serveErr != nil {
+		log.Error().Err(serveErr).Msg("serve")
+		return 1
+	}
+	return 0
+}
+
+func reserveStdout() (*os.File, error) {
+	fd, err := syscall.Dup(1)
+	if err != nil {
+		return nil, fmt.Errorf("dup stdout: %w", err)
+	}
+	if err := syscall.Dup2(2, 1); err != nil {
+		return nil, fmt.Errorf("redirect stdout to stderr: %w", err)
+	}
+	syscall.CloseOnExec(fd) // browsers must not inherit the protocol stream
+	return os.NewFile(uintptr(fd), "protocol"), nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
