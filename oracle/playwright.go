@@ -222,6 +222,10 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 		raw json.RawMessage
 		err error
 	}
+	plain, err := plainJSON(args)
+	if err != nil {
+		return nil, err
+	}
 	page := e.page
 	done := make(chan result, 1)
 	go func() {
@@ -229,7 +233,7 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 			done <- result{err: err}
 			return
 		}
-		v, err := page.Evaluate(callExpression(fn), args)
+		v, err := page.Evaluate(callExpression(fn), plain)
 		if err != nil {
 			done <- result{err: err}
 			return
@@ -251,6 +255,18 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 		}
 		return nil, ctx.Err()
 	}
+}
+
+// plainJSON turns args into maps, slices and scalars by way of encoding/json:
+// Playwright's argument serializer does not know Go structs or their JSON tags.
+func plainJSON(args []any) (any, error) {
+	b, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("encode arguments: %w", err)
+	}
+	var v any
+	err = json.Unmarshal(b, &v)
+	return v, err
 }
 
 func (e *playwrightEngine) replacePage() error {
