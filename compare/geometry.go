@@ -1,0 +1,399 @@
+// Package compare is the spec's geometry comparison (dump-format.md, "Comparison"):
+// shape first, then sizes and relative offsets within a tolerance, with the style
+// subset compared exactly on its own axis. Against a three-engine oracle, the
+// engines first vote per node and property (package vote) and the candidate is
+// scored against the majority value.
+package compare
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/vote"
+)
+
+// DefaultTolerance is the spec's 1/60 px: Gecko's app unit, the coarsest engine
+// quantization. Differences within it are quantization noise.
+const DefaultTolerance = 1.0 / 60
+
+// slack absorbs float rounding in got-want: one app unit on a coordinate near 100
+// subtracts to 0.016666666666668561, a hair over 1.0/60, and must still be within.
+// Coordinates are far below the magnitude where 1e-9 px would matter.
+const slack = 1e-9
+
+// Within is the exact verdict: |delta| is within tol.
+func Within(delta, tol float64) bool { return math.Abs(delta) <= tol+slack }
+
+// Dumps compares a candidate dump against one reference dump.
+func Dumps(want, got *dump.Dump, tol float64) (*Report, error) {
+	if want == nil || got == nil {
+		return nil, errors.New("compare: nil dump")
+	}
+	return Voted(map[string]*dump.Dump{"want": want}, got, tol)
+}
+
+// Voted scores a candidate against the oracle engines' vote. oracle maps engine
+// name to that engine's dump; got may be nil to only vote the oracle engines
+// (Verdict NoCandidate, with Votes and Outliers filled in).
+//
+// The engines first vote on shape: a Majority drops the outlier engine from every
+// later vote, and no majority makes the case Untrustworthy. Then, per node and
+// property, they vote with Within(a-b, tol) as agreement (exact equality for style
+// and fragment counts), and the candidate is scored against the Representative's
+// value. Items whose vote is not Trusted are counted as Untrusted and not scored.
+//
+// An error means the input is refused: a dump fails dump.Validate (e.g. no
+// engine_version), or the dumps' viewports differ.
+func Voted(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*Report, error) {
+	if math.IsNaN(tol) || math.IsInf(tol, 0) || tol < 0 {
+		return nil, fmt.Errorf("compare: tolerance %v must be a finite number >= 0", tol)
+	}
+	if err := check(oracle, got); err != nil {
+		return nil, err
+	}
+	r := &Report{}
+	if over := overflowed(oracle, got); len(over) > 0 {
+		r.Verdict, r.Reason = Discarded, "overflowed: "+strings.Join(over, ", ")
+		return r, nil
+	}
+	if len(oracle) == 0 {
+		r.Verdict, r.Reason = Untrustworthy, "no oracle dumps"
+		return r, nil
+	}
+
+	shape := vote.Vote(oracle, func(a, b *dump.Dump) bool { return Shape(a, b) == nil })
+	r.ShapeVote = shape.Kind
+	if !shape.Trusted() {
+		r.Verdict, r.Reason = Untrustworthy, "oracle engines disagree on shape ("+string(shape.Kind)+")"
+		return r, nil
+	}
+	c := newComparison(r, oracle, shape.Majority, got, tol)
+	if shape.Kind == vote.Majority {
+		c.outliers[[2]string{shape.Outlier, "shape"}]++
+	}
+	r.Engines = shape.Majority
+	if got != nil {
+		if d := Shape(oracle[shape.Representative()], got); d != nil {
+			r.Verdict, r.Shape = Fail, d
+			r.Reason = fmt.Sprintf("parse divergence: shape differs at node %d", d.Index)
+			c.finishOutliers()
+			return r, nil
+		}
+	}
+	c.run()
+	c.finish()
+	return r, nil
+}
+
+// check refuses what cannot be compared at all.
+func check(oracle map[string]*dump.Dump, got *dump.Dump) error {
+	var first *dump.Dump
+	var firstName string
+	viewport := func(name string, d *dump.Dump) error {
+		if first == nil {
+			first, firstName = d, name
+			return nil
+		}
+		if d.Viewport != first.Viewport {
+			return fmt.Errorf("viewport mismatch: %s is %vx%v, %s is %vx%v", firstName,
+				first.Viewport.Width, first.Viewport.Height, name, d.Viewport.Width, d.Viewport.Height)
+		}
+		return nil
+	}
+	for _, name := range sortedNames(oracle) {
+		d := oracle[name]
+		if d == nil {
+			return fmt.Errorf("%s: dump is null", name)
+		}
+		if err := d.Validate(); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if err := viewport(name, d); err != nil {
+			return err
+		}
+	}
+	if got != nil {
+		if err := got.Validate(); err != nil {
+			return fmt.Errorf("candidate: %w", err)
+		}
+		return viewport("candidate", got)
+	}
+	return nil
+}
+
+func overflowed(oracle map[string]*dump.Dump, got *dump.Dump) []string {
+	var over []string
+	for _, name := range sortedNames(oracle) {
+		if oracle[name].Overflowed {
+			over = append(over, name)
+		}
+	}
+	if got != nil && got.Overflowed {
+		over = append(over, "candidate")
+	}
+	return over
+}
+
+// Shape compares the (tag, depth, parent) sequences and returns the first
+// divergence, or nil when they match.
+func Shape(want, got *dump.Dump) *Divergence {
+	w, g := want.Nodes, got.Nodes
+	n := min(len(w), len(g))
+	i := 0
+	for i < n && w[i].Tag == g[i].Tag && w[i].Depth == g[i].Depth && w[i].Parent == g[i].Parent {
+		i++
+	}
+	if i == n && len(w) == len(g) {
+		return nil
+	}
+	return &Divergence{Index: i, NodeDelta: len(g) - len(w), Want: describe(w, i), Got: describe(g, i)}
+}
+
+func describe(nodes []dump.Node, i int) string {
+	if i >= len(nodes) {
+		return "end"
+	}
+	n := nodes[i]
+	return fmt.Sprintf("%s depth %d parent %d", n.Tag, n.Depth, n.Parent)
+}
+
+// side is one dump plus its precomputed relative offsets.
+type side struct {
+	engine string
+	d      *dump.Dump
+	off    []point
+}
+
+// point is an optional 2D value; ok is false where the node generates no box.
+type point struct {
+	x, y float64
+	ok   bool
+}
+
+// opt is an optional number: a fragment past an engine's fragment count, or the
+// offset of a node without a box, is absent, and agrees only with absent.
+type opt struct {
+	v  float64
+	ok bool
+}
+
+// offsets is each node's bounding origin minus the bounding origin of its nearest
+// ancestor that generates a box (the parent, whenever the parent has one), or minus
+// the viewport origin when no ancestor does. The spec says "parent"; skipping boxless
+// ancestors (display:none, display:contents) is what keeps the spec's other rule,
+// that comparison never uses absolute coordinates: a boxless parent's bounding is
+// zeroed, so its child's offset would otherwise be the child's absolute position.
+// A node with no box has no offset.
+func offsets(d *dump.Dump) []point {
+	boxed := make([]int, len(d.Nodes)) // nearest self-or-ancestor with a box, or -1
+	out := make([]point, len(d.Nodes))
+	for i, n := range d.Nodes {
+		ref := -1
+		if n.Parent >= 0 {
+			ref = boxed[n.Parent]
+		}
+		boxed[i] = ref
+		if len(n.Rects) == 0 {
+			continue
+		}
+		boxed[i] = i
+		var ox, oy float64
+		if ref >= 0 {
+			ox, oy = d.Nodes[ref].Bounding.X, d.Nodes[ref].Bounding.Y
+		}
+		out[i] = point{n.Bounding.X - ox, n.Bounding.Y - oy, true}
+	}
+	return out
+}
+
+// comparison is one case in progress: the voting oracle engines and the candidate.
+type comparison struct {
+	r        *Report
+	tol      float64
+	voters   []*side // sorted by engine name
+	got      *side   // nil: vote the oracle only
+	outliers map[[2]string]int
+
+	// Scratch maps for the per-item votes, reused across items.
+	nums  map[string]opt
+	strs  map[string]string
+	ints  map[string]int
+	agree func(a, b opt) bool
+}
+
+func newComparison(r *Report, oracle map[string]*dump.Dump, engines []string, got *dump.Dump, tol float64) *comparison {
+	c := &comparison{
+		r: r, tol: tol, outliers: map[[2]string]int{},
+		nums: map[string]opt{}, strs: map[string]string{}, ints: map[string]int{},
+	}
+	c.agree = func(a, b opt) bool { return a.ok == b.ok && (!a.ok || Within(a.v-b.v, tol)) }
+	for _, e := range engines {
+		c.voters = append(c.voters, &side{engine: e, d: oracle[e], off: offsets(oracle[e])})
+	}
+	if got != nil {
+		c.got = &side{engine: "candidate", d: got, off: offsets(got)}
+	}
+	if len(engines) > 1 {
+		r.Votes = map[vote.Kind]int{}
+	}
+	return c
+}
+
+// run compares every node. Shapes are equal by now, so node i is the same element
+// in every dump.
+func (c *comparison) run() {
+	for i := range c.voters[0].d.Nodes {
+		c.num(i, "bounding.w", func(s *side) (float64, bool) { return s.d.Nodes[i].Bounding.W, true })
+		c.num(i, "bounding.h", func(s *side) (float64, bool) { return s.d.Nodes[i].Bounding.H, true })
+		c.fragments(i)
+		c.num(i, "offset.x", func(s *side) (float64, bool) { return s.off[i].x, s.off[i].ok })
+		c.num(i, "offset.y", func(s *side) (float64, bool) { return s.off[i].y, s.off[i].ok })
+		c.style(i)
+	}
+}
+
+// fragments votes the fragment count exactly, then, where the candidate has the
+// reference's count, each fragment's w and h pairwise. A count mismatch is one
+// failed rects.count finding; its fragments are not paired up.
+func (c *comparison) fragments(i int) {
+	count := func(s *side) int { return len(s.d.Nodes[i].Rects) }
+	for _, s := range c.voters {
+		c.ints[s.engine] = count(s)
+	}
+	res := vote.Vote(c.ints, func(a, b int) bool { return a == b })
+	c.tally(res, "rects.count", &c.r.Layout)
+	if !res.Trusted() {
+		return
+	}
+	want := c.ints[res.Representative()]
+	if c.got != nil {
+		c.r.Layout.Compared++
+		if n := count(c.got); n != want {
+			c.r.Layout.Failed++
+			c.r.Findings = append(c.r.Findings, Finding{Node: i, Tag: c.tag(i), Property: "rects.count",
+				Want: float64(want), Got: float64(n), Delta: float64(n - want)})
+			return
+		}
+	}
+	for j := 0; j < want; j++ {
+		frag := func(s *side) (dump.Rect, bool) {
+			if r := s.d.Nodes[i].Rects; j < len(r) {
+				return r[j], true
+			}
+			return dump.Rect{}, false
+		}
+		c.num(i, fmt.Sprintf("rects[%d].w", j), func(s *side) (float64, bool) { r, ok := frag(s); return r.W, ok })
+		c.num(i, fmt.Sprintf("rects[%d].h", j), func(s *side) (float64, bool) { r, ok := frag(s); return r.H, ok })
+	}
+}
+
+// num votes one geometry property of node i and scores the candidate against the
+// majority value.
+func (c *comparison) num(i int, prop string, get func(*side) (float64, bool)) {
+	for _, s := range c.voters {
+		v, ok := get(s)
+		c.nums[s.engine] = opt{v, ok}
+	}
+	res := vote.Vote(c.nums, c.agree)
+	c.tally(res, prop, &c.r.Layout)
+	if !res.Trusted() || c.got == nil {
+		return
+	}
+	want := c.nums[res.Representative()]
+	got, ok := get(c.got)
+	if !want.ok || !ok {
+		return // no box on one side: the rects.count finding already says so
+	}
+	d := got - want.v
+	in := Within(d, c.tol)
+	c.r.Layout.Compared++
+	if !in {
+		c.r.Layout.Failed++
+	}
+	c.r.SumAbsDelta += math.Abs(d)
+	c.r.MaxAbsDelta = math.Max(c.r.MaxAbsDelta, math.Abs(d))
+	if d != 0 {
+		c.r.Findings = append(c.r.Findings, Finding{Node: i, Tag: c.tag(i), Property: prop,
+			Want: want.v, Got: got, Delta: d, Within: in})
+	}
+}
+
+// style votes and compares node i's style subset exactly, on the style axis.
+func (c *comparison) style(i int) {
+	for _, p := range dump.StyleProperties {
+		for _, s := range c.voters {
+			c.strs[s.engine] = s.d.Nodes[i].Style[p]
+		}
+		prop := "style." + p
+		res := vote.Vote(c.strs, func(a, b string) bool { return a == b })
+		c.tally(res, prop, &c.r.Style)
+		if !res.Trusted() || c.got == nil {
+			continue
+		}
+		want, got := c.strs[res.Representative()], c.got.d.Nodes[i].Style[p]
+		c.r.Style.Compared++
+		if want != got {
+			c.r.Style.Failed++
+			c.r.StyleFindings = append(c.r.StyleFindings, StyleFinding{Node: i, Tag: c.tag(i),
+				Property: prop, Want: want, Got: got})
+		}
+	}
+}
+
+// tally records one vote among the oracle engines.
+func (c *comparison) tally(res vote.Result, prop string, axis *Axis) {
+	if c.r.Votes != nil {
+		c.r.Votes[res.Kind]++
+	}
+	if res.Kind == vote.Majority {
+		c.outliers[[2]string{res.Outlier, prop}]++
+	}
+	if !res.Trusted() {
+		axis.Untrusted++
+	}
+}
+
+func (c *comparison) tag(i int) string { return c.voters[0].d.Nodes[i].Tag }
+
+func (c *comparison) finish() {
+	r := c.r
+	r.Layout.Pass = r.Layout.Failed == 0
+	r.Style.Pass = r.Style.Failed == 0
+	switch {
+	case c.got == nil:
+		r.Verdict = NoCandidate
+	case r.Layout.Compared+r.Style.Compared == 0 && r.Layout.Untrusted+r.Style.Untrusted > 0:
+		r.Verdict, r.Reason = Untrustworthy, "the oracle engines split on every item"
+	case r.Layout.Pass && r.Style.Pass:
+		r.Verdict = Pass
+	default:
+		r.Verdict = Fail
+	}
+	c.finishOutliers()
+}
+
+func (c *comparison) finishOutliers() {
+	for k, n := range c.outliers {
+		c.r.Outliers = append(c.r.Outliers, Outlier{Engine: k[0], Property: k[1], Count: n})
+	}
+	sort.Slice(c.r.Outliers, func(i, j int) bool {
+		a, b := c.r.Outliers[i], c.r.Outliers[j]
+		if a.Engine != b.Engine {
+			return a.Engine < b.Engine
+		}
+		return a.Property < b.Property
+	})
+}
+
+func sortedNames[T any](m map[string]T) []string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,123 @@
+package compare
+
+import (
+	"math"
+	"sort"
+
+	"github.com/layout-oracle/oracle/vote"
+)
+
+// Verdict is a case's outcome.
+type Verdict string
+
+const (
+	Pass Verdict = "pass"
+	Fail Verdict = "fail"
+	// Discarded: a dump overflowed, so a scrollbar may have stolen viewport width
+	// by a platform-dependent amount. Never scored.
+	Discarded Verdict = "discarded"
+	// Untrustworthy: the oracle engines gave no ground truth to score against (no
+	// dumps, no majority shape, or every item the candidate could be scored on split).
+	Untrustworthy Verdict = "untrustworthy"
+	// NoCandidate: only the oracle engines were voted; nothing was scored.
+	NoCandidate Verdict = "no-candidate"
+)
+
+// Finding is one compared geometry item whose delta is not exactly zero. Items that
+// compare exactly equal are counted in Axis.Compared but not listed.
+type Finding struct {
+	Node     int     `json:"node"`
+	Tag      string  `json:"tag"`
+	Property string  `json:"property"` // "bounding.w", "rects[1].h", "offset.x", "rects.count"
+	Want     float64 `json:"want"`
+	Got      float64 `json:"got"`
+	Delta    float64 `json:"delta"`  // got - want, sign kept; for rects.count, fragments
+	Within   bool    `json:"within"` // the exact verdict: |delta| within tolerance
+}
+
+// StyleFinding is one style-subset property whose value differs. Style compares
+// exactly; a property absent from a dump compares as "".
+type StyleFinding struct {
+	Node     int    `json:"node"`
+	Tag      string `json:"tag"`
+	Property string `json:"property"` // "style.display"
+	Want     string `json:"want"`
+	Got      string `json:"got"`
+}
+
+// Divergence is a shape mismatch: the first node index where (tag, depth, parent)
+// differs, or where one node list ends.
+type Divergence struct {
+	Index     int    `json:"index"`
+	NodeDelta int    `json:"node_delta"` // len(got.Nodes) - len(want.Nodes)
+	Want      string `json:"want"`       // "DIV depth 2 parent 1", or "end" past the last node
+	Got       string `json:"got"`
+}
+
+// Axis counts one attribution axis: layout (geometry) or style.
+type Axis struct {
+	Compared int `json:"compared"`
+	Failed   int `json:"failed"`
+	// Untrusted counts items the oracle engines split on (or, with two engines,
+	// disagreed on). They are excluded from Compared and Failed.
+	Untrusted int  `json:"untrusted"`
+	Pass      bool `json:"pass"`
+}
+
+// Outlier counts how often one engine was outvoted on one property across a case.
+type Outlier struct {
+	Engine   string `json:"engine"`
+	Property string `json:"property"` // a Finding/StyleFinding property, or "shape"
+	Count    int    `json:"count"`
+}
+
+// Report is the outcome of one case.
+type Report struct {
+	Verdict Verdict `json:"verdict"`
+	Reason  string  `json:"reason,omitempty"`
+	// Engines are the oracle engines whose dumps were voted (a shape outlier is
+	// dropped before the per-item votes).
+	Engines   []string    `json:"engines,omitempty"`
+	ShapeVote vote.Kind   `json:"shape_vote,omitempty"`
+	Shape     *Divergence `json:"shape,omitempty"` // candidate against the reference shape
+	Layout    Axis        `json:"layout"`
+	Style     Axis        `json:"style"`
+	// The dense score: sum and max of |delta| over every compared geometry item, in
+	// px. Needs no threshold; rects.count mismatches are counted in Layout.Failed but
+	// are not pixels and are left out.
+	SumAbsDelta float64 `json:"sum_abs_delta"`
+	MaxAbsDelta float64 `json:"max_abs_delta"`
+	// Votes counts the per-item vote kinds among the oracle engines (only when more
+	// than one engine voted).
+	Votes         map[vote.Kind]int `json:"votes,omitempty"`
+	Outliers      []Outlier         `json:"outliers,omitempty"`
+	Findings      []Finding         `json:"findings,omitempty"`
+	StyleFindings []StyleFinding    `json:"style_findings,omitempty"`
+}
+
+// Failures returns the geometry findings outside tolerance, in node order.
+func (r *Report) Failures() []Finding {
+	var out []Finding
+	for _, f := range r.Findings {
+		if !f.Within {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Worst returns up to n geometry findings: those outside tolerance first, then by
+// larger |delta|, ties in node order.
+func (r *Report) Worst(n int) []Finding {
+	out := append([]Finding(nil), r.Findings...)
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Within != out[j].Within {
+			return !out[i].Within
+		}
+		return math.Abs(out[i].Delta) > math.Abs(out[j].Delta)
+	})
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
