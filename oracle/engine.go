@@ -42,8 +42,32 @@ type Engine interface {
 	// The recorder of trace pages arrives first in the served document or by init script.
 	Visit(ctx context.Context, url string, fn string, args ...any) (json.RawMessage, error)
 
+	// Reset returns the page to a fresh about:blank document with a new global
+	// object, so nothing a case left behind (globals, timers, listeners, top-level
+	// let bindings) reaches the next case.
+	Reset(ctx context.Context) error
+
+	// Health says whether the engine is serving and how often it was relaunched.
+	// Backends heal themselves: a crashed browser or dead driver is relaunched on
+	// the next call.
+	Health() Health
+
 	// Close ends the browser and every process it started. Safe to call twice.
 	Close() error
+}
+
+// Engine states reported in Health.
+const (
+	StateReady      = "ready"
+	StateRestarting = "restarting"
+	StateFailed     = "failed" // the last relaunch failed; the next call tries again
+)
+
+// Health is an engine's state and relaunch count.
+type Health struct {
+	State    string `json:"state"`
+	Restarts int    `json:"restarts"`
+	Reason   string `json:"reason,omitempty"` // why the last relaunch happened or failed
 }
 
 // ErrNotLaunched is the per-engine error for an engine the request names but the

@@ -10,7 +10,8 @@ import (
 
 // geometry answers a geometry request: load html, run script, walk, in every engine.
 func (o *Oracle) geometry(ctx context.Context, req *Request) GeometryResponse {
-	dumps, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*dump.Dump, error) {
+	dirty := mayRunScript(*req.HTML, deref(req.Script))
+	dumps, errs := fanOut(ctx, o, req.Engines, dirty, func(ctx context.Context, e Engine) (*dump.Dump, error) {
 		return Geometry(ctx, e, *req.HTML, deref(req.Script))
 	})
 	return GeometryResponse{ID: req.ID, Dumps: dumps, Errors: errs}
@@ -34,7 +35,7 @@ func Geometry(ctx context.Context, e Engine, html, script string) (*dump.Dump, e
 		return nil, fmt.Errorf("walk returned malformed JSON: %v", err)
 	}
 	if res.ScriptError != "" {
-		return nil, fmt.Errorf("script threw: %s", res.ScriptError)
+		return nil, caseErrorf("script threw: %s", res.ScriptError)
 	}
 	if res.Dump == nil {
 		return nil, fmt.Errorf("walk returned no dump")

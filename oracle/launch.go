@@ -26,7 +26,14 @@ type Config struct {
 	Profile  profiles.Profile
 	Deadline time.Duration // per engine per request; 0 means DefaultDeadline
 	MaxLine  int           // bytes; 0 means DefaultMaxLine
+	Pages    int           // pages (browser instances) per engine; 0 means DefaultPages
+	Inflight int           // requests served at once; 0 means Pages
 }
+
+// DefaultPages suits the 2-core machines this runs on: two cases per engine in
+// flight keep both cores busy while the other case waits on its driver's round trip
+// (make bench measures the alternatives).
+const DefaultPages = 2
 
 // Launch starts every configured engine at once and returns the oracle serving the
 // ones that came up. An engine that fails to launch is logged and left out (requests
@@ -49,8 +56,14 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 			return nil, fmt.Errorf("unknown engine %q (known: %s)", n, strings.Join(AllEngines, ", "))
 		}
 	}
-	o := &Oracle{engines: map[string]*slot{}, failed: map[string]string{}, profile: cfg.Profile.Name,
-		deadline: cfg.Deadline, maxLine: cfg.MaxLine, log: log}
+	if cfg.Pages <= 0 {
+		cfg.Pages = DefaultPages
+	}
+	if cfg.Inflight <= 0 {
+		cfg.Inflight = cfg.Pages
+	}
+	o := &Oracle{engines: map[string]*pool{}, failed: map[string]string{}, profile: cfg.Profile.Name,
+		deadline: cfg.Deadline, maxLine: cfg.MaxLine, inflight: cfg.Inflight, log: log}
 	if o.deadline <= 0 {
 		o.deadline = DefaultDeadline
 	}
@@ -67,33 +80,46 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 	start := time.Now()
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	pages := map[string][]Engine{}
 	for _, name := range uniq(names) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			e, err := launchEngine(ctx, pw, name, cfg, log)
-			if err == nil {
-				err = verifyViewport(ctx, e)
-				if err != nil {
-					e.Close()
+		for i := 0; i < cfg.Pages; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				e, err := launchEngine(ctx, pw, name, cfg, log)
+				if err == nil {
+					err = verifyViewport(ctx, e)
+					if err != nil {
+						e.Close()
+					}
 				}
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				log.Error().Str("engine", name).Err(err).Msg("engine failed to launch; serving without it")
-				o.failed[name] = err.Error()
-				return
-			}
-			o.engines[name] = &slot{engine: e}
-		}()
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					log.Error().Str("engine", name).Int("page", i).Err(err).Msg("engine failed to launch")
+					o.failed[name] = err.Error()
+					return
+				}
+				pages[name] = append(pages[name], e)
+				o.closers = append(o.closers, e.Close)
+			}()
+		}
 	}
 	wg.Wait()
 	for _, name := range AllEngines {
-		if s, ok := o.engines[name]; ok {
-			o.order = append(o.order, name)
-			o.closers = append(o.closers, s.engine.Close)
+		if len(pages[name]) == 0 {
+			continue
 		}
+		if err := sameBuild(pages[name]); err != nil {
+			o.Close()
+			return nil, err
+		}
+		if len(pages[name]) < cfg.Pages {
+			log.Warn().Str("engine", name).Int("pages", len(pages[name])).Int("wanted", cfg.Pages).Msg("serving with fewer pages")
+		}
+		delete(o.failed, name) // some pages came up: the engine serves
+		o.engines[name] = newPool(name, pages[name])
+		o.order = append(o.order, name)
 	}
 	if len(o.order) == 0 {
 		o.Close()
@@ -101,6 +127,17 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 	}
 	log.Info().Strs("engines", o.order).Str("profile", o.profile).Dur("launch", time.Since(start)).Msg("oracle ready")
 	return o, nil
+}
+
+// sameBuild refuses a pool whose pages would answer from different builds.
+func sameBuild(pages []Engine) error {
+	for _, e := range pages[1:] {
+		if e.Version() != pages[0].Version() || e.Route() != pages[0].Route() {
+			return fmt.Errorf("%s: pages launched different builds: %s (%s) and %s (%s)",
+				e.Name(), pages[0].Version(), pages[0].Route(), e.Version(), e.Route())
+		}
+	}
+	return nil
 }
 
 func needsPlaywright(names []string, browsers string) bool {

@@ -114,15 +114,32 @@ type PlaywrightOptions struct {
 
 type playwrightEngine struct {
 	name, version, route string
-	browser              playwright.Browser
-	context              playwright.BrowserContext
-	page                 playwright.Page
+	relaunch             func() (*playwrightEngine, error)
 	log                  zerolog.Logger
-	closeOnce            sync.Once
+
+	mu      sync.Mutex // guards the fields below against Health and Close
+	browser playwright.Browser
+	context playwright.BrowserContext
+	page    playwright.Page
+	health  Health
+	closed  bool
 }
 
-// LaunchPlaywright opens one browser with one 800x600 page, kept for the process lifetime.
+// relaunchBackoff is the wait before each relaunch attempt of a crashed browser.
+var relaunchBackoff = []time.Duration{0, 500 * time.Millisecond, 2 * time.Second}
+
+// LaunchPlaywright opens one browser with one 800x600 page, kept for the process
+// lifetime, and relaunched the same way if the browser dies.
 func (d *PlaywrightDriver) LaunchPlaywright(opts PlaywrightOptions, log zerolog.Logger) (Engine, error) {
+	e, err := d.launchPlaywright(opts, log)
+	if err != nil {
+		return nil, err
+	}
+	e.relaunch = func() (*playwrightEngine, error) { return d.launchPlaywright(opts, log) }
+	return e, nil
+}
+
+func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.Logger) (*playwrightEngine, error) {
 	bt := d.browserType(opts.Engine)
 	if bt == nil {
 		return nil, fmt.Errorf("unknown engine %q", opts.Engine)
@@ -189,6 +206,25 @@ func (e *playwrightEngine) Name() string    { return e.name }
 func (e *playwrightEngine) Version() string { return e.version }
 func (e *playwrightEngine) Route() string   { return e.route }
 
+func (e *playwrightEngine) Health() Health {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	h := e.health
+	if h.State == "" {
+		h.State = StateReady
+	}
+	return h
+}
+
+// Reset navigates to a fresh about:blank: a new document and a new global object.
+func (e *playwrightEngine) Reset(ctx context.Context) error {
+	_, err := e.withPage(ctx, func(page playwright.Page, timeout float64) error {
+		_, err := page.Goto("about:blank", playwright.PageGotoOptions{Timeout: &timeout})
+		return err
+	}, "", nil)
+	return err
+}
+
 func (e *playwrightEngine) Load(ctx context.Context, html, fn string, args ...any) (json.RawMessage, error) {
 	return e.withPage(ctx, func(page playwright.Page, timeout float64) error {
 		return page.SetContent(html, playwright.PageSetContentOptions{Timeout: &timeout})
@@ -206,6 +242,9 @@ func (e *playwrightEngine) Visit(ctx context.Context, url, fn string, args ...an
 // has no timeout of its own, so a case that never yields (while(true){}) would hold
 // the engine forever: past the deadline the page is abandoned and replaced.
 func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Page, float64) error, fn string, args []any) (json.RawMessage, error) {
+	if err := e.ensureBrowser(); err != nil {
+		return nil, err
+	}
 	if e.page == nil {
 		if err := e.replacePage(); err != nil {
 			return nil, err
@@ -233,6 +272,10 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 			done <- result{err: err}
 			return
 		}
+		if fn == "" {
+			done <- result{}
+			return
+		}
 		v, err := page.Evaluate(callExpression(fn), plain)
 		if err != nil {
 			done <- result{err: err}
@@ -247,6 +290,10 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 	}()
 	select {
 	case r := <-done:
+		if r.err != nil && !e.browser.IsConnected() {
+			e.log.Warn().Str("engine", e.name).Err(r.err).Msg("browser disconnected; relaunching on the next call")
+			return nil, fmt.Errorf("%s: browser crashed or disconnected: %w", e.name, r.err)
+		}
 		return r.raw, r.err
 	case <-ctx.Done():
 		e.log.Warn().Str("engine", e.name).Msg("case exceeded its deadline; replacing the page")
@@ -283,15 +330,64 @@ func (e *playwrightEngine) replacePage() error {
 	return nil
 }
 
-func (e *playwrightEngine) Close() error {
-	var err error
-	e.closeOnce.Do(func() {
-		if e.browser != nil {
-			err = e.browser.Close()
-		}
-	})
-	if err != nil && errors.Is(err, playwright.ErrTargetClosed) {
+// ensureBrowser relaunches a browser that crashed or whose connection died, with
+// backoff; the engine keeps its version check, so a relaunch cannot silently change
+// the build that answers.
+func (e *playwrightEngine) ensureBrowser() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return fmt.Errorf("%s: engine closed", e.name)
+	}
+	if e.browser.IsConnected() || e.relaunch == nil {
+		e.mu.Unlock()
 		return nil
 	}
-	return err
+	e.health.State = StateRestarting
+	e.health.Restarts++
+	e.health.Reason = "browser disconnected"
+	old := e.browser
+	e.mu.Unlock()
+	old.Close()
+
+	var err error
+	for i, wait := range relaunchBackoff {
+		time.Sleep(wait)
+		var fresh *playwrightEngine
+		if fresh, err = e.relaunch(); err == nil && fresh.version != e.version {
+			fresh.Close()
+			err = fmt.Errorf("relaunched build is %s, not %s", fresh.version, e.version)
+		}
+		if err == nil {
+			e.mu.Lock()
+			e.browser, e.context, e.page = fresh.browser, fresh.context, fresh.page
+			e.health.State = StateReady
+			e.mu.Unlock()
+			e.log.Info().Str("engine", e.name).Int("attempt", i+1).Msg("browser relaunched")
+			return nil
+		}
+		e.log.Warn().Str("engine", e.name).Int("attempt", i+1).Err(err).Msg("relaunch failed")
+	}
+	e.mu.Lock()
+	e.health.State, e.health.Reason = StateFailed, err.Error()
+	e.mu.Unlock()
+	return fmt.Errorf("%s: relaunch failed: %w", e.name, err)
+}
+
+func (e *playwrightEngine) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	b := e.browser
+	e.mu.Unlock()
+	if b == nil {
+		return nil
+	}
+	if err := b.Close(); err != nil && !errors.Is(err, playwright.ErrTargetClosed) {
+		return err
+	}
+	return nil
 }

@@ -47,16 +47,18 @@ type GeometryResponse struct {
 	Errors map[string]string     `json:"errors,omitempty"`
 }
 
-// PingResponse answers ping. Routes and Failed are additive to the spec: they say
-// how each engine is reached and why an engine is missing.
+// PingResponse answers ping. Routes, States and Failed are additive to the spec: how
+// each engine is reached, whether its pages are serving (ready, restarting, failed)
+// with their relaunch count, and why an engine is missing.
 type PingResponse struct {
-	ID       json.RawMessage   `json:"id"`
-	OK       bool              `json:"ok"`
-	Engines  []string          `json:"engines"`
-	Versions map[string]string `json:"versions"`
-	Profile  string            `json:"profile"`
-	Routes   map[string]string `json:"routes"`
-	Failed   map[string]string `json:"failed,omitempty"` // engines that did not launch, with why
+	ID       json.RawMessage       `json:"id"`
+	OK       bool                  `json:"ok"`
+	Engines  []string              `json:"engines"`
+	Versions map[string]string     `json:"versions"`
+	Profile  string                `json:"profile"`
+	Routes   map[string]string     `json:"routes"`
+	States   map[string]PoolHealth `json:"states"`
+	Failed   map[string]string     `json:"failed,omitempty"` // engines that did not launch, with why
 }
 
 // ReflectResponse answers a reflect request.

@@ -9,7 +9,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -65,14 +67,20 @@ func TestParseRequestKeepsIDVerbatim(t *testing.T) {
 
 // fakeEngine returns a canned walk result; it stands in for a browser in loop tests.
 type fakeEngine struct {
-	name  string
-	delay time.Duration
+	name   string
+	delay  time.Duration
+	resets atomic.Int32
 }
 
 func (f *fakeEngine) Name() string    { return f.name }
 func (f *fakeEngine) Version() string { return "0.0-fake" }
 func (f *fakeEngine) Route() string   { return "fake" }
 func (f *fakeEngine) Close() error    { return nil }
+func (f *fakeEngine) Health() Health  { return Health{State: StateReady} }
+func (f *fakeEngine) Reset(ctx context.Context) error {
+	f.resets.Add(1)
+	return nil
+}
 func (f *fakeEngine) Visit(ctx context.Context, url, fn string, args ...any) (json.RawMessage, error) {
 	return nil, errors.New("not used")
 }
@@ -90,9 +98,9 @@ func (f *fakeEngine) Load(ctx context.Context, html, fn string, args ...any) (js
 }
 
 func fakeOracle(engines ...*fakeEngine) *Oracle {
-	o := &Oracle{engines: map[string]*slot{}, profile: "default", deadline: time.Second, log: zerolog.Nop()}
+	o := &Oracle{engines: map[string]*pool{}, profile: "default", deadline: time.Second, inflight: 1, log: zerolog.Nop()}
 	for _, e := range engines {
-		o.engines[e.name] = &slot{engine: e}
+		o.engines[e.name] = newPool(e.name, []Engine{e})
 		o.order = append(o.order, e.name)
 	}
 	return o
@@ -112,6 +120,24 @@ func serveLines(t *testing.T, o *Oracle, input string) []map[string]any {
 	return got
 }
 
+// byID indexes responses by id; responses to lines without a readable id are listed
+// under "null" in arrival order. Order across ids is not promised.
+func byID(t *testing.T, got []map[string]any) (map[string]map[string]any, []map[string]any) {
+	t.Helper()
+	ids := map[string]map[string]any{}
+	var nulls []map[string]any
+	for _, m := range got {
+		if m["id"] == nil {
+			nulls = append(nulls, m)
+			continue
+		}
+		key := fmt.Sprint(m["id"])
+		require.NotContains(t, ids, key, "one response per id")
+		ids[key] = m
+	}
+	return ids, nulls
+}
+
 func TestServeAnswersEveryLineAndKeepsServing(t *testing.T) {
 	o := fakeOracle(&fakeEngine{name: Chromium})
 	input := strings.Join([]string{
@@ -126,20 +152,22 @@ func TestServeAnswersEveryLineAndKeepsServing(t *testing.T) {
 	}, "\n") + "\n"
 	got := serveLines(t, o, input)
 	require.Len(t, got, 7)
-	assert.Equal(t, map[string]any{"id": nil, "error": "request must be a JSON object"}, got[0])
-	assert.Equal(t, "a", got[1]["id"])
-	assert.Contains(t, got[1]["error"], "unknown op")
-	assert.Equal(t, nil, got[2]["id"])
-	assert.Equal(t, "ok", got[3]["id"])
-	assert.Contains(t, got[3]["dumps"], Chromium)
-	assert.NotContains(t, got[3], "errors", "errors is omitted when empty")
-	assert.Equal(t, map[string]any{"webkit": "engine not launched"}, got[4]["errors"])
-	assert.Equal(t, map[string]any{"chromium": "script threw: Error: boom"}, got[5]["errors"])
-	assert.Equal(t, map[string]any{}, got[5]["dumps"])
+	ids, nulls := byID(t, got)
+	assert.Equal(t, []map[string]any{
+		{"id": nil, "error": "request must be a JSON object"},
+		{"id": nil, "error": `request has no "id"`},
+	}, nulls)
+	assert.Contains(t, ids["a"]["error"], "unknown op")
+	assert.Contains(t, ids["ok"]["dumps"], Chromium)
+	assert.NotContains(t, ids["ok"], "errors", "errors is omitted when empty")
+	assert.Equal(t, map[string]any{"webkit": "engine not launched"}, ids["w"]["errors"])
+	assert.Equal(t, map[string]any{"chromium": "script threw: Error: boom"}, ids["th"]["errors"])
+	assert.Equal(t, map[string]any{}, ids["th"]["dumps"])
 	if diff := cmp.Diff(map[string]any{
 		"id": "p", "ok": true, "engines": []any{"chromium"}, "versions": map[string]any{"chromium": "0.0-fake"},
 		"profile": "default", "routes": map[string]any{"chromium": "fake"},
-	}, got[6]); diff != "" {
+		"states": map[string]any{"chromium": map[string]any{"state": "ready", "restarts": 0.0, "pages": 1.0}},
+	}, ids["p"]); diff != "" {
 		t.Errorf("ping (-want +got):\n%s", diff)
 	}
 }
@@ -171,4 +199,59 @@ func TestServeRejectsOverlongLineAndReadsTheNext(t *testing.T) {
 	require.Len(t, got, 2)
 	assert.Equal(t, map[string]any{"id": nil, "error": "request line exceeds the maximum of 100 bytes"}, got[0])
 	assert.Equal(t, "next", got[1]["id"])
+}
+
+func TestServeResetsPageOnlyAfterCasesThatCanRunScript(t *testing.T) {
+	e := &fakeEngine{name: Chromium}
+	o := fakeOracle(e)
+	serveLines(t, o, strings.Join([]string{
+		`{"id":1,"html":"<div style='width:10px'></div>"}`,
+		`{"id":2,"html":"<p onclick=\"x()\">"}`,
+		`{"id":3,"html":"<p>","script":"window.x=1"}`,
+		`{"id":4,"html":"<SCRIPT>var y</SCRIPT>"}`,
+		`{"id":5,"html":"<iframe srcdoc=\"&lt;script&gt;\"></iframe>"}`,
+		`{"id":6,"html":"<p>on stage = fine</p>"}`,
+	}, "\n")+"\n")
+	assert.Equal(t, int32(4), e.resets.Load(), "cases 2-5 can leave script state; 1 and 6 cannot")
+}
+
+// countingEngine records how many calls overlap.
+type countingEngine struct {
+	fakeEngine
+	now, max, calls atomic.Int32
+}
+
+func (c *countingEngine) Load(ctx context.Context, html, fn string, args ...any) (json.RawMessage, error) {
+	c.calls.Add(1)
+	n := c.now.Add(1)
+	defer c.now.Add(-1)
+	for {
+		m := c.max.Load()
+		if n <= m || c.max.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	return c.fakeEngine.Load(ctx, html, fn, args...)
+}
+
+func TestServeKeepsInflightRequestsOnSeparatePages(t *testing.T) {
+	a := &countingEngine{fakeEngine: fakeEngine{name: Chromium, delay: 20 * time.Millisecond}}
+	b := &countingEngine{fakeEngine: fakeEngine{name: Chromium, delay: 20 * time.Millisecond}}
+	o := &Oracle{engines: map[string]*pool{Chromium: newPool(Chromium, []Engine{a, b})}, order: []string{Chromium},
+		profile: "default", deadline: 5 * time.Second, inflight: 2, log: zerolog.Nop()}
+	var lines []string
+	for i := 0; i < 20; i++ {
+		lines = append(lines, fmt.Sprintf(`{"id":%d,"html":"<p>"}`, i))
+	}
+	got := serveLines(t, o, strings.Join(lines, "\n")+"\n")
+	ids, _ := byID(t, got)
+	require.Len(t, ids, 20, "every request answered once")
+	for i := 0; i < 20; i++ {
+		assert.Contains(t, ids[fmt.Sprint(i)]["dumps"], Chromium)
+	}
+	assert.Equal(t, int32(1), a.max.Load(), "a page serves one call at a time")
+	assert.Equal(t, int32(1), b.max.Load(), "a page serves one call at a time")
+	assert.Equal(t, int32(20), a.calls.Load()+b.calls.Load())
+	assert.Positive(t, a.calls.Load(), "both pages serve when two requests are in flight")
+	assert.Positive(t, b.calls.Load(), "both pages serve when two requests are in flight")
 }

@@ -8,7 +8,8 @@ import (
 
 // reflectCase answers a reflect request: load html, run script, read every probe.
 func (o *Oracle) reflectCase(ctx context.Context, req *Request) ReflectResponse {
-	states, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*reflect.State, error) {
+	dirty := mayRunScript(deref(req.HTML), deref(req.Script))
+	states, errs := fanOut(ctx, o, req.Engines, dirty, func(ctx context.Context, e Engine) (*reflect.State, error) {
 		return Reflect(ctx, e, deref(req.HTML), deref(req.Script), req.Probes)
 	})
 	return ReflectResponse{ID: req.ID, States: states, Errors: errs}
@@ -22,7 +23,7 @@ func Reflect(ctx context.Context, e Engine, html, script string, probes []reflec
 	}
 	obs, err := reflect.ParseWalk(raw)
 	if err != nil {
-		return nil, err
+		return nil, &caseError{msg: err.Error()}
 	}
 	return &reflect.State{Engine: e.Name(), EngineVersion: e.Version(), Observations: obs}, nil
 }

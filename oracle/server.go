@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -16,22 +17,17 @@ import (
 // Oracle is the long-lived process state: the launched engines, kept open until
 // Close, and the settings every request shares.
 type Oracle struct {
-	engines  map[string]*slot // launched engines by name
+	engines  map[string]*pool // launched engines by name
 	order    []string         // launched engine names, in AllEngines order
 	profile  string
 	deadline time.Duration // per engine per request
 	maxLine  int
+	inflight int // requests served at once
 	log      zerolog.Logger
 	failed   map[string]string // engines that did not come up, with the reason
 
 	closeMu sync.Mutex
 	closers []func() error // run by Close, last first (engines, then their drivers)
-}
-
-// slot serializes calls to one engine: an Engine serves one call at a time.
-type slot struct {
-	mu     sync.Mutex
-	engine Engine
 }
 
 // DefaultDeadline bounds one engine's work on one request: long enough for any real
@@ -47,13 +43,23 @@ const DefaultMaxLine = 64 << 20
 func (o *Oracle) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	out := &lineWriter{w: bufio.NewWriter(w)}
 	lines := newLineReader(r, o.maxLine)
+	inflight := o.inflight
+	if inflight <= 0 {
+		inflight = 1
+	}
+	// Up to inflight requests are served at once, each answered as it completes.
+	// Taking a place before reading on is the backpressure: stdin is read no faster
+	// than the engines' pages take cases.
+	places := make(chan struct{}, inflight)
+	var running sync.WaitGroup
+	defer running.Wait() // every request read gets its answer before Serve returns
 	for {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		line, err := lines.next()
 		if errors.Is(err, io.EOF) {
-			o.log.Info().Msg("stdin closed; shutting down")
+			o.log.Info().Msg("stdin closed; finishing requests in flight, then shutting down")
 			return nil
 		}
 		var tooLong *lineTooLongError
@@ -73,12 +79,36 @@ func (o *Oracle) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 			out.write(ErrorResponse{ID: id, Error: err.Error()})
 			continue
 		}
-		out.write(o.Handle(ctx, req))
-		if req.Op == OpShutdown {
-			o.log.Info().Msg("shutdown requested")
+		switch req.Op {
+		case OpPing: // answered at once, never queued behind cases
+			out.write(o.ping(req.ID))
+			continue
+		case OpShutdown:
+			o.log.Info().Msg("shutdown requested; finishing requests in flight")
+			running.Wait()
+			out.write(ShutdownResponse{ID: req.ID, OK: true})
 			return nil
 		}
+		places <- struct{}{}
+		running.Add(1)
+		go func() {
+			defer running.Done()
+			defer func() { <-places }()
+			out.write(o.handleSafely(ctx, req))
+		}()
 	}
+}
+
+// handleSafely turns a panic while serving one request into that request's error
+// response: one bad case must not end the process serving thousands.
+func (o *Oracle) handleSafely(ctx context.Context, req *Request) (resp any) {
+	defer func() {
+		if p := recover(); p != nil {
+			o.log.Error().RawJSON("id", req.ID).Interface("panic", p).Str("stack", string(debug.Stack())).Msg("panic serving request")
+			resp = ErrorResponse{ID: req.ID, Error: fmt.Sprintf("internal error: %v", p)}
+		}
+	}()
+	return o.Handle(ctx, req)
 }
 
 // Handle answers one parsed request.
@@ -102,72 +132,17 @@ func (o *Oracle) Handle(ctx context.Context, req *Request) any {
 
 func (o *Oracle) ping(id json.RawMessage) PingResponse {
 	p := PingResponse{ID: id, OK: true, Engines: append([]string{}, o.order...),
-		Versions: map[string]string{}, Routes: map[string]string{}, Profile: o.profile}
+		Versions: map[string]string{}, Routes: map[string]string{}, States: map[string]PoolHealth{}, Profile: o.profile}
 	for _, name := range o.order {
-		e := o.engines[name].engine
-		p.Versions[name] = e.Version()
-		p.Routes[name] = e.Route()
+		e := o.engines[name]
+		p.Versions[name] = e.version()
+		p.Routes[name] = e.route()
+		p.States[name] = e.health()
 	}
 	if len(o.failed) > 0 {
 		p.Failed = o.failed
 	}
 	return p
-}
-
-// fanOut runs do on every engine the request names (all launched ones when it names
-// none) at the same time, and collects each engine's result or error.
-func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(context.Context, Engine) (T, error)) (map[string]T, map[string]string) {
-	if len(names) == 0 {
-		names = o.order
-	}
-	results := map[string]T{}
-	errs := map[string]string{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for _, name := range uniq(names) {
-		s, ok := o.engines[name]
-		if !ok {
-			errs[name] = ErrNotLaunched.Error()
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			cctx, cancel := context.WithTimeout(ctx, o.deadline)
-			defer cancel()
-			v, err := do(cctx, s.engine)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				if errors.Is(err, context.DeadlineExceeded) {
-					err = fmt.Errorf("timed out after %s", o.deadline)
-				}
-				errs[name] = err.Error()
-				o.log.Debug().Str("engine", name).Err(err).Msg("engine error")
-				return
-			}
-			results[name] = v
-		}()
-	}
-	wg.Wait()
-	if len(errs) == 0 {
-		errs = nil
-	}
-	return results, errs
-}
-
-func uniq(names []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, n := range names {
-		if !seen[n] {
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 // Close ends every engine and driver the oracle started.

@@ -68,6 +68,8 @@ type webDriverEngine struct {
 	proc   *wdProc
 	closed bool
 
+	health Health // guarded by mu
+
 	scriptTimeout time.Duration // as last set on the session
 	chrome        [2]int        // window size minus viewport size, as measured at launch
 	callSeq       uint64
@@ -704,12 +706,22 @@ func (e *webDriverEngine) restart(reason string) {
 	}
 }
 
-func (e *webDriverEngine) restartWith(ctx context.Context) error {
+func (e *webDriverEngine) restartWith(ctx context.Context) (err error) {
 	start := time.Now()
 	e.mu.Lock()
 	p := e.proc
 	e.proc = nil
+	e.health.State = StateRestarting
+	e.health.Restarts++
 	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		e.health.State = StateReady
+		if err != nil {
+			e.health.State, e.health.Reason = StateFailed, err.Error()
+		}
+		e.mu.Unlock()
+	}()
 	if p != nil {
 		p.kill()
 	}
@@ -736,6 +748,29 @@ func (e *webDriverEngine) restartWith(ctx context.Context) error {
 	}
 	e.log.Info().Dur("took", time.Since(start)).Msg("webkit restarted")
 	return nil
+}
+
+// Reset navigates to a fresh about:blank: a new document and a new global object.
+func (e *webDriverEngine) Reset(ctx context.Context) error {
+	e.callMu.Lock()
+	defer e.callMu.Unlock()
+	if err := e.ready(ctx); err != nil {
+		return err
+	}
+	if err := e.navigateBlank(ctx); err != nil {
+		return e.wrap(ctx, "reset to about:blank", err)
+	}
+	return nil
+}
+
+func (e *webDriverEngine) Health() Health {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	h := e.health
+	if h.State == "" {
+		h.State = StateReady
+	}
+	return h
 }
 
 func (e *webDriverEngine) isClosed() bool {

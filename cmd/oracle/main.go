@@ -35,6 +35,8 @@ func run() int {
 	profile := fs.String("profile", profiles.Default.Name, "launch profile: "+strings.Join(profiles.Names(), ", "))
 	deadline := fs.Duration("deadline", oracle.DefaultDeadline, "per-engine deadline for one request")
 	maxLine := fs.Int("max-line", oracle.DefaultMaxLine, "longest request line accepted, in bytes")
+	pages := fs.Int("pages", oracle.DefaultPages, "pages (browser instances) per engine; each serves one case at a time")
+	inflight := fs.Int("inflight", 0, "requests served at once (0: as many as --pages)")
 	logLevel := fs.String("log-level", "info", "stderr log level: debug, info, warn, error")
 	installDriver := fs.Bool("install-driver", false, "install the Playwright driver matching go.mod, without browsers, and exit")
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -71,6 +73,8 @@ func run() int {
 		Profile:  prof,
 		Deadline: *deadline,
 		MaxLine:  *maxLine,
+		Pages:    *pages,
+		Inflight: *inflight,
 	}, log)
 	if err != nil {
 		log.Error().Err(err).Msg("launch")

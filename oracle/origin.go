@@ -1,0 +1,104 @@
+package oracle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// origin is the oracle's one local HTTP server, alive for the process lifetime. It
+// serves trace pages at http://localhost:<port>/trace/<id>: localhost is a secure
+// context without TLS, and a real origin unlocks APIs that about:blank does not.
+type origin struct {
+	srv  *http.Server
+	port int
+	log  zerolog.Logger
+
+	mu    sync.Mutex
+	next  int
+	pages map[string]tracePage // by the "c" query value
+}
+
+type tracePage struct {
+	body     string // the case's html, placed in <body>
+	recorder string // inlined first in <head> for engines without init scripts, else ""
+}
+
+func startOrigin(log zerolog.Logger) (*origin, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("trace origin: %w", err)
+	}
+	o := &origin{port: ln.Addr().(*net.TCPAddr).Port, log: log, pages: map[string]tracePage{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/trace/", o.serveTrace)
+	mux.HandleFunc("/favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	o.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := o.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error().Err(err).Msg("trace origin stopped")
+		}
+	}()
+	log.Info().Int("port", o.port).Msg("trace origin listening on 127.0.0.1")
+	return o, nil
+}
+
+// Origin is the page origin traces report, e.g. http://localhost:41673.
+func (o *origin) Origin() string { return "http://localhost:" + strconv.Itoa(o.port) }
+
+// register serves one case's page until the returned release is called.
+func (o *origin) register(id, body, recorder string) (pageURL string, release func()) {
+	o.mu.Lock()
+	o.next++
+	key := strconv.Itoa(o.next)
+	o.pages[key] = tracePage{body: body, recorder: recorder}
+	o.mu.Unlock()
+	u := o.Origin() + "/trace/" + url.PathEscape(id) + "?c=" + key
+	return u, func() {
+		o.mu.Lock()
+		delete(o.pages, key)
+		o.mu.Unlock()
+	}
+}
+
+func (o *origin) serveTrace(w http.ResponseWriter, r *http.Request) {
+	o.mu.Lock()
+	page, ok := o.pages[r.URL.Query().Get("c")]
+	o.mu.Unlock()
+	if !ok {
+		http.Error(w, "no such trace page", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	var b strings.Builder
+	b.WriteString("<!doctype html><html><head><meta charset=utf-8><title>")
+	b.WriteString(html.EscapeString(strings.TrimPrefix(r.URL.Path, "/trace/")))
+	b.WriteString("</title>")
+	if page.recorder != "" {
+		// "</script" cannot occur inside a script element; the recorder has none.
+		b.WriteString("<script>")
+		b.WriteString(page.recorder)
+		b.WriteString("</script>")
+	}
+	b.WriteString("</head><body>")
+	b.WriteString(page.body)
+	b.WriteString("</body></html>")
+	w.Write([]byte(b.String()))
+}
+
+func (o *origin) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return o.srv.Shutdown(ctx)
+}

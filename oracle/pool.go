@@ -1,0 +1,156 @@
+package oracle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sync"
+	"time"
+)
+
+// pool is one engine's pages: each an Engine serving one call at a time. A request
+// takes a free page, uses it, and gives it back, after a reset when the case may have
+// left script state behind.
+type pool struct {
+	name  string
+	pages []Engine
+	free  chan Engine
+}
+
+func newPool(name string, pages []Engine) *pool {
+	p := &pool{name: name, pages: pages, free: make(chan Engine, len(pages))}
+	for _, e := range pages {
+		p.free <- e
+	}
+	return p
+}
+
+// version and route are the same for every page of a pool (Launch checks).
+func (p *pool) version() string { return p.pages[0].Version() }
+func (p *pool) route() string   { return p.pages[0].Route() }
+
+// PoolHealth is one engine's pages' state, as ping reports it.
+type PoolHealth struct {
+	State    string `json:"state"`
+	Restarts int    `json:"restarts"`
+	Pages    int    `json:"pages"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// health is the worst page state and the sum of restarts.
+func (p *pool) health() PoolHealth {
+	h := PoolHealth{State: StateReady, Pages: len(p.pages)}
+	rank := map[string]int{StateReady: 0, StateRestarting: 1, StateFailed: 2}
+	for _, e := range p.pages {
+		ph := e.Health()
+		h.Restarts += ph.Restarts
+		if rank[ph.State] > rank[h.State] {
+			h.State, h.Reason = ph.State, ph.Reason
+		}
+	}
+	return h
+}
+
+// resetTimeout bounds the reset between cases; a page that cannot reset in this time
+// is in trouble, and its next call will find out.
+const resetTimeout = 10 * time.Second
+
+// caseError is a failure the case itself caused (its script threw, a probe matched
+// nothing): the page is fine and needs no recovery.
+type caseError struct{ msg string }
+
+func (e *caseError) Error() string { return e.msg }
+
+func caseErrorf(format string, args ...any) error {
+	return &caseError{msg: fmt.Sprintf(format, args...)}
+}
+
+// mayRunScript says whether a case can leave script state on its page: it has a
+// script, or its markup can run one (a script element, an event handler attribute, a
+// javascript: URL, an iframe srcdoc whose escaped markup could hold either). Pure
+// markup cannot, so it skips the reset and costs one round trip.
+func mayRunScript(html, script string) bool {
+	return script != "" || scriptInMarkup.MatchString(html)
+}
+
+var scriptInMarkup = regexp.MustCompile(`(?i)<script|\son[a-z]+\s*=|javascript:|srcdoc|<meta|<base`)
+
+// fanOut runs do on every engine the request names (all launched ones when it names
+// none), in parallel, each on a free page under the oracle's deadline, and collects
+// each engine's result or error. dirty says the case may leave script state: its
+// page is reset before it serves again, after the result is in.
+func fanOut[T any](ctx context.Context, o *Oracle, names []string, dirty bool, do func(context.Context, Engine) (T, error)) (map[string]T, map[string]string) {
+	if len(names) == 0 {
+		names = o.order
+	}
+	results := map[string]T{}
+	errs := map[string]string{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, name := range uniq(names) {
+		p, ok := o.engines[name]
+		if !ok {
+			errs[name] = ErrNotLaunched.Error()
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			cctx, cancel := context.WithTimeout(ctx, o.deadline)
+			defer cancel()
+			var e Engine
+			select {
+			case e = <-p.free:
+			case <-cctx.Done():
+				mu.Lock()
+				errs[name] = fmt.Sprintf("no free %s page within %s", name, o.deadline)
+				mu.Unlock()
+				wg.Done()
+				return
+			}
+			v, err := do(cctx, e)
+			mu.Lock()
+			if err != nil {
+				switch {
+				case err == context.DeadlineExceeded:
+					err = fmt.Errorf("timed out after %s", o.deadline)
+				case errors.Is(err, context.DeadlineExceeded):
+					err = fmt.Errorf("timed out after %s: %w", o.deadline, err)
+				}
+				errs[name] = err.Error()
+				o.log.Debug().Str("engine", name).Err(err).Msg("engine error")
+			} else {
+				results[name] = v
+			}
+			mu.Unlock()
+			wg.Done() // the answer is complete; the reset below is off its path
+
+			var ce *caseError
+			if dirty || (err != nil && !errors.As(err, &ce)) {
+				rctx, rcancel := context.WithTimeout(context.Background(), resetTimeout)
+				if rerr := e.Reset(rctx); rerr != nil {
+					o.log.Warn().Str("engine", name).Err(rerr).Msg("reset between cases failed")
+				}
+				rcancel()
+			}
+			p.free <- e
+		}()
+	}
+	wg.Wait()
+	if len(errs) == 0 {
+		errs = nil
+	}
+	return results, errs
+}
+
+func uniq(names []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}
