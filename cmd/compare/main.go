@@ -1,0 +1,121 @@
+// Command compare scores a candidate engine's geometry dumps against the oracle's
+// three-engine vote, case by case (see compare/README.md).
+//
+//	compare --oracle FILE [--candidate FILE] [--json] [--tolerance X]
+//
+// Exit status: 0 no case failed, 1 some case failed, 2 bad input.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+
+	"github.com/layout-oracle/oracle/compare"
+)
+
+const (
+	exitOK       = 0
+	exitFail     = 1
+	exitBadInput = 2
+)
+
+// Verdicts only the command gives: the case could not be compared at all.
+const (
+	verdictMissing compare.Verdict = "missing" // an id on one side only
+	verdictError   compare.Verdict = "error"   // a record compare refused
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+
+// run is the whole command, minus os.Exit, so tests can drive it.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	oraclePath := fs.String("oracle", "", "oracle responses, NDJSON (`FILE`, or - for stdin); required")
+	candPath := fs.String("candidate", "", "candidate dumps: NDJSON {\"id\",\"dump\"} records, or one bare dump (`FILE`, or - for stdin); omitted: only vote the oracle engines")
+	asJSON := fs.Bool("json", false, "one JSON line per case plus a totals line, instead of the human summary")
+	tol := fs.Float64("tolerance", compare.DefaultTolerance, "geometry tolerance in CSS px")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: compare --oracle FILE [--candidate FILE] [--json] [--tolerance X]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitBadInput
+	}
+	bad := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "compare: "+format+"\n", a...)
+		return exitBadInput
+	}
+	switch {
+	case fs.NArg() > 0:
+		return bad("unexpected argument %q", fs.Arg(0))
+	case *oraclePath == "":
+		return bad("--oracle is required")
+	case *oraclePath == "-" && *candPath == "-":
+		return bad("only one of --oracle and --candidate can be - (stdin)")
+	case math.IsNaN(*tol) || math.IsInf(*tol, 0) || *tol < 0:
+		return bad("--tolerance must be a finite number >= 0, got %v", *tol)
+	}
+
+	oracle := stdin
+	if *oraclePath != "-" {
+		f, err := os.Open(*oraclePath)
+		if err != nil {
+			return bad("%v", err)
+		}
+		defer f.Close()
+		oracle = f
+	}
+	var cands *candidates
+	if *candPath != "" {
+		f, err := openCandidate(*candPath, stdin)
+		if err != nil {
+			return bad("%v", err)
+		}
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil {
+			return bad("%v", err)
+		}
+		if cands, err = indexCandidates(f, st.Size()); err != nil {
+			return bad("%v", err)
+		}
+	}
+
+	var out reporter = &human{w: stdout}
+	if *asJSON {
+		out = &jsonLines{enc: json.NewEncoder(stdout)}
+	}
+	s := &session{tol: *tol, cands: cands, out: out, stderr: stderr}
+	if err := s.run(oracle); err != nil {
+		return bad("%v", err)
+	}
+	return s.exit()
+}
+
+// openCandidate opens the candidate file. Stdin is spooled to a temporary file first
+// (streamed, not held in memory) so that the candidate can be indexed and read back
+// by offset like any file.
+func openCandidate(path string, stdin io.Reader) (*os.File, error) {
+	if path != "-" {
+		return os.Open(path)
+	}
+	f, err := os.CreateTemp("", "compare-candidate-*.ndjson")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name()) // unlinked now; the open file lives until Close
+	if _, err := io.Copy(f, stdin); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("reading candidate from stdin: %v", err)
+	}
+	return f, nil
+}

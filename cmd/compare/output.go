@@ -1,0 +1,167 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/layout-oracle/oracle/compare"
+	"github.com/layout-oracle/oracle/vote"
+)
+
+// shown bounds how many findings of each kind a case prints or lists as worst.
+const shown = 3
+
+// jsonLines writes one JSON object per case, then {"totals": ...}.
+type jsonLines struct{ enc *json.Encoder }
+
+// caseLine is a case's JSON line: the compare.Report with its findings trimmed to
+// the failing ones (a case can have hundreds within tolerance), plus the worst few
+// by |delta| whatever their verdict.
+type caseLine struct {
+	ID json.RawMessage `json:"id"`
+	*compare.Report
+	Worst        []compare.Finding `json:"worst,omitempty"`
+	OracleErrors map[string]string `json:"oracle_errors,omitempty"`
+}
+
+func (j *jsonLines) report(c caseResult) error {
+	r := *c.Report
+	r.Findings = c.Report.Failures()
+	return j.enc.Encode(caseLine{ID: c.ID, Report: &r, Worst: c.Report.Worst(shown), OracleErrors: c.OracleErrors})
+}
+
+func (j *jsonLines) finish(t totals) error {
+	return j.enc.Encode(struct {
+		Totals totals `json:"totals"`
+	}{t})
+}
+
+// human writes a few lines per case and a totals line.
+type human struct{ w io.Writer }
+
+func (h *human) report(c caseResult) error {
+	r := c.Report
+	var b strings.Builder
+	verdict := string(r.Verdict)
+	if r.Verdict == compare.Fail {
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(&b, "%-13s %s  ", verdict, displayID(c.ID))
+	switch {
+	case r.Shape != nil:
+		fmt.Fprintf(&b, "%s: want %s, got %s (%+d nodes)\n", r.Reason, r.Shape.Want, r.Shape.Got, r.Shape.NodeDelta)
+	case r.Verdict == compare.NoCandidate:
+		fmt.Fprintf(&b, "oracle votes: %s\n", votes(r.Votes))
+	case r.Verdict == compare.Pass || (r.Verdict == compare.Fail && r.Reason == ""):
+		fmt.Fprintf(&b, "layout %d/%d failed, style %d/%d failed, max |delta| %.4g px, sum %.4g px",
+			r.Layout.Failed, r.Layout.Compared, r.Style.Failed, r.Style.Compared, r.MaxAbsDelta, r.SumAbsDelta)
+		if n := r.Layout.Untrusted + r.Style.Untrusted; n > 0 {
+			fmt.Fprintf(&b, ", %d untrusted", n)
+		}
+		b.WriteByte('\n')
+	default:
+		b.WriteString(r.Reason + "\n")
+	}
+	fails := r.Failures()
+	sort.SliceStable(fails, func(i, j int) bool { return abs(fails[i].Delta) > abs(fails[j].Delta) })
+	for i, f := range fails {
+		if i == shown {
+			fmt.Fprintf(&b, "    ... %d more outside tolerance\n", len(fails)-shown)
+			break
+		}
+		fmt.Fprintf(&b, "    node %d %s %s: want %g, got %g (%+g)\n", f.Node, f.Tag, f.Property, f.Want, f.Got, f.Delta)
+	}
+	for i, f := range r.StyleFindings {
+		if i == shown {
+			fmt.Fprintf(&b, "    ... %d more style mismatches\n", len(r.StyleFindings)-shown)
+			break
+		}
+		fmt.Fprintf(&b, "    node %d %s %s: want %q, got %q\n", f.Node, f.Tag, f.Property, f.Want, f.Got)
+	}
+	if len(r.Outliers) > 0 {
+		var parts []string
+		for _, o := range r.Outliers {
+			parts = append(parts, fmt.Sprintf("%s %s x%d", o.Engine, o.Property, o.Count))
+		}
+		fmt.Fprintf(&b, "    outvoted: %s\n", strings.Join(parts, ", "))
+	}
+	if len(c.OracleErrors) > 0 {
+		var parts []string
+		for _, e := range sortedKeys(c.OracleErrors) {
+			parts = append(parts, e+": "+c.OracleErrors[e])
+		}
+		fmt.Fprintf(&b, "    oracle errors: %s\n", strings.Join(parts, "; "))
+	}
+	_, err := io.WriteString(h.w, b.String())
+	return err
+}
+
+// verdictOrder fixes the order verdicts are listed in the totals line.
+var verdictOrder = []compare.Verdict{compare.Pass, compare.Fail, compare.Discarded,
+	compare.Untrustworthy, compare.NoCandidate, verdictMissing, verdictError}
+
+func (h *human) finish(t totals) error {
+	var parts []string
+	for _, v := range verdictOrder {
+		if n := t.Verdicts[v]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, v))
+		}
+	}
+	line := fmt.Sprintf("%d cases: %s", t.Cases, strings.Join(parts, ", "))
+	if t.Cases == 0 {
+		line = "0 cases"
+	}
+	if t.Skipped > 0 {
+		line += fmt.Sprintf("; %d non-case lines skipped", t.Skipped)
+	}
+	if len(t.Outvoted) > 0 {
+		var out []string
+		for _, e := range sortedKeys(t.Outvoted) {
+			out = append(out, fmt.Sprintf("%s %d", e, t.Outvoted[e]))
+		}
+		line += "; outvoted: " + strings.Join(out, ", ")
+	}
+	_, err := fmt.Fprintf(h.w, "%s; exit %d\n", line, t.Exit)
+	return err
+}
+
+func votes(v map[vote.Kind]int) string {
+	if len(v) == 0 {
+		return "one engine, no vote"
+	}
+	var parts []string
+	for _, k := range []vote.Kind{vote.Unanimous, vote.Agree, vote.Majority, vote.Split, vote.Disagree} {
+		if v[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, v[k]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// displayID shows a string id unquoted and any other id as its JSON.
+func displayID(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func sortedKeys[T any](m map[string]T) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/layout-oracle/oracle/compare"
+	"github.com/layout-oracle/oracle/dump"
+)
+
+// caseResult is one line of output.
+type caseResult struct {
+	ID           json.RawMessage
+	Report       *compare.Report
+	OracleErrors map[string]string // engines the oracle could not dump, with why
+}
+
+// totals is the last line of output.
+type totals struct {
+	Cases    int                     `json:"cases"`
+	Verdicts map[compare.Verdict]int `json:"verdicts"`
+	// Skipped counts oracle lines that are not cases (ping, shutdown, trace, ...).
+	Skipped     int     `json:"skipped_lines"`
+	SumAbsDelta float64 `json:"sum_abs_delta"`
+	MaxAbsDelta float64 `json:"max_abs_delta"`
+	// Outvoted counts, per oracle engine, the items it was the outlier on.
+	Outvoted map[string]int `json:"outvoted,omitempty"`
+	Exit     int            `json:"exit"`
+}
+
+type reporter interface {
+	report(caseResult) error
+	finish(totals) error
+}
+
+// session streams the oracle file, pairing each case with its candidate record.
+type session struct {
+	tol    float64
+	cands  *candidates // nil: only vote the oracle engines
+	out    reporter
+	stderr io.Writer
+	t      totals
+}
+
+// run returns an error only for input it cannot continue past (malformed JSON, an
+// unreadable file); a case it cannot compare is reported as that case's verdict.
+func (s *session) run(oracle io.Reader) error {
+	s.t.Verdicts = map[compare.Verdict]int{}
+	s.t.Outvoted = map[string]int{}
+	dec := json.NewDecoder(bufio.NewReaderSize(oracle, 1<<16))
+	for n := 1; ; n++ {
+		var line oracleLine
+		err := dec.Decode(&line)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		var typeErr *json.UnmarshalTypeError
+		if err != nil && !errors.As(err, &typeErr) {
+			// A syntax error leaves the stream unreadable from here on.
+			return fmt.Errorf("oracle record %d: %v", n, err)
+		}
+		if err == nil && !line.isCase() {
+			s.t.Skipped++
+			continue
+		}
+		if idKey(line.ID) == "" {
+			if err == nil && line.Dumps == nil {
+				// An error reply to a request whose id was unreadable matches nothing.
+				fmt.Fprintf(s.stderr, "compare: oracle record %d: skipping error reply without id: %s\n", n, *line.Error)
+				s.t.Skipped++
+				continue
+			}
+			return fmt.Errorf(`oracle record %d: no "id"`, n)
+		}
+		if err != nil {
+			if err := s.emit(line, refused(fmt.Errorf("oracle record %d: %v", n, err))); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := s.emit(line, s.compareCase(&line)); err != nil {
+			return err
+		}
+	}
+	return s.unmatched()
+}
+
+func refused(err error) *compare.Report {
+	return &compare.Report{Verdict: verdictError, Reason: err.Error()}
+}
+
+// compareCase finds the case's candidate record and scores it.
+func (s *session) compareCase(line *oracleLine) *compare.Report {
+	var cand *candidateLine
+	if s.cands != nil {
+		sp := s.cands.find(idKey(line.ID))
+		switch {
+		case sp == nil && s.cands.bare != nil:
+			return refused(errors.New("the candidate is a bare dump, but the oracle file holds more than one case"))
+		case sp == nil:
+			return &compare.Report{Verdict: verdictMissing, Reason: "no candidate record with this id"}
+		case sp.used:
+			return refused(errors.New("duplicate oracle id"))
+		}
+		sp.used = true
+		var err error
+		if cand, err = s.cands.load(sp); err != nil {
+			return refused(err)
+		}
+	}
+	if line.Dumps == nil {
+		return &compare.Report{Verdict: compare.Untrustworthy, Reason: "oracle error: " + *line.Error}
+	}
+	if cand != nil && cand.Dump == nil {
+		return &compare.Report{Verdict: compare.Fail, Reason: "candidate error: " + *cand.Error}
+	}
+	var got *dump.Dump
+	if cand != nil {
+		got = cand.Dump
+	}
+	r, err := compare.Voted(line.Dumps, got, s.tol)
+	if err != nil {
+		return refused(err)
+	}
+	return r
+}
+
+// find returns the span for key, or the bare dump for the first case asking.
+func (c *candidates) find(key string) *span {
+	if c.bare != nil {
+		if c.bare.used {
+			return nil
+		}
+		return c.bare
+	}
+	return c.spans[key]
+}
+
+// unmatched reports candidate records no oracle case asked for.
+func (s *session) unmatched() error {
+	if s.cands == nil {
+		return nil
+	}
+	spans := s.cands.order
+	if s.cands.bare != nil {
+		spans = []*span{s.cands.bare}
+	}
+	for _, sp := range spans {
+		if sp.used {
+			continue
+		}
+		id := json.RawMessage(sp.id)
+		if sp.id == "" {
+			id = json.RawMessage("null")
+		}
+		r := &compare.Report{Verdict: verdictMissing, Reason: "no oracle case with this id"}
+		if err := s.emit(oracleLine{ID: id}, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *session) emit(line oracleLine, r *compare.Report) error {
+	s.t.Cases++
+	s.t.Verdicts[r.Verdict]++
+	s.t.SumAbsDelta += r.SumAbsDelta
+	s.t.MaxAbsDelta = math.Max(s.t.MaxAbsDelta, r.MaxAbsDelta)
+	for _, o := range r.Outliers {
+		s.t.Outvoted[o.Engine] += o.Count
+	}
+	return s.out.report(caseResult{ID: line.ID, Report: r, OracleErrors: line.Errors})
+}
+
+// exit is the exit status, and writes the totals line.
+func (s *session) exit() int {
+	s.t.Exit = exitOK
+	switch {
+	case s.t.Verdicts[verdictMissing]+s.t.Verdicts[verdictError] > 0:
+		s.t.Exit = exitBadInput
+	case s.t.Verdicts[compare.Fail] > 0:
+		s.t.Exit = exitFail
+	}
+	if err := s.out.finish(s.t); err != nil {
+		fmt.Fprintf(s.stderr, "compare: %v\n", err)
+		return exitBadInput
+	}
+	return s.t.Exit
+}
