@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/layout-oracle/oracle/compare"
+	"github.com/layout-oracle/oracle/dump"
+)
+
+// synthDump is a 50-node-ish page: a ternary tree of blocks with the full style
+// subset, the size a real case's dump has.
+func synthDump(engine string, nodes int, noise float64) *dump.Dump {
+	d := &dump.Dump{Engine: engine, EngineVersion: "1.0", Viewport: dump.Viewport}
+	for i := 0; i < nodes; i++ {
+		parent, depth := -1, 0
+		if i > 0 {
+			parent = (i - 1) / 3
+			depth = d.Nodes[parent].Depth + 1
+		}
+		r := dump.Rect{X: float64(i%3) * 20, Y: float64(i) * 10.5, W: 800 - float64(depth)*40 + noise, H: 10 + float64(i%5)}
+		style := dump.Style{}
+		for _, p := range dump.StyleProperties {
+			style[p] = "0px"
+		}
+		style["display"] = "block"
+		d.Nodes = append(d.Nodes, dump.Node{Index: i, Parent: parent, Tag: "DIV", Depth: depth,
+			Bounding: r, Rects: []dump.Rect{r}, Style: style})
+	}
+	d.Nodes[0].Tag = "HTML"
+	return d
+}
+
+// synthFiles is an oracle file and a candidate file of n cases. The candidate
+// file is in reverse order, so every case is found through the index, and every
+// tenth candidate has one wrong width.
+func synthFiles(n, nodes int) (oracle, cand []byte) {
+	var o, c bytes.Buffer
+	oe, ce := json.NewEncoder(&o), json.NewEncoder(&c)
+	var cands []any
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("case-%05d", i)
+		oe.Encode(map[string]any{"id": id, "dumps": map[string]*dump.Dump{
+			"chromium": synthDump("chromium", nodes, 0),
+			"firefox":  synthDump("firefox", nodes, 1.0/60),
+			"webkit":   synthDump("webkit", nodes, 1.0/64),
+		}})
+		got := synthDump("candidate", nodes, 0)
+		if i%10 == 0 {
+			got.Nodes[nodes/2].Bounding.W += 2
+		}
+		cands = append(cands, map[string]any{"id": id, "dump": got})
+	}
+	for i := len(cands) - 1; i >= 0; i-- {
+		ce.Encode(cands[i])
+	}
+	return o.Bytes(), c.Bytes()
+}
+
+// compareBytes is the command's core (index, stream, compare, report) over
+// in-memory files.
+func compareBytes(oracle, cand []byte, out reporter) (int, error) {
+	c, err := indexCandidates(bytes.NewReader(cand), int64(len(cand)))
+	if err != nil {
+		return exitBadInput, err
+	}
+	s := &session{tol: compare.DefaultTolerance, cands: c, out: out, stderr: io.Discard}
+	if err := s.run(bytes.NewReader(oracle)); err != nil {
+		return exitBadInput, err
+	}
+	return s.exit(), nil
+}
+
+func TestSynthetic(t *testing.T) {
+	oracle, cand := synthFiles(30, 50)
+	var out bytes.Buffer
+	code, err := compareBytes(oracle, cand, &human{w: &out})
+	if err != nil || code != exitFail {
+		t.Fatalf("code %d, err %v, want exit 1 (every tenth case fails)\n%s", code, err, out.String())
+	}
+	if want := "30 cases: 27 pass, 3 fail; exit 1"; !bytes.Contains(out.Bytes(), []byte(want)) {
+		t.Errorf("output lacks %q:\n%s", want, out.String())
+	}
+}
+
+// BenchmarkCompareCases measures cases/s through the command's core: 1000 cases of
+// 50 nodes, three oracle engines each, candidate file in reverse order, JSON report.
+//
+//	go test -run=NONE -bench=CompareCases -benchtime=5x ./cmd/compare/
+func BenchmarkCompareCases(b *testing.B) {
+	const cases = 1000
+	oracle, cand := synthFiles(cases, 50)
+	b.SetBytes(int64(len(oracle) + len(cand)))
+	b.ResetTimer()
+	runs := 0
+	for b.Loop() {
+		if code, err := compareBytes(oracle, cand, &jsonLines{enc: json.NewEncoder(io.Discard)}); err != nil || code != exitFail {
+			b.Fatalf("code %d, err %v", code, err)
+		}
+		runs++
+	}
+	b.ReportMetric(float64(cases*runs)/b.Elapsed().Seconds(), "cases/s")
+}
+
+// FuzzRun: no oracle/candidate input pair panics the command's core, and the exit
+// status is always one of the three documented ones.
+func FuzzRun(f *testing.F) {
+	tiny := `{"engine":"e","engine_version":"1","viewport":{"width":800,"height":600},"nodes":[{"index":0,"parent":-1,"tag":"HTML","depth":0,"bounding":{"x":0,"y":0,"w":8,"h":1},"rects":[{"x":0,"y":0,"w":8,"h":1}],"style":{"display":"block"}}]}`
+	f.Add([]byte(`{"id":"a","dumps":{"chromium":`+tiny+`,"webkit":`+tiny+`}}`), []byte(`{"id":"a","dump":`+tiny+`}`))
+	f.Add([]byte(`{"id":"a","dumps":{"chromium":`+tiny+`}}`+"\n"+`{"id":"p","ok":true}`), []byte(tiny))
+	f.Add([]byte(`{"id":1,"error":"x"}`+"\n"+`{"id":null,"error":"y"}`), []byte(`{"id":1,"error":"crash"}`))
+	f.Add([]byte(`{"id":"a","dumps":5}`), []byte(`{"id":"b","dump":null}`))
+	f.Add([]byte(`[`), []byte(`{`))
+	f.Fuzz(func(t *testing.T, oracle, cand []byte) {
+		code, _ := compareBytes(oracle, cand, &jsonLines{enc: json.NewEncoder(io.Discard)})
+		if code != exitOK && code != exitFail && code != exitBadInput {
+			t.Fatalf("exit %d", code)
+		}
+	})
+}
