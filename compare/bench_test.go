@@ -1,0 +1,33 @@
+package compare
+
+import (
+	"testing"
+
+	"github.com/layout-oracle/oracle/dump"
+)
+
+// chain is n nested-and-sibling nodes (a ternary tree) with the full style subset.
+func chain(engine string, n int) *dump.Dump {
+	nodes := []spec{{-1, "HTML", 0, 0, 800, 600}}
+	for i := 1; i < n; i++ {
+		nodes = append(nodes, spec{(i - 1) / 3, "DIV", float64(i%3) * 20, float64(i) * 10.5, 700, 10})
+	}
+	return build(engine, nodes...)
+}
+
+// BenchmarkVoted is the comparison alone, without JSON: one 50-node case against
+// three engines.
+//
+//	go test -run=NONE -bench=Voted ./compare/
+func BenchmarkVoted(b *testing.B) {
+	oracle := map[string]*dump.Dump{"chromium": chain("chromium", 50), "firefox": chain("firefox", 50), "webkit": chain("webkit", 50)}
+	oracle["firefox"].Nodes[7].Bounding.W += 1.0 / 60
+	got := chain("candidate", 50)
+	got.Nodes[20].Bounding.H += 2
+	for b.Loop() {
+		if r, err := Voted(oracle, got, DefaultTolerance); err != nil || r.Verdict != Fail {
+			b.Fatalf("%v %v", r, err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cases/s")
+}
