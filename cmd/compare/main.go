@@ -76,16 +76,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	var cands *candidates
 	if *candPath != "" {
-		f, err := openCandidate(*candPath, stdin)
+		f, size, err := openCandidate(*candPath, stdin)
 		if err != nil {
 			return bad("%v", err)
 		}
 		defer f.Close()
-		st, err := f.Stat()
-		if err != nil {
-			return bad("%v", err)
-		}
-		if cands, err = indexCandidates(f, st.Size()); err != nil {
+		if cands, err = indexCandidates(f, size); err != nil {
 			return bad("%v", err)
 		}
 	}
@@ -101,21 +97,37 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return s.exit()
 }
 
-// openCandidate opens the candidate file. Stdin is spooled to a temporary file first
-// (streamed, not held in memory) so that the candidate can be indexed and read back
-// by offset like any file.
-func openCandidate(path string, stdin io.Reader) (*os.File, error) {
+// openCandidate opens the candidate file for indexing and reading back by offset.
+// Stdin, or any other file that is not a regular file (a pipe, a process
+// substitution), is first spooled to an unlinked temporary file, streamed rather
+// than held in memory.
+func openCandidate(path string, stdin io.Reader) (*os.File, int64, error) {
+	in := stdin
 	if path != "-" {
-		return os.Open(path)
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, 0, err
+		}
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, 0, err
+		}
+		if st.Mode().IsRegular() {
+			return f, st.Size(), nil
+		}
+		defer f.Close()
+		in = f
 	}
-	f, err := os.CreateTemp("", "compare-candidate-*.ndjson")
+	tmp, err := os.CreateTemp("", "compare-candidate-*.ndjson")
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	os.Remove(f.Name()) // unlinked now; the open file lives until Close
-	if _, err := io.Copy(f, stdin); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("reading candidate from stdin: %v", err)
+	os.Remove(tmp.Name()) // unlinked now; the open file lives until Close
+	n, err := io.Copy(tmp, in)
+	if err != nil {
+		tmp.Close()
+		return nil, 0, fmt.Errorf("reading candidate %s: %v", path, err)
 	}
-	return f, nil
+	return tmp, n, nil
 }
