@@ -148,6 +148,7 @@
   };
 
   var base64 = function (buffer, offset, length) {
+    if (length === 0) return ''; // also a detached buffer, which no view may wrap
     var bytes = new Uint8ArrayCtor(buffer, offset, length);
     var s = '';
     for (var i = 0; i < length; i += 8192) {

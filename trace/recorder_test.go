@@ -765,3 +765,34 @@ func TestRecorderInlinable(t *testing.T) {
 	assert.NotContains(t, low, "<!--")
 	assert.NotContains(t, low, "<script")
 }
+
+// TestBundledCases runs testdata/trace/cases.ndjson (trace requests in the protocol's
+// shape) through all three engines and requires a trusted vote on each.
+func TestBundledCases(t *testing.T) {
+	skipShort(t)
+	raw, err := os.ReadFile("../testdata/trace/cases.ndjson")
+	require.NoError(t, err)
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var req struct {
+			ID     string `json:"id"`
+			Op     string `json:"op"`
+			HTML   string `json:"html"`
+			Script string `json:"script"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &req))
+		require.Equal(t, "trace", req.Op, req.ID)
+		t.Run(req.ID, func(t *testing.T) {
+			traces := runAll(t, req.HTML, req.Script)
+			v := trace.Vote(traces, trace.DefaultBufferTolerance)
+			for name, tr := range traces {
+				assert.False(t, tr.TimedOut, name)
+				assert.NotEmpty(t, tr.Records, name)
+			}
+			t.Logf("%s: whole %s (outlier %q), %d records", req.ID, v.Whole.Kind, v.Whole.Outlier, len(traces[oracle.Chromium].Records))
+			if v.Whole.Kind != "unanimous" {
+				reportPairs(t, traces, trace.DefaultBufferTolerance)
+			}
+			assert.True(t, v.Whole.Trusted(), "%s: %+v", req.ID, v)
+		})
+	}
+}

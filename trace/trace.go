@@ -73,6 +73,10 @@
 //     not walked; symbols never are. Such an object also carries "class": its
 //     Object.prototype.toString tag ("URL", "DOMRect"); a plain or null-prototype
 //     object and an array carry none.
+//   - ECMAScript built-in objects (Map, Set, Date, RegExp, Promise, WeakMap) keep
+//     their state in internal slots and their accessors (Map's size) non-enumerable,
+//     so they walk as {"$shape":"object","class":"Map","keys":[],"props":{}}: a case
+//     records m.size, [...m] or d.getTime() explicitly.
 //   - Bounds: at most 64 keys per object (then "key_count" holds how many there were);
 //     4 levels of containers, a deeper one reduced to its "$shape" (and "length", and
 //     "class") with "truncated":"depth"; at most 4096 walked nodes per recorded value,
