@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -217,12 +218,19 @@ func (e *playwrightEngine) Health() Health {
 }
 
 // Reset navigates to a fresh about:blank: a new document and a new global object.
+// A page that cannot even do that in time (its renderer is still busy with a case
+// that outlived its deadline, and new pages queue behind it) costs a relaunch of the
+// browser, which bounds how long one hostile case can keep an engine away.
 func (e *playwrightEngine) Reset(ctx context.Context) error {
 	_, err := e.withPage(ctx, func(page playwright.Page, timeout float64) error {
 		_, err := page.Goto("about:blank", playwright.PageGotoOptions{Timeout: &timeout})
 		return err
 	}, "", nil)
-	return err
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	e.log.Warn().Str("engine", e.name).Msg("page did not reset in time; relaunching the browser")
+	return e.relaunchBrowser("page did not reset in time", true)
 }
 
 func (e *playwrightEngine) Load(ctx context.Context, html, fn string, args ...any) (json.RawMessage, error) {
@@ -245,11 +253,6 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 	if err := e.ensureBrowser(); err != nil {
 		return nil, err
 	}
-	if e.page == nil {
-		if err := e.replacePage(); err != nil {
-			return nil, err
-		}
-	}
 	timeout := 30_000.0
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = float64(time.Until(dl).Milliseconds())
@@ -257,51 +260,75 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 			return nil, context.DeadlineExceeded
 		}
 	}
-	type result struct {
-		raw json.RawMessage
-		err error
-	}
 	plain, err := plainJSON(args)
 	if err != nil {
 		return nil, err
 	}
-	page := e.page
+	type result struct {
+		page playwright.Page
+		raw  json.RawMessage
+		err  error
+	}
+	// Everything that talks to the browser runs here, under the deadline: even opening
+	// a page can queue behind a stuck case (a renderer busy with 50 MB of markup).
+	page, browserCtx := e.page, e.context
 	done := make(chan result, 1)
 	go func() {
-		if err := load(page, timeout); err != nil {
-			done <- result{err: err}
+		r := result{page: page}
+		if r.page == nil || r.page.IsClosed() { // a case may have called window.close()
+			if r.page, r.err = browserCtx.NewPage(); r.err != nil {
+				r.err = fmt.Errorf("%s: new page: %w", e.name, r.err)
+				done <- r
+				return
+			}
+		}
+		if r.err = load(r.page, timeout); r.err != nil || fn == "" {
+			done <- r
 			return
 		}
-		if fn == "" {
-			done <- result{}
-			return
+		var v any
+		if v, r.err = r.page.Evaluate(callExpression(fn), plain); r.err == nil {
+			if s, ok := v.(string); ok {
+				r.raw = json.RawMessage(s)
+			} else {
+				r.err = fmt.Errorf("evaluate returned %T, want a JSON string", v)
+			}
 		}
-		v, err := page.Evaluate(callExpression(fn), plain)
-		if err != nil {
-			done <- result{err: err}
-			return
-		}
-		s, ok := v.(string)
-		if !ok {
-			done <- result{err: fmt.Errorf("evaluate returned %T, want a JSON string", v)}
-			return
-		}
-		done <- result{raw: json.RawMessage(s)}
+		done <- r
 	}()
 	select {
 	case r := <-done:
+		e.page = r.page
+		if errors.Is(r.err, playwright.ErrTimeout) { // Playwright's own clock ran out first
+			e.page = nil // still busy with the case; the reset opens another
+			go r.page.Close(playwright.PageCloseOptions{RunBeforeUnload: playwright.Bool(false)})
+			return nil, fmt.Errorf("%w (%v)", context.DeadlineExceeded, firstLine(r.err))
+		}
 		if r.err != nil && !e.browser.IsConnected() {
 			e.log.Warn().Str("engine", e.name).Err(r.err).Msg("browser disconnected; relaunching on the next call")
 			return nil, fmt.Errorf("%s: browser crashed or disconnected: %w", e.name, r.err)
 		}
 		return r.raw, r.err
 	case <-ctx.Done():
-		e.log.Warn().Str("engine", e.name).Msg("case exceeded its deadline; replacing the page")
-		if err := e.replacePage(); err != nil {
-			return nil, fmt.Errorf("%w; and the page could not be replaced: %v", ctx.Err(), err)
-		}
+		// Answer now and leave the page behind: the next call (the pool's reset)
+		// opens another, or relaunches the browser if even that cannot happen in time.
+		e.log.Warn().Str("engine", e.name).Msg("case exceeded its deadline; abandoning the page")
+		e.page = nil
+		go func() {
+			if r := <-done; r.page != nil {
+				r.page.Close(playwright.PageCloseOptions{RunBeforeUnload: playwright.Bool(false)})
+			}
+		}()
 		return nil, ctx.Err()
 	}
+}
+
+func firstLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // plainJSON turns args into maps, slices and scalars by way of encoding/json:
@@ -316,39 +343,37 @@ func plainJSON(args []any) (any, error) {
 	return v, err
 }
 
-func (e *playwrightEngine) replacePage() error {
-	old := e.page
-	e.page = nil
-	if old != nil {
-		go old.Close(playwright.PageCloseOptions{RunBeforeUnload: playwright.Bool(false)})
-	}
-	page, err := e.context.NewPage()
-	if err != nil {
-		return fmt.Errorf("%s: new page: %w", e.name, err)
-	}
-	e.page = page
-	return nil
-}
-
 // ensureBrowser relaunches a browser that crashed or whose connection died, with
 // backoff; the engine keeps its version check, so a relaunch cannot silently change
 // the build that answers.
 func (e *playwrightEngine) ensureBrowser() error {
+	return e.relaunchBrowser("browser disconnected", false)
+}
+
+// relaunchBrowser relaunches when the browser is gone, or always when force is set.
+func (e *playwrightEngine) relaunchBrowser(reason string, force bool) error {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
 		return fmt.Errorf("%s: engine closed", e.name)
 	}
-	if e.browser.IsConnected() || e.relaunch == nil {
+	if (!force && e.browser.IsConnected()) || e.relaunch == nil {
 		e.mu.Unlock()
 		return nil
 	}
 	e.health.State = StateRestarting
 	e.health.Restarts++
-	e.health.Reason = "browser disconnected"
+	e.health.Reason = reason
 	old := e.browser
 	e.mu.Unlock()
-	old.Close()
+	closed := make(chan struct{})
+	go func() { old.Close(); close(closed) }()
+	select { // a wedged browser may not even close; the relaunch does not wait for it
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		e.log.Warn().Str("engine", e.name).Msg("old browser did not close in 5s; relaunching anyway")
+	}
+	e.page = nil
 
 	var err error
 	for i, wait := range relaunchBackoff {

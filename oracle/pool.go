@@ -52,9 +52,9 @@ func (p *pool) health() PoolHealth {
 	return h
 }
 
-// resetTimeout bounds the reset between cases; a page that cannot reset in this time
-// is in trouble, and its next call will find out.
-const resetTimeout = 10 * time.Second
+// resetTimeout bounds the reset between cases, normally 20 to 150 ms; a page that
+// cannot reset in this time is replaced by a relaunched browser.
+const resetTimeout = 3 * time.Second
 
 // caseError is a failure the case itself caused (its script threw, a probe matched
 // nothing): the page is fine and needs no recovery.

@@ -528,6 +528,13 @@ func (e *webDriverEngine) call(ctx context.Context, url, html, fn string, args [
 		e.restart("the case outlived its deadline")
 	default:
 		e.restart(err.Error())
+		// A session that was already gone never ran the command (a crashed or closed
+		// window since the last case): after the restart, the case runs once more.
+		if errors.As(err, &wdErr) && wdErr.Code == "invalid session id" && ctx.Err() == nil {
+			if raw, rerr := e.callOnce(ctx, url, html, fn, args); rerr == nil {
+				return raw, nil
+			}
+		}
 	}
 	return nil, err
 }
