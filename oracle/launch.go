@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/profiles"
+	"github.com/layout-oracle/oracle/trace"
 	"github.com/rs/zerolog"
 )
 
@@ -68,9 +69,14 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 		o.deadline = DefaultDeadline
 	}
 
+	var err error
+	if o.origin, err = startOrigin(log); err != nil {
+		return nil, err
+	}
+	o.closers = append(o.closers, o.origin.Close)
+
 	var pw *PlaywrightDriver
 	if needsPlaywright(names, cfg.Browsers) {
-		var err error
 		if pw, err = StartPlaywright(log); err != nil {
 			return nil, err
 		}
@@ -158,7 +164,8 @@ func launchEngine(ctx context.Context, pw *PlaywrightDriver, name string, cfg Co
 	if name == WebKit && !bundled {
 		return LaunchWebDriver(ctx, WebDriverOptions{}, log)
 	}
-	opts := PlaywrightOptions{Engine: name, Bundled: bundled, Permissions: p.Permissions}
+	opts := PlaywrightOptions{Engine: name, Bundled: bundled, Permissions: p.Permissions,
+		InitScripts: []string{trace.RecorderJS}}
 	switch name {
 	case Chromium:
 		opts.Args = p.ChromiumArgs

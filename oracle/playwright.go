@@ -115,6 +115,7 @@ type PlaywrightOptions struct {
 
 type playwrightEngine struct {
 	name, version, route string
+	initScripts          bool // the context installs init scripts (the trace recorder)
 	relaunch             func() (*playwrightEngine, error)
 	log                  zerolog.Logger
 
@@ -180,7 +181,8 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 	if err != nil {
 		return nil, fmt.Errorf("%s: launch: %w", opts.Engine, err)
 	}
-	e := &playwrightEngine{name: opts.Engine, version: browser.Version(), route: route, browser: browser, log: log}
+	e := &playwrightEngine{name: opts.Engine, version: browser.Version(), route: route, browser: browser, log: log,
+		initScripts: len(opts.InitScripts) > 0}
 	if e.context, err = browser.NewContext(playwright.BrowserNewContextOptions{
 		Viewport:    &playwright.Size{Width: int(viewportWidth), Height: int(viewportHeight)},
 		Permissions: opts.Permissions,
@@ -202,6 +204,9 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 		Dur("launch", time.Since(start)).Msg("engine launched")
 	return e, nil
 }
+
+// RunsInitScripts says the recorder arrives by init script, not inline.
+func (e *playwrightEngine) RunsInitScripts() bool { return e.initScripts }
 
 func (e *playwrightEngine) Name() string    { return e.name }
 func (e *playwrightEngine) Version() string { return e.version }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/reflect"
+	"github.com/layout-oracle/oracle/trace"
 )
 
 // Operations. A request without "op" is a geometry request.
@@ -66,6 +67,13 @@ type ReflectResponse struct {
 	ID     json.RawMessage           `json:"id"`
 	States map[string]*reflect.State `json:"states"`
 	Errors map[string]string         `json:"errors,omitempty"`
+}
+
+// TraceResponse answers a trace request.
+type TraceResponse struct {
+	ID     json.RawMessage         `json:"id"`
+	Traces map[string]*trace.Trace `json:"traces"`
+	Errors map[string]string       `json:"errors,omitempty"`
 }
 
 // ShutdownResponse acknowledges shutdown before the process exits.

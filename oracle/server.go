@@ -25,6 +25,7 @@ type Oracle struct {
 	inflight int // requests served at once
 	log      zerolog.Logger
 	failed   map[string]string // engines that did not come up, with the reason
+	origin   *origin           // serves trace pages
 
 	closeMu sync.Mutex
 	closers []func() error // run by Close, last first (engines, then their drivers)
@@ -126,6 +127,8 @@ func (o *Oracle) Handle(ctx context.Context, req *Request) any {
 		return o.geometry(ctx, req)
 	case OpReflect:
 		return o.reflectCase(ctx, req)
+	case OpTrace:
+		return o.traceCase(ctx, req)
 	}
 	return ErrorResponse{ID: req.ID, Error: fmt.Sprintf("op %q is not implemented yet", req.Op)}
 }
