@@ -29,6 +29,15 @@ type Config struct {
 	MaxLine  int           // bytes; 0 means DefaultMaxLine
 	Pages    int           // pages (browser instances) per engine; 0 means DefaultPages
 	Inflight int           // requests served at once; 0 means Pages
+	// ChromiumPath, FirefoxPath and WebKitDriverPath override an engine's binary
+	// (empty: the system build's). A named binary means the system route for that
+	// engine, whatever Browsers says.
+	ChromiumPath, FirefoxPath, WebKitDriverPath string
+}
+
+// executablePath is the binary override for engine, or "".
+func (c Config) executablePath(engine string) string {
+	return map[string]string{Chromium: c.ChromiumPath, Firefox: c.FirefoxPath, WebKit: c.WebKitDriverPath}[engine]
 }
 
 // DefaultPages suits the 2-core machines this runs on: two cases per engine in
@@ -160,12 +169,16 @@ func launchEngine(ctx context.Context, pw *PlaywrightDriver, name string, cfg Co
 	if cfg.Browsers == RouteAuto && pw != nil {
 		_, bundled = pw.BundledPath(name)
 	}
+	exe := cfg.executablePath(name)
+	if exe != "" {
+		bundled = false
+	}
 	p := cfg.Profile
 	if name == WebKit && !bundled {
-		return LaunchWebDriver(ctx, WebDriverOptions{}, log)
+		return LaunchWebDriver(ctx, WebDriverOptions{DriverPath: exe, BrowserArgs: p.WebKitGTKArgs}, log)
 	}
 	opts := PlaywrightOptions{Engine: name, Bundled: bundled, Permissions: p.Permissions,
-		InitScripts: []string{trace.RecorderJS}}
+		InitScripts: []string{trace.RecorderJS}, ExecutablePath: exe}
 	switch name {
 	case Chromium:
 		opts.Args = p.ChromiumArgs

@@ -127,6 +127,8 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, dirty bool, d
 
 			var ce *caseError
 			if dirty || (err != nil && !errors.As(err, &ce)) {
+				o.resets.Add(1)
+				defer o.resets.Done()
 				rctx, rcancel := context.WithTimeout(context.Background(), resetTimeout)
 				if rerr := e.Reset(rctx); rerr != nil {
 					o.log.Warn().Str("engine", name).Err(rerr).Msg("reset between cases failed")

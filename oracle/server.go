@@ -27,6 +27,8 @@ type Oracle struct {
 	failed   map[string]string // engines that did not come up, with the reason
 	origin   *origin           // serves trace pages
 
+	resets sync.WaitGroup // resets between cases still running; Close waits for them
+
 	closeMu sync.Mutex
 	closers []func() error // run by Close, last first (engines, then their drivers)
 }
@@ -152,6 +154,7 @@ func (o *Oracle) ping(id json.RawMessage) PingResponse {
 func (o *Oracle) Close() error {
 	o.closeMu.Lock()
 	defer o.closeMu.Unlock()
+	waitAtMost(&o.resets, resetTimeout+time.Second) // a page mid-reset closes cleanly
 	var errs []error
 	for i := len(o.closers) - 1; i >= 0; i-- {
 		if err := o.closers[i](); err != nil {
@@ -160,6 +163,15 @@ func (o *Oracle) Close() error {
 	}
 	o.closers = nil
 	return errors.Join(errs...)
+}
+
+func waitAtMost(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
 }
 
 // lineWriter writes one JSON value per line and flushes it at once, so a client

@@ -519,6 +519,10 @@ func (e *webDriverEngine) call(ctx context.Context, url, html, fn string, args [
 	}
 	var wdErr *webDriverError
 	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		// Whatever timed out (the script, a navigation into a page that never yields),
+		// the web process may still be busy with it, and nothing can interrupt it.
+		e.restart("the case timed out")
 	case errors.As(err, &wdErr) && !wdErr.sessionLost():
 		// The page's own failure (javascript error, script timeout, a navigation
 		// during the call): the driver answered, the session is fine.
@@ -765,6 +769,8 @@ func (e *webDriverEngine) Reset(ctx context.Context) error {
 		return err
 	}
 	if err := e.navigateBlank(ctx); err != nil {
+		// A page that cannot even leave (its web process busy) is replaced whole.
+		e.restart("reset to about:blank failed: " + err.Error())
 		return e.wrap(ctx, "reset to about:blank", err)
 	}
 	return nil

@@ -15,6 +15,9 @@ type Profile struct {
 	ChromiumArgs []string
 	// FirefoxPrefs are Firefox user prefs.
 	FirefoxPrefs map[string]any
+	// WebKitGTKArgs are extra MiniBrowser arguments (WebKitSettings properties) for
+	// the WebDriver route; Playwright's WebKit build takes Permissions instead.
+	WebKitGTKArgs []string
 	// Permissions are granted to every page (Chromium and Playwright's WebKit; WebDriver
 	// classic has no grant call, see the README's profile table).
 	Permissions []string
@@ -38,6 +41,9 @@ var Media = Profile{
 		// Known gap (spec): not enough for WebGL on software rendering; harmless.
 		"webgl.disable-fail-if-major-performance-caveat": true,
 	},
+	// WebKitGTK's mock capture devices; the spec's WebKit row names Playwright's
+	// build, which has no launch args for this and takes the permission grant.
+	WebKitGTKArgs: []string{"--enable-media-stream=true", "--enable-mock-capture-devices=true"},
 	// Needed even with the fake-device flags, or getUserMedia rejects NotAllowedError.
 	Permissions: []string{"camera", "microphone"},
 }
