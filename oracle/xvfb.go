@@ -1,12 +1,13 @@
 package oracle
 
 import (
+	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -32,11 +33,14 @@ type Xvfb struct {
 	closeOnce sync.Once
 }
 
-// StartXvfb starts `Xvfb :N -screen 0 1280x1024x24 -nolisten tcp` on the first display
-// number whose socket and lock file are both absent, and waits until its socket exists.
-// Xvfb gets its own process group and dies with the oracle (Pdeathsig); the
-// browser, an X client, exits when its display goes. The process
-// environment is not touched: callers pass Display to their own children.
+// StartXvfb starts `Xvfb -displayfd N -screen 0 1280x1024x24 -nolisten tcp`: Xvfb
+// itself picks a free display number, atomically through its lock file, and writes it
+// to the pipe once it is ready for clients. Guessing a free number from the socket
+// and lock files instead raced when several WebKit pages (or several oracles)
+// started at once: two servers reported the same display. Xvfb gets its own process
+// group and dies with the oracle (Pdeathsig); the browser, an X client, exits when
+// its display goes. The process environment is not touched: callers pass Display to
+// their own children.
 func StartXvfb(ctx context.Context, path string, log zerolog.Logger) (*Xvfb, error) {
 	if path == "" {
 		path = DefaultXvfb
@@ -44,82 +48,49 @@ func StartXvfb(ctx context.Context, path string, log zerolog.Logger) (*Xvfb, err
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("xvfb: %w (install the xvfb package, or set DISPLAY)", err)
 	}
-	var lastErr error
-	tried := 0
-	for n := 90; n < 400 && tried < 8; n++ {
-		if displayInUse(n) {
-			continue
-		}
-		tried++
-		x, err := startXvfbOn(ctx, path, n, log)
-		if err == nil {
-			return x, nil
-		}
-		lastErr = err
-		if ctx.Err() != nil {
-			break
-		}
-		log.Debug().Err(err).Int("display", n).Msg("xvfb did not start on this display; trying the next")
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("xvfb: %w", err)
 	}
-	if lastErr == nil {
-		lastErr = errors.New("no free display number in :90..:399")
-	}
-	return nil, fmt.Errorf("xvfb: %w", lastErr)
-}
-
-// displayInUse reports whether display n has a socket or a lock file. A stale lock
-// (its server died without cleaning up) still counts: skipping a number is cheaper
-// than reasoning about whose it is.
-func displayInUse(n int) bool {
-	for _, p := range []string{
-		"/tmp/.X11-unix/X" + strconv.Itoa(n),
-		"/tmp/.X" + strconv.Itoa(n) + "-lock",
-	} {
-		if _, err := os.Lstat(p); err == nil || !errors.Is(err, os.ErrNotExist) {
-			return true
-		}
-	}
-	return false
-}
-
-func startXvfbOn(ctx context.Context, path string, n int, log zerolog.Logger) (*Xvfb, error) {
-	display := ":" + strconv.Itoa(n)
-	out := newTailLog(log.With().Str("proc", "xvfb").Str("display", display).Logger())
-	cmd := exec.Command(path, display, "-screen", "0", xvfbScreen, "-nolisten", "tcp")
-	cmd.Stdin = nil
-	cmd.Stdout = out
-	cmd.Stderr = out
+	defer r.Close()
+	out := newTailLog(log.With().Str("proc", "xvfb").Logger())
+	cmd := exec.Command(path, "-displayfd", "3", "-screen", "0", xvfbScreen, "-nolisten", "tcp")
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.ExtraFiles = []*os.File{w} // fd 3 in the child
 	// SIGTERM, not SIGKILL, when the oracle dies: Xvfb then removes its socket and
-	// lock file, which SIGKILL would leave behind to block that display number.
+	// lock file, which SIGKILL would leave behind.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		w.Close()
+		return nil, fmt.Errorf("xvfb: %w", err)
 	}
-	x := &Xvfb{Display: display, cmd: cmd, exited: make(chan struct{}), log: log}
+	w.Close() // the child holds its copy; EOF on r then means Xvfb exited
+	x := &Xvfb{cmd: cmd, exited: make(chan struct{}), log: log}
 	go func() {
 		_ = cmd.Wait()
 		close(x.exited)
 	}()
-	socket := "/tmp/.X11-unix/X" + strconv.Itoa(n)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		if _, err := os.Stat(socket); err == nil {
-			log.Info().Str("display", display).Int("pid", cmd.Process.Pid).Msg("xvfb started")
-			return x, nil
-		}
-		select {
-		case <-x.exited:
-			return nil, fmt.Errorf("Xvfb %s exited before its socket appeared: %s", display, out.tail())
-		case <-ctx.Done():
+	number := make(chan string, 1)
+	go func() {
+		b, _ := bufio.NewReader(r).ReadString('\n')
+		number <- strings.TrimSpace(b)
+	}()
+	select {
+	case n := <-number:
+		if _, err := strconv.Atoi(n); err != nil {
 			x.Close()
-			return nil, fmt.Errorf("Xvfb %s: %w", display, ctx.Err())
-		case <-time.After(10 * time.Millisecond):
+			return nil, fmt.Errorf("xvfb exited before naming its display: %s", out.tail())
 		}
-		if time.Now().After(deadline) {
-			x.Close()
-			return nil, fmt.Errorf("Xvfb %s: socket %s did not appear within 15s: %s", display, socket, out.tail())
-		}
+		x.Display = ":" + n
+		log.Info().Str("display", x.Display).Int("pid", cmd.Process.Pid).Msg("xvfb started")
+		return x, nil
+	case <-ctx.Done():
+		x.Close()
+		return nil, fmt.Errorf("xvfb: %w", ctx.Err())
+	case <-time.After(15 * time.Second):
+		x.Close()
+		return nil, fmt.Errorf("xvfb named no display within 15s: %s", out.tail())
 	}
 }
 
