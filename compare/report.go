@@ -93,6 +93,20 @@ type Report struct {
 	Outliers      []Outlier         `json:"outliers,omitempty"`
 	Findings      []Finding         `json:"findings,omitempty"`
 	StyleFindings []StyleFinding    `json:"style_findings,omitempty"`
+
+	// Reflection is set on reflection cases (package reflect), which have no
+	// geometry: attr_value and idl_value per probe, voted and scored exactly.
+	Reflection         *Axis               `json:"reflection,omitempty"`
+	ReflectionFindings []ReflectionFinding `json:"reflection_findings,omitempty"`
+}
+
+// ReflectionFinding is one probe field whose candidate value differs from the vote.
+type ReflectionFinding struct {
+	Probe    int    `json:"probe"` // index in the request's probes
+	Selector string `json:"selector"`
+	Property string `json:"property"` // "attr_value(value)" or "idl_value(htmlFor)"
+	Want     string `json:"want"`     // the JSON value
+	Got      string `json:"got"`
 }
 
 // Failures returns the geometry findings outside tolerance, in node order.

@@ -9,25 +9,28 @@ import (
 	"io"
 
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/reflect"
 )
 
-// oracleLine is one line of the oracle's stdout. Only geometry responses ("dumps")
-// and error responses ("error") are cases; ping, shutdown, trace and reflect
-// replies carry neither and are skipped.
+// oracleLine is one line of the oracle's stdout. Geometry responses ("dumps"),
+// reflection responses ("states") and error responses ("error") are cases; ping,
+// shutdown and trace replies carry none of them and are skipped.
 type oracleLine struct {
-	ID     json.RawMessage       `json:"id"`
-	Dumps  map[string]*dump.Dump `json:"dumps"`
-	Errors map[string]string     `json:"errors"`
-	Error  *string               `json:"error"`
+	ID     json.RawMessage           `json:"id"`
+	Dumps  map[string]*dump.Dump     `json:"dumps"`
+	States map[string]*reflect.State `json:"states"`
+	Errors map[string]string         `json:"errors"`
+	Error  *string                   `json:"error"`
 }
 
-func (l *oracleLine) isCase() bool { return l.Dumps != nil || l.Error != nil }
+func (l *oracleLine) isCase() bool { return l.Dumps != nil || l.States != nil || l.Error != nil }
 
-// candidateLine is one candidate record: a dump, or the candidate's own error when
-// it produced none (scored as a failure).
+// candidateLine is one candidate record: a dump, a reflection state, or the
+// candidate's own error when it produced neither (scored as a failure).
 type candidateLine struct {
 	ID    json.RawMessage `json:"id"`
 	Dump  *dump.Dump      `json:"dump"`
+	State *reflect.State  `json:"state"`
 	Error *string         `json:"error"`
 }
 
@@ -77,6 +80,7 @@ func indexCandidates(r io.ReaderAt, size int64) (*candidates, error) {
 		var h struct {
 			ID    json.RawMessage `json:"id"`
 			Dump  present         `json:"dump"`
+			State present         `json:"state"`
 			Error present         `json:"error"`
 			Nodes present         `json:"nodes"`
 		}
@@ -92,7 +96,7 @@ func indexCandidates(r io.ReaderAt, size int64) (*candidates, error) {
 			return nil, errors.New("candidate: a bare dump must be the only value in its file")
 		}
 		switch {
-		case bool(h.Dump || h.Error):
+		case bool(h.Dump || h.State || h.Error):
 			s.id = idKey(h.ID)
 			if s.id == "" {
 				return nil, fmt.Errorf(`candidate record %d: no "id"`, n)
@@ -107,7 +111,7 @@ func indexCandidates(r io.ReaderAt, size int64) (*candidates, error) {
 		case bool(h.Nodes):
 			return nil, errors.New("candidate: a bare dump must be the only value in its file")
 		default:
-			return nil, fmt.Errorf(`candidate record %d: neither {"id", "dump"} nor {"id", "error"} nor a bare dump`, n)
+			return nil, fmt.Errorf(`candidate record %d: neither {"id", "dump"}, {"id", "state"}, {"id", "error"} nor a bare dump`, n)
 		}
 	}
 	return c, nil

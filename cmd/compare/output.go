@@ -55,6 +55,12 @@ func (h *human) report(c caseResult) error {
 		fmt.Fprintf(&b, "%s: want %s, got %s (%+d nodes)\n", r.Reason, r.Shape.Want, r.Shape.Got, r.Shape.NodeDelta)
 	case r.Verdict == compare.NoCandidate:
 		fmt.Fprintf(&b, "oracle votes: %s\n", votes(r.Votes))
+	case r.Reflection != nil && (r.Verdict == compare.Pass || r.Verdict == compare.Fail):
+		fmt.Fprintf(&b, "reflection %d/%d failed", r.Reflection.Failed, r.Reflection.Compared)
+		if r.Reflection.Untrusted > 0 {
+			fmt.Fprintf(&b, ", %d untrusted", r.Reflection.Untrusted)
+		}
+		b.WriteByte('\n')
 	case r.Verdict == compare.Pass || (r.Verdict == compare.Fail && r.Reason == ""):
 		fmt.Fprintf(&b, "layout %d/%d failed, style %d/%d failed, max |delta| %.4g px, sum %.4g px",
 			r.Layout.Failed, r.Layout.Compared, r.Style.Failed, r.Style.Compared, r.MaxAbsDelta, r.SumAbsDelta)
@@ -80,6 +86,13 @@ func (h *human) report(c caseResult) error {
 			break
 		}
 		fmt.Fprintf(&b, "    node %d %s %s: want %q, got %q\n", f.Node, f.Tag, f.Property, f.Want, f.Got)
+	}
+	for i, f := range r.ReflectionFindings {
+		if i == shown {
+			fmt.Fprintf(&b, "    ... %d more reflection mismatches\n", len(r.ReflectionFindings)-shown)
+			break
+		}
+		fmt.Fprintf(&b, "    probe %d %s %s: want %s, got %s\n", f.Probe, f.Selector, f.Property, f.Want, f.Got)
 	}
 	if len(r.Outliers) > 0 {
 		var parts []string

@@ -10,6 +10,7 @@ import (
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/reflect"
 )
 
 // caseResult is one line of output.
@@ -112,11 +113,27 @@ func (s *session) compareCase(line *oracleLine) *compare.Report {
 			return refused(err)
 		}
 	}
-	if line.Dumps == nil {
+	if line.Dumps == nil && line.States == nil {
 		return &compare.Report{Verdict: compare.Untrustworthy, Reason: "oracle error: " + *line.Error}
 	}
-	if cand != nil && cand.Dump == nil {
+	if cand != nil && cand.Error != nil {
 		return &compare.Report{Verdict: compare.Fail, Reason: "candidate error: " + *cand.Error}
+	}
+	if line.States != nil {
+		var got *reflect.State
+		if cand != nil {
+			if got = cand.State; got == nil {
+				return refused(errors.New("the oracle case is a reflection, the candidate record has no \"state\""))
+			}
+		}
+		r, err := reflect.Voted(line.States, got)
+		if err != nil {
+			return refused(err)
+		}
+		return r
+	}
+	if cand != nil && cand.Dump == nil {
+		return refused(errors.New("the oracle case is geometry, the candidate record has no \"dump\""))
 	}
 	var got *dump.Dump
 	if cand != nil {

@@ -1,0 +1,34 @@
+package main
+
+// Reflection cases through the compare command (unit test of the command, on
+// hand-written oracle and candidate lines).
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+const reflectOracle = `{"id":"r1","states":{` +
+	`"chromium":{"engine":"chromium","engine_version":"156","observations":[{"selector":"#a","attr":"value","attr_value":"5","idl":"value","idl_value":"5"}]},` +
+	`"firefox":{"engine":"firefox","engine_version":"153","observations":[{"selector":"#a","attr":"value","attr_value":"5","idl":"value","idl_value":"5"}]},` +
+	`"webkit":{"engine":"webkit","engine_version":"2.50","observations":[{"selector":"#a","attr":"value","attr_value":"5","idl":"value","idl_value":{"$undefined":true}}]}}}` + "\n"
+
+func TestCompareScoresReflectionCases(t *testing.T) {
+	oracle := writeFile(t, reflectOracle)
+	pass := writeFile(t, `{"id":"r1","state":{"engine":"mine","engine_version":"0.1","observations":[{"selector":"#a","attr":"value","attr_value":"5","idl":"value","idl_value":"5"}]}}`+"\n")
+	code, out, _ := runCmd(t, "", "--oracle", oracle, "--candidate", pass)
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "pass          r1  reflection 0/2 failed")
+	assert.Contains(t, out, "outvoted: webkit idl_value(value) x1")
+
+	fail := writeFile(t, `{"id":"r1","state":{"engine":"mine","engine_version":"0.1","observations":[{"selector":"#a","attr":"value","attr_value":null,"idl":"value","idl_value":"5"}]}}`+"\n")
+	code, out, _ = runCmd(t, "", "--oracle", oracle, "--candidate", fail)
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, `probe 0 #a attr_value(value): want "5", got null`)
+
+	geometryRecord := writeFile(t, `{"id":"r1","dump":{"engine":"mine","engine_version":"0.1","viewport":{"width":800,"height":600},"overflowed":false,"nodes":[]}}`+"\n")
+	code, out, _ = runCmd(t, "", "--oracle", oracle, "--candidate", geometryRecord)
+	assert.Equal(t, 2, code, out)
+	assert.Contains(t, out, `the candidate record has no "state"`)
+}
