@@ -284,3 +284,14 @@ func TestShutdownAndEOFLeaveNoBrowserBehind(t *testing.T) {
 		})
 	}
 }
+
+func TestEveryBundledCaseIsAnsweredOnce(t *testing.T) {
+	c := shared.get(t)
+	for id, req := range testCases(t) {
+		resp := c.send(t, req)
+		assert.Equal(t, id, resp["id"])
+		_, geometry := resp["dumps"]
+		_, reflection := resp["states"]
+		assert.True(t, geometry || reflection, "%s: answered with a result, not a request error: %v", id, resp["error"])
+	}
+}
