@@ -108,7 +108,7 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, dirty bool, d
 				wg.Done()
 				return
 			}
-			v, err := do(cctx, e)
+			v, err := callSafely(cctx, e, do)
 			mu.Lock()
 			if err != nil {
 				switch {
@@ -143,6 +143,17 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, dirty bool, d
 		errs = nil
 	}
 	return results, errs
+}
+
+// callSafely turns a panic in one engine's work into that engine's error: it runs
+// on its own goroutine, where handleSafely's recover cannot reach.
+func callSafely[T any](ctx context.Context, e Engine, do func(context.Context, Engine) (T, error)) (v T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error: %v", p)
+		}
+	}()
+	return do(ctx, e)
 }
 
 func uniq(names []string) []string {

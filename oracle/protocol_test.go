@@ -98,7 +98,8 @@ func (f *fakeEngine) Load(ctx context.Context, html, fn string, args ...any) (js
 }
 
 func fakeOracle(engines ...*fakeEngine) *Oracle {
-	o := &Oracle{engines: map[string]*pool{}, profile: "default", deadline: time.Second, inflight: 1, log: zerolog.Nop()}
+	o := &Oracle{engines: map[string]*pool{}, profile: "default", deadline: time.Second, inflight: 1, log: zerolog.Nop(),
+		origin: &origin{pages: map[string]tracePage{}}} // registers pages; the fake never fetches them
 	for _, e := range engines {
 		o.engines[e.name] = newPool(e.name, []Engine{e})
 		o.order = append(o.order, e.name)
@@ -254,4 +255,51 @@ func TestServeKeepsInflightRequestsOnSeparatePages(t *testing.T) {
 	assert.Equal(t, int32(20), a.calls.Load()+b.calls.Load())
 	assert.Positive(t, a.calls.Load(), "both pages serve when two requests are in flight")
 	assert.Positive(t, b.calls.Load(), "both pages serve when two requests are in flight")
+}
+
+// FuzzServe feeds arbitrary input to the request loop (with stand-in engines): it
+// must never panic, and must write only JSON lines, each carrying an "id" key.
+func FuzzServe(f *testing.F) {
+	for _, seed := range []string{
+		`{"id":"a","html":"<p>"}`, `{"id":1,"op":"ping"}`, `{"id":"r","op":"reflect","probes":[{"selector":"#a","attr":"x"}]}`,
+		`{"id":"t","op":"trace","script":"x"}`, `not json`, `{"id":{"x":1}}`, `{"id":"e","engines":[null]}`, "{\"id\":\"\xff\"}",
+	} {
+		f.Add(seed + "\n" + `{"id":"z","op":"ping"}`)
+	}
+	f.Fuzz(func(t *testing.T, input string) {
+		o := fakeOracle(&fakeEngine{name: Chromium})
+		var out strings.Builder
+		if err := o.Serve(context.Background(), strings.NewReader(input), &out); err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+			if line == "" {
+				continue
+			}
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				t.Fatalf("non-JSON output line %q: %v", line, err)
+			}
+			if _, ok := m["id"]; !ok {
+				t.Fatalf("response without id: %s", line)
+			}
+		}
+	})
+}
+
+type panickingEngine struct{ fakeEngine }
+
+func (p *panickingEngine) Load(ctx context.Context, html, fn string, args ...any) (json.RawMessage, error) {
+	panic("boom")
+}
+
+func TestServeTurnsAPanicIntoThatEnginesError(t *testing.T) {
+	o := fakeOracle(&fakeEngine{name: Firefox})
+	o.engines[Chromium] = newPool(Chromium, []Engine{&panickingEngine{fakeEngine{name: Chromium}}})
+	o.order = append(o.order, Chromium)
+	got := serveLines(t, o, `{"id":"p","html":"<p>"}`+"\n"+`{"id":"next","op":"ping"}`+"\n")
+	ids, _ := byID(t, got)
+	assert.Equal(t, map[string]any{"chromium": "internal error: boom"}, ids["p"]["errors"])
+	assert.Contains(t, ids["p"]["dumps"], Firefox)
+	assert.Equal(t, true, ids["next"]["ok"])
 }
