@@ -24,9 +24,11 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-# Everything, against the real engines. Fuzz targets run briefly on top of their seeds.
+# Everything, against the real engines, one package at a time (-p 1): the browser
+# packages would otherwise share 2 cores and squeeze their deadlines. Fuzz targets
+# then run briefly on top of their seeds.
 test: setup fmt-check vet
-	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -p 1 -timeout 40m ./...
 	$(MAKE) fuzz FUZZTIME=10s
 
 FUZZTIME ?= 30s
