@@ -111,6 +111,9 @@ type PlaywrightOptions struct {
 	FirefoxPrefs map[string]any // launch profile's Firefox prefs
 	Permissions  []string       // launch profile's permission grants
 	InitScripts  []string       // run before any page script, in every page
+	// ExecutablePath replaces the system build's binary (SystemChromium,
+	// SystemFirefox); not used with Bundled.
+	ExecutablePath string
 }
 
 type playwrightEngine struct {
@@ -160,13 +163,15 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 		}
 		route = "playwright-go bundled " + path
 	case opts.Engine == Chromium:
-		launch.ExecutablePath = playwright.String(SystemChromium)
+		exe := orDefault(opts.ExecutablePath, SystemChromium)
+		launch.ExecutablePath = playwright.String(exe)
 		launch.Args = append(append([]string{}, chromiumArgs...), opts.Args...)
-		route = "playwright-go system " + SystemChromium
+		route = "playwright-go system " + exe
 	case opts.Engine == Firefox:
+		exe := orDefault(opts.ExecutablePath, SystemFirefox)
 		launch.Channel = playwright.String("moz-firefox")
-		launch.ExecutablePath = playwright.String(SystemFirefox)
-		route = "playwright-go system " + SystemFirefox + " (WebDriver BiDi, channel moz-firefox)"
+		launch.ExecutablePath = playwright.String(exe)
+		route = "playwright-go system " + exe + " (WebDriver BiDi, channel moz-firefox)"
 	default:
 		return nil, fmt.Errorf("%s: no system route through Playwright (stock WebKitGTK is driven over WebDriver)", opts.Engine)
 	}
@@ -420,4 +425,11 @@ func (e *playwrightEngine) Close() error {
 		return err
 	}
 	return nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

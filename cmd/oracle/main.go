@@ -39,6 +39,10 @@ func run() int {
 	inflight := fs.Int("inflight", 0, "requests served at once (0: as many as --pages)")
 	logLevel := fs.String("log-level", "info", "stderr log level: debug, info, warn, error")
 	installDriver := fs.Bool("install-driver", false, "install the Playwright driver matching go.mod, without browsers, and exit")
+	selfCheck := fs.Bool("self-check", true, "before serving, run one geometry, one trace and one reflection case per engine and take an engine that fails out of service")
+	chromiumPath := fs.String("chromium-path", "", "Chromium binary (default "+oracle.SystemChromium+"); implies the system route for chromium")
+	firefoxPath := fs.String("firefox-path", "", "Firefox binary (default "+oracle.SystemFirefox+"); implies the system route for firefox")
+	webkitDriverPath := fs.String("webkit-driver-path", "", "WebKitWebDriver binary (default "+oracle.DefaultWebKitWebDriver+"); implies the WebDriver route for webkit")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -75,10 +79,21 @@ func run() int {
 		MaxLine:  *maxLine,
 		Pages:    *pages,
 		Inflight: *inflight,
+
+		ChromiumPath:     *chromiumPath,
+		FirefoxPath:      *firefoxPath,
+		WebKitDriverPath: *webkitDriverPath,
 	}, log)
 	if err != nil {
 		log.Error().Err(err).Msg("launch")
 		return 1
+	}
+	if *selfCheck {
+		if rep := o.SelfCheck(ctx, oracle.DefaultSelfChecks()); len(rep.Passed) == 0 {
+			log.Error().Msg("no engine passed the self-check")
+			o.Close()
+			return 1
+		}
 	}
 	log.Info().Dur("startup", time.Since(start)).Msg("serving on stdio")
 

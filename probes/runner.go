@@ -1,0 +1,457 @@
+package probes
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/layout-oracle/oracle/compare"
+	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/reflect"
+	"github.com/layout-oracle/oracle/trace"
+	"github.com/layout-oracle/oracle/vote"
+)
+
+// Engine statuses.
+const (
+	StatusOK      = "ok"
+	StatusError   = "error"   // the engine answered with an error: a harness failure
+	StatusTimeout = "timeout" // the trace ended by the recorder's timeout, not the probe's trace.done(): a harness failure
+	StatusSkipped = "skipped" // the profile does not support the probe
+)
+
+// EngineResult is one engine's outcome on one probe.
+type EngineResult struct {
+	Status  string `json:"status"`
+	Version string `json:"version,omitempty"`
+	Error   string `json:"error,omitempty"` // the error, the timeout, or why skipped
+}
+
+// Pair is one engine pair's agreement on a probe's result.
+type Pair struct {
+	A      string `json:"a"`
+	B      string `json:"b"`
+	Agree  bool   `json:"agree"`
+	Detail string `json:"detail,omitempty"` // the first difference(s), when they disagree
+}
+
+// Result is one probe's outcome across the engines.
+type Result struct {
+	Probe   string                  `json:"probe"`
+	Kind    Kind                    `json:"kind"`
+	Engines map[string]EngineResult `json:"engines"`
+	// Pairs is every pair of engines that both answered, in engine order.
+	Pairs []Pair `json:"pairs"`
+	// Vote is the three-way vote over the engines that answered (vote.None when the
+	// probe was skipped).
+	Vote vote.Result `json:"vote"`
+	// Skipped says why the probe did not run, when it did not.
+	Skipped string `json:"skipped,omitempty"`
+	// Failed: some engine errored or timed out on a probe the profile supports.
+	Failed bool     `json:"failed"`
+	Notes  []string `json:"notes,omitempty"`
+	TookMS int64    `json:"took_ms"`
+}
+
+// Run runs probes one after another through o, each on engines (the oracle's
+// serving engines when empty), under the named launch profile.
+func Run(ctx context.Context, o *oracle.Oracle, probes []Probe, engines []string, profile string) []Result {
+	if len(engines) == 0 {
+		engines = o.Serving()
+	}
+	var out []Result
+	for _, p := range probes {
+		out = append(out, RunProbe(ctx, o, p, engines, profile))
+	}
+	return out
+}
+
+// RunProbe runs one probe on engines and evaluates it.
+func RunProbe(ctx context.Context, o *oracle.Oracle, p Probe, engines []string, profile string) Result {
+	engines = ordered(engines)
+	r := Result{Probe: p.Name, Kind: p.Kind(), Engines: map[string]EngineResult{}, Pairs: []Pair{}}
+	versions := map[string]string{}
+	if ping, ok := o.Handle(ctx, &oracle.Request{ID: json.RawMessage(`"probe-ping"`), Op: oracle.OpPing}).(oracle.PingResponse); ok {
+		versions = ping.Versions
+	}
+	if p.Profile != "" && p.Profile != profile {
+		r.Skipped = fmt.Sprintf("needs --profile=%s (running %s)", p.Profile, profile)
+		for _, e := range engines {
+			r.Engines[e] = EngineResult{Status: StatusSkipped, Version: versions[e], Error: r.Skipped}
+		}
+		r.Vote = vote.Result{Kind: vote.None}
+		return r
+	}
+
+	req := p.Request
+	req.ID, _ = json.Marshal("probe-" + p.Name)
+	req.Engines = engines
+	start := time.Now()
+	resp := o.Handle(ctx, &req)
+	r.TookMS = time.Since(start).Milliseconds()
+
+	fail := func(e, status, msg string) {
+		r.Engines[e] = EngineResult{Status: status, Version: versions[e], Error: msg}
+		r.Failed = true
+	}
+	ok := func(e string) { r.Engines[e] = EngineResult{Status: StatusOK, Version: versions[e]} }
+
+	switch resp := resp.(type) {
+	case oracle.TraceResponse:
+		traces := map[string]*trace.Trace{}
+		for _, e := range engines {
+			t := resp.Traces[e]
+			switch {
+			case resp.Errors[e] != "":
+				fail(e, StatusError, resp.Errors[e])
+			case t == nil:
+				fail(e, StatusError, "no trace")
+			case t.TimedOut:
+				fail(e, StatusTimeout, fmt.Sprintf("trace timed out after %d records: the probe never reached trace.done()", len(t.Records)))
+				traces[e] = t // still voted: the records it did push are evidence
+			default:
+				ok(e)
+				traces[e] = t
+			}
+		}
+		evalTrace(&r, traces)
+	case oracle.GeometryResponse:
+		dumps := map[string]*dump.Dump{}
+		for _, e := range engines {
+			switch d := resp.Dumps[e]; {
+			case resp.Errors[e] != "":
+				fail(e, StatusError, resp.Errors[e])
+			case d == nil:
+				fail(e, StatusError, "no dump")
+			default:
+				ok(e)
+				dumps[e] = d
+			}
+		}
+		evalGeometry(&r, dumps)
+	case oracle.ReflectResponse:
+		states := map[string]*reflect.State{}
+		for _, e := range engines {
+			switch s := resp.States[e]; {
+			case resp.Errors[e] != "":
+				fail(e, StatusError, resp.Errors[e])
+			case s == nil:
+				fail(e, StatusError, "no state")
+			default:
+				ok(e)
+				states[e] = s
+			}
+		}
+		evalReflect(&r, states)
+	case oracle.ErrorResponse:
+		for _, e := range engines {
+			fail(e, StatusError, "request refused: "+resp.Error)
+		}
+		r.Vote = vote.Result{Kind: vote.None}
+	default:
+		for _, e := range engines {
+			fail(e, StatusError, fmt.Sprintf("unexpected response %T", resp))
+		}
+		r.Vote = vote.Result{Kind: vote.None}
+	}
+	for _, e := range engines {
+		if s := r.Engines[e]; s.Status != StatusOK {
+			r.Notes = append(r.Notes, fmt.Sprintf("%s %s: %s", e, s.Status, firstLine(s.Error)))
+		}
+	}
+	return r
+}
+
+// pairs calls agree on every pair of engines present in values, in engine order.
+func pairs[T any](values map[string]T, agree func(a, b T) (bool, string)) []Pair {
+	names := ordered(keys(values))
+	out := []Pair{}
+	for i := range names {
+		for j := i + 1; j < len(names); j++ {
+			ok, detail := agree(values[names[i]], values[names[j]])
+			p := Pair{A: names[i], B: names[j], Agree: ok}
+			if !ok {
+				p.Detail = detail
+			}
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func evalTrace(r *Result, traces map[string]*trace.Trace) {
+	tol := trace.DefaultBufferTolerance
+	r.Pairs = pairs(traces, func(a, b *trace.Trace) (bool, string) {
+		c := trace.Compare(a, b, tol)
+		var parts []string
+		for i, f := range c.Findings {
+			if i == 2 {
+				parts = append(parts, fmt.Sprintf("(%d findings)", len(c.Findings)))
+				break
+			}
+			parts = append(parts, describeFinding(f, a))
+		}
+		return c.Equal, strings.Join(parts, "; ")
+	})
+	v := trace.Vote(traces, tol)
+	r.Vote = v.Whole
+	for _, p := range r.Pairs {
+		if !p.Agree {
+			r.Notes = append(r.Notes, fmt.Sprintf("%s vs %s: %s", p.A, p.B, p.Detail))
+		}
+	}
+	if v.CountsAgree && r.Vote.Kind != vote.Unanimous && r.Vote.Kind != vote.Agree {
+		var any *trace.Trace
+		for _, t := range traces {
+			any = t
+			break
+		}
+		for _, rv := range v.Records {
+			if rv.Kind != vote.Unanimous && rv.Kind != vote.Agree {
+				desc := string(rv.Kind)
+				if rv.Outlier != "" {
+					desc += ", outlier " + rv.Outlier
+				}
+				r.Notes = append(r.Notes, fmt.Sprintf("record %d (%s): %s%s", rv.Seq, any.Records[rv.Seq].Label, desc, showValues(traces, rv.Seq)))
+			}
+		}
+	}
+	bufferDiffs(r, traces)
+}
+
+// showValues renders each engine's value at a record position, when none is a
+// buffer and each is short: what the engines actually said, not only that they
+// differ.
+func showValues(traces map[string]*trace.Trace, seq int) string {
+	var parts []string
+	for _, e := range ordered(keys(traces)) {
+		v := traces[e].Records[seq].Value
+		if len(v) > 300 || bytes.Contains(v, []byte(`"$buffer"`)) || bytes.Contains(v, []byte(`"$audioBuffer"`)) {
+			return ""
+		}
+		parts = append(parts, e+" "+string(v))
+	}
+	return ": " + strings.Join(parts, ", ")
+}
+
+// bufferDiffs notes, per engine pair, the largest sample difference over the
+// probe's buffers, compared with no tolerance at all: how close "agree" was.
+func bufferDiffs(r *Result, traces map[string]*trace.Trace) {
+	names := ordered(keys(traces))
+	var parts []string
+	for i := range names {
+		for j := i + 1; j < len(names); j++ {
+			a, b := traces[names[i]], traces[names[j]]
+			if len(a.Records) != len(b.Records) {
+				continue
+			}
+			found, max := false, 0.0
+			for k := range a.Records {
+				if !bytes.Contains(a.Records[k].Value, []byte(`"base64"`)) {
+					continue
+				}
+				found = true
+				for _, f := range trace.CompareRecords(k, &a.Records[k], &b.Records[k], trace.BufferTolerance{}) {
+					if f.Kind == trace.MismatchBuffer && f.MaxAbsDiff > max {
+						max = f.MaxAbsDiff
+					}
+				}
+			}
+			if found {
+				parts = append(parts, fmt.Sprintf("%s-%s %.3g", names[i], names[j], max))
+			}
+		}
+	}
+	if len(parts) > 0 {
+		tol := trace.DefaultBufferTolerance
+		r.Notes = append(r.Notes, fmt.Sprintf("buffers, max |diff| with no tolerance: %s (tolerance: float %g abs + %g rel, integer %g levels)",
+			strings.Join(parts, ", "), tol.Absolute, tol.Relative, tol.Integer))
+	}
+}
+
+// describeFinding renders a trace finding, naming the record's label.
+func describeFinding(f trace.Finding, t *trace.Trace) string {
+	s := f.String()
+	if f.Seq >= 0 && f.Seq < len(t.Records) {
+		s = strings.Replace(s, fmt.Sprintf("record %d", f.Seq), fmt.Sprintf("record %d (%s)", f.Seq, t.Records[f.Seq].Label), 1)
+	}
+	return s
+}
+
+func evalGeometry(r *Result, dumps map[string]*dump.Dump) {
+	tol := compare.DefaultTolerance
+	r.Pairs = pairs(dumps, func(a, b *dump.Dump) (bool, string) {
+		rep, err := compare.Dumps(a, b, tol)
+		if err != nil {
+			return false, err.Error()
+		}
+		if rep.Verdict == compare.Pass {
+			return true, ""
+		}
+		detail := string(rep.Verdict)
+		if rep.Reason != "" {
+			detail += ": " + rep.Reason
+		}
+		for _, f := range rep.Worst(2) {
+			if !f.Within {
+				detail += fmt.Sprintf("; node %d %s %s: %g vs %g", f.Node, f.Tag, f.Property, f.Want, f.Got)
+			}
+		}
+		for i, f := range rep.StyleFindings {
+			if i == 2 {
+				break
+			}
+			detail += fmt.Sprintf("; node %d %s %s: %q vs %q", f.Node, f.Tag, f.Property, f.Want, f.Got)
+		}
+		return false, detail
+	})
+	rep, err := compare.Voted(dumps, nil, tol)
+	if err != nil {
+		r.Vote = vote.Result{Kind: vote.Split}
+		r.Notes = append(r.Notes, "compare.Voted refused the dumps: "+err.Error())
+		return
+	}
+	r.Vote = geometryVote(rep, ordered(keys(dumps)))
+	var counts []string
+	for _, k := range []vote.Kind{vote.Unanimous, vote.Majority, vote.Split, vote.Agree, vote.Disagree, vote.Single} {
+		if n := rep.Votes[k]; n > 0 {
+			counts = append(counts, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	if len(counts) > 0 {
+		r.Notes = append(r.Notes, "per-item votes: "+strings.Join(counts, ", "))
+	}
+	for _, ol := range rep.Outliers {
+		r.Notes = append(r.Notes, fmt.Sprintf("outlier %s on %s (%d items)", ol.Engine, ol.Property, ol.Count))
+	}
+	if rep.Verdict == compare.Discarded || rep.Verdict == compare.Untrustworthy {
+		r.Notes = append(r.Notes, fmt.Sprintf("%s: %s", rep.Verdict, rep.Reason))
+	}
+}
+
+// geometryVote reduces compare.Voted's per-item votes to one vote on the probe:
+// unanimous when the shape and every item were, a majority when every outvoted item
+// has the same outlier, split otherwise.
+func geometryVote(rep *compare.Report, engines []string) vote.Result {
+	if rep.Verdict == compare.Discarded || rep.Verdict == compare.Untrustworthy {
+		return vote.Result{Kind: vote.Split}
+	}
+	if rep.Votes[vote.Split] > 0 || rep.Votes[vote.Disagree] > 0 {
+		return vote.Result{Kind: vote.Split}
+	}
+	outliers := map[string]bool{}
+	for _, ol := range rep.Outliers {
+		outliers[ol.Engine] = true
+	}
+	switch len(outliers) {
+	case 0:
+		// Every item agreed: the same kind as a vote where every pair agrees.
+		return vote.Vote(mapOf(engines), func(a, b string) bool { return true })
+	case 1:
+		var out string
+		for e := range outliers {
+			out = e
+		}
+		var maj []string
+		for _, e := range engines {
+			if e != out {
+				maj = append(maj, e)
+			}
+		}
+		return vote.Result{Kind: vote.Majority, Majority: maj, Outlier: out}
+	}
+	return vote.Result{Kind: vote.Split}
+}
+
+func evalReflect(r *Result, states map[string]*reflect.State) {
+	agree := func(a, b *reflect.State) (bool, string) {
+		if len(a.Observations) != len(b.Observations) {
+			return false, fmt.Sprintf("%d vs %d observations", len(a.Observations), len(b.Observations))
+		}
+		for i := range a.Observations {
+			x, y := a.Observations[i], b.Observations[i]
+			if !sameAttr(x.AttrValue, y.AttrValue) {
+				return false, fmt.Sprintf("%s attr_value %s: %s vs %s", x.Selector, x.Attr, showAttr(x.AttrValue), showAttr(y.AttrValue))
+			}
+			if !sameJSON(x.IDLValue, y.IDLValue) {
+				return false, fmt.Sprintf("%s idl_value %s: %s vs %s", x.Selector, x.IDL, x.IDLValue, y.IDLValue)
+			}
+		}
+		return true, ""
+	}
+	r.Pairs = pairs(states, agree)
+	r.Vote = vote.Vote(states, func(a, b *reflect.State) bool { ok, _ := agree(a, b); return ok })
+	for _, p := range r.Pairs {
+		if !p.Agree {
+			r.Notes = append(r.Notes, fmt.Sprintf("%s vs %s: %s", p.A, p.B, p.Detail))
+		}
+	}
+}
+
+func sameAttr(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+func showAttr(a *string) string {
+	if a == nil {
+		return "null"
+	}
+	return fmt.Sprintf("%q", *a)
+}
+
+// sameJSON compares two JSON texts after compacting them.
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y bytes.Buffer
+	if json.Compact(&x, a) != nil || json.Compact(&y, b) != nil {
+		return bytes.Equal(a, b)
+	}
+	return bytes.Equal(x.Bytes(), y.Bytes())
+}
+
+// ordered sorts engine names in oracle.AllEngines order.
+func ordered(names []string) []string {
+	rank := map[string]int{}
+	for i, e := range oracle.AllEngines {
+		rank[e] = i + 1
+	}
+	out := append([]string(nil), names...)
+	sort.SliceStable(out, func(i, j int) bool { return rank[out[i]] < rank[out[j]] })
+	return out
+}
+
+func keys[T any](m map[string]T) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func mapOf(names []string) map[string]string {
+	m := map[string]string{}
+	for _, n := range names {
+		m[n] = n
+	}
+	return m
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// Failures names the probes that failed (an engine errored or timed out).
+func Failures(results []Result) []string {
+	var out []string
+	for _, r := range results {
+		if r.Failed {
+			out = append(out, r.Probe)
+		}
+	}
+	return out
+}
