@@ -40,7 +40,23 @@ fuzz:
 	  done; \
 	done
 
-bench: setup
+# The issue-7 benchmark (cmd/bench/README.md): the same N generated cases through
+# (a) the oracle, (b) a browser per case (sampled), (c) the oracle with one page and
+# one request in flight, (d) each engine's bare setContent+evaluate; prints the table.
+BENCH_CASES ?= 500
+SOAK_CASES ?= 10000
+.PHONY: soak bench-go
+bench: setup build
+	$(BIN)/bench --oracle $(BIN)/oracle --cases $(BENCH_CASES)
+
+# Memory over a long run: SOAK_CASES cases through one oracle, RSS of the oracle and
+# every process under it sampled every 1000 cases; exits 1 if the last sample exceeds
+# the one at 20% of the run by more than 50% (total, or the oracle process alone).
+soak: setup build
+	$(BIN)/bench --oracle $(BIN)/oracle --soak $(SOAK_CASES)
+
+# The go test benchmarks that `make bench` ran before.
+bench-go: setup
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./...
 
 clean:

@@ -1,0 +1,349 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/oracle"
+	"github.com/mxschmitt/playwright-go"
+	"github.com/rs/zerolog"
+)
+
+// The bare round trip (way d) is each engine's own cheapest "replace the document,
+// evaluate, get the answer back" through its driver, with none of the oracle: no
+// protocol line, no pool, no deadline goroutine, no dump decode/encode, no reset, no
+// init script, no load wait beyond what the driver call itself does.
+//
+//   - chromium, firefox: one Playwright page; page.SetContent(html) then page.Evaluate.
+//   - webkit: one WebDriver session; one Execute Script doing
+//     document.open/write/close and returning the result (ENGINES.md's 4.6 ms route).
+//
+// Two variants: "walk" evaluates the same dump walk the oracle runs (so oracle latency
+// over this is the oracle's overhead), "trivial" evaluates a constant (so the walk's
+// own cost shows too).
+
+// walkExpr is the same wrapper the oracle evaluates (oracle.callExpression, which is
+// unexported): the page's own JSON.stringify makes the result text.
+var walkExpr = "async (args) => { const v = await (" + dump.WalkJS + ").apply(null, args || []); " +
+	"return v === undefined ? 'null' : JSON.stringify(v); }"
+
+const trivialExpr = "() => 1"
+
+// chromiumArgs are the flags the oracle launches Debian's Chromium with
+// (oracle/playwright.go, unexported there).
+var chromiumArgs = []string{
+	"--no-sandbox", "--disable-gpu", "--disable-background-networking",
+	"--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run",
+}
+
+// bareResult is one engine's bare latencies per variant.
+type bareResult struct {
+	Walk, Trivial []time.Duration
+	WallWalk      time.Duration
+	WallTrivial   time.Duration
+	Errors        int
+	FirstErr      string
+}
+
+func (r *bareResult) fail(id string, err error) {
+	r.Errors++
+	if r.FirstErr == "" {
+		r.FirstErr = id + ": " + err.Error()
+	}
+}
+
+type bareRunner interface {
+	// roundTrip replaces the document with html and evaluates: the walk (with script)
+	// when walk is set, a constant otherwise.
+	roundTrip(c benchCase, walk bool) error
+	close()
+}
+
+func runBare(ctx context.Context, cases []benchCase, engines []string, trivial bool, log zerolog.Logger) (map[string]*bareResult, error) {
+	out := map[string]*bareResult{}
+	var pw *playwright.Playwright
+	for _, name := range engines {
+		var r bareRunner
+		var err error
+		if name == oracle.WebKit {
+			r, err = newBareWebDriver(ctx, log)
+		} else {
+			if pw == nil {
+				if pw, err = playwright.Run(&playwright.RunOptions{Stdout: os.Stderr, Stderr: os.Stderr}); err != nil {
+					return out, fmt.Errorf("bare: start playwright: %w", err)
+				}
+				defer pw.Stop()
+			}
+			r, err = newBarePlaywright(pw, name)
+		}
+		if err != nil {
+			return out, fmt.Errorf("bare %s: %w", name, err)
+		}
+		res := &bareResult{}
+		out[name] = res
+		// Warm up on a few cases first, as the oracle's self-check warms its pages.
+		for _, c := range cases[:min(5, len(cases))] {
+			_ = r.roundTrip(c, true)
+		}
+		t0 := time.Now()
+		for _, c := range cases {
+			s := time.Now()
+			if err := r.roundTrip(c, true); err != nil {
+				res.fail(c.ID, err)
+			}
+			res.Walk = append(res.Walk, time.Since(s))
+		}
+		res.WallWalk = time.Since(t0)
+		if trivial {
+			t0 = time.Now()
+			for _, c := range cases {
+				s := time.Now()
+				if err := r.roundTrip(c, false); err != nil {
+					res.fail(c.ID, err)
+				}
+				res.Trivial = append(res.Trivial, time.Since(s))
+			}
+			res.WallTrivial = time.Since(t0)
+		}
+		r.close()
+	}
+	return out, nil
+}
+
+type barePlaywright struct {
+	browser playwright.Browser
+	page    playwright.Page
+}
+
+func newBarePlaywright(pw *playwright.Playwright, name string) (*barePlaywright, error) {
+	opts := playwright.BrowserTypeLaunchOptions{Headless: playwright.Bool(true)}
+	var bt playwright.BrowserType
+	switch name {
+	case oracle.Chromium:
+		bt = pw.Chromium
+		opts.Args = chromiumArgs
+		if !exists(bt.ExecutablePath()) {
+			opts.ExecutablePath = playwright.String(oracle.SystemChromium)
+		}
+	case oracle.Firefox:
+		bt = pw.Firefox
+		if !exists(bt.ExecutablePath()) {
+			opts.ExecutablePath = playwright.String(oracle.SystemFirefox)
+			opts.Channel = playwright.String("moz-firefox")
+		}
+	default:
+		return nil, fmt.Errorf("no bare Playwright route for %s", name)
+	}
+	b, err := bt.Launch(opts)
+	if err != nil {
+		return nil, err
+	}
+	ctx, err := b.NewContext(playwright.BrowserNewContextOptions{Viewport: &playwright.Size{Width: 800, Height: 600}})
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	page, err := ctx.NewPage()
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	return &barePlaywright{browser: b, page: page}, nil
+}
+
+func exists(p string) bool {
+	if p == "" {
+		return false
+	}
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func (b *barePlaywright) roundTrip(c benchCase, walk bool) error {
+	if err := b.page.SetContent(c.HTML); err != nil {
+		return err
+	}
+	var err error
+	var v any
+	if walk {
+		v, err = b.page.Evaluate(walkExpr, []any{c.Script, dump.StyleProperties})
+		if _, ok := v.(string); err == nil && !ok {
+			err = fmt.Errorf("walk returned %T", v)
+		}
+	} else {
+		_, err = b.page.Evaluate(trivialExpr)
+	}
+	return err
+}
+
+func (b *barePlaywright) close() { b.browser.Close() }
+
+// bareWebDriver is a minimal W3C WebDriver client for WebKitGTK: one driver, one
+// session, one window, on an Xvfb of its own.
+type bareWebDriver struct {
+	cmd     *exec.Cmd
+	xvfb    *oracle.Xvfb
+	base    string
+	client  *http.Client
+	walkJS  string
+	trivial string
+}
+
+func newBareWebDriver(ctx context.Context, log zerolog.Logger) (*bareWebDriver, error) {
+	display := os.Getenv("DISPLAY")
+	w := &bareWebDriver{client: &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 2}}}
+	if display == "" {
+		x, err := oracle.StartXvfb(ctx, "", log)
+		if err != nil {
+			return nil, err
+		}
+		w.xvfb, display = x, x.Display
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		w.close()
+		return nil, err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	w.cmd = exec.Command(oracle.DefaultWebKitWebDriver, "--port="+strconv.Itoa(port), "--host=127.0.0.1")
+	w.cmd.Env = append(os.Environ(), "DISPLAY="+display, "GDK_BACKEND=x11", "NO_AT_BRIDGE=1")
+	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := w.cmd.Start(); err != nil {
+		w.close()
+		return nil, err
+	}
+	w.base = "http://127.0.0.1:" + strconv.Itoa(port)
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if _, err := w.do(http.MethodGet, "/status", nil); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			w.close()
+			return nil, errors.New("WebKitWebDriver not ready in 20s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	caps := map[string]any{"capabilities": map[string]any{"alwaysMatch": map[string]any{
+		"webkitgtk:browserOptions": map[string]any{"binary": oracle.DefaultMiniBrowser, "args": []string{"--automation"}},
+	}}}
+	raw, err := w.do(http.MethodPost, "/session", caps)
+	if err != nil {
+		w.close()
+		return nil, err
+	}
+	var s struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil || s.SessionID == "" {
+		w.close()
+		return nil, fmt.Errorf("new session: %s", raw)
+	}
+	w.base += "/session/" + s.SessionID
+	if _, err := w.do(http.MethodPost, "/url", map[string]string{"url": "about:blank"}); err != nil {
+		w.close()
+		return nil, err
+	}
+	// 800x600 viewport: set the window, measure the chrome, correct once.
+	win := [2]int{800, 600}
+	for i := 0; i < 3; i++ {
+		if _, err := w.do(http.MethodPost, "/window/rect", map[string]int{"width": win[0], "height": win[1]}); err != nil {
+			w.close()
+			return nil, err
+		}
+		time.Sleep(50 * time.Millisecond)
+		raw, err := w.do(http.MethodPost, "/execute/sync", map[string]any{"script": "return [innerWidth, innerHeight]", "args": []any{}})
+		var in [2]int
+		if err == nil {
+			err = json.Unmarshal(raw, &in)
+		}
+		if err != nil {
+			w.close()
+			return nil, err
+		}
+		if in == [2]int{800, 600} {
+			break
+		}
+		win[0] += 800 - in[0]
+		win[1] += 600 - in[1]
+	}
+	load := "document.open(); document.write(arguments[0]); document.close();\n"
+	w.walkJS = load + "return JSON.stringify((" + dump.WalkJS + ").apply(null, arguments[1]));"
+	w.trivial = load + "return 1;"
+	return w, nil
+}
+
+func (w *bareWebDriver) roundTrip(c benchCase, walk bool) error {
+	body := map[string]any{"script": w.trivial, "args": []any{c.HTML}}
+	if walk {
+		body = map[string]any{"script": w.walkJS, "args": []any{c.HTML, []any{c.Script, dump.StyleProperties}}}
+	}
+	_, err := w.do(http.MethodPost, "/execute/sync", body)
+	return err
+}
+
+func (w *bareWebDriver) do(method, path string, body any) (json.RawMessage, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, w.base+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := w.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	var env struct {
+		Value json.RawMessage `json:"value"`
+	}
+	if err := json.Unmarshal(b, &env); err != nil {
+		return nil, fmt.Errorf("webdriver %s %s: %v", method, path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("webdriver %s %s: %d %.300s", method, path, resp.StatusCode, strings.TrimSpace(string(env.Value)))
+	}
+	return env.Value, nil
+}
+
+func (w *bareWebDriver) close() {
+	if w.cmd != nil && w.cmd.Process != nil {
+		if strings.Contains(w.base, "/session/") {
+			req, _ := http.NewRequest(http.MethodDelete, w.base, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			if resp, err := w.client.Do(req.WithContext(ctx)); err == nil {
+				resp.Body.Close()
+			}
+			cancel()
+		}
+		_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+		_ = w.cmd.Wait()
+	}
+	if w.xvfb != nil {
+		w.xvfb.Close()
+	}
+}

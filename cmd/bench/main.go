@@ -1,0 +1,346 @@
+// Command bench measures the layout oracle against the alternatives (issue 7):
+//
+//	(a) the oracle binary with its defaults (--pages/--inflight defaults), all engines
+//	(b) a naive baseline that launches a fresh browser per case (on a sample)
+//	(c) the oracle with --pages=1 --inflight=1
+//	(d) each engine's own bare setContent+evaluate round trip, no oracle
+//
+// over the same N generated cases, and prints cases/s, per-engine median and p99
+// latency, the ratio against the baseline and the overhead against the bare round
+// trip. --soak N instead pipes N cases through one oracle and samples the resident
+// memory of the oracle and every process under it. See README.md beside this file.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/layout-oracle/oracle/oracle"
+	"github.com/rs/zerolog"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+type config struct {
+	cases, sample, soak, soakEvery int
+	seed                           uint64
+	oracleBin, logDir              string
+	engines, ways                  []string
+	asJSON, trivial                bool
+	soakRef, soakMaxGrowth         float64
+}
+
+// run is the whole command minus os.Exit: 0 done (goals are reported, not enforced),
+// 1 a measurement failed or the soak's memory grew past the limit, 2 bad usage.
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c config
+	fs.IntVar(&c.cases, "cases", 500, "number of generated cases, N")
+	seed := fs.Uint64("seed", 1, "case generator seed")
+	fs.StringVar(&c.oracleBin, "oracle", "", "oracle binary (default: go build ./cmd/oracle into a temp dir)")
+	engines := fs.String("engines", strings.Join(oracle.AllEngines, ","), "engines, comma-separated")
+	ways := fs.String("ways", "a,b,c,d", "ways to run, comma-separated: a (oracle defaults), b (browser per case), c (oracle --pages=1 --inflight=1), d (bare round trip)")
+	fs.IntVar(&c.sample, "baseline-sample", 20, "cases the browser-per-case baseline (b) runs; its cases/s is extrapolated from them")
+	fs.BoolVar(&c.trivial, "bare-trivial", true, "also time the bare round trip with a trivial evaluate instead of the walk")
+	fs.BoolVar(&c.asJSON, "json", false, "print one JSON object instead of the table")
+	fs.StringVar(&c.logDir, "log-dir", "", "where the oracles' stderr logs go (default: a temp dir, kept)")
+	fs.IntVar(&c.soak, "soak", 0, "soak mode: pipe this many cases through one oracle (defaults) and sample RSS")
+	fs.IntVar(&c.soakEvery, "soak-every", 1000, "soak: sample RSS every this many cases")
+	fs.Float64Var(&c.soakRef, "soak-ref", 0.2, "soak: the reference sample is the first at or after this fraction of the run")
+	fs.Float64Var(&c.soakMaxGrowth, "soak-max-growth", 0.5, "soak: fail when the last sample exceeds the reference by more than this fraction (total, and the oracle process alone)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	c.seed = *seed
+	c.engines = splitList(*engines)
+	c.ways = splitList(*ways)
+	if fs.NArg() > 0 || c.cases < 1 || c.sample < 1 || c.soakEvery < 1 {
+		fmt.Fprintln(stderr, "bench: bad arguments (see -h)")
+		return 2
+	}
+	for _, w := range c.ways {
+		if !strings.Contains("a b c d", w) || len(w) != 1 {
+			fmt.Fprintf(stderr, "bench: unknown way %q\n", w)
+			return 2
+		}
+	}
+	if os.Getenv("PLAYWRIGHT_NODEJS_PATH") == "" { // as the oracle does (make exports it)
+		if node, err := exec.LookPath("node"); err == nil {
+			os.Setenv("PLAYWRIGHT_NODEJS_PATH", node)
+		}
+	}
+	if c.logDir == "" {
+		d, err := os.MkdirTemp("", "oracle-bench-")
+		if err != nil {
+			fmt.Fprintln(stderr, "bench:", err)
+			return 1
+		}
+		c.logDir = d
+	}
+	if err := os.MkdirAll(c.logDir, 0o755); err != nil {
+		fmt.Fprintln(stderr, "bench:", err)
+		return 1
+	}
+	if c.oracleBin == "" {
+		bin := filepath.Join(c.logDir, "oracle")
+		build := exec.Command("go", "build", "-o", bin, "github.com/layout-oracle/oracle/cmd/oracle")
+		build.Stdout, build.Stderr = stderr, stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(stderr, "bench: build oracle:", err)
+			return 1
+		}
+		c.oracleBin = bin
+	}
+	fmt.Fprintf(stderr, "bench: logs in %s\n", c.logDir)
+	if c.soak > 0 {
+		return runSoak(c, stdout, stderr)
+	}
+	return runBench(c, stdout, stderr)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func has(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// report is the --json output.
+type report struct {
+	Cases   int          `json:"cases"`
+	Seed    uint64       `json:"seed"`
+	Engines []string     `json:"engines"`
+	Rows    []*wayResult `json:"rows"`
+	Goals   []goal       `json:"goals"`
+	Load    string       `json:"loadavg_at_start"`
+}
+
+type goal struct {
+	What  string  `json:"what"`
+	Value float64 `json:"value"`
+	Limit string  `json:"limit"`
+	Met   bool    `json:"met"`
+}
+
+func runBench(c config, stdout, stderr io.Writer) int {
+	ctx := context.Background()
+	cases := generateCases(c.seed, c.cases)
+	logf, err := os.Create(filepath.Join(c.logDir, "bench.log"))
+	if err != nil {
+		fmt.Fprintln(stderr, "bench:", err)
+		return 1
+	}
+	defer logf.Close()
+	log := zerolog.New(logf).Level(zerolog.WarnLevel).With().Timestamp().Logger()
+	rep := report{Cases: c.cases, Seed: c.seed, Engines: c.engines, Load: loadavg()}
+	fail := func(what string, err error) int {
+		fmt.Fprintf(stderr, "bench: %s: %v\n", what, err)
+		return 1
+	}
+	progress := func(format string, a ...any) { fmt.Fprintf(stderr, "bench: "+format+"\n", a...) }
+
+	if has(c.ways, "a") {
+		progress("(a) oracle, defaults: %d cases", c.cases)
+		row, err := oracleWay(c, cases, "a", "oracle (defaults)", nil, oracle.DefaultPages, progress)
+		if err != nil {
+			return fail("(a)", err)
+		}
+		rep.Rows = append(rep.Rows, row)
+	}
+	if has(c.ways, "c") {
+		progress("(c) oracle, --pages=1 --inflight=1: %d cases", c.cases)
+		row, err := oracleWay(c, cases, "c", "oracle --pages=1 --inflight=1", []string{"--pages=1", "--inflight=1"}, 1, progress)
+		if err != nil {
+			return fail("(c)", err)
+		}
+		rep.Rows = append(rep.Rows, row)
+	}
+	if has(c.ways, "d") {
+		progress("(d) bare round trip: %d cases per engine", c.cases)
+		bare, err := runBare(ctx, cases, c.engines, c.trivial, log)
+		if err != nil {
+			return fail("(d)", err)
+		}
+		rep.Rows = append(rep.Rows, bareRows(bare, c)...)
+	}
+	if has(c.ways, "b") {
+		sample := sampleCases(cases, c.sample)
+		progress("(b) browser per case: %d sample cases", len(sample))
+		b, err := runBaseline(ctx, sample, c.engines, log)
+		if err != nil {
+			return fail("(b)", err)
+		}
+		row := &wayResult{Key: "b", Way: "browser per case", Cases: b.Cases, WallS: b.Wall.Seconds(),
+			CasesPerS: float64(b.Cases) / b.Wall.Seconds(), Extrapolated: true,
+			Latency: map[string]latency{latencyAll: summarize(b.PerCase)}, Errors: b.Errors,
+			Note: fmt.Sprintf("* sample of %d of the %d cases (evenly spread); cases/s extrapolated from it. "+
+				"Per case: a fresh browser per engine, the %d engines at once, oracle.Geometry walk, close; one shared Playwright driver and Xvfb.",
+				b.Cases, c.cases, len(c.engines))}
+		for e, ds := range b.Engine {
+			row.Latency[e] = summarize(ds)
+		}
+		if b.FirstEr != "" {
+			row.Note += " First error: " + b.FirstEr
+		}
+		rep.Rows = append(rep.Rows, row)
+	}
+	fillRatios(rep.Rows, c.engines)
+	rep.Goals = goals(rep.Rows, c.engines)
+
+	if c.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return fail("json", err)
+		}
+		return 0
+	}
+	fmt.Fprintf(stdout, "layout oracle bench: %d cases (seed %d), engines %s; load average at start %s\n\n",
+		c.cases, c.seed, strings.Join(c.engines, ","), rep.Load)
+	writeTable(stdout, rep.Rows, c.engines)
+	fmt.Fprintln(stdout)
+	for _, g := range rep.Goals {
+		verdict := "NOT MET"
+		if g.Met {
+			verdict = "met"
+		}
+		fmt.Fprintf(stdout, "goal: %-60s %8sx (want %s): %s\n", g.What, fmtNum(g.Value), g.Limit, verdict)
+	}
+	return 0
+}
+
+// goals are the issue's two targets, as far as the rows measured them.
+func goals(rows []*wayResult, engines []string) []goal {
+	var out []goal
+	for _, r := range rows {
+		if r.Key == "a" && r.RatioVsBaseline > 0 {
+			out = append(out, goal{What: "(a) cases/s over (b) browser-per-case cases/s", Value: r.RatioVsBaseline, Limit: ">= 50", Met: r.RatioVsBaseline >= 50})
+		}
+		if r.Key == "c" {
+			for _, e := range engines {
+				if x, ok := r.OverheadVsBare[e]; ok {
+					out = append(out, goal{What: fmt.Sprintf("(c) %s median latency over bare walk median", e), Value: x, Limit: "<= 2", Met: x <= 2})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// oracleWay is ways (a) and (c): one oracle process; a warm-up; one pass of all cases
+// to all engines piped as fast as backpressure allows (wall time, cases/s, the
+// three-engine request's latency, which includes time queued in the pipe); then one
+// pass per engine naming only that engine, with at most `window` requests
+// outstanding (the oracle's --inflight), so each latency is service time with the
+// oracle's places full but nothing queued client-side.
+func oracleWay(c config, cases []benchCase, key, name string, extra []string, window int, progress func(string, ...any)) (*wayResult, error) {
+	args := append([]string{"--engines=" + strings.Join(c.engines, ","), "--log-level=warn"}, extra...)
+	logPath := filepath.Join(c.logDir, "oracle-"+key+".log")
+	p, startup, err := startOracle(c.oracleBin, args, logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer p.kill()
+	progress("(%s) oracle up in %.1fs", key, startup.Seconds())
+	if _, err := p.pass(cases[:min(10, len(cases))], "warm-", nil, 0); err != nil {
+		return nil, err
+	}
+	all, err := p.pass(cases, "all-", nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	row := &wayResult{Key: key, Way: name, Cases: len(cases), WallS: all.Wall.Seconds(),
+		CasesPerS: float64(len(cases)) / all.Wall.Seconds(),
+		Latency:   map[string]latency{latencyAll: summarize(all.Latencies)}, Errors: all.Errors,
+		Note: fmt.Sprintf("wall and cases/s: all %d cases to all engines, piped at once (all-engine latency includes pipe queueing); "+
+			"per-engine latency: a pass per engine (\"engines\":[e]) with %d request(s) outstanding. Oracle startup %.1fs (not in wall).",
+			len(cases), window, startup.Seconds())}
+	firstErr := all.FirstErr
+	for _, e := range c.engines {
+		progress("(%s) %s pass", key, e)
+		r, err := p.pass(cases, e+"-", []string{e}, window)
+		if err != nil {
+			return nil, err
+		}
+		row.Latency[e] = summarize(r.Latencies)
+		row.Errors += r.Errors
+		if firstErr == "" {
+			firstErr = r.FirstErr
+		}
+	}
+	if firstErr != "" {
+		row.Note += " First error: " + firstErr
+	}
+	if err := p.close(); err != nil {
+		return nil, err
+	}
+	return row, nil
+}
+
+func bareRows(bare map[string]*bareResult, c config) []*wayResult {
+	walk := &wayResult{Key: "d-walk", Way: "bare setContent+evaluate(walk)", Cases: c.cases, Latency: map[string]latency{},
+		Note: "per engine, one page, cases one at a time, engines one after another; wall and cases/s are the three engines' sum. " +
+			"chromium/firefox: Playwright page.SetContent + page.Evaluate; webkit: one WebDriver Execute Script (document.open/write/close + walk)."}
+	triv := &wayResult{Key: "d-triv", Way: "bare setContent+evaluate(1)", Cases: c.cases, Latency: map[string]latency{},
+		Note: "as d-walk, evaluating a constant instead of the walk."}
+	var wallW, wallT time.Duration
+	for _, e := range c.engines {
+		r, ok := bare[e]
+		if !ok {
+			continue
+		}
+		walk.Latency[e] = summarize(r.Walk)
+		wallW += r.WallWalk
+		walk.Errors += r.Errors
+		if r.FirstErr != "" {
+			walk.Note += " First error: " + e + " " + r.FirstErr
+		}
+		if c.trivial {
+			triv.Latency[e] = summarize(r.Trivial)
+			wallT += r.WallTrivial
+		}
+	}
+	walk.WallS, walk.CasesPerS = wallW.Seconds(), float64(c.cases)/wallW.Seconds()
+	if !c.trivial {
+		return []*wayResult{walk}
+	}
+	triv.WallS, triv.CasesPerS = wallT.Seconds(), float64(c.cases)/wallT.Seconds()
+	return []*wayResult{walk, triv}
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
