@@ -81,11 +81,11 @@ var (
 	viewportHeight = dump.Viewport.Height
 )
 
-// callExpression wraps fn, a function expression, into one that takes the args array
+// CallExpression wraps fn, a function expression, into one that takes the args array
 // and returns fn's (awaited) result as JSON text made by the page's own
 // JSON.stringify. Every backend evaluates this same wrapper, so the driver's value
 // serialization (which differs between CDP, BiDi and WebDriver) never shapes a result.
-func callExpression(fn string) string {
+func CallExpression(fn string) string {
 	return "async (args) => { const v = await (" + fn + ").apply(null, args || []); " +
 		"return v === undefined ? 'null' : JSON.stringify(v); }"
 }

@@ -23,9 +23,9 @@ const (
 	SystemFirefox  = "/usr/bin/firefox-esr"
 )
 
-// chromiumArgs are needed as root on a closed network: without the networking flags
+// ChromiumArgs are needed as root on a closed network: without the networking flags
 // Chromium floods refused connections (ENGINES.md).
-var chromiumArgs = []string{
+var ChromiumArgs = []string{
 	"--no-sandbox", "--disable-gpu", "--disable-background-networking",
 	"--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run",
 }
@@ -165,7 +165,7 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 	case opts.Engine == Chromium:
 		exe := orDefault(opts.ExecutablePath, SystemChromium)
 		launch.ExecutablePath = playwright.String(exe)
-		launch.Args = append(append([]string{}, chromiumArgs...), opts.Args...)
+		launch.Args = append(append([]string{}, ChromiumArgs...), opts.Args...)
 		route = "playwright-go system " + exe
 	case opts.Engine == Firefox:
 		exe := orDefault(opts.ExecutablePath, SystemFirefox)
@@ -176,7 +176,7 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 		return nil, fmt.Errorf("%s: no system route through Playwright (stock WebKitGTK is driven over WebDriver)", opts.Engine)
 	}
 	if opts.Engine == Chromium && opts.Bundled {
-		launch.Args = append(append([]string{}, chromiumArgs...), opts.Args...)
+		launch.Args = append(append([]string{}, ChromiumArgs...), opts.Args...)
 	}
 	if len(opts.FirefoxPrefs) > 0 {
 		launch.FirefoxUserPrefs = opts.FirefoxPrefs
@@ -297,7 +297,7 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 			return
 		}
 		var v any
-		if v, r.err = r.page.Evaluate(callExpression(fn), plain); r.err == nil {
+		if v, r.err = r.page.Evaluate(CallExpression(fn), plain); r.err == nil {
 			if s, ok := v.(string); ok {
 				r.raw = json.RawMessage(s)
 			} else {

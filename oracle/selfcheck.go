@@ -34,7 +34,7 @@ func strPtr(s string) *string { return &s }
 
 // The three self-check cases: one geometry, one trace, one reflection request, each
 // fast (well under a second per engine) and each answered identically by the three
-// engines on the development host (probes/README.md has the observations).
+// engines on the development host (the README's "Probes" section has the observations).
 var (
 	// SelfCheckGeometry is a fixed box-model case: a 100x40 div with asymmetric
 	// padding, a 2px border and a margin.

@@ -448,7 +448,7 @@ const restore = () => {
 `
 
 // callScript is the Execute Script body for one call: optionally the document write
-// (document.open/write/close, then wait for load), then callExpression(fn) on the
+// (document.open/write/close, then wait for load), then CallExpression(fn) on the
 // args, whose JSON text result WebDriver awaits. arguments are [token, args, html].
 // On a page that has navigated away from about:blank, a Load returns a marker object
 // instead of writing, and the Go side navigates back and retries.
@@ -468,7 +468,7 @@ func callScript(fn string, load bool) string {
 		// runs after readyState becomes complete) have finished before fn runs.
 		b.WriteString("await new Promise(r => { const tick = () => document.readyState === 'complete' ? r() : setTimeout(tick, 1); setTimeout(tick, 0); });\n")
 	}
-	b.WriteString("return (" + callExpression(fn) + ")(args);\n")
+	b.WriteString("return (" + CallExpression(fn) + ")(args);\n")
 	b.WriteString("})().then(v => { restore(); settle[0](v); }, e => { restore(); settle[1](e); });\nreturn p;")
 	return b.String()
 }

@@ -35,19 +35,11 @@ import (
 // over this is the oracle's overhead), "trivial" evaluates a constant (so the walk's
 // own cost shows too).
 
-// walkExpr is the same wrapper the oracle evaluates (oracle.callExpression, which is
-// unexported): the page's own JSON.stringify makes the result text.
-var walkExpr = "async (args) => { const v = await (" + dump.WalkJS + ").apply(null, args || []); " +
-	"return v === undefined ? 'null' : JSON.stringify(v); }"
+// walkExpr is the same wrapper the oracle evaluates: the page's own JSON.stringify
+// makes the result text.
+var walkExpr = oracle.CallExpression(dump.WalkJS)
 
 const trivialExpr = "() => 1"
-
-// chromiumArgs are the flags the oracle launches Debian's Chromium with
-// (oracle/playwright.go, unexported there).
-var chromiumArgs = []string{
-	"--no-sandbox", "--disable-gpu", "--disable-background-networking",
-	"--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run",
-}
 
 // bareResult is one engine's bare latencies per variant.
 type bareResult struct {
@@ -134,7 +126,7 @@ func newBarePlaywright(pw *playwright.Playwright, name string) (*barePlaywright,
 	switch name {
 	case oracle.Chromium:
 		bt = pw.Chromium
-		opts.Args = chromiumArgs
+		opts.Args = oracle.ChromiumArgs
 		if !exists(bt.ExecutablePath()) {
 			opts.ExecutablePath = playwright.String(oracle.SystemChromium)
 		}
