@@ -11,9 +11,10 @@ import (
 	"sort"
 )
 
-// WalkJS is the in-page walk, a JavaScript function expression taking the case's
-// optional script. Every engine evaluates exactly this text, so a difference between
-// two dumps is the engines', never the harness's.
+// WalkJS is the in-page walk, a JavaScript function expression taking the style
+// property list; the oracle runs the case's script before it (oracle.WithCaseScript).
+// Every engine evaluates exactly this text, so a difference between two dumps is the
+// engines', never the harness's.
 //
 //go:embed walk.js
 var WalkJS string

@@ -1,15 +1,5 @@
-(function (script, styleProperties) {
-  // Runs the case's script, then walks every element in document order.
-  // Returns {dump} or {scriptError}; a throwing script is the case's error, not ours.
-  if (script) {
-    try {
-      (0, eval)(script); // indirect eval: global scope, like a classic <script>
-    } catch (e) {
-      var name = e && e.name ? e.name : typeof e;
-      var msg = e && e.message !== undefined ? e.message : String(e);
-      return { scriptError: name + ": " + msg };
-    }
-  }
+(function (styleProperties) {
+  // Walks every element in document order, as the page is now.
   function rect(r) {
     return { x: r.x, y: r.y, w: r.width, h: r.height };
   }
@@ -36,10 +26,8 @@
   var se = document.scrollingElement || root;
   var overflowed = !!se && (se.scrollWidth > se.clientWidth || se.scrollHeight > se.clientHeight);
   return {
-    dump: {
-      viewport: { width: window.innerWidth, height: window.innerHeight },
-      overflowed: overflowed,
-      nodes: nodes
-    }
+    viewport: { width: window.innerWidth, height: window.innerHeight },
+    overflowed: overflowed,
+    nodes: nodes
   };
 })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/layout-oracle/oracle/dump"
 )
@@ -80,6 +81,49 @@ var (
 	viewportWidth  = dump.Viewport.Width
 	viewportHeight = dump.Viewport.Height
 )
+
+// WithCaseScript wraps fn, a function expression, into one whose first argument is
+// the case's script, run before fn by indirect eval (global scope, like a classic
+// <script>); fn gets the remaining arguments. A script that throws is the case's
+// failure, not the walk's: the wrapper then returns {"scriptError": "Name: message"}
+// instead of calling fn, and fn's own result comes back as {"result": ...}.
+func WithCaseScript(fn string) string {
+	return `(function (script) {
+  if (script) {
+    try {
+      (0, eval)(script);
+    } catch (e) {
+      var name = e && e.name ? e.name : typeof e;
+      var msg = e && e.message !== undefined ? e.message : String(e);
+      return { scriptError: name + ": " + msg };
+    }
+  }
+  return { result: (` + fn + `).apply(null, Array.prototype.slice.call(arguments, 1)) };
+})`
+}
+
+// caseResult is what WithCaseScript's wrapper returns.
+type caseResult struct {
+	Result      json.RawMessage `json:"result"`
+	ScriptError string          `json:"scriptError"`
+}
+
+// runCase loads html, runs the case's script, then fn with args, and returns fn's
+// JSON result; a throwing script is a caseError.
+func runCase(ctx context.Context, e Engine, html, script, fn string, args ...any) (json.RawMessage, error) {
+	raw, err := e.Load(ctx, html, WithCaseScript(fn), append([]any{script}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	var res caseResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("walk returned malformed JSON: %v", err)
+	}
+	if res.ScriptError != "" {
+		return nil, caseErrorf("script threw: %s", res.ScriptError)
+	}
+	return res.Result, nil
+}
 
 // CallExpression wraps fn, a function expression, into one that takes the args array
 // and returns fn's (awaited) result as JSON text made by the page's own

@@ -17,30 +17,17 @@ func (o *Oracle) geometry(ctx context.Context, req *Request) GeometryResponse {
 	return GeometryResponse{ID: req.ID, Dumps: dumps, Errors: errs}
 }
 
-// walkResult is what dump.WalkJS returns: a dump, or the case script's exception.
-type walkResult struct {
-	Dump        *dump.Dump `json:"dump"`
-	ScriptError string     `json:"scriptError"`
-}
-
 // Geometry produces one engine's dump of one case. A dump whose viewport is not the
 // spec's is withheld: ground truth measured in the wrong viewport is not ground truth.
 func Geometry(ctx context.Context, e Engine, html, script string) (*dump.Dump, error) {
-	raw, err := e.Load(ctx, html, dump.WalkJS, script, dump.StyleProperties)
+	raw, err := runCase(ctx, e, html, script, dump.WalkJS, dump.StyleProperties)
 	if err != nil {
 		return nil, err
 	}
-	var res walkResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("walk returned malformed JSON: %v", err)
+	var d *dump.Dump
+	if err := json.Unmarshal(raw, &d); err != nil || d == nil {
+		return nil, fmt.Errorf("walk returned no dump (%v)", err)
 	}
-	if res.ScriptError != "" {
-		return nil, caseErrorf("script threw: %s", res.ScriptError)
-	}
-	if res.Dump == nil {
-		return nil, fmt.Errorf("walk returned no dump")
-	}
-	d := res.Dump
 	d.Engine, d.EngineVersion = e.Name(), e.Version()
 	if d.Viewport != dump.Viewport {
 		return nil, fmt.Errorf("viewport is %gx%g, not %gx%g; dump withheld",

@@ -93,7 +93,7 @@ func (f *fakeEngine) Load(ctx context.Context, html, fn string, args ...any) (js
 	if s, _ := args[0].(string); s == "throw" {
 		return json.RawMessage(`{"scriptError":"Error: boom"}`), nil
 	}
-	return json.RawMessage(`{"dump":{"viewport":{"width":800,"height":600},"overflowed":false,"nodes":[
+	return json.RawMessage(`{"result":{"viewport":{"width":800,"height":600},"overflowed":false,"nodes":[
 		{"index":0,"parent":-1,"tag":"HTML","depth":0,"bounding":{"x":0,"y":0,"w":800,"h":10},"rects":[],"style":{}}]}}`), nil
 }
 

@@ -17,7 +17,7 @@ func (o *Oracle) reflectCase(ctx context.Context, req *Request) ReflectResponse 
 
 // Reflect produces one engine's reflection dump of one case.
 func Reflect(ctx context.Context, e Engine, html, script string, probes []reflect.Probe) (*reflect.State, error) {
-	raw, err := e.Load(ctx, html, reflect.WalkJS, script, probes)
+	raw, err := runCase(ctx, e, html, script, reflect.WalkJS, probes)
 	if err != nil {
 		return nil, err
 	}

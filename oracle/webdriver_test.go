@@ -96,10 +96,16 @@ func load(tb testing.TB, e Engine, html, fn string, v any, args ...any) {
 	}
 }
 
+// walkResult is what the walk, wrapped by WithCaseScript, returns.
+type walkResult struct {
+	Dump        *dump.Dump `json:"result"`
+	ScriptError string     `json:"scriptError"`
+}
+
 func walk(tb testing.TB, e Engine, html, script string) walkResult {
 	tb.Helper()
 	var res walkResult
-	load(tb, e, html, dump.WalkJS, &res, script, dump.StyleProperties)
+	load(tb, e, html, WithCaseScript(dump.WalkJS), &res, script, dump.StyleProperties)
 	return res
 }
 
@@ -496,7 +502,7 @@ func BenchmarkWebDriverLoad(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
-		raw, err := e.Load(ctx, html, dump.WalkJS, "", dump.StyleProperties)
+		raw, err := e.Load(ctx, html, WithCaseScript(dump.WalkJS), "", dump.StyleProperties)
 		if err != nil {
 			b.Fatal(err)
 		}

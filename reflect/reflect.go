@@ -10,7 +10,7 @@ import (
 	"regexp"
 )
 
-// WalkJS runs the case's script and reads every probe. Every engine evaluates exactly
+// WalkJS reads every probe (the oracle runs the case's script first). Every engine evaluates exactly
 // this text.
 //
 //go:embed walk.js
@@ -57,7 +57,6 @@ func CheckSelector(s string) error {
 // walkResult is what WalkJS returns.
 type walkResult struct {
 	Observations []Observation `json:"observations"`
-	ScriptError  string        `json:"scriptError"`
 	ProbeError   string        `json:"probeError"`
 }
 
@@ -68,8 +67,6 @@ func ParseWalk(raw json.RawMessage) ([]Observation, error) {
 		return nil, fmt.Errorf("reflection walk returned malformed JSON: %v", err)
 	}
 	switch {
-	case res.ScriptError != "":
-		return nil, fmt.Errorf("script threw: %s", res.ScriptError)
 	case res.ProbeError != "":
 		return nil, fmt.Errorf("%s", res.ProbeError)
 	case res.Observations == nil:

@@ -1,15 +1,6 @@
-(function (script, probes) {
-  // Runs the case's script, then reads each probe's content attribute and IDL
-  // property. Returns {observations}, {scriptError} or {probeError}.
-  if (script) {
-    try {
-      (0, eval)(script); // indirect eval: global scope, like a classic <script>
-    } catch (e) {
-      var name = e && e.name ? e.name : typeof e;
-      var msg = e && e.message !== undefined ? e.message : String(e);
-      return { scriptError: name + ": " + msg };
-    }
-  }
+(function (probes) {
+  // Reads each probe's content attribute and IDL property.
+  // Returns {observations} or {probeError}.
   function canonical(v) {
     switch (typeof v) {
       case "undefined":

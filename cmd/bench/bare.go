@@ -37,7 +37,7 @@ import (
 
 // walkExpr is the same wrapper the oracle evaluates: the page's own JSON.stringify
 // makes the result text.
-var walkExpr = oracle.CallExpression(dump.WalkJS)
+var walkExpr = oracle.CallExpression(oracle.WithCaseScript(dump.WalkJS))
 
 const trivialExpr = "() => 1"
 
@@ -273,7 +273,7 @@ func newBareWebDriver(ctx context.Context, log zerolog.Logger) (*bareWebDriver, 
 		win[1] += 600 - in[1]
 	}
 	load := "document.open(); document.write(arguments[0]); document.close();\n"
-	w.walkJS = load + "return JSON.stringify((" + dump.WalkJS + ").apply(null, arguments[1]));"
+	w.walkJS = load + "return JSON.stringify((" + oracle.WithCaseScript(dump.WalkJS) + ").apply(null, arguments[1]));"
 	w.trivial = load + "return 1;"
 	return w, nil
 }
