@@ -203,3 +203,15 @@ func verifyViewport(ctx context.Context, e Engine) error {
 	}
 	return nil
 }
+
+// SplitList parses a comma-separated flag value (--engines=chromium,webkit),
+// dropping blanks.
+func SplitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

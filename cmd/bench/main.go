@@ -65,8 +65,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	c.seed = *seed
-	c.engines = splitList(*engines)
-	c.ways = splitList(*ways)
+	c.engines = oracle.SplitList(*engines)
+	c.ways = oracle.SplitList(*ways)
 	if fs.NArg() > 0 || c.cases < 1 || c.sample < 1 || c.soakEvery < 1 {
 		fmt.Fprintln(stderr, "bench: bad arguments (see -h)")
 		return 2
@@ -109,16 +109,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runSoak(c, stdout, stderr)
 	}
 	return runBench(c, stdout, stderr)
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 func has(xs []string, x string) bool {

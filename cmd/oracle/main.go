@@ -72,7 +72,7 @@ func run() int {
 
 	start := time.Now()
 	o, err := oracle.Launch(ctx, oracle.Config{
-		Engines:  splitList(*engines),
+		Engines:  oracle.SplitList(*engines),
 		Browsers: *browsers,
 		Profile:  prof,
 		Deadline: *deadline,
@@ -128,14 +128,4 @@ func reserveStdout() (*os.File, error) {
 	}
 	syscall.CloseOnExec(fd) // browsers must not inherit the protocol stream
 	return os.NewFile(uintptr(fd), "protocol"), nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

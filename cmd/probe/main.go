@@ -96,12 +96,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "probe:", err)
 		return 2
 	}
-	selected, err := probes.Select(splitList(*only))
+	selected, err := probes.Select(oracle.SplitList(*only))
 	if err != nil {
 		fmt.Fprintln(stderr, "probe:", err)
 		return 2
 	}
-	names := splitList(*engines)
+	names := oracle.SplitList(*engines)
 	log := zerolog.New(stderr).Level(level).With().Timestamp().Str("proc", "probe").Logger()
 
 	start := time.Now()
@@ -274,16 +274,6 @@ func keys[T any](m map[string]T) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
-	}
-	return out
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
 	}
 	return out
 }
