@@ -84,14 +84,6 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 	}
 	o.closers = append(o.closers, o.origin.Close)
 
-	var pw *PlaywrightDriver
-	if needsPlaywright(names, cfg.Browsers) {
-		if pw, err = StartPlaywright(log); err != nil {
-			return nil, err
-		}
-		o.closers = append(o.closers, pw.Stop)
-	}
-
 	start := time.Now()
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -101,7 +93,7 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				e, err := launchEngine(ctx, pw, name, cfg, log)
+				e, err := launchEngine(ctx, name, cfg, log)
 				if err == nil {
 					err = verifyViewport(ctx, e)
 					if err != nil {
@@ -155,27 +147,30 @@ func sameBuild(pages []Engine) error {
 	return nil
 }
 
-func needsPlaywright(names []string, browsers string) bool {
-	for _, n := range names {
-		if n != WebKit || browsers != RouteSystem {
-			return true
-		}
+// launchEngine launches one page of engine. A Playwright page gets a Playwright
+// driver (a node process) of its own: the driver relays every byte of a case, so a
+// hostile one (50 MB of html) clogs it for tens of seconds, and a private driver
+// keeps that to the page that took the case while the others serve on.
+func launchEngine(ctx context.Context, name string, cfg Config, log zerolog.Logger) (Engine, error) {
+	exe := cfg.executablePath(name)
+	p := cfg.Profile
+	webDriver := func() (Engine, error) {
+		return LaunchWebDriver(ctx, WebDriverOptions{DriverPath: exe, BrowserArgs: p.WebKitGTKArgs}, log)
 	}
-	return false
-}
-
-func launchEngine(ctx context.Context, pw *PlaywrightDriver, name string, cfg Config, log zerolog.Logger) (Engine, error) {
+	if name == WebKit && (cfg.Browsers == RouteSystem || exe != "") {
+		return webDriver()
+	}
+	pw, err := StartPlaywright(log)
+	if err != nil {
+		return nil, err
+	}
 	bundled := cfg.Browsers == RoutePlaywright
-	if cfg.Browsers == RouteAuto && pw != nil {
+	if cfg.Browsers == RouteAuto && exe == "" {
 		_, bundled = pw.BundledPath(name)
 	}
-	exe := cfg.executablePath(name)
-	if exe != "" {
-		bundled = false
-	}
-	p := cfg.Profile
 	if name == WebKit && !bundled {
-		return LaunchWebDriver(ctx, WebDriverOptions{DriverPath: exe, BrowserArgs: p.WebKitGTKArgs}, log)
+		pw.Stop()
+		return webDriver()
 	}
 	opts := PlaywrightOptions{Engine: name, Bundled: bundled, Permissions: p.Permissions,
 		InitScripts: []string{trace.RecorderJS}, ExecutablePath: exe}
@@ -186,7 +181,13 @@ func launchEngine(ctx context.Context, pw *PlaywrightDriver, name string, cfg Co
 		opts.FirefoxPrefs = p.FirefoxPrefs
 		opts.Permissions = nil // Firefox's fake media comes from prefs; it has no camera grant
 	}
-	return pw.LaunchPlaywright(opts, log)
+	e, err := pw.LaunchPlaywright(opts, log)
+	if err != nil {
+		pw.Stop()
+		return nil, err
+	}
+	e.(*playwrightEngine).driver = pw
+	return e, nil
 }
 
 // verifyViewport checks the page really is the spec's 800x600 before it serves a case.

@@ -120,6 +120,7 @@ type playwrightEngine struct {
 	name, version, route string
 	initScripts          bool // the context installs init scripts (the trace recorder)
 	relaunch             func() (*playwrightEngine, error)
+	driver               *PlaywrightDriver // stopped by Close when the engine owns it
 	log                  zerolog.Logger
 
 	mu      sync.Mutex // guards the fields below against Health and Close
@@ -343,14 +344,25 @@ func firstLine(err error) string {
 
 // plainJSON turns args into maps, slices and scalars by way of encoding/json:
 // Playwright's argument serializer does not know Go structs or their JSON tags.
-func plainJSON(args []any) (any, error) {
-	b, err := json.Marshal(args)
-	if err != nil {
-		return nil, fmt.Errorf("encode arguments: %w", err)
+// Strings and string lists, the common arguments, pass through untouched: a case's
+// script or markup can be megabytes.
+func plainJSON(args []any) ([]any, error) {
+	out := make([]any, len(args))
+	for i, a := range args {
+		switch a.(type) {
+		case nil, string, []string, bool, float64, int:
+			out[i] = a
+			continue
+		}
+		b, err := json.Marshal(a)
+		if err != nil {
+			return nil, fmt.Errorf("encode argument %d: %w", i, err)
+		}
+		if err := json.Unmarshal(b, &out[i]); err != nil {
+			return nil, err
+		}
 	}
-	var v any
-	err = json.Unmarshal(b, &v)
-	return v, err
+	return out, nil
 }
 
 // ensureBrowser relaunches a browser that crashed or whose connection died, with
@@ -418,13 +430,16 @@ func (e *playwrightEngine) Close() error {
 	e.closed = true
 	b := e.browser
 	e.mu.Unlock()
-	if b == nil {
-		return nil
+	var err error
+	if b != nil {
+		if err = b.Close(); errors.Is(err, playwright.ErrTargetClosed) {
+			err = nil
+		}
 	}
-	if err := b.Close(); err != nil && !errors.Is(err, playwright.ErrTargetClosed) {
-		return err
+	if e.driver != nil {
+		err = errors.Join(err, e.driver.Stop())
 	}
-	return nil
+	return err
 }
 
 func orDefault(s, def string) string {

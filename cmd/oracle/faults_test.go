@@ -99,7 +99,9 @@ func TestKilledBrowsersAreRelaunchedAndServeAgain(t *testing.T) {
 }
 
 func TestHostileCasesAreAnsweredAndDoNotStallLaterCases(t *testing.T) {
-	c := startOracle(t, "--pages=1", "--deadline=10s", "--log-level=warn")
+	// Two pages per engine, the default: while one page recovers from a hostile case
+	// (a relaunch, after 50 MB of markup), the other serves the next case.
+	c := startOracle(t, "--pages=2", "--deadline=10s", "--log-level=warn")
 	defer c.close()
 	const (
 		dumps    = "dumps"    // every engine answers with a dump
