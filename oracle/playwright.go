@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mxschmitt/playwright-go"
@@ -129,6 +131,7 @@ type playwrightEngine struct {
 	page    playwright.Page
 	health  Health
 	closed  bool
+	pids    []int // the browser's main processes (each leads its process group)
 }
 
 // relaunchBackoff is the wait before each relaunch attempt of a crashed browser.
@@ -183,12 +186,13 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 		launch.FirefoxUserPrefs = opts.FirefoxPrefs
 	}
 	start := time.Now()
+	before := d.children()
 	browser, err := bt.Launch(launch)
 	if err != nil {
 		return nil, fmt.Errorf("%s: launch: %w", opts.Engine, err)
 	}
 	e := &playwrightEngine{name: opts.Engine, version: browser.Version(), route: route, browser: browser, log: log,
-		initScripts: len(opts.InitScripts) > 0}
+		initScripts: len(opts.InitScripts) > 0, pids: newPIDs(before, d.children())}
 	if e.context, err = browser.NewContext(playwright.BrowserNewContextOptions{
 		Viewport:    &playwright.Size{Width: int(viewportWidth), Height: int(viewportHeight)},
 		Permissions: opts.Permissions,
@@ -388,13 +392,7 @@ func (e *playwrightEngine) relaunchBrowser(reason string, force bool) error {
 	e.health.Reason = reason
 	old := e.browser
 	e.mu.Unlock()
-	closed := make(chan struct{})
-	go func() { old.Close(); close(closed) }()
-	select { // a wedged browser may not even close; the relaunch does not wait for it
-	case <-closed:
-	case <-time.After(5 * time.Second):
-		e.log.Warn().Str("engine", e.name).Msg("old browser did not close in 5s; relaunching anyway")
-	}
+	e.closeBrowser(old, e.pids)
 	e.page = nil
 
 	var err error
@@ -407,7 +405,7 @@ func (e *playwrightEngine) relaunchBrowser(reason string, force bool) error {
 		}
 		if err == nil {
 			e.mu.Lock()
-			e.browser, e.context, e.page = fresh.browser, fresh.context, fresh.page
+			e.browser, e.context, e.page, e.pids = fresh.browser, fresh.context, fresh.page, fresh.pids
 			e.health.State = StateReady
 			e.mu.Unlock()
 			e.log.Info().Str("engine", e.name).Int("attempt", i+1).Msg("browser relaunched")
@@ -428,18 +426,68 @@ func (e *playwrightEngine) Close() error {
 		return nil
 	}
 	e.closed = true
-	b := e.browser
+	b, pids := e.browser, e.pids
 	e.mu.Unlock()
-	var err error
 	if b != nil {
-		if err = b.Close(); errors.Is(err, playwright.ErrTargetClosed) {
-			err = nil
-		}
+		e.closeBrowser(b, pids)
 	}
 	if e.driver != nil {
-		err = errors.Join(err, e.driver.Stop())
+		return e.driver.Stop()
 	}
-	return err
+	return nil
+}
+
+// closeBrowser asks the browser to close, waits at most 5 s, and then kills its
+// process groups whatever happened: a wedged Firefox (a content process in a busy
+// loop) was seen to ignore Close and to outlive both its driver and the oracle.
+func (e *playwrightEngine) closeBrowser(b playwright.Browser, pids []int) {
+	closed := make(chan struct{})
+	go func() { b.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		e.log.Warn().Str("engine", e.name).Ints("pids", pids).Msg("browser did not close in 5s; killing it")
+	}
+	for _, pid := range pids {
+		syscall.Kill(-pid, syscall.SIGKILL)
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// children lists the driver's child processes: the browsers it launched.
+func (d *PlaywrightDriver) children() map[int]bool {
+	out := map[int]bool{}
+	driver := d.pw.Pid()
+	if driver == 0 {
+		return out
+	}
+	entries, _ := os.ReadDir("/proc")
+	for _, ent := range entries {
+		pid, err := strconv.Atoi(ent.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + ent.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces; split after the last ')'.
+		fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(fields) > 1 && fields[1] == strconv.Itoa(driver) {
+			out[pid] = true
+		}
+	}
+	return out
+}
+
+func newPIDs(before, after map[int]bool) []int {
+	var out []int
+	for pid := range after {
+		if !before[pid] {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 func orDefault(s, def string) string {

@@ -102,7 +102,19 @@ func TestHostileCasesAreAnsweredAndDoNotStallLaterCases(t *testing.T) {
 	// Two pages per engine, the default: while one page recovers from a hostile case
 	// (a relaunch, after 50 MB of markup), the other serves the next case.
 	c := startOracle(t, "--pages=2", "--deadline=10s", "--log-level=warn")
-	defer c.close()
+	defer func() {
+		// Browsers wedged by these cases must not outlive the oracle either: a busy
+		// Firefox was once seen to ignore Close and survive, reparented to init.
+		kids := descendants(c.cmd.Process.Pid)
+		assert.Equal(t, 0, c.exitCode(t, 60*time.Second))
+		deadline := time.Now().Add(10 * time.Second)
+		for _, pid := range kids {
+			for alive(pid) && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			assert.False(t, alive(pid), "process %d outlived the oracle", pid)
+		}
+	}()
 	const (
 		dumps    = "dumps"    // every engine answers with a dump
 		timeout  = "timeout"  // every engine answers with a timeout error
