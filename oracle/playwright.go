@@ -36,6 +36,9 @@ var ChromiumArgs = []string{
 // engines share.
 type PlaywrightDriver struct {
 	pw *playwright.Playwright
+	// launchMu makes a launch's new child processes its browser's alone: two
+	// launches at once on one driver would each count the other's browser as theirs.
+	launchMu sync.Mutex
 }
 
 // StartPlaywright starts the driver installed by InstallDriver. Its output goes to
@@ -186,13 +189,16 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 		launch.FirefoxUserPrefs = opts.FirefoxPrefs
 	}
 	start := time.Now()
+	d.launchMu.Lock()
 	before := d.children()
 	browser, err := bt.Launch(launch)
+	pids := newPIDs(before, d.children())
+	d.launchMu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("%s: launch: %w", opts.Engine, err)
 	}
 	e := &playwrightEngine{name: opts.Engine, version: browser.Version(), route: route, browser: browser, log: log,
-		initScripts: len(opts.InitScripts) > 0, pids: newPIDs(before, d.children())}
+		initScripts: len(opts.InitScripts) > 0, pids: pids}
 	if e.context, err = browser.NewContext(playwright.BrowserNewContextOptions{
 		Viewport:    &playwright.Size{Width: int(viewportWidth), Height: int(viewportHeight)},
 		Permissions: opts.Permissions,

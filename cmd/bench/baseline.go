@@ -23,20 +23,23 @@ type baselineResult struct {
 // runBaseline is way (b): for each sample case, launch a fresh browser of every engine
 // (the three at once, as a reasonable script would), load the case, run the same walk
 // the oracle runs (oracle.Geometry), close the browser. The Playwright driver process
-// is started once and shared, and WebKitGTK gets one Xvfb for the whole run (a naive
+// is started once per engine, and WebKitGTK gets one Xvfb for the whole run (a naive
 // script would run under one xvfb-run too): only the browsers are per case, which
 // makes this baseline faster, not slower, than the most naive one.
 func runBaseline(ctx context.Context, sample []benchCase, engines []string, log zerolog.Logger) (baselineResult, error) {
 	res := baselineResult{Cases: len(sample), Engine: map[string][]time.Duration{}}
-	var pw *oracle.PlaywrightDriver
+	// One Playwright driver per engine, started once: the engines' launches of a
+	// case run in parallel, and a driver launches one browser at a time.
+	drivers := map[string]*oracle.PlaywrightDriver{}
 	var display string
 	for _, e := range engines {
-		if e != oracle.WebKit && pw == nil {
-			var err error
-			if pw, err = oracle.StartPlaywright(log); err != nil {
+		if e != oracle.WebKit {
+			pw, err := oracle.StartPlaywright(log)
+			if err != nil {
 				return res, err
 			}
 			defer pw.Stop()
+			drivers[e] = pw
 		}
 		if e == oracle.WebKit {
 			x, err := oracle.StartXvfb(ctx, "", log)
@@ -57,7 +60,7 @@ func runBaseline(ctx context.Context, sample []benchCase, engines []string, log 
 			go func() {
 				defer wg.Done()
 				t0 := time.Now()
-				err := browserPerCase(ctx, pw, name, display, c, log)
+				err := browserPerCase(ctx, drivers[name], name, display, c, log)
 				d := time.Since(t0)
 				mu.Lock()
 				defer mu.Unlock()
