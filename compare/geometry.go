@@ -8,7 +8,9 @@ package compare
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -104,7 +106,7 @@ func check(oracle map[string]*dump.Dump, got *dump.Dump) error {
 		}
 		return nil
 	}
-	for _, name := range sortedNames(oracle) {
+	for _, name := range slices.Sorted(maps.Keys(oracle)) {
 		d := oracle[name]
 		if d == nil {
 			return fmt.Errorf("%s: dump is null", name)
@@ -127,7 +129,7 @@ func check(oracle map[string]*dump.Dump, got *dump.Dump) error {
 
 func overflowed(oracle map[string]*dump.Dump, got *dump.Dump) []string {
 	var over []string
-	for _, name := range sortedNames(oracle) {
+	for _, name := range slices.Sorted(maps.Keys(oracle)) {
 		if oracle[name].Overflowed {
 			over = append(over, name)
 		}
@@ -387,13 +389,4 @@ func (c *comparison) finishOutliers() {
 		}
 		return a.Property < b.Property
 	})
-}
-
-func sortedNames[T any](m map[string]T) []string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
 }

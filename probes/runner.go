@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -169,7 +171,7 @@ func RunProbe(ctx context.Context, o *oracle.Oracle, p Probe, engines []string, 
 
 // pairs calls agree on every pair of engines present in values, in engine order.
 func pairs[T any](values map[string]T, agree func(a, b T) (bool, string)) []Pair {
-	names := ordered(keys(values))
+	names := ordered(slices.Collect(maps.Keys(values)))
 	out := []Pair{}
 	for i := range names {
 		for j := i + 1; j < len(names); j++ {
@@ -229,7 +231,7 @@ func evalTrace(r *Result, traces map[string]*trace.Trace) {
 // differ.
 func showValues(traces map[string]*trace.Trace, seq int) string {
 	var parts []string
-	for _, e := range ordered(keys(traces)) {
+	for _, e := range ordered(slices.Collect(maps.Keys(traces))) {
 		v := traces[e].Records[seq].Value
 		if len(v) > 300 || bytes.Contains(v, []byte(`"$buffer"`)) || bytes.Contains(v, []byte(`"$audioBuffer"`)) {
 			return ""
@@ -242,7 +244,7 @@ func showValues(traces map[string]*trace.Trace, seq int) string {
 // bufferDiffs notes, per engine pair, the largest sample difference over the
 // probe's buffers, compared with no tolerance at all: how close "agree" was.
 func bufferDiffs(r *Result, traces map[string]*trace.Trace) {
-	names := ordered(keys(traces))
+	names := ordered(slices.Collect(maps.Keys(traces)))
 	var parts []string
 	for i := range names {
 		for j := i + 1; j < len(names); j++ {
@@ -316,7 +318,7 @@ func evalGeometry(r *Result, dumps map[string]*dump.Dump) {
 		r.Notes = append(r.Notes, "compare.Voted refused the dumps: "+err.Error())
 		return
 	}
-	r.Vote = geometryVote(rep, ordered(keys(dumps)))
+	r.Vote = geometryVote(rep, ordered(slices.Collect(maps.Keys(dumps))))
 	var counts []string
 	for _, k := range []vote.Kind{vote.Unanimous, vote.Majority, vote.Split, vote.Agree, vote.Disagree, vote.Single} {
 		if n := rep.Votes[k]; n > 0 {
@@ -419,14 +421,6 @@ func ordered(names []string) []string {
 	}
 	out := append([]string(nil), names...)
 	sort.SliceStable(out, func(i, j int) bool { return rank[out[i]] < rank[out[j]] })
-	return out
-}
-
-func keys[T any](m map[string]T) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
 	return out
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/layout-oracle/oracle/compare"
@@ -26,7 +28,7 @@ func Voted(oracle map[string]*State, got *State) (*compare.Report, error) {
 		return r, nil
 	}
 	var ref *State
-	for _, name := range sortedNames(oracle) {
+	for _, name := range slices.Sorted(maps.Keys(oracle)) {
 		s := oracle[name]
 		if err := s.check(); err != nil {
 			return nil, err
@@ -144,13 +146,4 @@ func fieldJSON(o Observation, field string) string {
 		return string(raw)
 	}
 	return b.String()
-}
-
-func sortedNames[T any](m map[string]T) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -103,7 +105,7 @@ func (h *human) report(c caseResult) error {
 	}
 	if len(c.OracleErrors) > 0 {
 		var parts []string
-		for _, e := range sortedKeys(c.OracleErrors) {
+		for _, e := range slices.Sorted(maps.Keys(c.OracleErrors)) {
 			parts = append(parts, e+": "+c.OracleErrors[e])
 		}
 		fmt.Fprintf(&b, "    oracle errors: %s\n", strings.Join(parts, "; "))
@@ -132,7 +134,7 @@ func (h *human) finish(t totals) error {
 	}
 	if len(t.Outvoted) > 0 {
 		var out []string
-		for _, e := range sortedKeys(t.Outvoted) {
+		for _, e := range slices.Sorted(maps.Keys(t.Outvoted)) {
 			out = append(out, fmt.Sprintf("%s %d", e, t.Outvoted[e]))
 		}
 		line += "; outvoted: " + strings.Join(out, ", ")
@@ -168,13 +170,4 @@ func abs(x float64) float64 {
 		return -x
 	}
 	return x
-}
-
-func sortedKeys[T any](m map[string]T) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -15,7 +15,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -155,7 +157,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 				continue
 			}
 			var why []string
-			for _, e := range ordered(keys(r.Engines)) {
+			for _, e := range ordered(slices.Collect(maps.Keys(r.Engines))) {
 				if s := r.Engines[e]; s.Status == probes.StatusError || s.Status == probes.StatusTimeout {
 					why = append(why, e+": "+firstLine(s.Error))
 				}
@@ -266,14 +268,6 @@ func ordered(names []string) []string {
 				break
 			}
 		}
-	}
-	return out
-}
-
-func keys[T any](m map[string]T) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
 	}
 	return out
 }
