@@ -71,6 +71,14 @@ type Health struct {
 	Reason   string `json:"reason,omitempty"` // why the last relaunch happened or failed
 }
 
+// reported is h as Health returns it: an engine that never relaunched is ready.
+func (h Health) reported() Health {
+	if h.State == "" {
+		h.State = StateReady
+	}
+	return h
+}
+
 // ErrNotLaunched is the per-engine error for an engine the request names but the
 // process did not launch.
 var ErrNotLaunched = errors.New("engine not launched")

@@ -231,11 +231,7 @@ func (e *playwrightEngine) Route() string   { return e.route }
 func (e *playwrightEngine) Health() Health {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	h := e.health
-	if h.State == "" {
-		h.State = StateReady
-	}
-	return h
+	return e.health.reported()
 }
 
 // Reset navigates to a fresh about:blank: a new document and a new global object.

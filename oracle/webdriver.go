@@ -779,11 +779,7 @@ func (e *webDriverEngine) Reset(ctx context.Context) error {
 func (e *webDriverEngine) Health() Health {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	h := e.health
-	if h.State == "" {
-		h.State = StateReady
-	}
-	return h
+	return e.health.reported()
 }
 
 func (e *webDriverEngine) isClosed() bool {
