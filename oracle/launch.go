@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/profiles"
-	"github.com/layout-oracle/oracle/trace"
 	"github.com/rs/zerolog"
 )
 
@@ -153,9 +152,10 @@ func sameBuild(pages []Engine) error {
 // keeps that to the page that took the case while the others serve on.
 func launchEngine(ctx context.Context, name string, cfg Config, log zerolog.Logger) (Engine, error) {
 	exe := cfg.executablePath(name)
-	p := cfg.Profile
+	s := settingsFor(cfg)
 	webDriver := func() (Engine, error) {
-		return LaunchWebDriver(ctx, WebDriverOptions{DriverPath: exe, BrowserArgs: p.WebKitGTKArgs}, log)
+		return LaunchWebDriver(ctx, WebDriverOptions{DriverPath: exe, BrowserArgs: s.WebKitArgs,
+			Capabilities: s.WebDriverCaps, Env: s.Env}, log)
 	}
 	if name == WebKit && (cfg.Browsers == RouteSystem || exe != "") {
 		return webDriver()
@@ -172,13 +172,13 @@ func launchEngine(ctx context.Context, name string, cfg Config, log zerolog.Logg
 		pw.Stop()
 		return webDriver()
 	}
-	opts := PlaywrightOptions{Engine: name, Bundled: bundled, Permissions: p.Permissions,
-		InitScripts: []string{trace.RecorderJS}, ExecutablePath: exe}
+	opts := PlaywrightOptions{Engine: name, Bundled: bundled, Permissions: s.Permissions,
+		InitScripts: s.InitScripts, ExecutablePath: exe, Env: s.Env}
 	switch name {
 	case Chromium:
-		opts.Args = p.ChromiumArgs
+		opts.Args = s.ChromiumArgs
 	case Firefox:
-		opts.FirefoxPrefs = p.FirefoxPrefs
+		opts.FirefoxPrefs = s.FirefoxPrefs
 		opts.Permissions = nil // Firefox's fake media comes from prefs; it has no camera grant
 	}
 	e, err := pw.LaunchPlaywright(opts, log)

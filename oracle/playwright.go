@@ -116,6 +116,7 @@ type PlaywrightOptions struct {
 	FirefoxPrefs map[string]any // launch profile's Firefox prefs
 	Permissions  []string       // launch profile's permission grants
 	InitScripts  []string       // run before any page script, in every page
+	Env          []string       // KEY=VALUE added to the browser's environment
 	// ExecutablePath replaces the system build's binary (SystemChromium,
 	// SystemFirefox); not used with Bundled.
 	ExecutablePath string
@@ -187,6 +188,14 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 	}
 	if len(opts.FirefoxPrefs) > 0 {
 		launch.FirefoxUserPrefs = opts.FirefoxPrefs
+	}
+	if len(opts.Env) > 0 {
+		// Playwright's env replaces the browser's whole environment: start from ours.
+		launch.Env = map[string]string{}
+		for _, kv := range withEnv(os.Environ(), opts.Env) {
+			k, v, _ := strings.Cut(kv, "=")
+			launch.Env[k] = v
+		}
 	}
 	start := time.Now()
 	d.launchMu.Lock()

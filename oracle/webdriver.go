@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -43,6 +44,10 @@ type WebDriverOptions struct {
 	StartXvfb bool
 	// XvfbPath is the Xvfb binary; default DefaultXvfb.
 	XvfbPath string
+	// Capabilities are extra W3C capabilities of every session (alwaysMatch).
+	Capabilities map[string]any
+	// Env is KEY=VALUE added to the driver's and browser's environment.
+	Env []string
 }
 
 // webDriverEngine is WebKitGTK over W3C WebDriver classic (HTTP JSON): one driver
@@ -246,6 +251,7 @@ func (e *webDriverEngine) driverEnv() []string {
 		}
 		env = append(env, kv)
 	}
+	env = withEnv(env, e.opts.Env)
 	env = append(env, "DISPLAY="+e.display)
 	if e.xvfb != nil {
 		env = append(env, "GDK_BACKEND=x11")
@@ -323,6 +329,7 @@ func (e *webDriverEngine) newSession(ctx context.Context, p *wdProc) (string, er
 		"unhandledPromptBehavior":  "dismiss",
 		"pageLoadStrategy":         "normal",
 	}
+	maps.Copy(caps, e.opts.Capabilities)
 	body := map[string]any{"capabilities": map[string]any{"alwaysMatch": caps}}
 	raw, err := e.do(ctx, p, http.MethodPost, "/session", body)
 	var wdErr *webDriverError
