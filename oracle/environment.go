@@ -177,7 +177,6 @@ func firefoxEnvironmentPrefs() map[string]any {
 		p["font.size.monospace."+g] = DefaultMonospaceSize
 		p["font.minimum-size."+g] = 0
 	}
-	p["font.name-list.system-ui"] = FaceSystemUI
 	return p
 }
 
