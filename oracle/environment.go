@@ -22,7 +22,8 @@ func Environment() string { return "pinned-" + EnvironmentVersion }
 // The faces of the pinned generic families, all from scripts/setup.sh's
 // fonts-dejavu-core and fonts-liberation2. Serif, sans-serif and monospace are the
 // Liberation faces, metric-compatible with Times New Roman, Arial and Courier New,
-// which web content is written against. No cursive or fantasy face is installed, so
+// which web content is written against, and whose line-height: normal agrees in all
+// three engines at more sizes than DejaVu's (README, "Pinned environment"). No cursive or fantasy face is installed, so
 // those get other installed faces (a face other than the standard one makes a generic
 // that escaped the pinning visible in a width). system-ui is sans-serif's face:
 // headless Firefox answers system-ui with its sans-serif font whatever is pinned.
@@ -33,8 +34,7 @@ const (
 	FaceCursive   = "DejaVu Serif"
 	FaceFantasy   = "DejaVu Sans"
 	FaceSystemUI  = "Liberation Sans"
-	// FaceStandard is the face of text with no font-family (and of unknown families,
-	// including ui-serif, ui-sans-serif, ui-monospace where an engine lacks them).
+	// FaceStandard is the face of text with no font-family, and of unknown families.
 	FaceStandard = FaceSerif
 )
 
@@ -47,9 +47,9 @@ const (
 
 // pinnedFaces are the only font families the browsers may use: every other installed
 // face is rejected, so a machine with more fonts (Playwright's route elsewhere) falls
-// back to the same faces as this one.
-// The first is also fontconfig's answer to a query that names no family, which is
-// what headless Chromium resolves system-ui with.
+// back to the same faces as this one. The first is also fontconfig's answer to a
+// query that names no family, which is what headless Chromium resolves system-ui with
+// (observed: its system-ui follows this face).
 var pinnedFaces = []string{FaceSystemUI, "Liberation Serif", "Liberation Mono",
 	"DejaVu Sans", "DejaVu Serif", "DejaVu Sans Mono"}
 
@@ -70,9 +70,9 @@ var genericAliases = []struct {
 }
 
 // fontconfigXML is the oracle's own fontconfig configuration: the system font
-// directories, the pinned faces only, the generic aliases, and unhinted, unsnapped
-// rendering (WebKitGTK otherwise rounds glyph advances to whole pixels while Chromium
-// and Firefox do not).
+// directories, the pinned faces only, the generic aliases, and one set of render
+// settings (unhinted) for every engine that reads them. WebKitGTK rounds glyph
+// advances to whole pixels whatever they say: a documented platform difference.
 func fontconfigXML() string {
 	var b strings.Builder
 	b.WriteString(`<?xml version="1.0"?>
