@@ -152,7 +152,10 @@ func sameBuild(pages []Engine) error {
 // keeps that to the page that took the case while the others serve on.
 func launchEngine(ctx context.Context, name string, cfg Config, log zerolog.Logger) (Engine, error) {
 	exe := cfg.executablePath(name)
-	s := settingsFor(cfg)
+	s, err := settingsFor(cfg)
+	if err != nil {
+		return nil, err
+	}
 	webDriver := func() (Engine, error) {
 		return LaunchWebDriver(ctx, WebDriverOptions{DriverPath: exe, BrowserArgs: s.WebKitArgs,
 			Capabilities: s.WebDriverCaps, Env: s.Env}, log)

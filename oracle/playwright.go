@@ -211,6 +211,12 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 	if e.context, err = browser.NewContext(playwright.BrowserNewContextOptions{
 		Viewport:    &playwright.Size{Width: int(viewportWidth), Height: int(viewportHeight)},
 		Permissions: opts.Permissions,
+		// The pinned environment's media features (environment.go), explicit rather
+		// than Playwright's defaults.
+		ColorScheme:   playwright.ColorSchemeLight,
+		ReducedMotion: playwright.ReducedMotionNoPreference,
+		ForcedColors:  playwright.ForcedColorsNone,
+		Contrast:      playwright.ContrastNoPreference,
 	}); err != nil {
 		e.Close()
 		return nil, fmt.Errorf("%s: new context: %w", opts.Engine, err)

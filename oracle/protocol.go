@@ -48,9 +48,10 @@ type GeometryResponse struct {
 	Errors map[string]string     `json:"errors,omitempty"`
 }
 
-// PingResponse answers ping. Routes, States and Failed are additive to the spec: how
-// each engine is reached, whether its pages are serving (ready, restarting, failed)
-// with their relaunch count, and why an engine is missing.
+// PingResponse answers ping. Routes, States, Failed and Environment are additive to
+// the spec: how each engine is reached, whether its pages are serving (ready,
+// restarting, failed) with their relaunch count, why an engine is missing, and the
+// version of the pinned environment every engine was launched with.
 type PingResponse struct {
 	ID       json.RawMessage       `json:"id"`
 	OK       bool                  `json:"ok"`
@@ -60,6 +61,8 @@ type PingResponse struct {
 	Routes   map[string]string     `json:"routes"`
 	States   map[string]PoolHealth `json:"states"`
 	Failed   map[string]string     `json:"failed,omitempty"` // engines that did not launch, with why
+	// Environment is "pinned-" + EnvironmentVersion (environment.go).
+	Environment string `json:"environment"`
 }
 
 // ReflectResponse answers a reflect request.

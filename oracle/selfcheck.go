@@ -9,15 +9,18 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/reflect"
+	"github.com/layout-oracle/oracle/trace"
 )
 
 // SelfCheck is one startup self-check case: a request every launched engine must
-// answer without error before it serves. The three DefaultSelfChecks are also
-// probes of cmd/probe (package probes reuses these values), so each case has one
-// definition.
+// answer without error before it serves. The DefaultSelfChecks are also probes of
+// cmd/probe (package probes reuses these values), so each case has one definition.
 type SelfCheck struct {
 	Name    string
 	Request Request // Op, HTML, Script, Probes; the run sets ID and Engines
+	// Expect, on a trace check, names what is wrong with one engine's answer (nil or
+	// empty: nothing); an engine it finds fault with fails the check.
+	Expect func(engine string, t *trace.Trace) []string
 }
 
 // NewRequest is the check's request for the named engines (nil: every launched one),
@@ -65,9 +68,10 @@ setTimeout(() => { trace.value('order', log); trace.done(); }, 60);`)}}
 )
 
 // DefaultSelfChecks is the startup subset: one geometry, one trace, one reflection
-// case.
+// case, and the pinned environment (environment.go), whose answer is compared with
+// what every engine must say.
 func DefaultSelfChecks() []SelfCheck {
-	return []SelfCheck{SelfCheckGeometry, SelfCheckTrace, SelfCheckReflect}
+	return []SelfCheck{SelfCheckGeometry, SelfCheckTrace, SelfCheckReflect, SelfCheckEnvironment}
 }
 
 // SelfCheckReport is the outcome of SelfCheck.
@@ -90,7 +94,7 @@ func (o *Oracle) SelfCheck(ctx context.Context, checks []SelfCheck) SelfCheckRep
 	reasons := map[string][]string{}
 	for i, c := range checks {
 		resp := o.Handle(ctx, c.NewRequest(fmt.Sprintf("self-check-%d-%s", i, c.Name), nil))
-		for name, msg := range checkFailures(resp, o.order) {
+		for name, msg := range checkFailures(c, resp, o.order) {
 			reasons[name] = append(reasons[name], c.Name+": "+msg)
 		}
 	}
@@ -115,8 +119,9 @@ func (o *Oracle) SelfCheck(ctx context.Context, checks []SelfCheck) SelfCheckRep
 	return rep
 }
 
-// checkFailures names each engine in names that did not answer resp cleanly.
-func checkFailures(resp any, names []string) map[string]string {
+// checkFailures names each engine in names that did not answer resp, c's answer,
+// cleanly, or whose answer c.Expect finds fault with.
+func checkFailures(c SelfCheck, resp any, names []string) map[string]string {
 	out := map[string]string{}
 	missing := func(errs map[string]string, has func(string) bool, extra func(string) string) {
 		for _, name := range names {
@@ -137,6 +142,9 @@ func checkFailures(resp any, names []string) map[string]string {
 		missing(r.Errors, func(n string) bool { return r.Traces[n] != nil }, func(n string) string {
 			if r.Traces[n].TimedOut {
 				return "trace timed out: the check's script never called trace.done()"
+			}
+			if c.Expect != nil {
+				return strings.Join(c.Expect(n, r.Traces[n]), "; ")
 			}
 			return ""
 		})

@@ -137,7 +137,8 @@ func (o *Oracle) Handle(ctx context.Context, req *Request) any {
 
 func (o *Oracle) ping(id json.RawMessage) PingResponse {
 	p := PingResponse{ID: id, OK: true, Engines: append([]string{}, o.order...),
-		Versions: map[string]string{}, Routes: map[string]string{}, States: map[string]PoolHealth{}, Profile: o.profile}
+		Versions: map[string]string{}, Routes: map[string]string{}, States: map[string]PoolHealth{}, Profile: o.profile,
+		Environment: Environment()}
 	for _, name := range o.order {
 		e := o.engines[name]
 		p.Versions[name] = e.version()

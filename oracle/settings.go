@@ -45,11 +45,16 @@ func (s *launchSettings) merge(o launchSettings) {
 }
 
 // settingsFor is the merged launch settings every engine of this process gets.
-func settingsFor(cfg Config) launchSettings {
+func settingsFor(cfg Config) (launchSettings, error) {
 	var s launchSettings
+	env, err := environmentSettings()
+	if err != nil {
+		return s, err
+	}
+	s.merge(env) // first: a launch profile may still override a pinned pref
 	s.merge(profileSettings(cfg.Profile))
 	s.merge(launchSettings{InitScripts: []string{trace.RecorderJS}})
-	return s
+	return s, nil
 }
 
 // profileSettings is what the launch profile adds.

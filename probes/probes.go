@@ -5,8 +5,10 @@
 // an engine that errored, or did not run a probe its profile supports, is a harness
 // failure.
 //
-// Three of the probes are the oracle's startup self-check (oracle.DefaultSelfChecks);
-// they are defined there, once, and reused here.
+// Four of the probes are the oracle's startup self-check (oracle.DefaultSelfChecks);
+// they are defined there, once, and reused here. One of them, "environment", also
+// fails an engine whose answer differs from the pinned environment, naming the
+// property: there engines differing is the harness's fault, not a finding.
 package probes
 
 import (
@@ -14,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/trace"
 )
 
 // Kind is which protocol operation a probe uses.
@@ -35,6 +38,10 @@ type Probe struct {
 	Profile string
 	// Request is the case: Op, HTML, Script, Probes. The runner sets ID and Engines.
 	Request oracle.Request
+	// Expect, on a trace probe, names what is wrong with one engine's answer; an
+	// engine it finds fault with fails the probe (a harness failure), as in the
+	// self-check.
+	Expect func(engine string, t *trace.Trace) []string
 }
 
 // Kind is the probe's operation.
@@ -51,7 +58,7 @@ func (p Probe) Kind() Kind {
 func str(s string) *string { return &s }
 
 func fromSelfCheck(c oracle.SelfCheck, description string) Probe {
-	return Probe{Name: c.Name, Description: description, Request: *c.NewRequest(c.Name, nil)}
+	return Probe{Name: c.Name, Description: description, Request: *c.NewRequest(c.Name, nil), Expect: c.Expect}
 }
 
 func traceProbe(name, description, profile, html, script string) Probe {
@@ -129,6 +136,9 @@ trace.done();`),
 
 	fromSelfCheck(oracle.SelfCheckReflect,
 		"reflection: setAttribute('value','5') on an <input>, read back as content attribute and IDL value"),
+
+	fromSelfCheck(oracle.SelfCheckEnvironment,
+		"pinned environment: face per generic family (measured), default and monospace sizes, scrollbar size, media features"),
 }
 
 // Names lists every probe's name, in order.

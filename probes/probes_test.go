@@ -29,7 +29,7 @@ func TestProbeNamesAreUniqueAndSelectable(t *testing.T) {
 }
 
 func TestSelfCheckCasesAreProbes(t *testing.T) {
-	// One definition each: the startup self-check's three cases are probes here.
+	// One definition each: the startup self-check's cases are probes here.
 	kinds := map[Kind]bool{}
 	for _, c := range oracle.DefaultSelfChecks() {
 		got, err := Select([]string{c.Name})
@@ -40,6 +40,7 @@ func TestSelfCheckCasesAreProbes(t *testing.T) {
 		assert.Equal(t, c.Request.Script, p.Request.Script)
 		assert.Equal(t, c.Request.Probes, p.Request.Probes)
 		assert.Empty(t, p.Profile, "a self-check case runs under every profile")
+		assert.Equal(t, c.Expect == nil, p.Expect == nil, "the probe checks what the self-check checks")
 		kinds[p.Kind()] = true
 	}
 	assert.Equal(t, map[Kind]bool{KindGeometry: true, KindTrace: true, KindReflect: true}, kinds)

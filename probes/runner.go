@@ -117,7 +117,11 @@ func RunProbe(ctx context.Context, o *oracle.Oracle, p Probe, engines []string, 
 				fail(e, StatusTimeout, fmt.Sprintf("trace timed out after %d records: the probe never reached trace.done()", len(t.Records)))
 				traces[e] = t // still voted: the records it did push are evidence
 			default:
-				ok(e)
+				if wrong := expect(p, e, t); len(wrong) > 0 {
+					fail(e, StatusError, p.Name+": "+strings.Join(wrong, "; "))
+				} else {
+					ok(e)
+				}
 				traces[e] = t
 			}
 		}
@@ -167,6 +171,14 @@ func RunProbe(ctx context.Context, o *oracle.Oracle, p Probe, engines []string, 
 		}
 	}
 	return r
+}
+
+// expect is what p.Expect finds wrong with engine's trace (nothing without one).
+func expect(p Probe, engine string, t *trace.Trace) []string {
+	if p.Expect == nil {
+		return nil
+	}
+	return p.Expect(engine, t)
 }
 
 // pairs calls agree on every pair of engines present in values, in engine order.

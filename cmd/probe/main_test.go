@@ -99,7 +99,21 @@ func TestProbesDefaultProfile(t *testing.T) {
 		assert.Equal(t, probes.StatusSkipped, cam.Engines[e].Status)
 	}
 	assert.Equal(t, 1, sum.Skipped)
-	assert.Equal(t, map[string]int{"unanimous": 6, "majority": 1}, sum.Vote)
+	assert.Equal(t, map[string]int{"unanimous": 6, "majority": 2}, sum.Vote)
+
+	// The pinned environment: every engine gives the pinned answers (else it would
+	// fail), and the only records that differ are the documented platform
+	// differences, both WebKitGTK's.
+	env := res["environment"]
+	allOK(t, env)
+	assert.Equal(t, vote.Result{Kind: vote.Majority, Majority: []string{"chromium", "firefox"}, Outlier: "webkit"}, env.Vote)
+	var differing []string
+	for _, n := range env.Notes {
+		if strings.HasPrefix(n, "record ") {
+			differing = append(differing, n[:strings.Index(n, ":")])
+		}
+	}
+	assert.Equal(t, []string{"record 25 (media display-mode)", "record 28 (media inverted-colors)"}, differing, "%v", env.Notes)
 
 	// The table a person reads: the same results, one row per probe.
 	var table bytes.Buffer
@@ -166,6 +180,22 @@ func TestProbeFailureNamesTheProbe(t *testing.T) {
 	box := res["box-model"]
 	assert.False(t, box.Failed)
 	assert.Equal(t, vote.Agree, box.Vote.Kind)
+}
+
+func TestEnvironmentProbeFailsNamingTheProperty(t *testing.T) {
+	// Chromium without the oracle's fontconfig file: its monospace is Debian's
+	// DejaVu Sans Mono. The probe fails that engine, naming what differs.
+	p := filepath.Join(t.TempDir(), "chromium-unpinned-fonts")
+	require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\nunset FONTCONFIG_FILE\nexec "+oracle.SystemChromium+" \"$@\"\n"), 0o755))
+	code, res, sum, stderr := runJSON(t, "--engines=chromium,firefox", "--chromium-path="+p, "--only=environment")
+	assert.Equal(t, 1, code, "stderr:\n%s", stderr)
+	assert.Equal(t, []string{"environment"}, sum.Failed)
+	assert.Contains(t, stderr, "probe: FAILED environment (chromium: environment: ")
+	assert.Contains(t, stderr, "font monospace is DejaVu Sans Mono, want Liberation Mono")
+	env := res["environment"]
+	assert.Equal(t, probes.StatusError, env.Engines["chromium"].Status)
+	assert.Equal(t, probes.StatusOK, env.Engines["firefox"].Status)
+	assert.Equal(t, vote.Disagree, env.Vote.Kind)
 }
 
 func TestProbeBadFlags(t *testing.T) {

@@ -1,0 +1,240 @@
+package oracle
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// EnvironmentVersion names the pinned environment below: the faces behind each generic
+// family, the default sizes, the scrollbar geometry and the media-feature answers every
+// engine is launched with. Anything that caches answers keys on it; bump it whenever a
+// change here can change a dump. Ping reports it as "pinned-" + EnvironmentVersion.
+const EnvironmentVersion = "1"
+
+// Environment is the ping value of the pinned environment.
+func Environment() string { return "pinned-" + EnvironmentVersion }
+
+// The faces of the pinned generic families, all from scripts/setup.sh's
+// fonts-dejavu-core and fonts-liberation2. Serif, sans-serif and monospace are the
+// Liberation faces, metric-compatible with Times New Roman, Arial and Courier New,
+// which web content is written against, and whose line-height: normal agrees in all
+// three engines at more sizes than DejaVu's (README, "Pinned environment"). No cursive or fantasy face is installed, so
+// those get other installed faces (a face other than the standard one makes a generic
+// that escaped the pinning visible in a width). system-ui is sans-serif's face:
+// headless Firefox answers system-ui with its sans-serif font whatever is pinned.
+const (
+	FaceSerif     = "Liberation Serif"
+	FaceSansSerif = "Liberation Sans"
+	FaceMonospace = "Liberation Mono"
+	FaceCursive   = "DejaVu Serif"
+	FaceFantasy   = "DejaVu Sans"
+	FaceSystemUI  = "Liberation Sans"
+	// FaceStandard is the face of text with no font-family, and of unknown families.
+	FaceStandard = FaceSerif
+)
+
+// Pinned default sizes, in CSS px: the three engines' own defaults, now set
+// explicitly where an engine differs (Firefox's monospace is 12px by default).
+const (
+	DefaultFontSize      = 16
+	DefaultMonospaceSize = 13
+)
+
+// pinnedFaces are the only font families the browsers may use: every other installed
+// face is rejected, so a machine with more fonts (Playwright's route elsewhere) falls
+// back to the same faces as this one. The first is also fontconfig's answer to a
+// query that names no family, which is what headless Chromium resolves system-ui with
+// (observed: its system-ui follows this face).
+var pinnedFaces = []string{FaceSystemUI, "Liberation Serif", "Liberation Mono",
+	"DejaVu Sans", "DejaVu Serif", "DejaVu Sans Mono"}
+
+// genericAliases maps every family name an engine asks fontconfig for when it
+// resolves a generic (CSS generics, fontconfig's own, and Chromium's built-in
+// defaults Times New Roman, Arial, Monospace, Comic Sans MS, Impact) to its face,
+// then the rest of the pinned faces as glyph fallback in a fixed order.
+var genericAliases = []struct {
+	face  string
+	names []string
+}{
+	{FaceSerif, []string{"serif", "Times New Roman", "Times", "ui-serif"}},
+	{FaceSansSerif, []string{"sans-serif", "sans", "Arial", "Helvetica", "ui-sans-serif"}},
+	{FaceMonospace, []string{"monospace", "mono", "Monospace", "Courier New", "Courier", "ui-monospace"}},
+	{FaceCursive, []string{"cursive", "Comic Sans MS"}},
+	{FaceFantasy, []string{"fantasy", "Impact"}},
+	{FaceSystemUI, []string{"system-ui", "-apple-system", "BlinkMacSystemFont"}},
+}
+
+// fontconfigXML is the oracle's own fontconfig configuration: the system font
+// directories, the pinned faces only, the generic aliases, and one set of render
+// settings (unhinted) for every engine that reads them. WebKitGTK rounds glyph
+// advances to whole pixels whatever they say: a documented platform difference.
+func fontconfigXML() string {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">
+<!-- Written by the layout oracle (pinned environment ` + EnvironmentVersion + `); used by its browsers only. -->
+<fontconfig>
+  <dir>/usr/share/fonts</dir>
+  <dir>/usr/local/share/fonts</dir>
+  <cachedir>/var/cache/fontconfig</cachedir>
+  <cachedir prefix="xdg">fontconfig</cachedir>
+  <selectfont>
+    <acceptfont>
+`)
+	for _, f := range pinnedFaces {
+		fmt.Fprintf(&b, "      <pattern><patelt name=\"family\"><string>%s</string></patelt></pattern>\n", f)
+	}
+	b.WriteString(`    </acceptfont>
+    <rejectfont><pattern></pattern></rejectfont>
+  </selectfont>
+`)
+	for _, a := range genericAliases {
+		for _, n := range a.names {
+			fmt.Fprintf(&b, "  <match target=\"pattern\"><test name=\"family\"><string>%s</string></test>\n", n)
+			fmt.Fprintf(&b, "    <edit name=\"family\" mode=\"assign\" binding=\"strong\"><string>%s</string></edit></match>\n", a.face)
+		}
+	}
+	// Glyph fallback after the requested face: the same order in every engine.
+	b.WriteString("  <match target=\"pattern\">\n    <edit name=\"family\" mode=\"append_last\" binding=\"weak\">")
+	for _, f := range pinnedFaces {
+		fmt.Fprintf(&b, "<string>%s</string>", f)
+	}
+	b.WriteString(`</edit>
+  </match>
+  <match target="font">
+    <edit name="antialias" mode="assign"><bool>true</bool></edit>
+    <edit name="hinting" mode="assign"><bool>false</bool></edit>
+    <edit name="hintstyle" mode="assign"><const>hintnone</const></edit>
+    <edit name="autohint" mode="assign"><bool>false</bool></edit>
+    <edit name="rgba" mode="assign"><const>none</const></edit>
+    <edit name="embeddedbitmap" mode="assign"><bool>false</bool></edit>
+  </match>
+</fontconfig>
+`)
+	return b.String()
+}
+
+// gtkSettingsINI pins what GTK (WebKitGTK, and Firefox's widget layer) reads from
+// the desktop: a light, animated, non-high-contrast theme, overlay scrollbars, the
+// system-ui face, and the same unhinted rendering as the fontconfig file.
+func gtkSettingsINI() string {
+	return `[Settings]
+gtk-theme-name=Adwaita
+gtk-application-prefer-dark-theme=0
+gtk-enable-animations=1
+gtk-overlay-scrolling=1
+gtk-font-name=` + FaceSystemUI + ` 10
+gtk-xft-antialias=1
+gtk-xft-hinting=0
+gtk-xft-hintstyle=hintnone
+gtk-xft-rgba=none
+gtk-xft-dpi=98304
+gtk-primary-button-warps-slider=0
+`
+}
+
+// firefoxLangGroups are Firefox's font language groups: a page's lang (or its
+// characters) chooses one, and each has its own default faces and sizes.
+var firefoxLangGroups = []string{"x-western", "x-unicode", "x-cyrillic", "el", "he", "ar", "th",
+	"ja", "ko", "zh-CN", "zh-HK", "zh-TW", "x-armn", "x-beng", "x-cans", "x-devanagari", "x-ethi",
+	"x-geor", "x-gujr", "x-guru", "x-khmr", "x-knda", "x-math", "x-mlym", "x-orya", "x-sinh",
+	"x-tamil", "x-telu", "x-tibt"}
+
+// firefoxEnvironmentPrefs pins Firefox: faces and sizes per language group, overlay
+// scrollbars (no layout width), and the media features headless Firefox otherwise
+// answers differently (no hover, no fine pointer).
+func firefoxEnvironmentPrefs() map[string]any {
+	p := map[string]any{
+		// Pointer capability bit flags: 2 fine, 4 hover (a mouse, as the others report).
+		"ui.primaryPointerCapabilities": 6,
+		"ui.allPointerCapabilities":     6,
+		// Overlay scrollbars take no layout space, as in Chromium headless and WebKitGTK.
+		"ui.useOverlayScrollbars":                                 1,
+		"widget.gtk.overlay-scrollbars.enabled":                   true,
+		"layout.css.prefers-color-scheme.content-override":        1, // light
+		"ui.systemUsesDarkTheme":                                  0,
+		"ui.prefersReducedMotion":                                 0,
+		"ui.useAccessibilityTheme":                                0,
+		"browser.display.document_color_use":                      0, // forced-colors: none
+		"browser.display.use_system_colors":                       false,
+		"layout.css.devPixelsPerPx":                               "1.0",
+		"gfx.font_rendering.fontconfig.max_generic_substitutions": 3,
+	}
+	faces := map[string]string{"serif": FaceSerif, "sans-serif": FaceSansSerif, "monospace": FaceMonospace,
+		"cursive": FaceCursive, "fantasy": FaceFantasy}
+	for _, g := range firefoxLangGroups {
+		for generic, face := range faces {
+			p["font.name."+generic+"."+g] = face
+			p["font.name-list."+generic+"."+g] = face
+		}
+		p["font.default."+g] = "serif"
+		p["font.size.variable."+g] = DefaultFontSize
+		p["font.size.monospace."+g] = DefaultMonospaceSize
+		p["font.minimum-size."+g] = 0
+	}
+	return p
+}
+
+// environmentFiles writes the fontconfig file and GTK settings once per process, in a
+// directory named after their content (so a rerun reuses it and nothing accumulates),
+// and returns the fontconfig file and the XDG config home.
+var environmentFiles = sync.OnceValues(func() ([2]string, error) {
+	fc, gtk := fontconfigXML(), gtkSettingsINI()
+	sum := sha256.Sum256([]byte(fc + "\x00" + gtk))
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("layout-oracle-env-%d-%s", os.Getuid(), hex.EncodeToString(sum[:6])))
+	for _, f := range []struct{ path, body string }{
+		{filepath.Join(dir, "fonts.conf"), fc},
+		{filepath.Join(dir, "xdg", "gtk-3.0", "settings.ini"), gtk},
+		{filepath.Join(dir, "xdg", "gtk-4.0", "settings.ini"), gtk},
+	} {
+		if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
+			return [2]string{}, err
+		}
+		// Write beside and rename, so a browser of a concurrent oracle never reads half a file.
+		tmp, err := os.CreateTemp(filepath.Dir(f.path), ".tmp-*")
+		if err != nil {
+			return [2]string{}, err
+		}
+		_, err = tmp.WriteString(f.body)
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(tmp.Name(), f.path)
+		}
+		if err != nil {
+			os.Remove(tmp.Name())
+			return [2]string{}, err
+		}
+	}
+	return [2]string{filepath.Join(dir, "fonts.conf"), filepath.Join(dir, "xdg")}, nil
+})
+
+// environmentSettings is the pinned environment's share of every engine's launch.
+// The files go to the browsers' environment only (Env), never the oracle's own.
+func environmentSettings() (launchSettings, error) {
+	files, err := environmentFiles()
+	if err != nil {
+		return launchSettings{}, fmt.Errorf("pinned environment: %w", err)
+	}
+	return launchSettings{
+		Env: []string{"FONTCONFIG_FILE=" + files[0], "XDG_CONFIG_HOME=" + files[1],
+			"GTK_THEME=Adwaita", "GTK_OVERLAY_SCROLLING=1", "GDK_SCALE=1", "GDK_DPI_SCALE=1"},
+		FirefoxPrefs: firefoxEnvironmentPrefs(),
+		// Chromium resolves generics through fontconfig (the aliases above); its default
+		// sizes are already 16px / 13px and headless Playwright hides scrollbars.
+		WebKitArgs: []string{
+			"--default-font-family=" + FaceStandard,
+			"--serif-font-family=" + FaceSerif,
+			"--sans-serif-font-family=" + FaceSansSerif,
+			"--monospace-font-family=" + FaceMonospace,
+			"--cursive-font-family=" + FaceCursive,
+			"--fantasy-font-family=" + FaceFantasy,
+		},
+	}, nil
+}
