@@ -64,6 +64,7 @@
   var collItem = method(HTMLCollection.prototype, 'item');
   var imgComplete = getter(HTMLImageElement.prototype, 'complete');
   var imgDecode = method(HTMLImageElement.prototype, 'decode');
+  var imgLoading = getter(HTMLImageElement.prototype, 'loading');
   var animFinish = typeof Animation === 'function' ? method(Animation.prototype, 'finish') : undefined;
   var animCancel = typeof Animation === 'function' ? method(Animation.prototype, 'cancel') : undefined;
   var animPlayState = typeof Animation === 'function' ? getter(Animation.prototype, 'playState') : noop;
@@ -164,10 +165,16 @@
         apply(setTimeoutFn, G, [check, 4]);
       })();
     }
+    // images are the document's <img> elements, less lazy ones the engine has not
+    // loaded: an engine defers those by its own distance rule, possibly forever.
     function images() {
       var list = apply(getElementsByTagName, doc, ['img']);
       var n = collLength(list), imgs = [], i;
-      for (i = 0; i < n; i++) defProp(imgs, i, dataDesc(apply(collItem, list, [i])));
+      for (i = 0; i < n; i++) {
+        var img = apply(collItem, list, [i]);
+        if (imgLoading(img) === 'lazy' && !imgComplete(img)) continue;
+        defProp(imgs, imgs.length, dataDesc(img));
+      }
       return imgs;
     }
     var imgs;
