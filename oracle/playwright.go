@@ -260,13 +260,21 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 }
 
 // Load is one Evaluate of the case program, which writes the document itself
-// (Playwright's setContent is document.open/write/close too) and settles it.
+// (Playwright's setContent is document.open/write/close too) and settles it. A page
+// left elsewhere (a Visit without a Reset after it) goes back to about:blank first,
+// as on the WebDriver route; the URL is the client's cached one, no round trip.
 func (e *playwrightEngine) Load(ctx context.Context, html, fn string, args ...any) (json.RawMessage, error) {
 	plain, err := plainJSON(args)
 	if err != nil {
 		return nil, err
 	}
-	return e.withPage(ctx, nil, caseJS, CaseArg(html, fn, plain, settleBudget(ctx)))
+	return e.withPage(ctx, func(page playwright.Page, timeout float64) error {
+		if page.URL() == "about:blank" {
+			return nil
+		}
+		_, err := page.Goto("about:blank", playwright.PageGotoOptions{Timeout: &timeout})
+		return err
+	}, caseJS, CaseArg(html, fn, plain, settleBudget(ctx)))
 }
 
 func (e *playwrightEngine) Visit(ctx context.Context, url, fn string, args ...any) (json.RawMessage, error) {
@@ -280,7 +288,7 @@ func (e *playwrightEngine) Visit(ctx context.Context, url, fn string, args ...an
 	}, CallExpression(fn), plain)
 }
 
-// withPage runs load (when not nil) then evaluates expr with arg on the page under
+// withPage runs load then evaluates expr with arg on the page under
 // ctx's deadline; expr's result must be JSON text. Playwright's Evaluate has no
 // timeout of its own, so a case that never yields (while(true){}) would hold the
 // engine forever: past the deadline the page is abandoned and replaced.
@@ -313,11 +321,9 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 				return
 			}
 		}
-		if load != nil {
-			if r.err = load(r.page, timeout); r.err != nil || expr == "" {
-				done <- r
-				return
-			}
+		if r.err = load(r.page, timeout); r.err != nil || expr == "" {
+			done <- r
+			return
 		}
 		var v any
 		if v, r.err = r.page.Evaluate(expr, arg); r.err == nil {
