@@ -118,10 +118,12 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 			o.resets.Add(1)
 			defer o.resets.Done()
 			rctx, rcancel := context.WithTimeout(context.Background(), resetTimeout)
+			t0 := time.Now()
 			if rerr := e.Reset(rctx); rerr != nil {
 				o.log.Warn().Str("engine", name).Err(rerr).Msg("reset between cases failed")
 			}
 			rcancel()
+			o.log.Debug().Str("engine", name).Dur("took", time.Since(t0)).Msg("page reset")
 			p.free <- e
 		}()
 	}
