@@ -1,32 +1,32 @@
 (function (styleProperties) {
-  // Walks every element in document order, as the page is now.
-  function rect(r) {
-    return { x: r.x, y: r.y, w: r.width, h: r.height };
-  }
+  // Walks every element in document order, as the page is now. `this` is the case
+  // program's captured built-ins (oracle/case.js): nothing here reads a property the
+  // case could have replaced, and results are built without Array.prototype.
+  var B = this;
   var nodes = [];
   function visit(el, parent, depth) {
     var index = nodes.length;
-    var cs = getComputedStyle(el);
-    var style = {};
+    var cs = B.getComputedStyle(el);
+    var style = B.obj();
     for (var i = 0; i < styleProperties.length; i++) {
-      style[styleProperties[i]] = cs.getPropertyValue(styleProperties[i]);
+      style[styleProperties[i]] = B.getPropertyValue(cs, styleProperties[i]);
     }
-    var list = el.getClientRects();
+    var list = B.getClientRects(el);
     var rects = [];
-    for (var j = 0; j < list.length; j++) rects.push(rect(list[j]));
-    var bounding = rects.length ? rect(el.getBoundingClientRect()) : { x: 0, y: 0, w: 0, h: 0 };
-    nodes.push({
-      index: index, parent: parent, tag: el.tagName.toUpperCase(), depth: depth,
+    for (var j = 0; j < list.length; j++) B.push(rects, B.rect(list[j]));
+    var bounding = rects.length ? B.rect(B.getBoundingClientRect(el)) : { x: 0, y: 0, w: 0, h: 0 };
+    B.push(nodes, {
+      index: index, parent: parent, tag: B.upper(B.tagName(el)), depth: depth,
       bounding: bounding, rects: rects, style: style
     });
-    for (var c = el.firstElementChild; c; c = c.nextElementSibling) visit(c, index, depth + 1);
+    for (var c = B.firstElementChild(el); c; c = B.nextElementSibling(c)) visit(c, index, depth + 1);
   }
-  var root = document.documentElement;
+  var root = B.documentElement(B.doc);
   if (root) visit(root, -1, 0);
-  var se = document.scrollingElement || root;
-  var overflowed = !!se && (se.scrollWidth > se.clientWidth || se.scrollHeight > se.clientHeight);
+  var se = B.scrollingElement(B.doc) || root;
+  var overflowed = !!se && (B.scrollWidth(se) > B.clientWidth(se) || B.scrollHeight(se) > B.clientHeight(se));
   return {
-    viewport: { width: window.innerWidth, height: window.innerHeight },
+    viewport: { width: B.innerWidth(), height: B.innerHeight() },
     overflowed: overflowed,
     nodes: nodes
   };

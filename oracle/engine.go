@@ -2,9 +2,11 @@ package oracle
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/layout-oracle/oracle/dump"
 )
@@ -33,10 +35,13 @@ type Engine interface {
 	// "playwright-go system /usr/bin/chromium" or "webdriver /usr/bin/WebKitWebDriver".
 	Route() string
 
-	// Load replaces the page's document with html, with Playwright setContent
-	// semantics (document.open/write/close on the current page), and waits for load.
-	// Then it evaluates fn, a JavaScript function expression, called with args, and
-	// returns the function's JSON result (a returned promise is awaited).
+	// Load evaluates the case program (case.js) in one driver call on the page as
+	// Reset left it (a fresh about:blank): it captures the built-ins, replaces the
+	// document with html (document.open/write/close), waits for the settle point
+	// (README, "Settle point"), then calls fn, a JavaScript function expression, with
+	// the captured built-ins as `this` and args, and returns fn's JSON result (a
+	// returned promise is awaited). A page that does not settle within the deadline's
+	// budget is an error naming what did not settle.
 	Load(ctx context.Context, html string, fn string, args ...any) (json.RawMessage, error)
 
 	// Visit navigates the page to url, waits for load, then evaluates fn as Load does.
@@ -90,24 +95,63 @@ var (
 	viewportHeight = dump.Viewport.Height
 )
 
-// WithCaseScript wraps fn, a function expression, into one whose first argument is
-// the case's script, run before fn by indirect eval (global scope, like a classic
-// <script>); fn gets the remaining arguments. A script that throws is the case's
-// failure, not the walk's: the wrapper then returns {"scriptError": "Name: message"}
-// instead of calling fn, and fn's own result comes back as {"result": ...}.
+// WithCaseScript wraps fn, a walk (a function expression that finds the case
+// program's captured built-ins as `this`), into one whose first argument is the case's
+// script, run by the captured indirect eval (global scope, like a classic <script>)
+// after the document has settled; the page then settles again and fn runs with the
+// remaining arguments. A script that throws is the case's failure, not the walk's: the
+// wrapper then returns {"scriptError": "Name: message"} instead of calling fn, and
+// fn's own result comes back as {"result": ...}. With no script there is nothing to
+// settle again, and fn runs at once.
 func WithCaseScript(fn string) string {
 	return `(function (script) {
-  if (script) {
-    try {
-      (0, eval)(script);
-    } catch (e) {
-      var name = e && e.name ? e.name : typeof e;
-      var msg = e && e.message !== undefined ? e.message : String(e);
-      return { scriptError: name + ": " + msg };
-    }
-  }
-  return { result: (` + fn + `).apply(null, Array.prototype.slice.call(arguments, 1)) };
+  var B = this, walk = (` + fn + `), args = B.args(arguments, 1);
+  var err = B.runScript(script);
+  if (err !== null) return { scriptError: err };
+  if (!script) return { result: B.apply(walk, B, args) };
+  return B.later(function (resolve, reject) {
+    B.settle(function () {
+      var r;
+      try { r = B.apply(walk, B, args); } catch (e) { reject(e); return; }
+      resolve({ result: r });
+    }, reject);
+  });
 })`
+}
+
+// caseJS is the case program (case.js): every Load, in every engine and on both
+// routes, is one driver call evaluating exactly this text on a fresh about:blank page.
+//
+//go:embed case.js
+var caseJS string
+
+// CaseProgram is the case program's text, a function expression taking one argument,
+// CaseArg's value, and returning a promise of the JSON text of fn's result.
+func CaseProgram() string { return caseJS }
+
+// CaseArg is the case program's argument for one Load: the html to write, fn (a
+// function expression called with the captured built-ins as `this` and args once the
+// page has settled), and the settle budget in milliseconds.
+func CaseArg(html, fn string, args []any, budget time.Duration) map[string]any {
+	if args == nil {
+		args = []any{}
+	}
+	return map[string]any{"html": html, "fn": fn, "args": args, "budget": budget.Milliseconds()}
+}
+
+// settleBudget is how long the case program may wait for the page to settle: three
+// quarters of what is left of ctx's deadline, so that a page that never settles is
+// answered with the program's own error (naming what did not settle) before the
+// driver's or the oracle's clock runs out.
+func settleBudget(ctx context.Context) time.Duration {
+	remaining := DefaultDeadline
+	if dl, ok := ctx.Deadline(); ok {
+		remaining = time.Until(dl)
+	}
+	if remaining < 0 {
+		remaining = 0
+	}
+	return remaining * 3 / 4
 }
 
 // caseResult is what WithCaseScript's wrapper returns.
@@ -135,8 +179,9 @@ func runCase(ctx context.Context, e Engine, html, script, fn string, args ...any
 
 // CallExpression wraps fn, a function expression, into one that takes the args array
 // and returns fn's (awaited) result as JSON text made by the page's own
-// JSON.stringify. Every backend evaluates this same wrapper, so the driver's value
-// serialization (which differs between CDP, BiDi and WebDriver) never shapes a result.
+// JSON.stringify. Every backend evaluates this same wrapper for Visit (trace pages), so
+// the driver's value serialization (which differs between CDP, BiDi and WebDriver)
+// never shapes a result; Load uses the case program instead.
 func CallExpression(fn string) string {
 	return "async (args) => { const v = await (" + fn + ").apply(null, args || []); " +
 		"return v === undefined ? 'null' : JSON.stringify(v); }"

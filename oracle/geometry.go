@@ -10,8 +10,7 @@ import (
 
 // geometry answers a geometry request: load html, run script, walk, in every engine.
 func (o *Oracle) geometry(ctx context.Context, req *Request) GeometryResponse {
-	dirty := mayRunScript(*req.HTML, deref(req.Script))
-	dumps, errs := fanOut(ctx, o, req.Engines, dirty, func(ctx context.Context, e Engine) (*dump.Dump, error) {
+	dumps, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*dump.Dump, error) {
 		return Geometry(ctx, e, *req.HTML, deref(req.Script))
 	})
 	return GeometryResponse{ID: req.ID, Dumps: dumps, Errors: errs}

@@ -95,6 +95,10 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 				e, err := launchEngine(ctx, name, cfg, log)
 				if err == nil {
 					err = verifyViewport(ctx, e)
+					if err == nil {
+						// The check ran in the page: the first case gets a fresh global too.
+						err = e.Reset(ctx)
+					}
 					if err != nil {
 						e.Close()
 					}

@@ -265,23 +265,40 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 	return e.relaunchBrowser("page did not reset in time", true)
 }
 
+// Load is one Evaluate of the case program, which writes the document itself
+// (Playwright's setContent is document.open/write/close too) and settles it. A page
+// left elsewhere (a Visit without a Reset after it) goes back to about:blank first,
+// as on the WebDriver route; the URL is the client's cached one, no round trip.
 func (e *playwrightEngine) Load(ctx context.Context, html, fn string, args ...any) (json.RawMessage, error) {
+	plain, err := plainJSON(args)
+	if err != nil {
+		return nil, err
+	}
 	return e.withPage(ctx, func(page playwright.Page, timeout float64) error {
-		return page.SetContent(html, playwright.PageSetContentOptions{Timeout: &timeout})
-	}, fn, args)
+		if page.URL() == "about:blank" {
+			return nil
+		}
+		_, err := page.Goto("about:blank", playwright.PageGotoOptions{Timeout: &timeout})
+		return err
+	}, caseJS, CaseArg(html, fn, plain, settleBudget(ctx)))
 }
 
 func (e *playwrightEngine) Visit(ctx context.Context, url, fn string, args ...any) (json.RawMessage, error) {
+	plain, err := plainJSON(args)
+	if err != nil {
+		return nil, err
+	}
 	return e.withPage(ctx, func(page playwright.Page, timeout float64) error {
 		_, err := page.Goto(url, playwright.PageGotoOptions{Timeout: &timeout})
 		return err
-	}, fn, args)
+	}, CallExpression(fn), plain)
 }
 
-// withPage runs load then fn on the page under ctx's deadline. Playwright's Evaluate
-// has no timeout of its own, so a case that never yields (while(true){}) would hold
-// the engine forever: past the deadline the page is abandoned and replaced.
-func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Page, float64) error, fn string, args []any) (json.RawMessage, error) {
+// withPage runs load then evaluates expr with arg on the page under
+// ctx's deadline; expr's result must be JSON text. Playwright's Evaluate has no
+// timeout of its own, so a case that never yields (while(true){}) would hold the
+// engine forever: past the deadline the page is abandoned and replaced.
+func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Page, float64) error, expr string, arg any) (json.RawMessage, error) {
 	if err := e.ensureBrowser(); err != nil {
 		return nil, err
 	}
@@ -291,10 +308,6 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 		if timeout < 1 {
 			return nil, context.DeadlineExceeded
 		}
-	}
-	plain, err := plainJSON(args)
-	if err != nil {
-		return nil, err
 	}
 	type result struct {
 		page playwright.Page
@@ -314,12 +327,12 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 				return
 			}
 		}
-		if r.err = load(r.page, timeout); r.err != nil || fn == "" {
+		if r.err = load(r.page, timeout); r.err != nil || expr == "" {
 			done <- r
 			return
 		}
 		var v any
-		if v, r.err = r.page.Evaluate(CallExpression(fn), plain); r.err == nil {
+		if v, r.err = r.page.Evaluate(expr, arg); r.err == nil {
 			if s, ok := v.(string); ok {
 				r.raw = json.RawMessage(s)
 			} else {

@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"sync"
 	"time"
 )
 
 // pool is one engine's pages: each an Engine serving one call at a time. A request
-// takes a free page, uses it, and gives it back, after a reset when the case may have
-// left script state behind.
+// takes a free page, uses it, and gives it back after a reset to a fresh about:blank.
 type pool struct {
 	name  string
 	pages []Engine
@@ -66,21 +64,13 @@ func caseErrorf(format string, args ...any) error {
 	return &caseError{msg: fmt.Sprintf(format, args...)}
 }
 
-// mayRunScript says whether a case can leave script state on its page: it has a
-// script, or its markup can run one (a script element, an event handler attribute, a
-// javascript: URL, an iframe srcdoc whose escaped markup could hold either). Pure
-// markup cannot, so it skips the reset and costs one round trip.
-func mayRunScript(html, script string) bool {
-	return script != "" || scriptInMarkup.MatchString(html)
-}
-
-var scriptInMarkup = regexp.MustCompile(`(?i)<script|\son[a-z]+\s*=|javascript:|srcdoc|<meta|<base`)
-
 // fanOut runs do on every engine the request names (all launched ones when it names
 // none), in parallel, each on a free page under the oracle's deadline, and collects
-// each engine's result or error. dirty says the case may leave script state: its
-// page is reset before it serves again, after the result is in.
-func fanOut[T any](ctx context.Context, o *Oracle, names []string, dirty bool, do func(context.Context, Engine) (T, error)) (map[string]T, map[string]string) {
+// each engine's result or error. Every page is reset to a fresh about:blank document
+// and global after every case, after the result is in, so no case sees what an earlier
+// one left (timers, globals, listeners, caches of the document), whatever its markup:
+// no pattern guesses which cases could leave something.
+func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(context.Context, Engine) (T, error)) (map[string]T, map[string]string) {
 	if len(names) == 0 {
 		names = o.order
 	}
@@ -125,16 +115,15 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, dirty bool, d
 			mu.Unlock()
 			wg.Done() // the answer is complete; the reset below is off its path
 
-			var ce *caseError
-			if dirty || (err != nil && !errors.As(err, &ce)) {
-				o.resets.Add(1)
-				defer o.resets.Done()
-				rctx, rcancel := context.WithTimeout(context.Background(), resetTimeout)
-				if rerr := e.Reset(rctx); rerr != nil {
-					o.log.Warn().Str("engine", name).Err(rerr).Msg("reset between cases failed")
-				}
-				rcancel()
+			o.resets.Add(1)
+			defer o.resets.Done()
+			rctx, rcancel := context.WithTimeout(context.Background(), resetTimeout)
+			t0 := time.Now()
+			if rerr := e.Reset(rctx); rerr != nil {
+				o.log.Warn().Str("engine", name).Err(rerr).Msg("reset between cases failed")
 			}
+			rcancel()
+			o.log.Debug().Str("engine", name).Dur("took", time.Since(t0)).Msg("page reset")
 			p.free <- e
 		}()
 	}

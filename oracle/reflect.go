@@ -8,8 +8,7 @@ import (
 
 // reflectCase answers a reflect request: load html, run script, read every probe.
 func (o *Oracle) reflectCase(ctx context.Context, req *Request) ReflectResponse {
-	dirty := mayRunScript(deref(req.HTML), deref(req.Script))
-	states, errs := fanOut(ctx, o, req.Engines, dirty, func(ctx context.Context, e Engine) (*reflect.State, error) {
+	states, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*reflect.State, error) {
 		return Reflect(ctx, e, deref(req.HTML), deref(req.Script), req.Probes)
 	})
 	return ReflectResponse{ID: req.ID, States: states, Errors: errs}

@@ -12,7 +12,7 @@ import (
 // traceCase answers a trace request: serve the page from the oracle's origin, visit
 // it in every engine, and collect the recorder's records.
 func (o *Oracle) traceCase(ctx context.Context, req *Request) TraceResponse {
-	traces, errs := fanOut(ctx, o, req.Engines, true, func(ctx context.Context, e Engine) (*trace.Trace, error) {
+	traces, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*trace.Trace, error) {
 		return o.Trace(ctx, e, idText(req.ID), deref(req.HTML), *req.Script)
 	})
 	return TraceResponse{ID: req.ID, Traces: traces, Errors: errs}

@@ -454,29 +454,64 @@ const restore = () => {
 };
 `
 
-// callScript is the Execute Script body for one call: optionally the document write
-// (document.open/write/close, then wait for load), then CallExpression(fn) on the
-// args, whose JSON text result WebDriver awaits. arguments are [token, args, html].
+// repairPrelude captures, before any of the case's script runs, what WebKitWebDriver's
+// own in-page code (WebAutomationSessionProxy.js, in the page's world) uses to send the
+// answer back after the call's promise settles: JSON.stringify, which it looks up at
+// that moment, and the Promise machinery of its race/finally chain. repair() puts them
+// back and says whether that worked: a case that replaced them beyond repair (a
+// non-configurable window.JSON) gets a clear error, never the page's serialization of
+// the answer. The walk's own answer does not depend on this: it is JSON text made by
+// the case program with built-ins captured before the case ran.
+const repairPrelude = `const pristine = {O: Object, dp: Object.defineProperty, gopd: Object.getOwnPropertyDescriptor, create: Object.create,
+  J: JSON, stringify: JSON.stringify, P: Promise, PP: Promise.prototype};
+pristine.then = pristine.PP.then; pristine.fin = pristine.PP.finally;
+pristine.species = pristine.gopd(Promise, Symbol.species);
+const unrepairable = 'layout oracle: the case replaced JSON.stringify or Promise beyond repair; WebDriver cannot return the answer';
+const repair = () => {
+  const desc = (v) => { const d = pristine.create(null); d.value = v; d.writable = true; d.configurable = true; d.enumerable = false; return d; };
+  const fix = (o, k, d) => { try { pristine.dp(o, k, d); } catch (e) {} };
+  fix(window, 'JSON', desc(pristine.J));
+  fix(window, 'Promise', desc(pristine.P));
+  fix(pristine.J, 'stringify', desc(pristine.stringify));
+  fix(pristine.PP, 'then', desc(pristine.then));
+  fix(pristine.PP, 'finally', desc(pristine.fin));
+  fix(pristine.PP, 'constructor', desc(pristine.P));
+  if (pristine.species) fix(pristine.P, Symbol.species, pristine.species);
+  const g = pristine.gopd;
+  const same = (o, k, v) => { const d = g(o, k); return !!d && d.value === v; };
+  return same(window, 'JSON', pristine.J) && same(pristine.J, 'stringify', pristine.stringify) &&
+    same(pristine.PP, 'then', pristine.then) && same(pristine.PP, 'finally', pristine.fin) &&
+    same(pristine.PP, 'constructor', pristine.P);
+};
+`
+
+// callScript is the Execute Script body for one call, whose JSON text result
+// WebDriver awaits. For a Visit it is CallExpression(fn) on arguments[1]; for a Load
+// it is the case program (case.js) on arguments[1], CaseArg's value, which writes and
+// settles the document itself. arguments[0] is the call's token. Everything here runs
+// before any of the case's script (the program writes the document from a later
+// task), so the callbacks below are attached through the page's pristine built-ins.
 // On a page that has navigated away from about:blank, a Load returns a marker object
 // instead of writing, and the Go side navigates back and retries.
 func callScript(fn string, load bool) string {
 	var b strings.Builder
-	b.WriteString("const token = arguments[0], args = arguments[1], html = arguments[2];\n")
+	b.WriteString("const token = arguments[0], arg = arguments[1];\n")
 	if load {
 		b.WriteString("if (location.href !== 'about:blank') return {oracleNavigated: String(location.href)};\n")
 	}
 	b.WriteString("let settle;\nconst p = new Promise((res, rej) => { settle = [res, rej]; });\n")
 	b.WriteString("Object.defineProperty(window, '" + oracleCallProp + "', {value: {token: token, p: p}, configurable: true, writable: true, enumerable: false});\n")
 	b.WriteString(dialogPrelude)
-	b.WriteString("(async () => {\n")
+	b.WriteString(repairPrelude)
+	// restore runs after the case's script, which may have broken what it uses; the
+	// page is reset after every case anyway, so a failed restore must not lose the answer.
+	b.WriteString("const finish = (i, v) => { try { restore(); } catch (e) {} if (!repair()) { i = 1; v = new Error(unrepairable); } settle[i](v); };\n")
 	if load {
-		b.WriteString("document.open(); document.write(html); document.close();\n")
-		// Poll from a fresh task, so load handlers (and the load event itself, which
-		// runs after readyState becomes complete) have finished before fn runs.
-		b.WriteString("await new Promise(r => { const tick = () => document.readyState === 'complete' ? r() : setTimeout(tick, 1); setTimeout(tick, 0); });\n")
+		b.WriteString("(" + caseJS + ")(arg)")
+	} else {
+		b.WriteString("(" + CallExpression(fn) + ")(arg)")
 	}
-	b.WriteString("return (" + CallExpression(fn) + ")(args);\n")
-	b.WriteString("})().then(v => { restore(); settle[0](v); }, e => { restore(); settle[1](e); });\nreturn p;")
+	b.WriteString(".then(v => finish(0, v), e => finish(1, e));\nreturn p;")
 	return b.String()
 }
 
@@ -564,7 +599,11 @@ func (e *webDriverEngine) callOnce(ctx context.Context, url, html, fn string, ar
 	}
 	e.callSeq++
 	token := strconv.FormatUint(e.callSeq, 10) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	body := map[string]any{"script": callScript(fn, url == ""), "args": []any{token, args, html}}
+	var arg any = args
+	if url == "" {
+		arg = CaseArg(html, fn, args, settleBudget(ctx))
+	}
+	body := map[string]any{"script": callScript(fn, url == ""), "args": []any{token, arg}}
 	for attempt := 0; ; attempt++ {
 		raw, err := e.execute(ctx, body)
 		if err != nil {

@@ -27,17 +27,22 @@ import (
 // protocol line, no pool, no deadline goroutine, no dump decode/encode, no reset, no
 // init script, no load wait beyond what the driver call itself does.
 //
-//   - chromium, firefox: one Playwright page; page.SetContent(html) then page.Evaluate.
-//   - webkit: one WebDriver session; one Execute Script doing
-//     document.open/write/close and returning the result (ENGINES.md's 4.6 ms route).
+//   - chromium, firefox: one Playwright page; "walk" is one page.Evaluate of the
+//     oracle's case program (which writes the document itself), "trivial" is
+//     page.SetContent(html) then page.Evaluate of a constant.
+//   - webkit: one WebDriver session; one Execute Script: the case program for
+//     "walk", document.open/write/close and a constant for "trivial" (ENGINES.md's
+//     4.6 ms route).
 //
-// Two variants: "walk" evaluates the same dump walk the oracle runs (so oracle latency
-// over this is the oracle's overhead), "trivial" evaluates a constant (so the walk's
-// own cost shows too).
+// Two variants: "walk" evaluates the same case program and dump walk the oracle runs,
+// settle point included (so oracle latency over this is the oracle's overhead, reset
+// excluded), "trivial" evaluates a constant (so the settle and walk's own cost shows too).
 
-// walkExpr is the same wrapper the oracle evaluates: the page's own JSON.stringify
-// makes the result text.
-var walkExpr = oracle.CallExpression(oracle.WithCaseScript(dump.WalkJS))
+// walkFn is what the oracle's case program calls for a geometry case.
+var walkFn = oracle.WithCaseScript(dump.WalkJS)
+
+// bareBudget is the case program's settle budget in the bare runs.
+const bareBudget = 20 * time.Second
 
 const trivialExpr = "() => 1"
 
@@ -165,19 +170,18 @@ func exists(p string) bool {
 }
 
 func (b *barePlaywright) roundTrip(c benchCase, walk bool) error {
-	if err := b.page.SetContent(c.HTML); err != nil {
-		return err
-	}
-	var err error
-	var v any
 	if walk {
-		v, err = b.page.Evaluate(walkExpr, []any{c.Script, dump.StyleProperties})
+		v, err := b.page.Evaluate(oracle.CaseProgram(),
+			oracle.CaseArg(c.HTML, walkFn, []any{c.Script, dump.StyleProperties}, bareBudget))
 		if _, ok := v.(string); err == nil && !ok {
 			err = fmt.Errorf("walk returned %T", v)
 		}
-	} else {
-		_, err = b.page.Evaluate(trivialExpr)
+		return err
 	}
+	if err := b.page.SetContent(c.HTML); err != nil {
+		return err
+	}
+	_, err := b.page.Evaluate(trivialExpr)
 	return err
 }
 
@@ -273,7 +277,7 @@ func newBareWebDriver(ctx context.Context, log zerolog.Logger) (*bareWebDriver, 
 		win[1] += 600 - in[1]
 	}
 	load := "document.open(); document.write(arguments[0]); document.close();\n"
-	w.walkJS = load + "return JSON.stringify((" + oracle.WithCaseScript(dump.WalkJS) + ").apply(null, arguments[1]));"
+	w.walkJS = "return (" + oracle.CaseProgram() + ")(arguments[0]);"
 	w.trivial = load + "return 1;"
 	return w, nil
 }
@@ -281,7 +285,7 @@ func newBareWebDriver(ctx context.Context, log zerolog.Logger) (*bareWebDriver, 
 func (w *bareWebDriver) roundTrip(c benchCase, walk bool) error {
 	body := map[string]any{"script": w.trivial, "args": []any{c.HTML}}
 	if walk {
-		body = map[string]any{"script": w.walkJS, "args": []any{c.HTML, []any{c.Script, dump.StyleProperties}}}
+		body = map[string]any{"script": w.walkJS, "args": []any{oracle.CaseArg(c.HTML, walkFn, []any{c.Script, dump.StyleProperties}, bareBudget)}}
 	}
 	_, err := w.do(http.MethodPost, "/execute/sync", body)
 	return err

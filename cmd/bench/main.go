@@ -295,7 +295,7 @@ func oracleWay(c config, cases []benchCase, key, name string, extra []string, wi
 func bareRows(bare map[string]*bareResult, c config) []*wayResult {
 	walk := &wayResult{Key: "d-walk", Way: "bare setContent+evaluate(walk)", Cases: c.cases, Latency: map[string]latency{},
 		Note: "per engine, one page, cases one at a time, engines one after another; wall and cases/s are the three engines' sum. " +
-			"chromium/firefox: Playwright page.SetContent + page.Evaluate; webkit: one WebDriver Execute Script (document.open/write/close + walk)."}
+			"walk: one driver call of the case program (document write, settle point, walk); trivial: chromium/firefox page.SetContent + page.Evaluate, webkit one Execute Script (document.open/write/close + constant)."}
 	triv := &wayResult{Key: "d-triv", Way: "bare setContent+evaluate(1)", Cases: c.cases, Latency: map[string]latency{},
 		Note: "as d-walk, evaluating a constant instead of the walk."}
 	var wallW, wallT time.Duration

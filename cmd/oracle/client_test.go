@@ -35,6 +35,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	shared.close()
+	groundTruth.close()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -1,0 +1,339 @@
+(function (c) {
+  // The case program: the same text in every engine, on both routes, evaluated in one
+  // driver call on a fresh about:blank page (the pool resets after every case).
+  // c is {html, fn, args, budget}: fn is a function expression's source, called with
+  // this = B (the built-ins captured below) and args after the document is written and
+  // settled. The promise returned resolves to the JSON text of fn's result.
+  //
+  // Every built-in used after the case's own markup or script has run is captured here,
+  // first, while the global is still the fresh about:blank one. Nothing later reads a
+  // property the page could have replaced: calls go through Reflect.apply captured
+  // here, getters are taken from property descriptors, arrays grow by defineProperty
+  // with null-prototype descriptors, and the JSON text is written here, with the
+  // captured JSON.stringify applied to primitives only (no toJSON, no index setters).
+  'use strict';
+  var G = window;
+  var O = Object;
+  var apply = Reflect.apply;
+  var getOwn = O.getOwnPropertyDescriptor;
+  var getProto = O.getPrototypeOf;
+  var defProp = O.defineProperty;
+  var create = O.create;
+  var keys = O.keys;
+  var isArray = Array.isArray;
+  var stringify = JSON.stringify;
+  var geval = G.eval;
+  var PromiseCtor = Promise;
+  var now = Date.now;
+  var StringFn = String;
+
+  // descriptor finds name on obj or up its prototype chain.
+  function descriptor(obj, name) {
+    for (var o = obj; o !== null && o !== undefined; o = getProto(o)) {
+      var d = getOwn(o, name);
+      if (d) return d;
+    }
+    return undefined;
+  }
+  // getter(obj, name) is a function reading name from its argument through the
+  // getter found now; method(obj, name) the function value found now.
+  function getter(obj, name) {
+    var d = descriptor(obj, name);
+    var g = d && d.get;
+    if (!g) return function () { return undefined; };
+    return function (x) { return apply(g, x, []); };
+  }
+  function method(obj, name) {
+    var d = descriptor(obj, name);
+    return d && d.value;
+  }
+  var noop = function () {};
+
+  var DocP = Document.prototype, ElP = Element.prototype;
+  var doc = document;
+  var docOpen = method(DocP, 'open'), docWrite = method(DocP, 'write'), docClose = method(DocP, 'close');
+  var readyState = getter(DocP, 'readyState');
+  var documentElement = getter(DocP, 'documentElement');
+  var scrollingElement = getter(DocP, 'scrollingElement');
+  var fontsOf = getter(DocP, 'fonts');
+  var fontStatus = typeof FontFaceSet === 'function' ? getter(FontFaceSet.prototype, 'status') : noop;
+  var getAnimations = method(DocP, 'getAnimations');
+  var getElementsByTagName = method(DocP, 'getElementsByTagName');
+  var getElementById = method(DocP, 'getElementById');
+  var collLength = getter(HTMLCollection.prototype, 'length');
+  var collItem = method(HTMLCollection.prototype, 'item');
+  var imgComplete = getter(HTMLImageElement.prototype, 'complete');
+  var imgDecode = method(HTMLImageElement.prototype, 'decode');
+  var imgLoading = getter(HTMLImageElement.prototype, 'loading');
+  var animFinish = typeof Animation === 'function' ? method(Animation.prototype, 'finish') : undefined;
+  var animCancel = typeof Animation === 'function' ? method(Animation.prototype, 'cancel') : undefined;
+  var animPlayState = typeof Animation === 'function' ? getter(Animation.prototype, 'playState') : noop;
+  var promiseThen = method(PromiseCtor.prototype, 'then');
+  var raf = method(G, 'requestAnimationFrame');
+  var setTimeoutFn = method(G, 'setTimeout');
+  var getComputedStyleFn = method(G, 'getComputedStyle');
+  var innerWidth = getter(G, 'innerWidth'), innerHeight = getter(G, 'innerHeight');
+  var getPropertyValue = method(CSSStyleDeclaration.prototype, 'getPropertyValue');
+  var getBCR = method(ElP, 'getBoundingClientRect');
+  var getClientRects = method(ElP, 'getClientRects');
+  var firstElementChild = getter(ElP, 'firstElementChild');
+  var nextElementSibling = getter(ElP, 'nextElementSibling');
+  var tagName = getter(ElP, 'tagName');
+  var getAttribute = method(ElP, 'getAttribute');
+  var scrollWidth = getter(ElP, 'scrollWidth'), scrollHeight = getter(ElP, 'scrollHeight');
+  var clientWidth = getter(ElP, 'clientWidth'), clientHeight = getter(ElP, 'clientHeight');
+  var rectListLength = getter(DOMRectList.prototype, 'length');
+  var rectListItem = method(DOMRectList.prototype, 'item');
+  var RectP = DOMRectReadOnly.prototype;
+  var rectX = getter(RectP, 'x'), rectY = getter(RectP, 'y');
+  var rectW = getter(RectP, 'width'), rectH = getter(RectP, 'height');
+  var toUpper = method(StringFn.prototype, 'toUpperCase');
+  var strSlice = method(StringFn.prototype, 'slice');
+  var objToString = method(O.prototype, 'toString');
+
+  function dataDesc(v) {
+    var d = create(null);
+    d.value = v;
+    d.writable = true;
+    d.enumerable = true;
+    d.configurable = true;
+    return d;
+  }
+  // when runs ok or fail when the native promise p settles, through the captured then;
+  // an own constructor of undefined keeps then's species lookup off the page's
+  // Promise.prototype.constructor and Promise[Symbol.species].
+  function when(p, ok, fail) {
+    defProp(p, 'constructor', dataDesc(undefined));
+    apply(promiseThen, p, [ok, fail]);
+  }
+  // ser is the JSON text of v: plain objects (own enumerable keys), arrays and
+  // primitives, as JSON.stringify would write them, but without toJSON.
+  function ser(v) {
+    if (v === undefined || typeof v === 'function' || typeof v === 'symbol') return 'null';
+    if (v === null || typeof v !== 'object') return stringify(v);
+    var s, i;
+    if (isArray(v)) {
+      s = '[';
+      for (i = 0; i < v.length; i++) s += (i ? ',' : '') + ser(v[i]);
+      return s + ']';
+    }
+    var ks = keys(v), first = true;
+    s = '{';
+    for (i = 0; i < ks.length; i++) {
+      var x = v[ks[i]];
+      if (x === undefined || typeof x === 'function' || typeof x === 'symbol') continue;
+      s += (first ? '' : ',') + stringify(ks[i]) + ':' + ser(x);
+      first = false;
+    }
+    return s + '}';
+  }
+
+  var budget = typeof c.budget === 'number' ? c.budget : 20000;
+  var started = now();
+  var LATER = create(null);
+
+  // frame calls next after one animation frame. rAF fires in all three engines as the
+  // oracle drives them (README, "Settle point"); the timer is only a bound for a page
+  // whose frames stop (it never fired in the measurements), the same in every engine.
+  var frameFallbacks = 0;
+  function frame(next) {
+    var fired = false;
+    function once() {
+      if (fired) return;
+      fired = true;
+      next();
+    }
+    apply(raf, G, [once]);
+    apply(setTimeoutFn, G, [function () { if (!fired) frameFallbacks++; once(); }, 1000]);
+  }
+  function task(next) { apply(setTimeoutFn, G, [next, 0]); }
+
+  // settle waits for the settle point (README, "Settle point"), then calls ok; fail
+  // gets an Error naming what did not settle within the budget.
+  function settle(ok, fail) {
+    var deadline = started + budget;
+    var waitingFor = '';
+    function poll(cond, what, next) {
+      (function check() {
+        var r;
+        try { r = cond(); } catch (e) { r = true; }
+        if (r) { next(); return; }
+        if (now() > deadline) {
+          fail(new Error('layout oracle: the page did not settle within ' + budget + ' ms: ' + what + (waitingFor ? ' (' + waitingFor + ')' : '')));
+          return;
+        }
+        apply(setTimeoutFn, G, [check, 4]);
+      })();
+    }
+    // images are the document's <img> elements, less lazy ones the engine has not
+    // loaded: an engine defers those by its own distance rule, possibly forever.
+    function images() {
+      var list = apply(getElementsByTagName, doc, ['img']);
+      var n = collLength(list), imgs = [], i;
+      for (i = 0; i < n; i++) {
+        var img = apply(collItem, list, [i]);
+        if (imgLoading(img) === 'lazy' && !imgComplete(img)) continue;
+        defProp(imgs, imgs.length, dataDesc(img));
+      }
+      return imgs;
+    }
+    var imgs;
+    // 1. load has finished: readyState complete, then one task so load handlers ran.
+    poll(function () { return readyState(doc) === 'complete'; }, 'the load event', function () {
+      task(function () {
+        // 2. a forced layout starts the loads of the fonts the page uses.
+        var root = documentElement(doc);
+        if (root) apply(getBCR, root, []);
+        poll(function () {
+          var fonts = fontsOf(doc);
+          return !fonts || fontStatus(fonts) === 'loaded';
+        }, 'document.fonts is still loading', function () {
+          // 3. every image complete (a broken one counts), then decoded.
+          imgs = images();
+          poll(function () {
+            var pending = 0;
+            for (var i = 0; i < imgs.length; i++) if (!imgComplete(imgs[i])) pending++;
+            waitingFor = pending + ' of ' + imgs.length + ' <img> not complete';
+            return pending === 0;
+          }, 'images are still loading', function () {
+            waitingFor = '';
+            // decode() settles in every engine for every image but one kind: WebKitGTK
+            // never settles it for some malformed images that did fire load. So a
+            // decode still pending after 1 s counts as done, the same in every engine.
+            var left = imgs.length, decodeBy = now() + 1000;
+            var decoded = function () { left--; };
+            for (var i = 0; i < imgs.length; i++) {
+              try { when(apply(imgDecode, imgs[i], []), decoded, decoded); } catch (e) { decoded(); }
+            }
+            poll(function () { return left <= 0 || now() > decodeBy; }, 'images are still decoding', framesThenAnimations);
+          });
+        });
+      });
+    });
+    // 4. two frames and a task; 5. finite animations finished, infinite ones
+    // cancelled, a frame, again while any remain running (at most 3 rounds).
+    function framesThenAnimations() {
+      frame(function () {
+        frame(function () {
+          task(function () { animations(3); });
+        });
+      });
+    }
+    function animations(rounds) {
+      var list = getAnimations ? apply(getAnimations, doc, []) : [];
+      var running = 0;
+      for (var i = 0; i < list.length; i++) {
+        var a = list[i];
+        if (animPlayState(a) === 'finished') continue;
+        running++;
+        try { apply(animFinish, a, []); } catch (e) { try { apply(animCancel, a, []); } catch (e2) { /* gone */ } }
+      }
+      // 6. one more frame.
+      frame(function () {
+        if (running && rounds > 1) animations(rounds - 1);
+        else ok();
+      });
+    }
+  }
+
+  // The captured built-ins, as `this` of fn (and so of the walks).
+  var B = create(null);
+  B.apply = apply;
+  B.ser = ser;
+  B.str = function (v) { return stringify(v); };
+  // push appends v to the array a without Array.prototype (no push, no index setter).
+  B.push = function (a, v) { defProp(a, a.length, dataDesc(v)); };
+  B.obj = function () { return create(null); };
+  B.doc = doc;
+  B.documentElement = documentElement;
+  B.scrollingElement = scrollingElement;
+  B.getComputedStyle = function (el) { return apply(getComputedStyleFn, G, [el]); };
+  B.getPropertyValue = function (cs, name) { return apply(getPropertyValue, cs, [name]); };
+  B.getBoundingClientRect = function (el) { return apply(getBCR, el, []); };
+  B.getClientRects = function (el) {
+    var list = apply(getClientRects, el, []), out = [], n = rectListLength(list);
+    for (var i = 0; i < n; i++) defProp(out, i, dataDesc(apply(rectListItem, list, [i])));
+    return out;
+  };
+  B.rect = function (r) { return { x: rectX(r), y: rectY(r), w: rectW(r), h: rectH(r) }; };
+  B.firstElementChild = firstElementChild;
+  B.nextElementSibling = nextElementSibling;
+  B.tagName = tagName;
+  B.upper = function (s) { return apply(toUpper, s, []); };
+  B.slice = function (s, from) { return apply(strSlice, s, [from]); };
+  B.getAttribute = function (el, name) { return apply(getAttribute, el, [name]); };
+  B.getElementById = function (id) { return apply(getElementById, doc, [id]); };
+  B.scrollWidth = scrollWidth;
+  B.scrollHeight = scrollHeight;
+  B.clientWidth = clientWidth;
+  B.clientHeight = clientHeight;
+  B.innerWidth = function () { return innerWidth(G); };
+  B.innerHeight = function () { return innerHeight(G); };
+  B.typeTag = function (v) { return apply(strSlice, apply(objToString, v, []), [8, -1]); };
+  B.String = StringFn;
+  B.args = function (list, from) {
+    var out = [];
+    for (var i = from; i < list.length; i++) defProp(out, out.length, dataDesc(list[i]));
+    return out;
+  };
+  // runScript runs the case's script by indirect eval (global scope, like a classic
+  // <script>) and returns null, or "Name: message" when it threw.
+  B.runScript = function (src) {
+    if (!src) return null;
+    try {
+      geval(src);
+    } catch (e) {
+      var name, msg;
+      try {
+        name = e && e.name ? StringFn(e.name) : typeof e;
+        msg = e && e.message !== undefined ? StringFn(e.message) : StringFn(e);
+      } catch (e2) {
+        name = typeof e;
+        msg = '(unprintable)';
+      }
+      return name + ': ' + msg;
+    }
+    return null;
+  };
+  B.settle = settle;
+  // later(run) is a result that is not ready yet: run(resolve, reject) provides it.
+  B.later = function (run) {
+    var l = create(LATER);
+    l.run = run;
+    return l;
+  };
+
+  var args = isArray(c.args) ? c.args : [];
+  var html = typeof c.html === 'string' ? c.html : '';
+  var fn = geval('(' + c.fn + ')');
+
+  return new PromiseCtor(function (resolve, reject) {
+    function finish(v) {
+      if (v !== null && typeof v === 'object' && getProto(v) === LATER) {
+        try { v.run(finish, reject); } catch (e) { reject(e); }
+        return;
+      }
+      if (v instanceof PromiseCtor) { when(v, finish, reject); return; }
+      var text;
+      try { text = ser(v); } catch (e) { reject(e); return; }
+      resolve(text);
+    }
+    // The document is written from a task of its own, so the driver has attached its
+    // callbacks to the returned promise before any of the case's script runs.
+    task(function () {
+      try {
+        apply(docOpen, doc, []);
+        apply(docWrite, doc, [html]);
+        apply(docClose, doc, []);
+      } catch (e) {
+        reject(e);
+        return;
+      }
+      settle(function () {
+        var v;
+        try { v = apply(fn, B, args); } catch (e) { reject(e); return; }
+        finish(v);
+      }, reject);
+    });
+  });
+})
