@@ -17,7 +17,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -48,14 +47,15 @@ var (
 	chromeIn *engine // Chromium without the init script: the inline route
 
 	pagesMu sync.Mutex
-	pages   = map[string]page{}
+	pages   = map[string]*page{}
 	pageSeq int
 )
 
 type page struct {
 	html, script string
-	inline       bool // the recorder first in <head>
-	noScript     bool
+	inline       bool   // the recorder first in <head>, keyed with key
+	key          string // set by register for inline pages
+	served       int    // requests for the page
 }
 
 func TestMain(m *testing.M) {
@@ -126,32 +126,39 @@ func serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pagesMu.Lock()
-	p, ok := pages[r.URL.Query().Get("c")]
+	p, ok := pages[strings.TrimPrefix(r.URL.Path, "/trace/")]
+	if ok {
+		p.served++
+	}
 	pagesMu.Unlock()
 	if !ok {
 		http.NotFound(w, r)
 		return
 	}
+	// As the oracle's origin serves it: the html only, the recorder first in <head>
+	// on the inline route; the script comes with the run.
 	var b strings.Builder
-	b.WriteString("<!doctype html><html><head><meta charset=utf-8><title>trace</title>")
+	b.WriteString("<!doctype html><html><head>")
 	if p.inline {
-		b.WriteString("<script>" + trace.RecorderJS + "</script>")
+		b.WriteString("<script>" + trace.Recorder(p.key, &trace.DefaultLimits) + "</script>")
 	}
-	b.WriteString("</head><body>" + p.html)
-	if !p.noScript {
-		b.WriteString("<script>" + p.script + "</script>")
-	}
-	b.WriteString("</body></html>")
+	b.WriteString("<meta charset=utf-8><title>trace</title></head><body>" + p.html + "</body></html>")
 	w.Write([]byte(b.String()))
 }
 
-func register(id string, p page) string {
+// register serves p at a fresh /trace/<key> URL and returns it with the key of the
+// recorder copy that installs first on en.
+func register(en *engine, p *page) (string, string) {
 	pagesMu.Lock()
 	defer pagesMu.Unlock()
 	pageSeq++
-	key := strconv.Itoa(pageSeq)
+	key := fmt.Sprintf("p%d", pageSeq)
+	p.key = trace.NewKey()
 	pages[key] = p
-	return base + "/trace/" + url.PathEscape(id) + "?c=" + key
+	if !en.inline { // the init script installs first
+		return base + "/trace/" + key, trace.InitKey
+	}
+	return base + "/trace/" + key, p.key
 }
 
 func skipShort(t *testing.T) {
@@ -171,14 +178,15 @@ func runPage(t *testing.T, en *engine, p page) (*trace.Trace, error) {
 	if en.err != nil {
 		return nil, fmt.Errorf("%s did not launch: %w", en.name, en.err)
 	}
-	u := register(t.Name(), p)
+	u, key := register(en, &p)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	raw, err := en.e.Visit(ctx, u, trace.CollectJS)
+	run := trace.NewRun(p.script, key, trace.DefaultLimits)
+	raw, err := en.e.Visit(ctx, u, trace.RunJS, run.Args()...)
 	if err != nil {
 		return nil, err
 	}
-	return trace.Decode(raw, en.name, en.e.Version(), "default")
+	return run.Decode(raw, en.name, en.e.Version(), "default")
 }
 
 // runAll runs the case in all three engines at once and requires every trace.
@@ -655,7 +663,7 @@ btoa = () => 'broken';
 String.fromCharCode = () => '';
 Function.prototype.call = function () { throw new Error('call'); };
 trace = null;
-window.__traceResult = null;
+window.__traceRun = null;
 trace.value('same', window.trace === before);
 trace.value('o', {a: [1, 2], b: new Uint8Array([1])});
 trace.settle('p', Promise.resolve(1));
@@ -687,7 +695,7 @@ func TestReplacedJSON(t *testing.T) {
 // with a clear message.
 func TestNotATracePage(t *testing.T) {
 	skipShort(t)
-	probe := `function () { return [typeof window.trace, '__traceResult' in window, location.href]; }`
+	probe := `function () { return [typeof window.trace, '__traceRun' in window, location.href]; }`
 	for _, en := range engines {
 		require.NoError(t, en.err, en.name)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -700,7 +708,7 @@ func TestNotATracePage(t *testing.T) {
 		raw, err = en.e.Visit(ctx, base+"/plain/x", probe)
 		require.NoError(t, err, en.name)
 		assert.JSONEq(t, `["undefined", false, "`+base+`/plain/x"]`, string(raw), en.name)
-		_, err = en.e.Visit(ctx, base+"/plain/y", trace.CollectJS)
+		_, err = en.e.Visit(ctx, base+"/plain/y", trace.RunJS, "trace.done()", map[string]any{})
 		if assert.Error(t, err, en.name) {
 			assert.Contains(t, err.Error(), "no recorder in this page", en.name)
 		}
