@@ -65,4 +65,3 @@ func hasRecorderInitScript(e Engine) bool {
 	i, ok := e.(interface{ RunsInitScripts() bool })
 	return ok && i.RunsInitScripts()
 }
-
