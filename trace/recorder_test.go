@@ -9,7 +9,10 @@ package trace_test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -803,4 +806,53 @@ func TestBundledCases(t *testing.T) {
 			assert.True(t, v.Whole.Trusted(), "%s: %+v", req.ID, v)
 		})
 	}
+}
+
+// TestSealAtEveryPaddingLength: the recorder's HMAC-SHA-256 (its own, in JavaScript)
+// agrees with Go's for payloads of every length modulo the 64-byte block, where
+// SHA-256's padding takes one or two final blocks, and for a multi-block payload with
+// non-ASCII text, in every engine.
+func TestSealAtEveryPaddingLength(t *testing.T) {
+	skipShort(t)
+	for n := 0; n < 64; n++ {
+		tr, err := run(t, engines[0], "", fmt.Sprintf("trace.value('s', 'x'.repeat(%d)); trace.done();", n))
+		require.NoError(t, err, "length %d", n)
+		require.Len(t, tr.Records, 1)
+		assert.Equal(t, `"`+strings.Repeat("x", n)+`"`, string(tr.Records[0].Value))
+	}
+	traces := runAll(t, "", `trace.value('big', 'é☃😀\u0001"\\'.repeat(100000)); trace.value('lone', '\ud800x\udc00'); trace.done();`)
+	for name, tr := range traces {
+		require.Len(t, tr.Records, 2, name)
+		var s string
+		require.NoError(t, json.Unmarshal(tr.Records[0].Value, &s), name)
+		assert.Equal(t, strings.Repeat("é☃😀\u0001\"\\", 100000), s, name)
+		assert.Equal(t, `"\ud800x\udc00"`, string(tr.Records[1].Value), name, "lone surrogates escaped, as JSON.stringify does")
+	}
+}
+
+// TestDecodeRefusesWhatTheRecorderDidNotSeal is a unit test of Run.Decode alone (no
+// engine): a result whose MAC, nonce or shape is not the recorder's is an error, and
+// so is a trace the recorder ended at a bound.
+func TestDecodeRefusesWhatTheRecorderDidNotSeal(t *testing.T) {
+	key := trace.NewKey()
+	r := trace.NewRun("", key, trace.Limits{})
+	nonce := r.Args()[1].(map[string]any)["nonce"].(string)
+	seal := func(k, payload string) json.RawMessage {
+		m := hmac.New(sha256.New, []byte(k))
+		m.Write([]byte(payload))
+		b, _ := json.Marshal(map[string]string{"payload": payload, "mac": hex.EncodeToString(m.Sum(nil))})
+		return b
+	}
+	good := `{"nonce":"` + nonce + `","error":"","timed_out":false,"origin":"o","is_secure_context":true,"records":[{"seq":0,"kind":"value","label":"a","value":1}]}`
+	tr, err := r.Decode(seal(key, good), "c", "1", "default")
+	require.NoError(t, err)
+	assert.Len(t, tr.Records, 1)
+	_, err = r.Decode(seal(trace.NewKey(), good), "c", "1", "default")
+	assert.ErrorContains(t, err, "seal does not match")
+	_, err = r.Decode(seal(key, strings.Replace(good, nonce, "0", 1)), "c", "1", "default")
+	assert.ErrorContains(t, err, "another run")
+	_, err = r.Decode(json.RawMessage(`{"timed_out":false,"records":[]}`), "c", "1", "default")
+	assert.ErrorContains(t, err, "not a sealed trace")
+	_, err = r.Decode(seal(key, strings.Replace(good, `"error":""`, `"error":"the trace exceeded --trace-max-records=1 records"`, 1)), "c", "1", "default")
+	assert.EqualError(t, err, "trace: the trace exceeded --trace-max-records=1 records")
 }
