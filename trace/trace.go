@@ -6,16 +6,32 @@
 //
 // RecorderJS is the recorder. It must run before any of the trace page's own script:
 // on Playwright, pass it in PlaywrightOptions.InitScripts (context.addInitScript); on
-// WebDriver, which has no init-script hook, serve it as the first <script> of the
-// document. Both may happen; the second install is a no-op. The recorder defines
-// nothing on a page whose location.pathname does not start with "/trace/", so the
-// init script is harmless on the geometry page (about:blank).
+// WebDriver, which has no init-script hook, serve a copy (Recorder, with a fresh key)
+// as the first <script> of the document. Both may happen; the second install is a
+// no-op. The recorder defines nothing on a page whose location.pathname does not
+// start with "/trace/", so the init script is harmless on the geometry page
+// (about:blank). The page holds the case's html only.
 //
-// CollectJS is the function expression the oracle evaluates after navigating to the
-// trace page (Engine.Visit(ctx, url, CollectJS)). It resolves once the script calls
-// trace.done() or the recorder's fixed 5000 ms completion timeout, counted from the
-// recorder's install at document start, has passed; the oracle's deadline for the
-// call must therefore leave more than 5 s. Its JSON result decodes with Decode.
+// RunJS is the function expression the oracle evaluates after navigating to the trace
+// page (Engine.Visit(ctx, url, RunJS, run.Args()...)). The recorder waits until the
+// document has loaded (readyState "complete", the load event's handlers run, every
+// <img> complete, at most 5 s), runs the case's script by indirect eval (a script that
+// throws is reported as an uncaught error would be, and the trace goes on), and
+// resolves once the script calls trace.done(), a bound is reached, or the fixed
+// 5000 ms completion timeout, counted from the script's start, has passed; the
+// oracle's deadline for the call must therefore leave more than 5 s (plus the image
+// wait). Its result is sealed: Run.Decode checks the seal and decodes it.
+//
+// # Trust
+//
+// The recorder captures every built-in it uses when it installs, before any page
+// script, serializes its records itself (no JSON.stringify, no toJSON), and seals the
+// result with HMAC-SHA-256 under its key, which no page script can read (an init
+// script's source is not visible to the page; an inlined copy removes its element
+// before the page's markup is parsed, and the oracle serves each page once). A page
+// that replaces built-ins on the way out (JSON.stringify, Function.prototype.apply,
+// Promise.prototype.then) therefore gets an error, never records it made up. A
+// per-run nonce keeps a sealed result from one run from passing as another's.
 //
 // # Records
 //
