@@ -58,7 +58,6 @@ type page struct {
 	html, script string
 	inline       bool   // the recorder first in <head>, keyed with key
 	key          string // set by register for inline pages
-	served       int    // requests for the page
 }
 
 func TestMain(m *testing.M) {
@@ -115,7 +114,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// serve answers /trace/<id>?c=<key> with the registered page, and /plain/... with a
+// serve answers /trace/<key> with the registered page, and /plain/... with a
 // page that is not a trace page.
 func serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -130,9 +129,6 @@ func serve(w http.ResponseWriter, r *http.Request) {
 	}
 	pagesMu.Lock()
 	p, ok := pages[strings.TrimPrefix(r.URL.Path, "/trace/")]
-	if ok {
-		p.served++
-	}
 	pagesMu.Unlock()
 	if !ok {
 		http.NotFound(w, r)
