@@ -17,12 +17,15 @@ import (
 )
 
 // origin is the oracle's one local HTTP server, alive for the process lifetime. It
-// serves trace pages at http://localhost:<port>/trace/<key>: localhost is a secure
-// context without TLS, and a real origin unlocks APIs that about:blank does not. The
-// key is random, not the case id: any id works (.., /, ?, #, %, unicode), and a case
-// cannot name another in-flight case's page. Each page is served once: a second
-// request for it (a case fetching its own URL to read an inlined recorder's key) gets
-// 404.
+// serves each trace page at http://<token>.localhost:<port>/trace/<key>, token and key
+// random per case: *.localhost resolves to loopback and is a secure context without
+// TLS in all three engines (checked by TestTraceEachCaseHasItsOwnOrigin), and a real
+// origin unlocks APIs that about:blank does not. One origin per case means the
+// same-origin policy keeps a case from reading another case's page, and storage and
+// cookies are the case's own. The key is not the case id: any id works (.., /, ?, #,
+// %, unicode). A page is served only to a request naming its own host, and only once:
+// a second request (a case fetching its own URL to read an inlined recorder's key)
+// gets 404.
 type origin struct {
 	srv  *http.Server
 	port int
@@ -33,6 +36,7 @@ type origin struct {
 }
 
 type tracePage struct {
+	host     string // <token>.localhost:<port>, the page's own origin
 	title    string // the case id, shown as the document's title
 	body     string // the case's html, placed in <body>
 	recorder string // inlined first in <head> for engines without init scripts, else ""
@@ -57,16 +61,15 @@ func startOrigin(log zerolog.Logger) (*origin, error) {
 	return o, nil
 }
 
-// Origin is the page origin traces report, e.g. http://localhost:41673.
-func (o *origin) Origin() string { return "http://localhost:" + strconv.Itoa(o.port) }
-
-// register serves one case's page until the returned release is called.
+// register serves one case's page, on an origin of its own, until the returned
+// release is called.
 func (o *origin) register(id, body, recorder string) (pageURL string, release func()) {
-	key := trace.NewKey()[:32]
+	fresh := trace.NewKey()
+	key, host := fresh[:32], "c"+fresh[32:52]+".localhost:"+strconv.Itoa(o.port)
 	o.mu.Lock()
-	o.pages[key] = tracePage{title: id, body: body, recorder: recorder}
+	o.pages[key] = tracePage{host: host, title: id, body: body, recorder: recorder}
 	o.mu.Unlock()
-	return o.Origin() + "/trace/" + key, func() {
+	return "http://" + host + "/trace/" + key, func() {
 		o.mu.Lock()
 		delete(o.pages, key)
 		o.mu.Unlock()
@@ -77,7 +80,10 @@ func (o *origin) serveTrace(w http.ResponseWriter, r *http.Request) {
 	key := strings.TrimPrefix(r.URL.Path, "/trace/")
 	o.mu.Lock()
 	page, ok := o.pages[key]
-	delete(o.pages, key) // served once
+	ok = ok && strings.EqualFold(r.Host, page.host) // another origin never gets it
+	if ok {
+		delete(o.pages, key) // served once
+	}
 	o.mu.Unlock()
 	if !ok {
 		http.Error(w, "no such trace page", http.StatusNotFound)

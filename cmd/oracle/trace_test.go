@@ -48,7 +48,7 @@ func TestTraceOnTheOraclesLocalhostOrigin(t *testing.T) {
 		assert.NotEmpty(t, tr["engine_version"])
 		assert.Equal(t, "default", tr["profile"], e)
 		assert.Equal(t, true, tr["is_secure_context"], e)
-		assert.Regexp(t, `^http://localhost:\d+$`, tr["origin"], e)
+		assert.Regexp(t, `^http://c[0-9a-f]{20}\.localhost:\d+$`, tr["origin"], e)
 		assert.Equal(t, false, tr["timed_out"], e)
 		assert.Equal(t, []map[string]any{
 			{"seq": 0.0, "kind": "value", "label": "inline sees trace", "value": "function"},
@@ -353,4 +353,33 @@ func TestTraceBoundsFlags(t *testing.T) {
 	traces, errs = traceEach(t, c, map[string]any{"script": "trace.value('i', 0); trace.value('s', 'é'.repeat(50)); trace.done();"})
 	require.Empty(t, errs)
 	wantSameRecords(t, traces, `[{"seq":0,"kind":"value","label":"i","value":0},{"seq":1,"kind":"value","label":"s","value":"`+strings.Repeat("é", 50)+`"}]`)
+}
+
+// TestTraceEachCaseHasItsOwnOrigin: every trace page is on an origin of its own,
+// http://<token>.localhost:<port>, which all three engines resolve to loopback and
+// treat as a secure context; the same server on another host name is another origin,
+// whose responses the case cannot read, and storage is the case's own. All trace
+// pages used to share http://localhost:<port>.
+func TestTraceEachCaseHasItsOwnOrigin(t *testing.T) {
+	c := shared.get(t)
+	script := `trace.value('secure', isSecureContext);
+localStorage.setItem('mine', location.host); trace.value('keys', localStorage.length);
+const other = location.protocol + '//localhost:' + location.port + '/favicon.ico';
+fetch('/favicon.ico').then(r => trace.value('own', r.status))
+  .then(() => fetch(other)).then(r => trace.value('other', r.status), e => trace.error('other', e))
+  .then(() => trace.done());`
+	want := `[{"seq":0,"kind":"value","label":"secure","value":true},{"seq":1,"kind":"value","label":"keys","value":1},
+{"seq":2,"kind":"value","label":"own","value":204},{"seq":3,"kind":"error","label":"other","value":{"$error":true,"name":"TypeError"}}]`
+	seen := map[string]string{}
+	for i := 0; i < 2; i++ {
+		traces, errs := traceEach(t, c, map[string]any{"script": script})
+		require.Empty(t, errs)
+		wantSameRecords(t, traces, want)
+		for e, tr := range traces {
+			o := tr["origin"].(string)
+			assert.Regexp(t, `^http://c[0-9a-f]{20}\.localhost:\d+$`, o, e)
+			assert.Empty(t, seen[o], "%s: origin %s already served %s", e, o, seen[o])
+			seen[o] = e
+		}
+	}
 }
