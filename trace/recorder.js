@@ -392,54 +392,15 @@
 
   // ---- records ----
   // ---- serialization ----
-  // Records are kept as JSON text, made here rather than by JSON.stringify: the page
-  // cannot reach it (no toJSON, no replaced stringify), and the bounds count the very
-  // bytes the oracle will receive. Canonical values hold only null, booleans, finite
-  // numbers, strings and the recorder's own null-prototype objects and arrays.
-  var utf8Extra = 0; // bytes beyond one per code unit in the text made since the last reset
+  // Records are kept as JSON text, made at push time by the JSON.stringify captured at
+  // install (the page's replacement never runs), so the bounds count the very bytes
+  // the oracle will receive. toJSON is never consulted: canonical values hold only
+  // null, booleans, finite numbers, strings and the recorder's own null-prototype
+  // objects and arrays, whose only page-named properties ("props" keys) hold
+  // non-callable objects.
   var HEX = '0123456789abcdef';
-  var hex4 = function (c) {
-    return '\\u' + HEX[(c >> 12) & 15] + HEX[(c >> 8) & 15] + HEX[(c >> 4) & 15] + HEX[c & 15];
-  };
-  var quote = function (s) {
-    var out = '"', from = 0, n = s.length;
-    for (var i = 0; i < n; i++) {
-      var c = charCodeAt(s, i), esc = null;
-      if (c < 0x20 || c === 0x22 || c === 0x5c) {
-        esc = c === 0x22 ? '\\"' : c === 0x5c ? '\\\\' : c === 0x0a ? '\\n' : c === 0x0d ? '\\r' : c === 0x09 ? '\\t' : hex4(c);
-      } else if (c >= 0x80) {
-        if (c >= 0xd800 && c <= 0xdbff) {
-          var d = i + 1 < n ? charCodeAt(s, i + 1) : 0;
-          if (d >= 0xdc00 && d <= 0xdfff) { utf8Extra += 2; i++; continue; } // a pair: 4 bytes
-          esc = hex4(c); // a lone surrogate, escaped as JSON.stringify does
-        } else if (c >= 0xdc00 && c <= 0xdfff) {
-          esc = hex4(c);
-        } else {
-          utf8Extra += c < 0x800 ? 1 : 2;
-        }
-      }
-      if (esc !== null) { out += stringSlice(s, from, i) + esc; from = i + 1; }
-    }
-    return out + stringSlice(s, from, n) + '"';
-  };
-  var ser = function (v) {
-    switch (typeof v) {
-      case 'string': return quote(v);
-      case 'number': return v === v && v !== Infinity && v !== -Infinity ? StringCtor(v) : 'null';
-      case 'boolean': return v ? 'true' : 'false';
-    }
-    if (v === null || typeof v !== 'object') return 'null';
-    var out, i;
-    if (isArray(v)) {
-      out = '[';
-      for (i = 0; i < v.length; i++) out += (i ? ',' : '') + ser(v[i]);
-      return out + ']';
-    }
-    var keys = objectKeys(v);
-    out = '{';
-    for (i = 0; i < keys.length; i++) out += (i ? ',' : '') + quote(keys[i]) + ':' + ser(v[keys[i]]);
-    return out + '}';
-  };
+  var ser = function (v) { return JSONStringify(v); };
+  var utf8Length = function (text) { return encodeUTF8(textEncoder, text).length; };
 
   // ---- HMAC-SHA-256, on typed arrays and operators only ----
   var K256 = new Int32ArrayCtor([
@@ -530,9 +491,8 @@
     r.kind = kind;
     r.label = label;
     for (var k in fields) r[k] = fields[k];
-    utf8Extra = 0;
     var text = ser(r);
-    var size = text.length + utf8Extra + (records.length ? 1 : 0);
+    var size = utf8Length(text) + (records.length ? 1 : 0);
     if (recordBytes + size > maxBytes) {
       overflow = 'the trace exceeded --trace-max-bytes=' + maxBytes + ' bytes of records';
       finish(false);
@@ -559,8 +519,8 @@
   // that text's HMAC. nonce is the oracle's, for this call: a sealed result from
   // another call (stashed by an earlier case) does not pass as this one.
   var sealed = function (nonce) {
-    var p = '{"nonce":' + quote(nonce) + ',"error":' + quote(overflow) +
-      ',"timed_out":' + (timedOut ? 'true' : 'false') + ',"origin":' + quote(origin) +
+    var p = '{"nonce":' + ser(nonce) + ',"error":' + ser(overflow) +
+      ',"timed_out":' + (timedOut ? 'true' : 'false') + ',"origin":' + ser(origin) +
       ',"is_secure_context":' + (secure ? 'true' : 'false') + ',"records":[';
     for (var i = 0; i < records.length; i++) p += (i ? ',' : '') + records[i];
     p += ']}';
@@ -681,6 +641,14 @@
     if (!LIMITS) {
       if (typeof mr === 'number' && mr > 0) maxRecords = mr;
       if (typeof mb === 'number' && mb > 0) maxBytes = mb;
+    }
+    // Inline markup may have recorded past the bounds the run brings.
+    if (records.length > maxRecords) {
+      overflow = 'the trace exceeded --trace-max-records=' + maxRecords + ' records';
+      finish(false);
+    } else if (recordBytes > maxBytes) {
+      overflow = 'the trace exceeded --trace-max-bytes=' + maxBytes + ' bytes of records';
+      finish(false);
     }
     var src = StringCtor(script);
     return new PromiseCtor(function (resolve) {

@@ -25,8 +25,8 @@
 // # Trust
 //
 // The recorder captures every built-in it uses when it installs, before any page
-// script, serializes its records itself (no JSON.stringify, no toJSON), and seals the
-// result with HMAC-SHA-256 under its key, which no page script can read (an init
+// script, serializes its records with the JSON.stringify it captured, on its own
+// null-prototype values only (no page toJSON is consulted), and seals the result with HMAC-SHA-256 under its key, which no page script can read (an init
 // script's source is not visible to the page; an inlined copy removes its element
 // before the page's markup is parsed, and the oracle serves each page once). A page
 // that replaces built-ins on the way out (JSON.stringify, Function.prototype.apply,

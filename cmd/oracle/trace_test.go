@@ -350,6 +350,12 @@ func TestTraceBoundsFlags(t *testing.T) {
 	for e, msg := range errs {
 		assert.Contains(t, msg, "--trace-max-bytes=300 ", e)
 	}
+	// Records inline markup made before the run count against the same bounds.
+	traces, errs = traceEach(t, c, map[string]any{"html": "<script>for (let i = 0; i < 5; i++) trace.value('i', i);</script>", "script": "trace.done();"})
+	assert.Empty(t, traces)
+	for e, msg := range errs {
+		assert.Contains(t, msg, "--trace-max-records=3 ", e)
+	}
 	traces, errs = traceEach(t, c, map[string]any{"script": "trace.value('i', 0); trace.value('s', 'é'.repeat(50)); trace.done();"})
 	require.Empty(t, errs)
 	wantSameRecords(t, traces, `[{"seq":0,"kind":"value","label":"i","value":0},{"seq":1,"kind":"value","label":"s","value":"`+strings.Repeat("é", 50)+`"}]`)
