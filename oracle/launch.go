@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/profiles"
+	"github.com/layout-oracle/oracle/trace"
 	"github.com/rs/zerolog"
 )
 
@@ -32,6 +33,9 @@ type Config struct {
 	// (empty: the system build's). A named binary means the system route for that
 	// engine, whatever Browsers says.
 	ChromiumPath, FirefoxPath, WebKitDriverPath string
+	// TraceLimits bound one trace's records and bytes; zero fields mean
+	// trace.DefaultLimits.
+	TraceLimits trace.Limits
 }
 
 // executablePath is the binary override for engine, or "".
@@ -75,6 +79,13 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 		deadline: cfg.Deadline, maxLine: cfg.MaxLine, inflight: cfg.Inflight, log: log}
 	if o.deadline <= 0 {
 		o.deadline = DefaultDeadline
+	}
+	o.traceLimits = cfg.TraceLimits
+	if o.traceLimits.Records <= 0 {
+		o.traceLimits.Records = trace.DefaultLimits.Records
+	}
+	if o.traceLimits.Bytes <= 0 {
+		o.traceLimits.Bytes = trace.DefaultLimits.Bytes
 	}
 
 	var err error

@@ -7,29 +7,37 @@ import (
 	"html"
 	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/layout-oracle/oracle/trace"
 	"github.com/rs/zerolog"
 )
 
 // origin is the oracle's one local HTTP server, alive for the process lifetime. It
-// serves trace pages at http://localhost:<port>/trace/<id>: localhost is a secure
-// context without TLS, and a real origin unlocks APIs that about:blank does not.
+// serves each trace page at http://<token>.localhost:<port>/trace/<key>, token and key
+// random per case: *.localhost resolves to loopback and is a secure context without
+// TLS in all three engines (checked by TestTraceEachCaseHasItsOwnOrigin), and a real
+// origin unlocks APIs that about:blank does not. One origin per case means the
+// same-origin policy keeps a case from reading another case's page, and storage and
+// cookies are the case's own. The key is not the case id: any id works (.., /, ?, #,
+// %, unicode). A page is served only to a request naming its own host, and only once:
+// a second request (a case fetching its own URL to read an inlined recorder's key)
+// gets 404.
 type origin struct {
 	srv  *http.Server
 	port int
 	log  zerolog.Logger
 
 	mu    sync.Mutex
-	next  int
-	pages map[string]tracePage // by the "c" query value
+	pages map[string]tracePage // by key
 }
 
 type tracePage struct {
+	host     string // <token>.localhost:<port>, the page's own origin
+	title    string // the case id, shown as the document's title
 	body     string // the case's html, placed in <body>
 	recorder string // inlined first in <head> for engines without init scripts, else ""
 }
@@ -53,18 +61,15 @@ func startOrigin(log zerolog.Logger) (*origin, error) {
 	return o, nil
 }
 
-// Origin is the page origin traces report, e.g. http://localhost:41673.
-func (o *origin) Origin() string { return "http://localhost:" + strconv.Itoa(o.port) }
-
-// register serves one case's page until the returned release is called.
+// register serves one case's page, on an origin of its own, until the returned
+// release is called.
 func (o *origin) register(id, body, recorder string) (pageURL string, release func()) {
+	fresh := trace.NewKey()
+	key, host := fresh[:32], "c"+fresh[32:52]+".localhost:"+strconv.Itoa(o.port)
 	o.mu.Lock()
-	o.next++
-	key := strconv.Itoa(o.next)
-	o.pages[key] = tracePage{body: body, recorder: recorder}
+	o.pages[key] = tracePage{host: host, title: id, body: body, recorder: recorder}
 	o.mu.Unlock()
-	u := o.Origin() + "/trace/" + url.PathEscape(id) + "?c=" + key
-	return u, func() {
+	return "http://" + host + "/trace/" + key, func() {
 		o.mu.Lock()
 		delete(o.pages, key)
 		o.mu.Unlock()
@@ -72,8 +77,13 @@ func (o *origin) register(id, body, recorder string) (pageURL string, release fu
 }
 
 func (o *origin) serveTrace(w http.ResponseWriter, r *http.Request) {
+	key := strings.TrimPrefix(r.URL.Path, "/trace/")
 	o.mu.Lock()
-	page, ok := o.pages[r.URL.Query().Get("c")]
+	page, ok := o.pages[key]
+	ok = ok && strings.EqualFold(r.Host, page.host) // another origin never gets it
+	if ok {
+		delete(o.pages, key) // served once
+	}
 	o.mu.Unlock()
 	if !ok {
 		http.Error(w, "no such trace page", http.StatusNotFound)
@@ -82,16 +92,17 @@ func (o *origin) serveTrace(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	var b strings.Builder
-	b.WriteString("<!doctype html><html><head><meta charset=utf-8><title>")
-	b.WriteString(html.EscapeString(strings.TrimPrefix(r.URL.Path, "/trace/")))
-	b.WriteString("</title>")
+	b.WriteString("<!doctype html><html><head>")
 	if page.recorder != "" {
-		// "</script" cannot occur inside a script element; the recorder has none.
+		// The recorder has no "</script", "<!--" or "<script" (trace.RecorderJS), so
+		// it is inlined verbatim; it removes its own element as it runs.
 		b.WriteString("<script>")
 		b.WriteString(page.recorder)
 		b.WriteString("</script>")
 	}
-	b.WriteString("</head><body>")
+	b.WriteString("<meta charset=utf-8><title>")
+	b.WriteString(html.EscapeString(strings.ToValidUTF8(page.title, "\uFFFD")))
+	b.WriteString("</title></head><body>")
 	b.WriteString(page.body)
 	b.WriteString("</body></html>")
 	w.Write([]byte(b.String()))

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/layout-oracle/oracle/trace"
 	"github.com/rs/zerolog"
 )
 
@@ -26,6 +27,8 @@ type Oracle struct {
 	log      zerolog.Logger
 	failed   map[string]string // engines that did not come up, with the reason
 	origin   *origin           // serves trace pages
+
+	traceLimits trace.Limits // --trace-max-records, --trace-max-bytes
 
 	resets sync.WaitGroup // resets between cases still running; Close waits for them
 

@@ -3,8 +3,6 @@ package oracle
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"regexp"
 
 	"github.com/layout-oracle/oracle/trace"
 )
@@ -18,30 +16,30 @@ func (o *Oracle) traceCase(ctx context.Context, req *Request) TraceResponse {
 	return TraceResponse{ID: req.ID, Traces: traces, Errors: errs}
 }
 
-// Trace produces one engine's trace of one case. The page is the case's html with its
-// script as the last element of <body>, so the script runs after the html has been
-// parsed, and after the recorder, which comes first: by init script where the engine
-// has one, else inlined as the document's first script.
+// Trace produces one engine's trace of one case. The served page holds the case's
+// html only, with the recorder first where the engine has no init script; the script
+// never enters the markup (so nothing in the html can turn it into text), it goes to
+// the recorder with the call that collects the trace, and runs once the document has
+// loaded. The recorder seals what it hands back with its key, which Decode checks.
 func (o *Oracle) Trace(ctx context.Context, e Engine, id, html, script string) (*trace.Trace, error) {
-	recorder := trace.RecorderJS
-	if hasRecorderInitScript(e) {
-		recorder = ""
+	key, recorder := trace.InitKey, ""
+	if !hasRecorderInitScript(e) {
+		// A copy for this page alone: its key is in the page's text (until the
+		// recorder removes its element), so it must open nothing but this page.
+		key = trace.NewKey()
+		recorder = trace.Recorder(key, &o.traceLimits)
 	}
-	body := html + "<script>" + escapeScriptText(script) + "</script>"
-	url, release := o.origin.register(id, body, recorder)
+	run := trace.NewRun(script, key, o.traceLimits)
+	url, release := o.origin.register(id, html, recorder)
 	defer release()
-	raw, err := e.Visit(ctx, url, collectAndClearJS)
+	raw, err := e.Visit(ctx, url, collectAndClearJS, run.Args()...)
 	if err != nil {
 		return nil, err
 	}
-	t, err := trace.Decode(raw, e.Name(), e.Version(), o.profile)
-	if err != nil {
-		return nil, fmt.Errorf("trace: %w", err)
-	}
-	return t, nil
+	return run.Decode(raw, e.Name(), e.Version(), o.profile)
 }
 
-// idText is the request id as the trace page's path names it: a string id unquoted.
+// idText is the request id as the trace page's title shows it: a string id unquoted.
 func idText(id json.RawMessage) string {
 	var s string
 	if json.Unmarshal(id, &s) == nil {
@@ -50,24 +48,16 @@ func idText(id json.RawMessage) string {
 	return string(id)
 }
 
-// collectAndClearJS collects the trace, then clears the origin's storage, which every
-// trace page shares: a case's localStorage must not reach the next case.
-var collectAndClearJS = `async function () {
-  const result = await (` + trace.CollectJS + `)();
+// collectAndClearJS runs the case and collects the trace, then clears the origin's
+// storage, which every trace page shares: a case's localStorage must not reach the
+// next case.
+var collectAndClearJS = `async function (script, opts) {
+  const result = await (` + trace.RunJS + `)(script, opts);
   try { localStorage.clear(); sessionStorage.clear(); } catch (e) {}
   try { for (const c of document.cookie.split(';')) { const k = c.split('=')[0].trim(); if (k) document.cookie = k + '=; max-age=0; path=/'; } } catch (e) {}
   try { if (indexedDB.databases) for (const d of await indexedDB.databases()) indexedDB.deleteDatabase(d.name); } catch (e) {}
   return result;
 }`
-
-// escapeScriptText keeps a script's text from ending its element early: "</script"
-// inside it becomes "<\/script", which means the same in every JavaScript context a
-// case can put it in (strings, templates, regular expressions, comments).
-func escapeScriptText(s string) string {
-	return closingScript.ReplaceAllString(s, `<\/$1`)
-}
-
-var closingScript = regexp.MustCompile(`(?i)</(script)`)
 
 // hasRecorderInitScript says whether the engine installs the recorder itself, before
 // any page script (Playwright's addInitScript); WebDriver classic has no such hook.

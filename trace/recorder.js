@@ -2,10 +2,18 @@
 //
 // Installed before any of a trace page's own script: by context.addInitScript on
 // Playwright, or inlined as the first script element of the served document on
-// WebDriver.
-// It defines window.trace and window.__traceResult, and nothing at all on a page whose
-// path is not under /trace/ (the init script runs in every page of the context,
-// including the about:blank geometry page). Installing it twice is a no-op.
+// WebDriver (that element removes itself, so the page never sees the recorder's text).
+// It defines window.trace and window.__traceRun (both non-writable, non-configurable),
+// and nothing at all on a page whose path is not under /trace/ (the init script runs in
+// every page of the context, including the about:blank geometry page). Installing it
+// twice is a no-op.
+//
+// The case's script is not in the page: the oracle passes it to __traceRun once the
+// document has loaded, which runs it by indirect eval and resolves with the trace,
+// serialized here and sealed with HMAC-SHA-256 under SECRET (a key the page never
+// sees), so whatever the page does to the path the result travels (JSON.stringify,
+// Function.prototype.apply, Promise.prototype.then in the drivers' wrappers), the
+// oracle gets its real records or an error, never records the page made up.
 //
 // Every built-in it uses is captured here, at install time, so a case script that
 // replaces JSON.stringify, Array.prototype.push, Promise.prototype.then, setTimeout
@@ -18,7 +26,11 @@
   var G = (typeof globalThis === 'object' && globalThis) || window;
   if (typeof G.location !== 'object' || G.location === null) return;
   if (String(G.location.pathname).indexOf('/trace/') !== 0) return;
-  var KEY = '__traceResult';
+  var KEY = '__traceRun';
+  // Substituted by trace.Recorder (Go): the HMAC key, and for inlined copies the
+  // record and byte bounds (null: the bounds come with the __traceRun call).
+  var SECRET = '@@SECRET@@';
+  var LIMITS = @@LIMITS@@;
   if (Object.prototype.hasOwnProperty.call(G, KEY)) return; // installed already
 
   // ---- built-ins, captured once ----
@@ -45,6 +57,14 @@
   var propertyIsEnumerable = uncurry(ObjectProto.propertyIsEnumerable);
   var toStringTag = uncurry(ObjectProto.toString);
   var stringSlice = uncurry(String.prototype.slice);
+  var charCodeAt = uncurry(String.prototype.charCodeAt);
+  var evalFn = G.eval; // called through a variable: an indirect eval, global scope
+  var reportErrorFn = typeof G.reportError === 'function' ? G.reportError : null;
+  var perfNow = uncurry(Performance.prototype.now);
+  var perf = G.performance;
+  var Int32ArrayCtor = Int32Array;
+  var textEncoder = new TextEncoder();
+  var encodeUTF8 = uncurry(TextEncoder.prototype.encode);
   var PromiseCtor = Promise;
   var promiseThen = uncurry(Promise.prototype.then);
   var promiseResolve = bind.call(Promise.resolve, Promise);
@@ -110,6 +130,12 @@
   var symbolDescription = getter(Symbol.prototype, 'description');
   var theWindow = G;
   var theDocument = G.document;
+  var readyState = getter(typeof Document === 'function' ? Document.prototype : null, 'readyState');
+  var documentImages = getter(typeof Document === 'function' ? Document.prototype : null, 'images');
+  var collectionLength = getter(typeof HTMLCollection === 'function' ? HTMLCollection.prototype : null, 'length');
+  var collectionItem = method(typeof HTMLCollection === 'function' ? HTMLCollection.prototype : null, 'item');
+  var imageComplete = getter(typeof HTMLImageElement === 'function' ? HTMLImageElement.prototype : null, 'complete');
+  var removeNode = method(typeof Element === 'function' ? Element.prototype : null, 'remove');
   var origin = StringCtor(G.location.origin);
   var secure = G.isSecureContext === true;
 
@@ -365,20 +391,115 @@
   };
 
   // ---- records ----
-  var records = arr();
+  // ---- serialization ----
+  // Records are kept as JSON text, made at push time by the JSON.stringify captured at
+  // install (the page's replacement never runs), so the bounds count the very bytes
+  // the oracle will receive. toJSON is never consulted: canonical values hold only
+  // null, booleans, finite numbers, strings and the recorder's own null-prototype
+  // objects and arrays, whose only page-named properties ("props" keys) hold
+  // non-callable objects.
+  var HEX = '0123456789abcdef';
+  var ser = function (v) { return JSONStringify(v); };
+  var utf8Length = function (text) { return encodeUTF8(textEncoder, text).length; };
+
+  // ---- HMAC-SHA-256, on typed arrays and operators only ----
+  var K256 = new Int32ArrayCtor([
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2]);
+  // sha256 hashes prefix (exactly 64 bytes) followed by m, both Uint8Arrays.
+  var sha256 = function (prefix, m) {
+    var H = new Int32ArrayCtor([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]);
+    var W = new Int32ArrayCtor(64);
+    var block = function (b, off) {
+      var t, x, y;
+      for (t = 0; t < 16; t++) {
+        x = off + 4 * t;
+        W[t] = (b[x] << 24) | (b[x + 1] << 16) | (b[x + 2] << 8) | b[x + 3];
+      }
+      for (t = 16; t < 64; t++) {
+        x = W[t - 15]; y = W[t - 2];
+        W[t] = (W[t - 16] + (((x >>> 7) | (x << 25)) ^ ((x >>> 18) | (x << 14)) ^ (x >>> 3)) +
+          W[t - 7] + (((y >>> 17) | (y << 15)) ^ ((y >>> 19) | (y << 13)) ^ (y >>> 10))) | 0;
+      }
+      var a = H[0], bb = H[1], c = H[2], d = H[3], e = H[4], f = H[5], g = H[6], h = H[7];
+      for (t = 0; t < 64; t++) {
+        var t1 = (h + (((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7))) +
+          ((e & f) ^ (~e & g)) + K256[t] + W[t]) | 0;
+        var t2 = ((((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10))) +
+          ((a & bb) ^ (a & c) ^ (bb & c))) | 0;
+        h = g; g = f; f = e; e = (d + t1) | 0; d = c; c = bb; bb = a; a = (t1 + t2) | 0;
+      }
+      H[0] = (H[0] + a) | 0; H[1] = (H[1] + bb) | 0; H[2] = (H[2] + c) | 0; H[3] = (H[3] + d) | 0;
+      H[4] = (H[4] + e) | 0; H[5] = (H[5] + f) | 0; H[6] = (H[6] + g) | 0; H[7] = (H[7] + h) | 0;
+    };
+    block(prefix, 0);
+    var n = m.length, full = n - n % 64, off;
+    for (off = 0; off < full; off += 64) block(m, off);
+    var tail = new Uint8ArrayCtor(n - full < 56 ? 64 : 128);
+    for (off = full; off < n; off++) tail[off - full] = m[off];
+    tail[n - full] = 0x80;
+    var bits = (n + 64) * 8, hi = (bits / 4294967296) >>> 0, lo = bits >>> 0, L = tail.length;
+    tail[L - 8] = hi >>> 24; tail[L - 7] = hi >>> 16; tail[L - 6] = hi >>> 8; tail[L - 5] = hi;
+    tail[L - 4] = lo >>> 24; tail[L - 3] = lo >>> 16; tail[L - 2] = lo >>> 8; tail[L - 1] = lo;
+    for (off = 0; off < L; off += 64) block(tail, off);
+    var out = new Uint8ArrayCtor(32);
+    for (var i = 0; i < 8; i++) {
+      out[4 * i] = H[i] >>> 24; out[4 * i + 1] = H[i] >>> 16; out[4 * i + 2] = H[i] >>> 8; out[4 * i + 3] = H[i];
+    }
+    return out;
+  };
+  // hmac is HMAC-SHA-256 of text (as UTF-8) under SECRET (64 ASCII characters: one
+  // block, used as the key as it is), in hex.
+  var hmac = function (text) {
+    var ipad = new Uint8ArrayCtor(64), opad = new Uint8ArrayCtor(64), i;
+    for (i = 0; i < 64; i++) {
+      var k = charCodeAt(SECRET, i);
+      ipad[i] = k ^ 0x36; opad[i] = k ^ 0x5c;
+    }
+    var mac = sha256(opad, sha256(ipad, encodeUTF8(textEncoder, text)));
+    var h = '';
+    for (i = 0; i < 32; i++) h += HEX[mac[i] >> 4] + HEX[mac[i] & 15];
+    return h;
+  };
+
+  // ---- records ----
+  var records = arr();  // JSON text of each record
+  var recordBytes = 2;  // UTF-8 bytes of the records array's JSON text, brackets and commas included
+  var maxRecords = LIMITS ? LIMITS.records : 100000;
+  var maxBytes = LIMITS ? LIMITS.bytes : 67108864;
+  var overflow = '';    // the bound that ended the trace, if one did
   var ended = false;
   var timedOut = false;
-  var resolveResult;
-  var result = new PromiseCtor(function (res) { resolveResult = res; });
+  var started = false;
+  var onEnd = null;     // set by __traceRun: called once when the trace ends
 
   var push = function (kind, label, fields) {
     if (ended) return;
+    if (records.length >= maxRecords) {
+      overflow = 'the trace exceeded --trace-max-records=' + maxRecords + ' records';
+      finish(false);
+      return;
+    }
     var r = obj();
     r.seq = records.length;
     r.kind = kind;
     r.label = label;
     for (var k in fields) r[k] = fields[k];
-    append(records, r);
+    var text = ser(r);
+    var size = utf8Length(text) + (records.length ? 1 : 0);
+    if (recordBytes + size > maxBytes) {
+      overflow = 'the trace exceeded --trace-max-bytes=' + maxBytes + ' bytes of records';
+      finish(false);
+      return;
+    }
+    recordBytes += size;
+    append(records, text);
   };
 
   var labelString = function (label) {
@@ -390,13 +511,23 @@
     if (ended) return;
     ended = true;
     timedOut = byTimeout;
-    var out = obj();
-    out.timed_out = timedOut;
-    out.records = records;
-    out.origin = origin;
-    out.is_secure_context = secure;
     restore();
-    resolveResult(out);
+    if (onEnd) onEnd();
+  };
+
+  // sealed is the collected result: the trace as JSON text (its own serializer) and
+  // that text's HMAC. nonce is the oracle's, for this call: a sealed result from
+  // another call (stashed by an earlier case) does not pass as this one.
+  var sealed = function (nonce) {
+    var p = '{"nonce":' + ser(nonce) + ',"error":' + ser(overflow) +
+      ',"timed_out":' + (timedOut ? 'true' : 'false') + ',"origin":' + ser(origin) +
+      ',"is_secure_context":' + (secure ? 'true' : 'false') + ',"records":[';
+    for (var i = 0; i < records.length; i++) p += (i ? ',' : '') + records[i];
+    p += ']}';
+    var out = obj();
+    out.payload = p;
+    out.mac = hmac(p);
+    return out;
   };
 
   var targetLabel = function (t) {
@@ -465,11 +596,11 @@
 
   // restore puts back the built-ins the drivers' own in-page code relies on, in case
   // the script replaced them: the oracle's call wrapper serializes the collected result
-  // with JSON.stringify (callExpression in oracle/engine.go), and WebKitGTK's WebDriver
-  // parses Execute Script arguments with JSON.parse and builds results with
-  // Array.prototype.push, in the page's own realm. It runs when the trace ends (done
-  // or timeout) and again when the result is collected; the trace has ended by then,
-  // so this changes nothing it observes.
+  // with JSON.stringify (CallExpression in oracle/engine.go), and WebKitGTK's WebDriver
+  // builds results with Array.prototype.push, in the page's own realm. It runs when
+  // the trace ends (done, timeout or a bound) and again when the result is handed
+  // over; the trace has ended by then, so this changes nothing it observes. It is a
+  // courtesy, not a defence: the seal is what keeps a result honest.
   var restore = function () {
     try {
       if (G.JSON !== JSONObj) defineProperty(G, 'JSON', { value: JSONObj, writable: true, configurable: true, enumerable: false });
@@ -482,12 +613,74 @@
     }
   };
 
+  // ---- running the case ----
+  // The load event's own handlers have all run once a task after this listener's.
+  var loaded = false;
+  if (addEventListener) addEventListener(theWindow, 'load', function () { loaded = true; });
+  var now = function () { return perfNow(perf); };
+  var imagesComplete = function () {
+    var imgs = documentImages(theDocument), n = collectionLength(imgs);
+    for (var i = 0; i < n; i++) if (!imageComplete(collectionItem(imgs, i))) return false;
+    return true;
+  };
+  var IMAGE_WAIT_MS = 5000; // then the script runs anyway, with what has loaded
+
+  // run is __traceRun(script, opts): once the document has loaded (readyState
+  // "complete", the load event's handlers run, every <img> complete), run script by
+  // indirect eval, start the 5000 ms completion timeout, and resolve with the sealed
+  // trace when it ends. opts: {"nonce", "max_records", "max_bytes"} (the bounds are
+  // ignored by an inlined copy, which has its own).
+  var run = function (script, opts) {
+    if (started) throw new TypeErrorCtor('trace: this page has run its case already');
+    started = true;
+    var nonce = '', mr, mb;
+    try {
+      nonce = StringCtor(opts.nonce);
+      mr = opts.max_records; mb = opts.max_bytes;
+    } catch (e) { /* sealed with an empty nonce: refused by the oracle */ }
+    if (!LIMITS) {
+      if (typeof mr === 'number' && mr > 0) maxRecords = mr;
+      if (typeof mb === 'number' && mb > 0) maxBytes = mb;
+    }
+    // Inline markup may have recorded past the bounds the run brings.
+    if (records.length > maxRecords) {
+      overflow = 'the trace exceeded --trace-max-records=' + maxRecords + ' records';
+      finish(false);
+    } else if (recordBytes > maxBytes) {
+      overflow = 'the trace exceeded --trace-max-bytes=' + maxBytes + ' bytes of records';
+      finish(false);
+    }
+    var src = StringCtor(script);
+    return new PromiseCtor(function (resolve) {
+      var hand = function () { restore(); resolve(sealed(nonce)); };
+      var go = function () {
+        if (ended) { hand(); return; } // ended before the script: by inline markup's trace.done(), or a bound
+        onEnd = hand;
+        setTimeoutFn(function () { finish(true); }, 5000);
+        try {
+          evalFn(src);
+        } catch (e) {
+          // As an uncaught error in a script element would: an error event on window, and
+          // the trace goes on.
+          if (reportErrorFn) { try { reportErrorFn(e); } catch (e2) { /* nothing more to do */ } }
+        }
+      };
+      var t0 = now();
+      var tick = function () {
+        var ready = false;
+        try { ready = readyState(theDocument) === 'complete' && loaded && imagesComplete(); } catch (e) { ready = true; }
+        if (ready || now() - t0 > IMAGE_WAIT_MS) go();
+        else setTimeoutFn(tick, 5);
+      };
+      setTimeoutFn(tick, 0);
+    });
+  };
+
   defineProperty(G, 'trace', { value: api, writable: false, enumerable: false, configurable: false });
-  defineProperty(G, KEY, {
-    value: function () {
-      return promiseThen(result, function (r) { restore(); return r; });
-    },
-    writable: false, enumerable: false, configurable: false
-  });
-  setTimeoutFn(function () { finish(true); }, 5000);
+  defineProperty(G, KEY, { value: run, writable: false, enumerable: false, configurable: false });
+  // An inlined copy takes its element (and with it SECRET) out of the document
+  // before any of the page's own markup is parsed.
+  if (removeNode && theDocument && theDocument.currentScript) {
+    try { removeNode(theDocument.currentScript); } catch (e) { /* nothing more to do */ }
+  }
 })();

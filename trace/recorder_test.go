@@ -9,7 +9,10 @@ package trace_test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -17,7 +20,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -48,14 +50,14 @@ var (
 	chromeIn *engine // Chromium without the init script: the inline route
 
 	pagesMu sync.Mutex
-	pages   = map[string]page{}
+	pages   = map[string]*page{}
 	pageSeq int
 )
 
 type page struct {
 	html, script string
-	inline       bool // the recorder first in <head>
-	noScript     bool
+	inline       bool   // the recorder first in <head>, keyed with key
+	key          string // set by register for inline pages
 }
 
 func TestMain(m *testing.M) {
@@ -112,7 +114,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// serve answers /trace/<id>?c=<key> with the registered page, and /plain/... with a
+// serve answers /trace/<key> with the registered page, and /plain/... with a
 // page that is not a trace page.
 func serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -126,32 +128,36 @@ func serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pagesMu.Lock()
-	p, ok := pages[r.URL.Query().Get("c")]
+	p, ok := pages[strings.TrimPrefix(r.URL.Path, "/trace/")]
 	pagesMu.Unlock()
 	if !ok {
 		http.NotFound(w, r)
 		return
 	}
+	// As the oracle's origin serves it: the html only, the recorder first in <head>
+	// on the inline route; the script comes with the run.
 	var b strings.Builder
-	b.WriteString("<!doctype html><html><head><meta charset=utf-8><title>trace</title>")
+	b.WriteString("<!doctype html><html><head>")
 	if p.inline {
-		b.WriteString("<script>" + trace.RecorderJS + "</script>")
+		b.WriteString("<script>" + trace.Recorder(p.key, &trace.DefaultLimits) + "</script>")
 	}
-	b.WriteString("</head><body>" + p.html)
-	if !p.noScript {
-		b.WriteString("<script>" + p.script + "</script>")
-	}
-	b.WriteString("</body></html>")
+	b.WriteString("<meta charset=utf-8><title>trace</title></head><body>" + p.html + "</body></html>")
 	w.Write([]byte(b.String()))
 }
 
-func register(id string, p page) string {
+// register serves p at a fresh /trace/<key> URL and returns it with the key of the
+// recorder copy that installs first on en.
+func register(en *engine, p *page) (string, string) {
 	pagesMu.Lock()
 	defer pagesMu.Unlock()
 	pageSeq++
-	key := strconv.Itoa(pageSeq)
+	key := fmt.Sprintf("p%d", pageSeq)
+	p.key = trace.NewKey()
 	pages[key] = p
-	return base + "/trace/" + url.PathEscape(id) + "?c=" + key
+	if !en.inline { // the init script installs first
+		return base + "/trace/" + key, trace.InitKey
+	}
+	return base + "/trace/" + key, p.key
 }
 
 func skipShort(t *testing.T) {
@@ -171,14 +177,15 @@ func runPage(t *testing.T, en *engine, p page) (*trace.Trace, error) {
 	if en.err != nil {
 		return nil, fmt.Errorf("%s did not launch: %w", en.name, en.err)
 	}
-	u := register(t.Name(), p)
+	u, key := register(en, &p)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	raw, err := en.e.Visit(ctx, u, trace.CollectJS)
+	run := trace.NewRun(p.script, key, trace.DefaultLimits)
+	raw, err := en.e.Visit(ctx, u, trace.RunJS, run.Args()...)
 	if err != nil {
 		return nil, err
 	}
-	return trace.Decode(raw, en.name, en.e.Version(), "default")
+	return run.Decode(raw, en.name, en.e.Version(), "default")
 }
 
 // runAll runs the case in all three engines at once and requires every trace.
@@ -655,7 +662,7 @@ btoa = () => 'broken';
 String.fromCharCode = () => '';
 Function.prototype.call = function () { throw new Error('call'); };
 trace = null;
-window.__traceResult = null;
+window.__traceRun = null;
 trace.value('same', window.trace === before);
 trace.value('o', {a: [1, 2], b: new Uint8Array([1])});
 trace.settle('p', Promise.resolve(1));
@@ -687,7 +694,7 @@ func TestReplacedJSON(t *testing.T) {
 // with a clear message.
 func TestNotATracePage(t *testing.T) {
 	skipShort(t)
-	probe := `function () { return [typeof window.trace, '__traceResult' in window, location.href]; }`
+	probe := `function () { return [typeof window.trace, '__traceRun' in window, location.href]; }`
 	for _, en := range engines {
 		require.NoError(t, en.err, en.name)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -700,7 +707,7 @@ func TestNotATracePage(t *testing.T) {
 		raw, err = en.e.Visit(ctx, base+"/plain/x", probe)
 		require.NoError(t, err, en.name)
 		assert.JSONEq(t, `["undefined", false, "`+base+`/plain/x"]`, string(raw), en.name)
-		_, err = en.e.Visit(ctx, base+"/plain/y", trace.CollectJS)
+		_, err = en.e.Visit(ctx, base+"/plain/y", trace.RunJS, "trace.done()", map[string]any{})
 		if assert.Error(t, err, en.name) {
 			assert.Contains(t, err.Error(), "no recorder in this page", en.name)
 		}
@@ -795,4 +802,53 @@ func TestBundledCases(t *testing.T) {
 			assert.True(t, v.Whole.Trusted(), "%s: %+v", req.ID, v)
 		})
 	}
+}
+
+// TestSealAtEveryPaddingLength: the recorder's HMAC-SHA-256 (its own, in JavaScript)
+// agrees with Go's for payloads of every length modulo the 64-byte block, where
+// SHA-256's padding takes one or two final blocks, and for a multi-block payload with
+// non-ASCII text, in every engine.
+func TestSealAtEveryPaddingLength(t *testing.T) {
+	skipShort(t)
+	for n := 0; n < 64; n++ {
+		tr, err := run(t, engines[0], "", fmt.Sprintf("trace.value('s', 'x'.repeat(%d)); trace.done();", n))
+		require.NoError(t, err, "length %d", n)
+		require.Len(t, tr.Records, 1)
+		assert.Equal(t, `"`+strings.Repeat("x", n)+`"`, string(tr.Records[0].Value))
+	}
+	traces := runAll(t, "", `trace.value('big', 'é☃😀\u0001"\\'.repeat(100000)); trace.value('lone', '\ud800x\udc00'); trace.done();`)
+	for name, tr := range traces {
+		require.Len(t, tr.Records, 2, name)
+		var s string
+		require.NoError(t, json.Unmarshal(tr.Records[0].Value, &s), name)
+		assert.Equal(t, strings.Repeat("é☃😀\u0001\"\\", 100000), s, name)
+		assert.Equal(t, `"\ud800x\udc00"`, string(tr.Records[1].Value), name, "lone surrogates escaped, as JSON.stringify does")
+	}
+}
+
+// TestDecodeRefusesWhatTheRecorderDidNotSeal is a unit test of Run.Decode alone (no
+// engine): a result whose MAC, nonce or shape is not the recorder's is an error, and
+// so is a trace the recorder ended at a bound.
+func TestDecodeRefusesWhatTheRecorderDidNotSeal(t *testing.T) {
+	key := trace.NewKey()
+	r := trace.NewRun("", key, trace.Limits{})
+	nonce := r.Args()[1].(map[string]any)["nonce"].(string)
+	seal := func(k, payload string) json.RawMessage {
+		m := hmac.New(sha256.New, []byte(k))
+		m.Write([]byte(payload))
+		b, _ := json.Marshal(map[string]string{"payload": payload, "mac": hex.EncodeToString(m.Sum(nil))})
+		return b
+	}
+	good := `{"nonce":"` + nonce + `","error":"","timed_out":false,"origin":"o","is_secure_context":true,"records":[{"seq":0,"kind":"value","label":"a","value":1}]}`
+	tr, err := r.Decode(seal(key, good), "c", "1", "default")
+	require.NoError(t, err)
+	assert.Len(t, tr.Records, 1)
+	_, err = r.Decode(seal(trace.NewKey(), good), "c", "1", "default")
+	assert.ErrorContains(t, err, "seal does not match")
+	_, err = r.Decode(seal(key, strings.Replace(good, nonce, "0", 1)), "c", "1", "default")
+	assert.ErrorContains(t, err, "another run")
+	_, err = r.Decode(json.RawMessage(`{"timed_out":false,"records":[]}`), "c", "1", "default")
+	assert.ErrorContains(t, err, "not a sealed trace")
+	_, err = r.Decode(seal(key, strings.Replace(good, `"error":""`, `"error":"the trace exceeded --trace-max-records=1 records"`, 1)), "c", "1", "default")
+	assert.EqualError(t, err, "trace: the trace exceeded --trace-max-records=1 records")
 }

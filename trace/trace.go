@@ -6,16 +6,32 @@
 //
 // RecorderJS is the recorder. It must run before any of the trace page's own script:
 // on Playwright, pass it in PlaywrightOptions.InitScripts (context.addInitScript); on
-// WebDriver, which has no init-script hook, serve it as the first <script> of the
-// document. Both may happen; the second install is a no-op. The recorder defines
-// nothing on a page whose location.pathname does not start with "/trace/", so the
-// init script is harmless on the geometry page (about:blank).
+// WebDriver, which has no init-script hook, serve a copy (Recorder, with a fresh key)
+// as the first <script> of the document. Both may happen; the second install is a
+// no-op. The recorder defines nothing on a page whose location.pathname does not
+// start with "/trace/", so the init script is harmless on the geometry page
+// (about:blank). The page holds the case's html only.
 //
-// CollectJS is the function expression the oracle evaluates after navigating to the
-// trace page (Engine.Visit(ctx, url, CollectJS)). It resolves once the script calls
-// trace.done() or the recorder's fixed 5000 ms completion timeout, counted from the
-// recorder's install at document start, has passed; the oracle's deadline for the
-// call must therefore leave more than 5 s. Its JSON result decodes with Decode.
+// RunJS is the function expression the oracle evaluates after navigating to the trace
+// page (Engine.Visit(ctx, url, RunJS, run.Args()...)). The recorder waits until the
+// document has loaded (readyState "complete", the load event's handlers run, every
+// <img> complete, at most 5 s), runs the case's script by indirect eval (a script that
+// throws is reported as an uncaught error would be, and the trace goes on), and
+// resolves once the script calls trace.done(), a bound is reached, or the fixed
+// 5000 ms completion timeout, counted from the script's start, has passed; the
+// oracle's deadline for the call must therefore leave more than 5 s (plus the image
+// wait). Its result is sealed: Run.Decode checks the seal and decodes it.
+//
+// # Trust
+//
+// The recorder captures every built-in it uses when it installs, before any page
+// script, serializes its records with the JSON.stringify it captured, on its own
+// null-prototype values only (no page toJSON is consulted), and seals the result with HMAC-SHA-256 under its key, which no page script can read (an init
+// script's source is not visible to the page; an inlined copy removes its element
+// before the page's markup is parsed, and the oracle serves each page once). A page
+// that replaces built-ins on the way out (JSON.stringify, Function.prototype.apply,
+// Promise.prototype.then) therefore gets an error, never records it made up. A
+// per-run nonce keeps a sealed result from one run from passing as another's.
 //
 // # Records
 //
@@ -88,29 +104,168 @@ package trace
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 )
 
-// RecorderJS is the recorder script (recorder.js): an init script, or the first
-// <script> of a served trace page. It contains no "</script" and no "<!--".
-//
 //go:embed recorder.js
-var RecorderJS string
+var recorderSource string
 
-// CollectJS is the function expression the oracle evaluates, through Engine.Visit,
-// once the trace page has loaded. It resolves with
-// {"timed_out", "records", "origin", "is_secure_context"} when the trace ends, and
-// rejects when the page has no recorder (not a /trace/ page, or neither route
-// installed it). Before resolving it puts back JSON.stringify and the like if the
-// case script replaced them, so the oracle's own serialization of the result works.
-const CollectJS = `function () {
-  if (typeof window.__traceResult !== 'function') {
+// Limits bound one trace: past either, the recorder stops recording and that engine's
+// answer is an error naming the bound (the oracle's --trace-max-records and
+// --trace-max-bytes). Bytes counts the UTF-8 JSON text of the records array.
+type Limits struct {
+	Records int
+	Bytes   int
+}
+
+// DefaultLimits are the flags' defaults, and the recorder's own until a run sets others.
+var DefaultLimits = Limits{Records: 100_000, Bytes: 64 << 20}
+
+// orDefault fills a zero bound from DefaultLimits.
+func (l Limits) orDefault() Limits {
+	if l.Records <= 0 {
+		l.Records = DefaultLimits.Records
+	}
+	if l.Bytes <= 0 {
+		l.Bytes = DefaultLimits.Bytes
+	}
+	return l
+}
+
+// NewKey returns a fresh random key for a recorder copy: 64 hex characters, one
+// HMAC-SHA-256 block.
+func NewKey() string {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("trace: no randomness for a recorder key: " + err.Error())
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// Recorder returns the recorder keyed with key. inline, when not nil, fixes the bounds
+// in the copy itself: an inlined copy is for an engine whose driver parses the run's
+// arguments with the page's own JSON.parse (WebKitGTK's WebDriver), which inline
+// markup could have replaced, so the bounds must not come from there.
+func Recorder(key string, inline *Limits) string {
+	if len(key) != 64 || strings.Trim(key, "0123456789abcdef") != "" {
+		panic("trace: a recorder key is 64 lowercase hex characters")
+	}
+	limits := "null"
+	if inline != nil {
+		l := inline.orDefault()
+		limits = fmt.Sprintf("{records: %d, bytes: %d}", l.Records, l.Bytes)
+	}
+	return strings.NewReplacer("@@SECRET@@", key, "@@LIMITS@@", limits).Replace(recorderSource)
+}
+
+// InitKey is the key of RecorderJS, the copy for init scripts: one per process, never
+// in any page's text.
+var InitKey = NewKey()
+
+// RecorderJS is the recorder for Playwright's init scripts (context.addInitScript),
+// keyed with InitKey. It contains no "</script", no "<!--" and no "<script", so a
+// copy (Recorder) can also be inlined into HTML verbatim.
+var RecorderJS = Recorder(InitKey, nil)
+
+// RunJS is the function expression the oracle evaluates, through Engine.Visit, once
+// the trace page has loaded, with Run.Args as its arguments. It runs the case's
+// script and resolves with the sealed trace ({"payload", "mac"}) when the trace ends;
+// it rejects when the page has no recorder (not a /trace/ page, or neither route
+// installed it). Run.Decode checks the seal and decodes the trace.
+const RunJS = `function (script, opts) {
+  if (typeof window.__traceRun !== 'function') {
     throw new Error('trace: no recorder in this page (' + location.href + ')');
   }
-  return window.__traceResult();
+  return window.__traceRun(script, opts);
 }`
+
+// Run is one case's script run on a loaded trace page.
+type Run struct {
+	Script string
+	Key    string // the key of the recorder copy that installed first in the page
+	Limits Limits
+	nonce  string
+}
+
+// NewRun prepares a run of script on a page whose recorder is keyed with key.
+func NewRun(script, key string, limits Limits) *Run {
+	return &Run{Script: script, Key: key, Limits: limits.orDefault(), nonce: NewKey()[:32]}
+}
+
+// Args are RunJS's arguments.
+func (r *Run) Args() []any {
+	return []any{r.Script, map[string]any{"nonce": r.nonce, "max_records": r.Limits.Records, "max_bytes": r.Limits.Bytes}}
+}
+
+// sealed is what RunJS resolves with.
+type sealed struct {
+	Payload *string `json:"payload"`
+	MAC     *string `json:"mac"`
+}
+
+// payload is the sealed trace.
+type payload struct {
+	Nonce string `json:"nonce"`
+	Error string `json:"error"`
+	Trace
+}
+
+// Decode checks the seal of RunJS's result and turns it into a Trace, adding what only
+// the oracle knows: the engine's name, its exact build and the launch profile. A result
+// whose seal does not match (the page interfered with its way out) is an error, never
+// a trace; so is a trace the recorder ended at a bound.
+func (r *Run) Decode(raw json.RawMessage, engine, engineVersion, profile string) (*Trace, error) {
+	if max := 2*r.Limits.Bytes + 1<<20; len(raw) > max { // JSON escaping at most doubles it, plus the envelope
+		return nil, fmt.Errorf("trace: the collected result is %d bytes, over twice --trace-max-bytes=%d", len(raw), r.Limits.Bytes)
+	}
+	var s sealed
+	if err := json.Unmarshal(raw, &s); err != nil || s.Payload == nil || s.MAC == nil {
+		return nil, fmt.Errorf("trace: the collected result is not a sealed trace (the page interfered with the collection): %.200s", raw)
+	}
+	m := hmac.New(sha256.New, []byte(r.Key))
+	m.Write([]byte(*s.Payload))
+	want := hex.EncodeToString(m.Sum(nil))
+	if !hmac.Equal([]byte(want), []byte(*s.MAC)) {
+		return nil, errors.New("trace: the collected result's seal does not match: the page interfered with the collection, its records are not the recorder's")
+	}
+	var p payload
+	if err := json.Unmarshal([]byte(*s.Payload), &p); err != nil {
+		return nil, fmt.Errorf("trace: decode collected result: %w", err)
+	}
+	if p.Nonce != r.nonce {
+		return nil, errors.New("trace: the collected result was sealed for another run")
+	}
+	if p.Error != "" {
+		return nil, errors.New("trace: " + p.Error)
+	}
+	return p.Trace.with(engine, engineVersion, profile)
+}
+
+// Decode parses an unsealed trace's JSON ({"timed_out", "records", "origin",
+// "is_secure_context"}), adding the engine's name, build and profile, and validates it.
+func Decode(raw json.RawMessage, engine, engineVersion, profile string) (*Trace, error) {
+	var t Trace
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return nil, fmt.Errorf("trace: decode: %w", err)
+	}
+	return t.with(engine, engineVersion, profile)
+}
+
+func (t Trace) with(engine, engineVersion, profile string) (*Trace, error) {
+	if t.Records == nil {
+		t.Records = []Record{}
+	}
+	t.Engine, t.EngineVersion, t.Profile = engine, engineVersion, profile
+	return &t, t.Validate()
+}
 
 // Kinds of record.
 const (
@@ -171,21 +326,6 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 	}
 	*r = Record(p)
 	return nil
-}
-
-// Decode turns the result of CollectJS into a Trace, adding what only the oracle
-// knows: the engine's name, its exact build and the launch profile. It checks that
-// records are in seq order and of a known kind.
-func Decode(raw json.RawMessage, engine, engineVersion, profile string) (*Trace, error) {
-	var t Trace
-	if err := json.Unmarshal(raw, &t); err != nil {
-		return nil, fmt.Errorf("trace: decode collected result: %w", err)
-	}
-	if t.Records == nil {
-		t.Records = []Record{}
-	}
-	t.Engine, t.EngineVersion, t.Profile = engine, engineVersion, profile
-	return &t, t.Validate()
 }
 
 // Validate checks the invariants the recorder guarantees: seq equals position, every

@@ -14,6 +14,7 @@ import (
 
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/profiles"
+	"github.com/layout-oracle/oracle/trace"
 	"github.com/rs/zerolog"
 )
 
@@ -37,6 +38,8 @@ func run() int {
 	maxLine := fs.Int("max-line", oracle.DefaultMaxLine, "longest request line accepted, in bytes")
 	pages := fs.Int("pages", oracle.DefaultPages, "pages (browser instances) per engine; each serves one case at a time")
 	inflight := fs.Int("inflight", 0, "requests served at once (0: as many as --pages)")
+	traceMaxRecords := fs.Int("trace-max-records", trace.DefaultLimits.Records, "records one trace may hold; past it that engine's answer is an error")
+	traceMaxBytes := fs.Int("trace-max-bytes", trace.DefaultLimits.Bytes, "bytes of records (UTF-8 JSON) one trace may hold; past it that engine's answer is an error")
 	logLevel := fs.String("log-level", "info", "stderr log level: debug, info, warn, error")
 	installDriver := fs.Bool("install-driver", false, "install the Playwright driver matching go.mod, without browsers, and exit")
 	selfCheck := fs.Bool("self-check", true, "before serving, run one geometry, one trace and one reflection case per engine and take an engine that fails out of service")
@@ -83,6 +86,7 @@ func run() int {
 		ChromiumPath:     *chromiumPath,
 		FirefoxPath:      *firefoxPath,
 		WebKitDriverPath: *webkitDriverPath,
+		TraceLimits:      trace.Limits{Records: *traceMaxRecords, Bytes: *traceMaxBytes},
 	}, log)
 	if err != nil {
 		log.Error().Err(err).Msg("launch")
