@@ -17,8 +17,8 @@ import (
 )
 
 // origin is the oracle's one local HTTP server, alive for the process lifetime. It
-// serves each trace page at http://<token>.localhost:<port>/trace/<key>, token and key
-// random per case: *.localhost resolves to loopback and is a secure context without
+// serves each trace page at http://<token>.localhost:<port>/trace/<key>, the token
+// random per case (shared by the engines answering it) and the key random per page: *.localhost resolves to loopback and is a secure context without
 // TLS in all three engines (checked by TestTraceEachCaseHasItsOwnOrigin), and a real
 // origin unlocks APIs that about:blank does not. One origin per case means the
 // same-origin policy keeps a case from reading another case's page, and storage and
@@ -61,11 +61,18 @@ func startOrigin(log zerolog.Logger) (*origin, error) {
 	return o, nil
 }
 
-// register serves one case's page, on an origin of its own, until the returned
-// release is called.
-func (o *origin) register(id, body, recorder string) (pageURL string, release func()) {
-	fresh := trace.NewKey()
-	key, host := fresh[:32], "c"+fresh[32:52]+".localhost:"+strconv.Itoa(o.port)
+// newHost is a fresh origin host for one case, <token>.localhost:<port>. The engines
+// answering the same case share it, so what a case records of its own origin
+// (location.origin, document.domain) is the same in every engine, as it was with one
+// origin for all; no other case ever gets it.
+func (o *origin) newHost() string {
+	return "c" + trace.NewKey()[:20] + ".localhost:" + strconv.Itoa(o.port)
+}
+
+// register serves one engine's page of a case, on the case's host, until the returned
+// release is called. Its path key is random per page.
+func (o *origin) register(host, id, body, recorder string) (pageURL string, release func()) {
+	key := trace.NewKey()[:32]
 	o.mu.Lock()
 	o.pages[key] = tracePage{host: host, title: id, body: body, recorder: recorder}
 	o.mu.Unlock()

@@ -19,7 +19,7 @@ func TestOriginServesAPageOnceAndOnlyToItsOwnHost(t *testing.T) {
 	o, err := startOrigin(zerolog.Nop())
 	require.NoError(t, err)
 	defer o.Close()
-	pageURL, release := o.register("..", "<p>case", "")
+	pageURL, release := o.register(o.newHost(), "..", "<p>case", "")
 	defer release()
 	u, err := url.Parse(pageURL)
 	require.NoError(t, err)

@@ -10,18 +10,20 @@ import (
 // traceCase answers a trace request: serve the page from the oracle's origin, visit
 // it in every engine, and collect the recorder's records.
 func (o *Oracle) traceCase(ctx context.Context, req *Request) TraceResponse {
+	host := o.origin.newHost()
 	traces, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*trace.Trace, error) {
-		return o.Trace(ctx, e, idText(req.ID), deref(req.HTML), *req.Script)
+		return o.Trace(ctx, e, host, idText(req.ID), deref(req.HTML), *req.Script)
 	})
 	return TraceResponse{ID: req.ID, Traces: traces, Errors: errs}
 }
 
-// Trace produces one engine's trace of one case. The served page holds the case's
+// Trace produces one engine's trace of one case, served on host (the case's origin,
+// origin.newHost). The served page holds the case's
 // html only, with the recorder first where the engine has no init script; the script
 // never enters the markup (so nothing in the html can turn it into text), it goes to
 // the recorder with the call that collects the trace, and runs once the document has
 // loaded. The recorder seals what it hands back with its key, which Decode checks.
-func (o *Oracle) Trace(ctx context.Context, e Engine, id, html, script string) (*trace.Trace, error) {
+func (o *Oracle) Trace(ctx context.Context, e Engine, host, id, html, script string) (*trace.Trace, error) {
 	key, recorder := trace.InitKey, ""
 	if !hasRecorderInitScript(e) {
 		// A copy for this page alone: its key is in the page's text (until the
@@ -30,7 +32,7 @@ func (o *Oracle) Trace(ctx context.Context, e Engine, id, html, script string) (
 		recorder = trace.Recorder(key, &o.traceLimits)
 	}
 	run := trace.NewRun(script, key, o.traceLimits)
-	url, release := o.origin.register(id, html, recorder)
+	url, release := o.origin.register(host, id, html, recorder)
 	defer release()
 	raw, err := e.Visit(ctx, url, collectAndClearJS, run.Args()...)
 	if err != nil {
