@@ -91,7 +91,9 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, dirty bool, d
 	for _, name := range uniq(names) {
 		p, ok := o.engines[name]
 		if !ok {
+			mu.Lock() // goroutines started for earlier names write errs already
 			errs[name] = ErrNotLaunched.Error()
+			mu.Unlock()
 			continue
 		}
 		wg.Add(1)
@@ -123,11 +125,18 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, dirty bool, d
 				results[name] = v
 			}
 			mu.Unlock()
+
+			// The reset is registered before the answer is complete: once fanOut
+			// returns, Close may Wait on resets, and an Add from zero must happen
+			// before that Wait.
+			var ce *caseError
+			reset := dirty || (err != nil && !errors.As(err, &ce))
+			if reset {
+				o.resets.Add(1)
+			}
 			wg.Done() // the answer is complete; the reset below is off its path
 
-			var ce *caseError
-			if dirty || (err != nil && !errors.As(err, &ce)) {
-				o.resets.Add(1)
+			if reset {
 				defer o.resets.Done()
 				rctx, rcancel := context.WithTimeout(context.Background(), resetTimeout)
 				if rerr := e.Reset(rctx); rerr != nil {
