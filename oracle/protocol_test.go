@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rs/zerolog"
@@ -279,6 +280,9 @@ func FuzzServe(f *testing.F) {
 			var m map[string]json.RawMessage
 			if err := json.Unmarshal([]byte(line), &m); err != nil {
 				t.Fatalf("non-JSON output line %q: %v", line, err)
+			}
+			if !utf8.ValidString(line) {
+				t.Fatalf("output line is not valid UTF-8: %q", line)
 			}
 			if _, ok := m["id"]; !ok {
 				t.Fatalf("response without id: %s", line)
