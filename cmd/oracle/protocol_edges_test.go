@@ -67,19 +67,19 @@ type oracleProc struct {
 	cmd    *exec.Cmd
 	stdin  *os.File
 	stdout *os.File
-	stderr strings.Builder
+	stderr *lockedWriter
 	done   chan error
 }
 
 func startRaw(t *testing.T, args ...string) *oracleProc {
 	t.Helper()
-	p := &oracleProc{cmd: exec.Command(oracleBin, args...), done: make(chan error, 1)}
+	p := &oracleProc{cmd: exec.Command(oracleBin, args...), done: make(chan error, 1), stderr: &lockedWriter{w: &strings.Builder{}}}
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	inR, inW, err := os.Pipe()
 	require.NoError(t, err)
 	outR, outW, err := os.Pipe()
 	require.NoError(t, err)
-	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = inR, outW, &lockedWriter{w: &p.stderr}
+	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = inR, outW, p.stderr
 	require.NoError(t, p.cmd.Start())
 	inR.Close()
 	outW.Close()
