@@ -461,6 +461,12 @@ func (e *playwrightEngine) relaunchBrowser(reason string, force bool) error {
 	var err error
 	for i, wait := range relaunchBackoff {
 		time.Sleep(wait)
+		e.mu.Lock()
+		closed := e.closed
+		e.mu.Unlock()
+		if closed { // no browser is launched for a closed engine
+			return fmt.Errorf("%s: engine closed", e.name)
+		}
 		var fresh *playwrightEngine
 		if fresh, err = e.relaunch(); err == nil && fresh.version != e.version {
 			fresh.Close()

@@ -51,7 +51,8 @@ const (
 
 // Serve reads request lines from r and writes one response line per request to w
 // until EOF, a shutdown request, ctx's end, or a failed write to w. It never writes
-// anything but protocol JSON to w.
+// anything but protocol JSON to w. Lines after a shutdown are not read; a read of r
+// still under way when Serve returns is left to end with r.
 func (o *Oracle) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	out := &lineWriter{w: bufio.NewWriter(w), broken: make(chan struct{})}
 	inflight := o.inflight
