@@ -88,14 +88,24 @@ func InstallDriver(log zerolog.Logger) error {
 // PLAYWRIGHT_NODEJS_PATH when the caller set it, else on the driver directory's
 // node, which InstallDriver links to the machine's: the oracle's environment is
 // never changed.
+//
+// playwright-go keeps its logger in a package variable that every Run with a Logger
+// writes, while drivers already running read it: with one driver per page started
+// in parallel, that raced (go test -race, cmd/probe). It is set once, before any
+// Run, and no Run passes a Logger after that.
 func driverOptions(log zerolog.Logger) *playwright.RunOptions {
+	setDriverLogger.Do(func() {
+		playwright.NewDriver(&playwright.RunOptions{Stdout: os.Stderr, Stderr: os.Stderr, Verbose: false,
+			Logger: slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	})
 	return &playwright.RunOptions{
 		Stdout:  os.Stderr,
 		Stderr:  os.Stderr,
 		Verbose: false,
-		Logger:  slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 }
+
+var setDriverLogger sync.Once
 
 // Stop ends the driver process; call after closing its engines.
 func (d *PlaywrightDriver) Stop() error { return d.pw.Stop() }
