@@ -258,6 +258,7 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 		e.Close()
 		return nil, fmt.Errorf("%s: new page: %w", opts.Engine, err)
 	}
+	trackPage(e.page)
 	log.Info().Str("engine", e.name).Str("version", e.version).Str("route", route).
 		Dur("launch", time.Since(start)).Msg("engine launched")
 	return e, nil
@@ -348,12 +349,13 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 	done := make(chan result, 1)
 	go func() {
 		r := result{page: page}
-		if r.page == nil || r.page.IsClosed() { // a case may have called window.close()
+		if r.page == nil || !pageOpen(r.page) { // a case may have called window.close()
 			if r.page, r.err = browserCtx.NewPage(); r.err != nil {
 				r.err = fmt.Errorf("%s: new page: %w", e.name, r.err)
 				done <- r
 				return
 			}
+			trackPage(r.page)
 		}
 		if r.err = load(r.page, timeout); r.err != nil || fn == "" {
 			done <- r
@@ -396,6 +398,21 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 		}()
 		return nil, ctx.Err()
 	}
+}
+
+// openPages holds the pages not closed yet. playwright-go's Page.IsClosed reads a
+// field its connection goroutine writes without a lock (a data race under -race);
+// its close event is delivered on that goroutine, so the map is kept from there.
+var openPages sync.Map
+
+func trackPage(p playwright.Page) {
+	openPages.Store(p, struct{}{})
+	p.OnClose(func(playwright.Page) { openPages.Delete(p) })
+}
+
+func pageOpen(p playwright.Page) bool {
+	_, ok := openPages.Load(p)
+	return ok
 }
 
 // setPage records the page a call ended with (nil: abandoned, open a new one next
