@@ -2,4 +2,4 @@
 
 package main
 
-const raceBuild = false
+var raceBuild = false
