@@ -2,6 +2,7 @@ package compare
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/layout-oracle/oracle/dump"
@@ -85,7 +86,14 @@ func gen(engine string, shape, geom *bytesource) *dump.Dump {
 			parent = shape.next(i)
 			depth = d.Nodes[parent].Depth + 1
 		}
-		coord := func() float64 { return float64(geom.next(256)-128) / float64(geom.next(4)*20+1) }
+		// One value in 64 is near float64's limit, where a delta, an offset or a
+		// sum overflows to an infinity (the command once aborted on one).
+		coord := func() float64 {
+			if geom.next(64) == 63 {
+				return float64(geom.next(3)-1) * 1.7e308
+			}
+			return float64(geom.next(256)-128) / float64(geom.next(4)*20+1)
+		}
 		var rects []dump.Rect
 		for k := shape.next(3) + geom.next(2) - 1; k > 0; k-- {
 			rects = append(rects, dump.Rect{X: coord(), Y: coord(), W: coord(), H: coord()})
@@ -112,6 +120,7 @@ func FuzzCompare(f *testing.F) {
 	f.Add([]byte{5, 1, 2, 3, 4, 0, 1}, []byte{200, 3, 7, 9, 11, 13, 0, 0, 1, 2}, uint8(3))
 	f.Add([]byte{11, 0, 0, 1, 1, 2, 2, 3, 3}, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, uint8(2))
 	f.Add([]byte{3, 0, 1, 2}, []byte{255, 254, 253, 0, 0, 0, 128, 128}, uint8(1))
+	f.Add([]byte{3, 0, 1, 2}, []byte{0, 63, 2, 63, 2, 63, 0, 63, 2, 1, 63, 2, 63, 0}, uint8(3)) // infinities
 	f.Fuzz(func(t *testing.T, shapeBytes, geomBytes []byte, engines uint8) {
 		names := []string{"chromium", "firefox", "webkit", "servo"}[:int(engines)%5]
 		oracle := map[string]*dump.Dump{}
@@ -153,6 +162,11 @@ func FuzzCompare(f *testing.F) {
 		}
 		if r.MaxAbsDelta > r.SumAbsDelta {
 			t.Fatalf("max |delta| %v above sum %v", r.MaxAbsDelta, r.SumAbsDelta)
+		}
+		for _, fd := range r.Findings {
+			if fd.Within && (math.IsInf(fd.Delta, 0) || math.IsNaN(fd.Delta)) {
+				t.Fatalf("a delta of %v counted within tolerance: %+v", fd.Delta, fd)
+			}
 		}
 		if _, err := Voted(oracle, nil, DefaultTolerance); err != nil {
 			t.Fatalf("oracle-only vote refused: %v", err)

@@ -111,7 +111,9 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 						err = e.Reset(ctx)
 					}
 					if err != nil {
-						e.Close()
+						if cerr := e.Close(); cerr != nil {
+							err = fmt.Errorf("%w (closing it failed too: %v)", err, cerr)
+						}
 					}
 				}
 				mu.Lock()
@@ -132,8 +134,7 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 			continue
 		}
 		if err := sameBuild(pages[name]); err != nil {
-			o.Close()
-			return nil, err
+			return nil, errors.Join(err, o.Close())
 		}
 		if len(pages[name]) < cfg.Pages {
 			log.Warn().Str("engine", name).Int("pages", len(pages[name])).Int("wanted", cfg.Pages).Msg("serving with fewer pages")
@@ -143,8 +144,7 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 		o.order = append(o.order, name)
 	}
 	if len(o.order) == 0 {
-		o.Close()
-		return nil, errors.New("no engine launched")
+		return nil, errors.Join(errors.New("no engine launched"), o.Close())
 	}
 	log.Info().Strs("engines", o.order).Str("profile", o.profile).Dur("launch", time.Since(start)).Msg("oracle ready")
 	return o, nil
@@ -187,7 +187,9 @@ func launchEngine(ctx context.Context, name string, cfg Config, log zerolog.Logg
 		_, bundled = pw.BundledPath(name)
 	}
 	if name == WebKit && !bundled {
-		pw.Stop()
+		if err := pw.Stop(); err != nil { // not fatal: WebKit does not need it
+			log.Warn().Err(err).Msg("stop the Playwright driver started to look for a bundled WebKit")
+		}
 		return webDriver()
 	}
 	opts := PlaywrightOptions{Engine: name, Bundled: bundled, Permissions: s.Permissions,
@@ -201,8 +203,7 @@ func launchEngine(ctx context.Context, name string, cfg Config, log zerolog.Logg
 	}
 	e, err := pw.LaunchPlaywright(opts, log)
 	if err != nil {
-		pw.Stop()
-		return nil, err
+		return nil, errors.Join(err, pw.Stop())
 	}
 	e.(*playwrightEngine).driver = pw
 	return e, nil

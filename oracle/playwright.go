@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,29 +53,59 @@ func StartPlaywright(log zerolog.Logger) (*PlaywrightDriver, error) {
 }
 
 // InstallDriver fetches the playwright-core driver matching go.mod's playwright-go,
-// without browsers (none can be downloaded on a closed network), using the machine's
-// node when PLAYWRIGHT_NODEJS_PATH is unset.
+// without browsers (none can be downloaded on a closed network). playwright-go
+// downloads its own Node.js unless PLAYWRIGHT_NODEJS_PATH names one (it reads that
+// variable only from the environment; the caller sets it, this package never does).
+// The driver directory then gets a "node" link to that Node.js (or the machine's
+// node), which is where playwright-go looks when the variable is unset: the driver
+// runs on it later without anything set in the environment.
 func InstallDriver(log zerolog.Logger) error {
 	opts := driverOptions(log)
 	opts.SkipInstallBrowsers = true
-	return playwright.Install(opts)
-}
-
-// driverOptions points playwright-go at the machine's node: its own Node.js download
-// fails on a closed network.
-func driverOptions(log zerolog.Logger) *playwright.RunOptions {
-	if os.Getenv("PLAYWRIGHT_NODEJS_PATH") == "" {
-		if node, err := exec.LookPath("node"); err == nil {
-			os.Setenv("PLAYWRIGHT_NODEJS_PATH", node)
+	if err := playwright.Install(opts); err != nil { // fills in opts.DriverDirectory
+		return err
+	}
+	link := filepath.Join(opts.DriverDirectory, "node")
+	if _, err := os.Stat(link); err == nil {
+		return nil // playwright-go's own download, or a link made earlier
+	}
+	node := os.Getenv("PLAYWRIGHT_NODEJS_PATH")
+	if node == "" {
+		var err error
+		if node, err = exec.LookPath("node"); err != nil {
+			return fmt.Errorf("no node to run the driver on: %w", err)
 		}
 	}
+	os.Remove(link) // a dangling link
+	if err := os.Symlink(node, link); err != nil {
+		return fmt.Errorf("link the driver's node: %w", err)
+	}
+	log.Info().Str("node", node).Str("link", link).Msg("the Playwright driver runs on this node")
+	return nil
+}
+
+// driverOptions sends the driver's output to stderr. The driver runs on
+// PLAYWRIGHT_NODEJS_PATH when the caller set it, else on the driver directory's
+// node, which InstallDriver links to the machine's: the oracle's environment is
+// never changed.
+//
+// playwright-go keeps its logger in a package variable that every Run with a Logger
+// writes, while drivers already running read it: with one driver per page started
+// in parallel, that raced (go test -race, cmd/probe). It is set once, before any
+// Run, and no Run passes a Logger after that.
+func driverOptions(log zerolog.Logger) *playwright.RunOptions {
+	setDriverLogger.Do(func() {
+		playwright.NewDriver(&playwright.RunOptions{Stdout: os.Stderr, Stderr: os.Stderr, Verbose: false,
+			Logger: slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	})
 	return &playwright.RunOptions{
 		Stdout:  os.Stderr,
 		Stderr:  os.Stderr,
 		Verbose: false,
-		Logger:  slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 }
+
+var setDriverLogger sync.Once
 
 // Stop ends the driver process; call after closing its engines.
 func (d *PlaywrightDriver) Stop() error { return d.pw.Stop() }
@@ -129,7 +160,9 @@ type playwrightEngine struct {
 	driver               *PlaywrightDriver // stopped by Close when the engine owns it
 	log                  zerolog.Logger
 
-	mu      sync.Mutex // guards the fields below against Health and Close
+	// mu guards the fields below: calls (one at a time) read and replace browser,
+	// context and page, while Health, Close and a relaunch run beside them.
+	mu      sync.Mutex
 	browser playwright.Browser
 	context playwright.BrowserContext
 	page    playwright.Page
@@ -231,6 +264,7 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 		e.Close()
 		return nil, fmt.Errorf("%s: new page: %w", opts.Engine, err)
 	}
+	trackPage(e.page)
 	log.Info().Str("engine", e.name).Str("version", e.version).Str("route", route).
 		Dur("launch", time.Since(start)).Msg("engine launched")
 	return e, nil
@@ -254,6 +288,7 @@ func (e *playwrightEngine) Health() Health {
 // that outlived its deadline, and new pages queue behind it) costs a relaunch of the
 // browser, which bounds how long one hostile case can keep an engine away.
 func (e *playwrightEngine) Reset(ctx context.Context) error {
+	ctx = context.WithValue(ctx, opKey{}, "reset to about:blank")
 	_, err := e.withPage(ctx, func(page playwright.Page, timeout float64) error {
 		_, err := page.Goto("about:blank", playwright.PageGotoOptions{Timeout: &timeout})
 		return err
@@ -261,8 +296,19 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 	if err == nil || !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	e.log.Warn().Str("engine", e.name).Msg("page did not reset in time; relaunching the browser")
+	e.log.Warn().Str("engine", e.name).Err(err).Msg("page did not reset in time; relaunching the browser")
 	return e.relaunchBrowser("page did not reset in time", true)
+}
+
+// opKey carries what withPage is doing, for its log lines: a case unless the
+// context says otherwise.
+type opKey struct{}
+
+func opOf(ctx context.Context) string {
+	if op, ok := ctx.Value(opKey{}).(string); ok {
+		return op
+	}
+	return "case"
 }
 
 // Load is one Evaluate of the case program, which writes the document itself
@@ -316,16 +362,19 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 	}
 	// Everything that talks to the browser runs here, under the deadline: even opening
 	// a page can queue behind a stuck case (a renderer busy with 50 MB of markup).
-	page, browserCtx := e.page, e.context
+	e.mu.Lock()
+	page, browserCtx, browser := e.page, e.context, e.browser
+	e.mu.Unlock()
 	done := make(chan result, 1)
 	go func() {
 		r := result{page: page}
-		if r.page == nil || r.page.IsClosed() { // a case may have called window.close()
+		if r.page == nil || !pageOpen(r.page) { // a case may have called window.close()
 			if r.page, r.err = browserCtx.NewPage(); r.err != nil {
 				r.err = fmt.Errorf("%s: new page: %w", e.name, r.err)
 				done <- r
 				return
 			}
+			trackPage(r.page)
 		}
 		if r.err = load(r.page, timeout); r.err != nil || expr == "" {
 			done <- r
@@ -343,13 +392,14 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 	}()
 	select {
 	case r := <-done:
-		e.page = r.page
-		if errors.Is(r.err, playwright.ErrTimeout) { // Playwright's own clock ran out first
-			e.page = nil // still busy with the case; the reset opens another
+		timedOut := errors.Is(r.err, playwright.ErrTimeout) // Playwright's own clock ran out first
+		e.setPage(browser, r.page, timedOut)
+		if timedOut {
+			// The page is still busy with the case; the reset opens another.
 			go r.page.Close(playwright.PageCloseOptions{RunBeforeUnload: playwright.Bool(false)})
 			return nil, fmt.Errorf("%w (%v)", context.DeadlineExceeded, firstLine(r.err))
 		}
-		if r.err != nil && !e.browser.IsConnected() {
+		if r.err != nil && !browser.IsConnected() {
 			e.log.Warn().Str("engine", e.name).Err(r.err).Msg("browser disconnected; relaunching on the next call")
 			return nil, fmt.Errorf("%s: browser crashed or disconnected: %w", e.name, r.err)
 		}
@@ -357,14 +407,43 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 	case <-ctx.Done():
 		// Answer now and leave the page behind: the next call (the pool's reset)
 		// opens another, or relaunches the browser if even that cannot happen in time.
-		e.log.Warn().Str("engine", e.name).Msg("case exceeded its deadline; abandoning the page")
-		e.page = nil
+		e.log.Warn().Str("engine", e.name).Str("op", opOf(ctx)).Err(ctx.Err()).
+			Msg(opOf(ctx) + " did not finish in time; abandoning the page")
+		e.setPage(browser, nil, true)
 		go func() {
 			if r := <-done; r.page != nil {
 				r.page.Close(playwright.PageCloseOptions{RunBeforeUnload: playwright.Bool(false)})
 			}
 		}()
 		return nil, ctx.Err()
+	}
+}
+
+// openPages holds the pages not closed yet. playwright-go's Page.IsClosed reads a
+// field its connection goroutine writes without a lock (a data race under -race);
+// its close event is delivered on that goroutine, so the map is kept from there.
+var openPages sync.Map
+
+func trackPage(p playwright.Page) {
+	openPages.Store(p, struct{}{})
+	p.OnClose(func(playwright.Page) { openPages.Delete(p) })
+}
+
+func pageOpen(p playwright.Page) bool {
+	_, ok := openPages.Load(p)
+	return ok
+}
+
+// setPage records the page a call ended with (nil: abandoned, open a new one next
+// time), unless a relaunch replaced the browser meanwhile.
+func (e *playwrightEngine) setPage(browser playwright.Browser, page playwright.Page, abandon bool) {
+	if abandon {
+		page = nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.browser == browser {
+		e.page = page
 	}
 }
 
@@ -420,14 +499,20 @@ func (e *playwrightEngine) relaunchBrowser(reason string, force bool) error {
 	e.health.State = StateRestarting
 	e.health.Restarts++
 	e.health.Reason = reason
-	old := e.browser
-	e.mu.Unlock()
-	e.closeBrowser(old, e.pids)
+	old, oldPIDs := e.browser, e.pids
 	e.page = nil
+	e.mu.Unlock()
+	e.closeBrowser(old, oldPIDs)
 
 	var err error
 	for i, wait := range relaunchBackoff {
 		time.Sleep(wait)
+		e.mu.Lock()
+		closed := e.closed
+		e.mu.Unlock()
+		if closed { // no browser is launched for a closed engine
+			return fmt.Errorf("%s: engine closed", e.name)
+		}
 		var fresh *playwrightEngine
 		if fresh, err = e.relaunch(); err == nil && fresh.version != e.version {
 			fresh.Close()
@@ -435,6 +520,13 @@ func (e *playwrightEngine) relaunchBrowser(reason string, force bool) error {
 		}
 		if err == nil {
 			e.mu.Lock()
+			if e.closed {
+				// Close ran while this browser started: it closed the old one and
+				// will never see this one, so it is closed here.
+				e.mu.Unlock()
+				fresh.Close()
+				return fmt.Errorf("%s: engine closed", e.name)
+			}
 			e.browser, e.context, e.page, e.pids = fresh.browser, fresh.context, fresh.page, fresh.pids
 			e.health.State = StateReady
 			e.mu.Unlock()

@@ -81,7 +81,9 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 	for _, name := range uniq(names) {
 		p, ok := o.engines[name]
 		if !ok {
+			mu.Lock() // goroutines started for earlier names write errs already
 			errs[name] = ErrNotLaunched.Error()
+			mu.Unlock()
 			continue
 		}
 		wg.Add(1)
@@ -113,10 +115,14 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 				results[name] = v
 			}
 			mu.Unlock()
-			wg.Done() // the answer is complete; the reset below is off its path
 
+			// Every case is followed by a reset. It is registered before the answer is
+			// complete: once fanOut returns, Close may Wait on resets, and an Add from
+			// zero must happen before that Wait.
 			o.resets.Add(1)
 			defer o.resets.Done()
+			wg.Done() // the answer is complete; the reset below is off its path
+
 			rctx, rcancel := context.WithTimeout(context.Background(), resetTimeout)
 			t0 := time.Now()
 			if rerr := e.Reset(rctx); rerr != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/reflect"
@@ -96,12 +97,24 @@ func ParseRequest(line []byte) (*Request, json.RawMessage, error) {
 		}
 		return nil, nullID, fmt.Errorf("invalid JSON: %v", err)
 	}
+	if err := checkKeys(line); err != nil {
+		id := fields["id"]
+		if err.key == "id" || !validID(id) || !utf8.Valid(id) {
+			id = nullID // which of two ids, or an id spelled "ID": none is this request's
+		}
+		return nil, id, err
+	}
 	id, ok := fields["id"]
 	if !ok || string(id) == "null" {
 		return nil, nullID, errors.New(`request has no "id"`)
 	}
 	if !validID(id) {
 		return nil, nullID, errors.New(`"id" must be a string or a number`)
+	}
+	if !utf8.Valid(id) {
+		// Echoed byte for byte it would make the response invalid JSON for strict
+		// parsers; decoded and re-encoded it would not be the client's id.
+		return nil, nullID, errors.New(`"id" is not valid UTF-8, so it cannot be echoed exactly`)
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields() // a typo ("scirpt") must not silently drop the mutation
@@ -114,6 +127,78 @@ func ParseRequest(line []byte) (*Request, json.RawMessage, error) {
 		return nil, id, err
 	}
 	return &req, id, nil
+}
+
+// keyError is a key encoding/json would have let through.
+type keyError struct {
+	key string // the key as spelled in the request
+	msg string
+}
+
+func (e *keyError) Error() string { return e.msg }
+
+// Field names are matched exactly: encoding/json matches them case-insensitively.
+var (
+	requestFields = []string{"id", "op", "html", "script", "engines", "probes"}
+	probeFields   = []string{"selector", "attr", "idl"}
+)
+
+// checkKeys refuses what encoding/json would silently accept: a key given twice in
+// one object (the last would win, dropping the first "script") and a request or
+// probe field spelled in another case ("Script"). line is known to be valid JSON.
+func checkKeys(line []byte) *keyError {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	return walkKeys(dec, "", requestFields)
+}
+
+// walkKeys reads one value; known are the field names of the objects at this level
+// (for an array, of the objects it holds), nil when any key goes.
+func walkKeys(dec *json.Decoder, where string, known []string) *keyError {
+	tok, err := dec.Token()
+	if err != nil {
+		return &keyError{msg: fmt.Sprintf("invalid JSON: %v", err)}
+	}
+	switch tok {
+	case json.Delim('['):
+		for i := 0; dec.More(); i++ {
+			if err := walkKeys(dec, fmt.Sprintf("%s[%d]", where, i), known); err != nil {
+				return err
+			}
+		}
+	case json.Delim('{'):
+		in := ""
+		if where != "" {
+			in = " in " + where
+		}
+		seen := map[string]bool{}
+		for dec.More() {
+			t, err := dec.Token()
+			if err != nil {
+				return &keyError{msg: fmt.Sprintf("invalid JSON: %v", err)}
+			}
+			key := t.(string)
+			if seen[key] {
+				return &keyError{key: key, msg: fmt.Sprintf("duplicate key %q%s", key, in)}
+			}
+			seen[key] = true
+			for _, f := range known {
+				if key != f && strings.EqualFold(key, f) {
+					return &keyError{key: key, msg: fmt.Sprintf("key %q%s must be spelled %q (keys are case-sensitive)", key, in, f)}
+				}
+			}
+			var sub []string
+			if where == "" && key == "probes" {
+				sub = probeFields
+			}
+			if err := walkKeys(dec, strings.TrimPrefix(where+"."+key, "."), sub); err != nil {
+				return err
+			}
+		}
+	default:
+		return nil // a scalar
+	}
+	dec.Token() // the closing delimiter
+	return nil
 }
 
 func validID(id json.RawMessage) bool {

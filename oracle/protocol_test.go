@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rs/zerolog"
@@ -166,7 +167,7 @@ func TestServeAnswersEveryLineAndKeepsServing(t *testing.T) {
 	assert.Equal(t, map[string]any{}, ids["th"]["dumps"])
 	if diff := cmp.Diff(map[string]any{
 		"id": "p", "ok": true, "engines": []any{"chromium"}, "versions": map[string]any{"chromium": "0.0-fake"},
-		"profile": "default", "routes": map[string]any{"chromium": "fake"},
+		"profile": "default", "routes": map[string]any{"chromium": "fake"}, "environment": Environment(),
 		"states": map[string]any{"chromium": map[string]any{"state": "ready", "restarts": 0.0, "pages": 1.0}},
 	}, ids["p"]); diff != "" {
 		t.Errorf("ping (-want +got):\n%s", diff)
@@ -281,6 +282,9 @@ func FuzzServe(f *testing.F) {
 			var m map[string]json.RawMessage
 			if err := json.Unmarshal([]byte(line), &m); err != nil {
 				t.Fatalf("non-JSON output line %q: %v", line, err)
+			}
+			if !utf8.ValidString(line) {
+				t.Fatalf("output line is not valid UTF-8: %q", line)
 			}
 			if _, ok := m["id"]; !ok {
 				t.Fatalf("response without id: %s", line)

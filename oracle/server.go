@@ -43,65 +43,141 @@ const DefaultDeadline = 30 * time.Second
 // DefaultMaxLine is the longest request line accepted (bytes).
 const DefaultMaxLine = 64 << 20
 
+// readAhead bounds the cases read from stdin but not yet started: their line bytes
+// plus caseOverhead each. Reading past waiting cases is what lets a ping behind them
+// be answered at once; the bound keeps a producer piping thousands of cases blocked
+// on the pipe instead of the oracle buffering them all.
+const (
+	readAhead    = 64 << 20
+	caseOverhead = 4 << 10
+)
+
 // Serve reads request lines from r and writes one response line per request to w
-// until EOF, a shutdown request, or ctx ends. It never writes anything but protocol
-// JSON to w.
+// until EOF, a shutdown request, ctx's end, or a failed write to w. It never writes
+// anything but protocol JSON to w. Lines after a shutdown are not read; a read of r
+// still under way when Serve returns is left to end with r.
 func (o *Oracle) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
-	out := &lineWriter{w: bufio.NewWriter(w)}
-	lines := newLineReader(r, o.maxLine)
+	out := &lineWriter{w: bufio.NewWriter(w), broken: make(chan struct{})}
 	inflight := o.inflight
 	if inflight <= 0 {
 		inflight = 1
 	}
 	// Up to inflight requests are served at once, each answered as it completes.
-	// Taking a place before reading on is the backpressure: stdin is read no faster
-	// than the engines' pages take cases.
 	places := make(chan struct{}, inflight)
 	var running sync.WaitGroup
-	defer running.Wait() // every request read gets its answer before Serve returns
+	defer running.Wait() // every request started gets its answer before Serve returns
+
+	// Lines are read on their own goroutine, so the loop below can answer a ping
+	// while cases wait for a place, and notice a broken stdout while stdin is idle.
+	lines := make(chan readLine)
+	stop := make(chan struct{})
+	defer close(stop)
+	go readLines(newLineReader(r, o.maxLine), lines, stop)
+
+	type waiting struct {
+		req  *Request
+		size int
+	}
+	var queue []waiting // cases read, in order, waiting for a place
+	queued := 0         // their bytes, bounded by readAhead
+	var shutdownID json.RawMessage
+	var readErr error
+	reading := true
 	for {
-		if ctx.Err() != nil {
-			return ctx.Err()
+		if !reading && len(queue) == 0 {
+			break
 		}
-		line, err := lines.next()
-		if errors.Is(err, io.EOF) {
-			o.log.Info().Msg("stdin closed; finishing requests in flight, then shutting down")
-			return nil
+		var in <-chan readLine
+		if reading && queued < readAhead {
+			in = lines
+		}
+		var place chan struct{}
+		if len(queue) > 0 {
+			place = places
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-out.broken:
+			return o.outputLost(out)
+		case place <- struct{}{}:
+			req := queue[0].req
+			queued -= queue[0].size
+			queue = queue[1:]
+			running.Add(1)
+			go func() {
+				defer running.Done()
+				defer func() { <-places }()
+				out.write(o.handleSafely(ctx, req))
+			}()
+		case l := <-in:
+			var tooLong *lineTooLongError
+			switch {
+			case errors.Is(l.err, io.EOF):
+				o.log.Info().Msg("stdin closed; finishing requests in flight, then shutting down")
+				reading = false
+			case errors.As(l.err, &tooLong):
+				out.write(ErrorResponse{ID: nullID, Error: tooLong.Error()})
+			case l.err != nil:
+				readErr = fmt.Errorf("read request: %w", l.err)
+				reading = false
+			case len(l.line) == 0: // blank lines are not requests
+			default:
+				req, id, err := ParseRequest(l.line)
+				switch {
+				case err != nil:
+					o.log.Warn().RawJSON("id", id).Err(err).Msg("bad request")
+					out.write(ErrorResponse{ID: id, Error: err.Error()})
+				case req.Op == OpPing: // answered at once, never queued behind cases
+					out.write(o.ping(req.ID))
+				case req.Op == OpShutdown:
+					o.log.Info().Msg("shutdown requested; finishing the requests already read; lines after it are not read")
+					shutdownID, reading = req.ID, false
+				default:
+					size := len(l.line) + caseOverhead
+					queue = append(queue, waiting{req, size})
+					queued += size
+				}
+			}
+		}
+	}
+	if shutdownID != nil {
+		running.Wait()
+		out.write(ShutdownResponse{ID: shutdownID, OK: true})
+	}
+	running.Wait()
+	if out.failed() {
+		return o.outputLost(out)
+	}
+	return readErr
+}
+
+// outputLost says on stderr that answers can no longer be delivered, and why.
+func (o *Oracle) outputLost(out *lineWriter) error {
+	err := fmt.Errorf("write response: %w", out.failure())
+	o.log.Error().Err(err).Msg("stdout is closed or broken; answers cannot be delivered: no more requests are read, shutting down")
+	return err
+}
+
+type readLine struct {
+	line []byte
+	err  error
+}
+
+// readLines sends each line of lr (or its read error) until EOF, another read error,
+// or stop.
+func readLines(lr *lineReader, lines chan<- readLine, stop <-chan struct{}) {
+	for {
+		line, err := lr.next()
+		select {
+		case lines <- readLine{line, err}:
+		case <-stop:
+			return
 		}
 		var tooLong *lineTooLongError
-		if errors.As(err, &tooLong) {
-			out.write(ErrorResponse{ID: nullID, Error: tooLong.Error()})
-			continue
+		if err != nil && !errors.As(err, &tooLong) {
+			return
 		}
-		if err != nil {
-			return fmt.Errorf("read request: %w", err)
-		}
-		if len(line) == 0 {
-			continue // blank lines are not requests
-		}
-		req, id, err := ParseRequest(line)
-		if err != nil {
-			o.log.Warn().RawJSON("id", id).Err(err).Msg("bad request")
-			out.write(ErrorResponse{ID: id, Error: err.Error()})
-			continue
-		}
-		switch req.Op {
-		case OpPing: // answered at once, never queued behind cases
-			out.write(o.ping(req.ID))
-			continue
-		case OpShutdown:
-			o.log.Info().Msg("shutdown requested; finishing requests in flight")
-			running.Wait()
-			out.write(ShutdownResponse{ID: req.ID, OK: true})
-			return nil
-		}
-		places <- struct{}{}
-		running.Add(1)
-		go func() {
-			defer running.Done()
-			defer func() { <-places }()
-			out.write(o.handleSafely(ctx, req))
-		}()
 	}
 }
 
@@ -179,10 +255,13 @@ func waitAtMost(wg *sync.WaitGroup, d time.Duration) {
 }
 
 // lineWriter writes one JSON value per line and flushes it at once, so a client
-// reading line by line sees each answer as soon as it exists.
+// reading line by line sees each answer as soon as it exists. The first failed write
+// closes broken; nothing is written after it.
 type lineWriter struct {
-	mu sync.Mutex
-	w  *bufio.Writer
+	mu     sync.Mutex
+	w      *bufio.Writer
+	err    error
+	broken chan struct{}
 }
 
 func (l *lineWriter) write(v any) {
@@ -192,10 +271,24 @@ func (l *lineWriter) write(v any) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.err != nil {
+		return
+	}
 	l.w.Write(b)
 	l.w.WriteByte('\n')
-	l.w.Flush()
+	if err := l.w.Flush(); err != nil { // bufio keeps the first write error; Flush reports it
+		l.err = err
+		close(l.broken)
+	}
 }
+
+func (l *lineWriter) failure() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+func (l *lineWriter) failed() bool { return l.failure() != nil }
 
 // lineReader reads newline-terminated lines of at most max bytes. A longer line is
 // skipped whole and reported, so the next line is still read.

@@ -64,14 +64,16 @@ type webDriverEngine struct {
 	version string
 	log     zerolog.Logger
 	client  *http.Client
-	xvfb    *Xvfb // nil when the display is not ours
-	display string
 
 	callMu sync.Mutex // one Load/Visit at a time
 
-	mu     sync.Mutex // guards proc and closed
-	proc   *wdProc
-	closed bool
+	// mu guards proc (and its session), closed, xvfb and display: a restart replaces
+	// them while Close and Health run beside it.
+	mu      sync.Mutex
+	proc    *wdProc
+	closed  bool
+	xvfb    *Xvfb // nil when the display is not ours
+	display string
 
 	health Health // guarded by mu
 
@@ -88,7 +90,7 @@ type wdProc struct {
 	watchdog *exec.Cmd
 	watchW   *os.File // the watchdog kills the driver's group when this closes
 	base     string   // http://127.0.0.1:port
-	session  string
+	session  string   // guarded by the engine's mu
 	out      *tailLog
 }
 
@@ -238,6 +240,9 @@ func (e *webDriverEngine) startDriver(ctx context.Context) (*wdProc, error) {
 // driverEnv is the process environment with the browser's display; the oracle's own
 // environment is never changed.
 func (e *webDriverEngine) driverEnv() []string {
+	e.mu.Lock()
+	ownX, display := e.xvfb != nil, e.display
+	e.mu.Unlock()
 	env := make([]string, 0, len(os.Environ())+3)
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
@@ -245,15 +250,15 @@ func (e *webDriverEngine) driverEnv() []string {
 		case "DISPLAY":
 			continue
 		case "WAYLAND_DISPLAY", "GDK_BACKEND":
-			if e.xvfb != nil {
+			if ownX {
 				continue // our Xvfb, not a compositor GTK would otherwise prefer
 			}
 		}
 		env = append(env, kv)
 	}
 	env = withEnv(env, e.opts.Env)
-	env = append(env, "DISPLAY="+e.display)
-	if e.xvfb != nil {
+	env = append(env, "DISPLAY="+display)
+	if ownX {
 		env = append(env, "GDK_BACKEND=x11")
 	}
 	if os.Getenv("NO_AT_BRIDGE") == "" {
@@ -356,7 +361,9 @@ func (e *webDriverEngine) newSession(ctx context.Context, p *wdProc) (string, er
 	if s.SessionID == "" {
 		return "", fmt.Errorf("new-session response has no sessionId: %s", raw)
 	}
+	e.mu.Lock()
 	p.session = s.SessionID
+	e.mu.Unlock()
 	if s.Capabilities.BrowserVersion == "" {
 		return "", fmt.Errorf("session capabilities carry no browserVersion: %s", raw)
 	}
@@ -731,11 +738,12 @@ func (t *timeoutError) Is(target error) bool { return target == context.Deadline
 func (e *webDriverEngine) ready(ctx context.Context) error {
 	e.mu.Lock()
 	closed, p := e.closed, e.proc
+	live := p != nil && p.session != ""
 	e.mu.Unlock()
 	if closed {
 		return errors.New("webkit: engine closed")
 	}
-	if p != nil && p.session != "" {
+	if live {
 		select {
 		case <-p.exited:
 		default:
@@ -782,14 +790,22 @@ func (e *webDriverEngine) restartWith(ctx context.Context) (err error) {
 	if p != nil {
 		p.kill()
 	}
-	if e.xvfb != nil && e.xvfb.exitedEarly() {
-		e.log.Warn().Str("display", e.xvfb.Display).Msg("our Xvfb died; starting another")
-		e.xvfb.Close()
+	e.mu.Lock()
+	oldX := e.xvfb
+	e.mu.Unlock()
+	if oldX != nil && oldX.exitedEarly() {
+		e.log.Warn().Str("display", oldX.Display).Msg("our Xvfb died; starting another")
+		oldX.Close()
 		x, err := StartXvfb(ctx, e.opts.XvfbPath, e.log)
 		if err != nil {
 			return err
 		}
 		e.mu.Lock()
+		if e.closed { // Close has run and ended the old one; it will not see this one
+			e.mu.Unlock()
+			x.Close()
+			return errors.New("webkit: engine closed")
+		}
 		e.xvfb, e.display = x, x.Display
 		e.mu.Unlock()
 	}
@@ -841,21 +857,25 @@ func (e *webDriverEngine) Close() error {
 	e.closeOnce.Do(func() {
 		e.mu.Lock()
 		e.closed = true
-		p := e.proc
+		p, x := e.proc, e.xvfb
 		e.proc = nil
+		session := ""
+		if p != nil {
+			session = p.session
+		}
 		e.mu.Unlock()
 		if p != nil {
-			if p.session != "" {
+			if session != "" {
 				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-				if _, err := e.do(ctx, p, http.MethodDelete, "/session/"+p.session, nil); err != nil {
+				if _, err := e.do(ctx, p, http.MethodDelete, "/session/"+session, nil); err != nil {
 					e.log.Debug().Err(err).Msg("delete session")
 				}
 				cancel()
 			}
 			p.kill()
 		}
-		if e.xvfb != nil {
-			e.xvfb.Close()
+		if x != nil {
+			x.Close()
 		}
 		e.client.CloseIdleConnections()
 		e.log.Debug().Msg("engine closed")
@@ -867,11 +887,15 @@ func (e *webDriverEngine) Close() error {
 func (e *webDriverEngine) session(ctx context.Context, method, path string, body any) (json.RawMessage, error) {
 	e.mu.Lock()
 	p := e.proc
+	session := ""
+	if p != nil {
+		session = p.session
+	}
 	e.mu.Unlock()
-	if p == nil || p.session == "" {
+	if session == "" {
 		return nil, errors.New("no live session")
 	}
-	return e.do(ctx, p, method, "/session/"+p.session+path, body)
+	return e.do(ctx, p, method, "/session/"+session+path, body)
 }
 
 // webDriverError is an error response: WebDriver's error code and message.

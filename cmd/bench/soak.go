@@ -74,7 +74,10 @@ func runSoak(c config, stdout, stderr io.Writer) int {
 	if c.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		enc.Encode(rep)
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintln(stderr, "bench: soak: write report:", err)
+			return 1
+		}
 	} else {
 		writeSoakTable(stdout, rep)
 	}

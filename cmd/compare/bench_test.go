@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/layout-oracle/oracle/compare"
@@ -105,19 +106,52 @@ func BenchmarkCompareCases(b *testing.B) {
 	b.ReportMetric(float64(cases*runs)/b.Elapsed().Seconds(), "cases/s")
 }
 
-// FuzzRun: no oracle/candidate input pair panics the command's core, and the exit
-// status is always one of the three documented ones.
+// FuzzRun: no oracle/candidate input pair panics the command's core, with or
+// without a candidate file, in either output format; the exit status is always one
+// of the three documented ones; and writing the report never fails (the writers
+// here cannot fail, so an error is one the encoder raised on the report's numbers).
 func FuzzRun(f *testing.F) {
 	tiny := `{"engine":"e","engine_version":"1","viewport":{"width":800,"height":600},"nodes":[{"index":0,"parent":-1,"tag":"HTML","depth":0,"bounding":{"x":0,"y":0,"w":8,"h":1},"rects":[{"x":0,"y":0,"w":8,"h":1}],"style":{"display":"block"}}]}`
+	huge := strings.ReplaceAll(tiny, `"w":8`, `"w":1.7e308`)
 	f.Add([]byte(`{"id":"a","dumps":{"chromium":`+tiny+`,"webkit":`+tiny+`}}`), []byte(`{"id":"a","dump":`+tiny+`}`))
 	f.Add([]byte(`{"id":"a","dumps":{"chromium":`+tiny+`}}`+"\n"+`{"id":"p","ok":true}`), []byte(tiny))
 	f.Add([]byte(`{"id":1,"error":"x"}`+"\n"+`{"id":null,"error":"y"}`), []byte(`{"id":1,"error":"crash"}`))
 	f.Add([]byte(`{"id":"a","dumps":5}`), []byte(`{"id":"b","dump":null}`))
 	f.Add([]byte(`[`), []byte(`{`))
+	// Each of these once crashed or aborted the command.
+	f.Add([]byte(`{"states":{"chromium":null}}`), []byte(`{"id":"a","dump":`+tiny+`}`))
+	f.Add([]byte(`{"id":"a","dumps":{"chromium":`+huge+`}}`), []byte(`{"id":"a","dump":`+strings.ReplaceAll(huge, "1.7e308", "-1.7e308")+`}`))
+	f.Add([]byte(`{"id":"p","ok":true,"states":{"chromium":{"state":"ready","restarts":0,"pages":2}}}`+"\n"+`{"id":"t","traces":{}}`), []byte(`{"id":"a","dump":`+tiny+`}`))
+	f.Add([]byte(`{"id":"\u0061","dumps":{"chromium":`+tiny+`}}`+"\n"+`{"id":1.0,"error":"x"}`), []byte(`{"id":"a","dump":`+tiny+`}`+"\n"+`{"id":1,"error":"y"}`))
 	f.Fuzz(func(t *testing.T, oracle, cand []byte) {
-		code, _ := compareBytes(oracle, cand, &jsonLines{enc: json.NewEncoder(io.Discard)})
-		if code != exitOK && code != exitFail && code != exitBadInput {
-			t.Fatalf("exit %d", code)
+		for _, out := range []*failingReporter{{reporter: &jsonLines{enc: json.NewEncoder(io.Discard)}}, {reporter: &human{w: io.Discard}}} {
+			code, _ := compareBytes(oracle, cand, out)
+			if code != exitOK && code != exitFail && code != exitBadInput {
+				t.Fatalf("exit %d", code)
+			}
+			s := &session{tol: compare.DefaultTolerance, out: out, stderr: io.Discard} // oracle-only mode
+			if s.run(bytes.NewReader(oracle)) == nil {
+				s.exit()
+			}
+			if out.err != nil {
+				t.Fatalf("writing the report failed: %v", out.err)
+			}
 		}
 	})
+}
+
+// failingReporter keeps the first error its reporter returned.
+type failingReporter struct {
+	reporter
+	err error
+}
+
+func (f *failingReporter) report(c caseResult) error { return f.keep(f.reporter.report(c)) }
+func (f *failingReporter) finish(t totals) error     { return f.keep(f.reporter.finish(t)) }
+
+func (f *failingReporter) keep(err error) error {
+	if err != nil && f.err == nil {
+		f.err = err
+	}
+	return err
 }

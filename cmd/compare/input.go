@@ -7,23 +7,39 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
+	"strings"
 
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/reflect"
 )
 
 // oracleLine is one line of the oracle's stdout. Geometry responses ("dumps"),
-// reflection responses ("states") and error responses ("error") are cases; ping,
-// shutdown and trace replies carry none of them and are skipped.
+// reflection responses ("states") and error responses ("error") are cases. Ping and
+// shutdown replies (they carry "ok") and trace replies ("traces") are not, and are
+// skipped: ping's additive "states" is engine health, not a reflection case.
 type oracleLine struct {
-	ID     json.RawMessage           `json:"id"`
-	Dumps  map[string]*dump.Dump     `json:"dumps"`
-	States map[string]*reflect.State `json:"states"`
-	Errors map[string]string         `json:"errors"`
-	Error  *string                   `json:"error"`
+	ID        json.RawMessage       `json:"id"`
+	Dumps     map[string]*dump.Dump `json:"dumps"`
+	RawStates json.RawMessage       `json:"states"`
+	Errors    map[string]string     `json:"errors"`
+	Error     *string               `json:"error"`
+	OK        json.RawMessage       `json:"ok"`
+	Traces    json.RawMessage       `json:"traces"`
+
+	// States is RawStates decoded, once the line is known to be a reflection case.
+	States map[string]*reflect.State `json:"-"`
 }
 
-func (l *oracleLine) isCase() bool { return l.Dumps != nil || l.States != nil || l.Error != nil }
+func (l *oracleLine) isCase() bool {
+	if given(l.OK) || given(l.Traces) {
+		return false
+	}
+	return l.Dumps != nil || given(l.RawStates) || l.Error != nil
+}
+
+// given says a raw field was present and not null.
+func given(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
 
 // candidateLine is one candidate record: a dump, a reflection state, or the
 // candidate's own error when it produced neither (scored as a failure).
@@ -43,20 +59,65 @@ func (p *present) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// idKey is the matching key of a raw JSON id: its compact form, so "a" matches "a"
-// whatever the spacing, but the string "1" never matches the number 1. Empty for a
-// missing or null id.
+// idKey is the matching key of a raw JSON id: ids match by their JSON value, not
+// their text. A string matches the same string however it is escaped ("\u0061" is
+// "a"); a number matches the same decimal value however it is written (1, 1.0,
+// 1e0 and 10e-1 are one id; -0 is 0), compared exactly, with no float rounding
+// (9007199254740993 is not 9007199254740992). The string "1" never matches the number
+// 1. Empty for a missing or null id.
 func idKey(raw json.RawMessage) string {
-	var b bytes.Buffer
-	if len(raw) == 0 || json.Compact(&b, raw) != nil || b.String() == "null" {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if len(raw) == 0 || dec.Decode(&v) != nil {
 		return ""
 	}
-	return b.String()
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return "s" + v
+	case json.Number:
+		return "n" + decimalKey(string(v))
+	}
+	var b bytes.Buffer // an object or array id: its compact text
+	if json.Compact(&b, raw) != nil {
+		return ""
+	}
+	return "j" + b.String()
+}
+
+// decimalKey is the canonical form of a JSON number's decimal value: sign, the
+// significant digits without leading or trailing zeros, and the exponent of the
+// last digit ("-15e-1" for -1.50). The exponent is kept as a big integer, so a
+// hostile 1e999999999999 is a key like any other and allocates nothing large.
+func decimalKey(num string) string {
+	neg := strings.HasPrefix(num, "-")
+	num = strings.TrimPrefix(num, "-")
+	mant, exp, _ := strings.Cut(strings.ToLower(num), "e")
+	intPart, frac, _ := strings.Cut(mant, ".")
+	digits := strings.TrimLeft(intPart+frac, "0")
+	e := new(big.Int)
+	if exp != "" {
+		e.SetString(strings.TrimPrefix(exp, "+"), 10)
+	}
+	e.Sub(e, big.NewInt(int64(len(frac))))
+	trimmed := strings.TrimRight(digits, "0")
+	e.Add(e, big.NewInt(int64(len(digits)-len(trimmed))))
+	if trimmed == "" {
+		return "0"
+	}
+	sign := ""
+	if neg {
+		sign = "-"
+	}
+	return sign + trimmed + "e" + e.String()
 }
 
 // span is where one candidate record sits in the candidate file.
 type span struct {
-	id         string // idKey
+	id         string          // idKey
+	raw        json.RawMessage // the id as written, for messages and output
 	start, end int64
 	used       bool
 }
@@ -97,12 +158,12 @@ func indexCandidates(r io.ReaderAt, size int64) (*candidates, error) {
 		}
 		switch {
 		case bool(h.Dump || h.State || h.Error):
-			s.id = idKey(h.ID)
+			s.id, s.raw = idKey(h.ID), h.ID
 			if s.id == "" {
 				return nil, fmt.Errorf(`candidate record %d: no "id"`, n)
 			}
 			if c.spans[s.id] != nil {
-				return nil, fmt.Errorf("candidate record %d: duplicate id %s", n, s.id)
+				return nil, fmt.Errorf("candidate record %d: duplicate id %s", n, h.ID)
 			}
 			c.spans[s.id] = s
 			c.order = append(c.order, s)
@@ -136,7 +197,7 @@ func (c *candidates) load(s *span) (*candidateLine, error) {
 		return &line, nil
 	}
 	if err := json.Unmarshal(buf, &line); err != nil {
-		return nil, fmt.Errorf("candidate record %s: %v", s.id, err)
+		return nil, fmt.Errorf("candidate record %s: %v", s.raw, err)
 	}
 	return &line, nil
 }

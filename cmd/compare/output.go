@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -22,17 +23,56 @@ type jsonLines struct{ enc *json.Encoder }
 // caseLine is a case's JSON line: the compare.Report with its findings trimmed to
 // the failing ones (a case can have hundreds within tolerance), plus the worst few
 // by |delta| whatever their verdict.
+//
+// Its numbers are jsonNum: the report's own fields are shadowed (the shallower field
+// wins in encoding/json) so that a sum or delta past float64's range, which
+// encoding/json refuses, cannot abort the run.
 type caseLine struct {
 	ID json.RawMessage `json:"id"`
 	*compare.Report
-	Worst        []compare.Finding `json:"worst,omitempty"`
+	SumAbsDelta  jsonNum           `json:"sum_abs_delta"`
+	MaxAbsDelta  jsonNum           `json:"max_abs_delta"`
+	Findings     []jsonFinding     `json:"findings,omitempty"`
+	Worst        []jsonFinding     `json:"worst,omitempty"`
 	OracleErrors map[string]string `json:"oracle_errors,omitempty"`
 }
 
+type jsonFinding struct {
+	compare.Finding
+	Want  jsonNum `json:"want"`
+	Got   jsonNum `json:"got"`
+	Delta jsonNum `json:"delta"`
+}
+
+func jsonFindings(fs []compare.Finding) []jsonFinding {
+	var out []jsonFinding
+	for _, f := range fs {
+		out = append(out, jsonFinding{Finding: f, Want: jsonNum(f.Want), Got: jsonNum(f.Got), Delta: jsonNum(f.Delta)})
+	}
+	return out
+}
+
+// jsonNum is a float64 that encodes +Inf, -Inf and NaN as the strings "+Inf",
+// "-Inf" and "NaN" (JSON has no such numbers): widths near 1.7e308 overflow a sum.
+type jsonNum float64
+
+func (n jsonNum) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	switch {
+	case math.IsInf(f, 1):
+		return []byte(`"+Inf"`), nil
+	case math.IsInf(f, -1):
+		return []byte(`"-Inf"`), nil
+	case math.IsNaN(f):
+		return []byte(`"NaN"`), nil
+	}
+	return json.Marshal(f)
+}
+
 func (j *jsonLines) report(c caseResult) error {
-	r := *c.Report
-	r.Findings = c.Report.Failures()
-	return j.enc.Encode(caseLine{ID: c.ID, Report: &r, Worst: c.Report.Worst(shown), OracleErrors: c.OracleErrors})
+	r := c.Report
+	return j.enc.Encode(caseLine{ID: c.ID, Report: r, SumAbsDelta: jsonNum(r.SumAbsDelta), MaxAbsDelta: jsonNum(r.MaxAbsDelta),
+		Findings: jsonFindings(r.Failures()), Worst: jsonFindings(r.Worst(shown)), OracleErrors: c.OracleErrors})
 }
 
 func (j *jsonLines) finish(t totals) error {

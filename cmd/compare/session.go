@@ -26,8 +26,8 @@ type totals struct {
 	Verdicts map[compare.Verdict]int `json:"verdicts"`
 	// Skipped counts oracle lines that are not cases (ping, shutdown, trace, ...).
 	Skipped     int     `json:"skipped_lines"`
-	SumAbsDelta float64 `json:"sum_abs_delta"`
-	MaxAbsDelta float64 `json:"max_abs_delta"`
+	SumAbsDelta jsonNum `json:"sum_abs_delta"`
+	MaxAbsDelta jsonNum `json:"max_abs_delta"`
 	// Outvoted counts, per oracle engine, the items it was the outlier on.
 	Outvoted map[string]int `json:"outvoted,omitempty"`
 	Exit     int            `json:"exit"`
@@ -69,13 +69,16 @@ func (s *session) run(oracle io.Reader) error {
 			continue
 		}
 		if idKey(line.ID) == "" {
-			if err == nil && line.Dumps == nil {
+			if err == nil && line.Error != nil && line.Dumps == nil && !given(line.RawStates) {
 				// An error reply to a request whose id was unreadable matches nothing.
 				fmt.Fprintf(s.stderr, "compare: oracle record %d: skipping error reply without id: %s\n", n, *line.Error)
 				s.t.Skipped++
 				continue
 			}
 			return fmt.Errorf(`oracle record %d: no "id"`, n)
+		}
+		if err == nil && given(line.RawStates) {
+			err = json.Unmarshal(line.RawStates, &line.States)
 		}
 		if err != nil {
 			if err := s.emit(line, refused(fmt.Errorf("oracle record %d: %v", n, err))); err != nil {
@@ -170,8 +173,8 @@ func (s *session) unmatched() error {
 		if sp.used {
 			continue
 		}
-		id := json.RawMessage(sp.id)
-		if sp.id == "" {
+		id := sp.raw
+		if id == nil { // the bare dump has no id
 			id = json.RawMessage("null")
 		}
 		r := &compare.Report{Verdict: verdictMissing, Reason: "no oracle case with this id"}
@@ -185,8 +188,8 @@ func (s *session) unmatched() error {
 func (s *session) emit(line oracleLine, r *compare.Report) error {
 	s.t.Cases++
 	s.t.Verdicts[r.Verdict]++
-	s.t.SumAbsDelta += r.SumAbsDelta
-	s.t.MaxAbsDelta = math.Max(s.t.MaxAbsDelta, r.MaxAbsDelta)
+	s.t.SumAbsDelta += jsonNum(r.SumAbsDelta)
+	s.t.MaxAbsDelta = jsonNum(math.Max(float64(s.t.MaxAbsDelta), r.MaxAbsDelta))
 	for _, o := range r.Outliers {
 		s.t.Outvoted[o.Engine] += o.Count
 	}

@@ -27,7 +27,11 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	oracleBin = filepath.Join(dir, "oracle")
-	build := exec.Command("go", "build", "-o", oracleBin, ".")
+	args := []string{"build", "-o", oracleBin}
+	if raceBuild {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, ".")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build oracle:", err)
@@ -36,6 +40,10 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	shared.close()
 	groundTruth.close()
+	if shared.c != nil && strings.Contains(shared.c.stderr.String(), "DATA RACE") {
+		fmt.Fprintln(os.Stderr, "the shared oracle reported a data race:\n"+shared.c.stderr.String())
+		code = 1
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -67,10 +75,16 @@ func startOracle(t testing.TB, args ...string) *client {
 	}
 	c := &client{cmd: cmd, stdin: stdin, stderr: &strings.Builder{}, wait: map[string]chan map[string]any{},
 		lines: make(chan string, 10000), done: make(chan error, 1)}
-	cmd.Stderr = &lockedWriter{w: c.stderr}
+	stderr := &lockedWriter{w: c.stderr}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { // a -race build of the oracle reports races on its stderr
+		if out := stderr.String(); strings.Contains(out, "DATA RACE") {
+			t.Errorf("the oracle reported a data race:\n%s", out)
+		}
+	})
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 1<<20), 256<<20)
@@ -107,6 +121,12 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.String()
 }
 
 func idKey(id any) string {

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -58,6 +59,14 @@ func run() int {
 	log := zerolog.New(os.Stderr).Level(level).With().Timestamp().Str("proc", "oracle").Logger()
 
 	if *installDriver {
+		// playwright-go reads which Node.js to use only from the environment, and
+		// downloads one otherwise (impossible on a closed network): the program, not
+		// the library, chooses the machine's node for the install.
+		if os.Getenv("PLAYWRIGHT_NODEJS_PATH") == "" {
+			if node, err := exec.LookPath("node"); err == nil {
+				os.Setenv("PLAYWRIGHT_NODEJS_PATH", node)
+			}
+		}
 		if err := oracle.InstallDriver(log); err != nil {
 			log.Error().Err(err).Msg("install driver")
 			return 1

@@ -142,9 +142,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		for _, r := range results {
-			enc.Encode(r)
+			if err := enc.Encode(r); err != nil {
+				fmt.Fprintln(stderr, "probe: write results:", err)
+				return 2
+			}
 		}
-		enc.Encode(sum)
+		if err := enc.Encode(sum); err != nil {
+			fmt.Fprintln(stderr, "probe: write results:", err)
+			return 2
+		}
 	} else {
 		printTable(stdout, results, ordered(names), ping, sum)
 	}

@@ -218,3 +218,19 @@ func deadProxyChromium(t *testing.T) string {
 	require.NoError(t, os.WriteFile(p, []byte(script), 0o755))
 	return p
 }
+
+type closedWriter struct{}
+
+func (closedWriter) Write(p []byte) (int, error) { return 0, os.ErrClosed }
+
+// Results that cannot be written are an error with its reason on stderr, not exit 0
+// (before, the JSON encoder's errors were ignored). Real Chromium, one probe.
+func TestProbeReportsAResultsWriteError(t *testing.T) {
+	if testing.Short() {
+		t.Skip("launches a real browser")
+	}
+	var stderr strings.Builder
+	code := run([]string{"--json", "--engines=chromium", "--only=box-model"}, closedWriter{}, &stderr)
+	assert.Equal(t, 2, code, stderr.String())
+	assert.Contains(t, stderr.String(), "probe: write results: file already closed")
+}

@@ -1,0 +1,205 @@
+package main
+
+// Protocol edges through the real oracle binary and real engines: ping while cases
+// run, keys encoding/json would let through, an id that is not UTF-8, a closed
+// stdout, lines after shutdown. Each failed on the code before its fix.
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Four cases that keep every page of every engine busy for 2 s each, then a ping:
+// the ping is answered within a second, before the cases. Before, it waited for a
+// place behind the cases (at least 2 s; the hostile run measured 4.6 s).
+func TestPingIsAnsweredAtOnceWhileCasesRun(t *testing.T) {
+	c := shared.get(t)
+	c.send(t, map[string]any{"op": "ping"}) // the oracle is up: only the cases can delay the next ping
+	busy := `const t0 = Date.now(); while (Date.now() - t0 < 2000) {}`
+	var wg sync.WaitGroup
+	answered := make(chan string, 8)
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp := c.send(t, map[string]any{"id": fmt.Sprintf("busy-%d", i), "html": "<p>busy</p>", "script": busy})
+			assert.Nil(t, resp["errors"])
+			answered <- resp["id"].(string)
+		}()
+	}
+	time.Sleep(300 * time.Millisecond) // let the cases reach the oracle first; the ping must overtake them
+	start := time.Now()
+	resp := c.send(t, map[string]any{"op": "ping"})
+	took := time.Since(start)
+	assert.Equal(t, true, resp["ok"])
+	t.Logf("ping answered in %s while 4 cases of 2 s ran on %d pages", took, 2)
+	assert.Less(t, took, time.Second, "ping waited behind cases")
+	assert.Empty(t, answered, "the ping came back before any case")
+	wg.Wait()
+}
+
+func TestDuplicateMiscasedKeysAndANonUTF8IDAreRefused(t *testing.T) {
+	c := shared.get(t)
+	for _, tc := range []struct{ line, id, want string }{
+		{`{"id":"k1","html":"<p>","script":"a()","script":"b()"}`, `"k1"`, `duplicate key "script"`},
+		{`{"id":"k2","html":"<p>","Script":"x()"}`, `"k2"`, `key "Script" must be spelled "script"`},
+		{"{\"id\":\"k3\xff\",\"op\":\"ping\"}", `null`, `"id" is not valid UTF-8`},
+	} {
+		resp := c.sendRaw(t, tc.line, tc.id)
+		assert.Contains(t, resp["error"], tc.want, tc.line)
+	}
+}
+
+// oracleProc is an oracle run with raw pipes, for tests that end it on purpose.
+type oracleProc struct {
+	cmd    *exec.Cmd
+	stdin  *os.File
+	stdout *os.File
+	stderr *lockedWriter
+	done   chan error
+}
+
+func startRaw(t *testing.T, args ...string) *oracleProc {
+	t.Helper()
+	p := &oracleProc{cmd: exec.Command(oracleBin, args...), done: make(chan error, 1), stderr: &lockedWriter{w: &strings.Builder{}}}
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	inR, inW, err := os.Pipe()
+	require.NoError(t, err)
+	outR, outW, err := os.Pipe()
+	require.NoError(t, err)
+	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = inR, outW, p.stderr
+	require.NoError(t, p.cmd.Start())
+	inR.Close()
+	outW.Close()
+	p.stdin, p.stdout = inW, outR
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		p.stdin.Close()
+		p.stdout.Close()
+		select {
+		case <-p.done:
+		case <-time.After(30 * time.Second):
+			syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		}
+	})
+	return p
+}
+
+func (p *oracleProc) wait(t *testing.T, within time.Duration) int {
+	t.Helper()
+	select {
+	case err := <-p.done:
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		require.NoError(t, err)
+		return 0
+	case <-time.After(within):
+		t.Fatalf("oracle still running after %s; stderr:\n%s", within, p.stderr.String())
+	}
+	return -1
+}
+
+// A client that closes its end of stdout: the oracle notices at its next answer,
+// says so on stderr, closes its browsers and exits 1. Before, the write error was
+// ignored and the oracle served on into the void.
+func TestClosedStdoutEndsTheOracleCleanly(t *testing.T) {
+	p := startRaw(t, "--engines=chromium", "--pages=1", "--self-check=false", "--log-level=warn")
+	_, err := p.stdin.WriteString(`{"id":"p1","op":"ping"}` + "\n")
+	require.NoError(t, err)
+	line, err := bufio.NewReader(p.stdout).ReadString('\n')
+	require.NoError(t, err, "stderr:\n%s", p.stderr.String())
+	require.Contains(t, line, `"id":"p1"`)
+	kids := descendants(p.cmd.Process.Pid)
+	require.NotEmpty(t, kids, "the browser runs below the oracle")
+
+	p.stdout.Close()
+	_, err = p.stdin.WriteString(`{"id":"c1","html":"<p>"}` + "\n" + `{"id":"p2","op":"ping"}` + "\n")
+	require.NoError(t, err)
+	assert.Equal(t, 1, p.wait(t, 60*time.Second))
+	assert.Contains(t, p.stderr.String(), "stdout is closed or broken")
+	assert.Contains(t, p.stderr.String(), "broken pipe")
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range kids {
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		assert.False(t, alive(pid), "process %d outlived the oracle", pid)
+	}
+}
+
+// The oracle's own output, with a case, a trace, a ping (its additive "states"), a
+// shutdown and a line after the shutdown, is read by the real compare binary: one
+// case, three replies skipped (before: the ping's states was read as a reflection
+// case, exit 2). The line after shutdown is not read, and stderr says so.
+func TestCompareReadsTheOraclesOwnOutputWithPingShutdownAndTrace(t *testing.T) {
+	compareBin := filepath.Join(t.TempDir(), "compare")
+	build := exec.Command("go", "build", "-o", compareBin, "../compare")
+	build.Stderr = os.Stderr
+	require.NoError(t, build.Run())
+
+	p := startRaw(t, "--engines=chromium", "--pages=1", "--self-check=false", "--log-level=info")
+	_, err := p.stdin.WriteString(strings.Join([]string{
+		`{"id":"case","html":"<div style='width:10px;height:10px'></div>"}`,
+		`{"id":"tr","op":"trace","script":"trace.value('x', 1); trace.done()"}`,
+		`{"id":"pg","op":"ping"}`,
+		`{"id":"sd","op":"shutdown"}`,
+		`{"id":"after","op":"ping"}`,
+	}, "\n") + "\n")
+	require.NoError(t, err)
+	var out []string
+	sc := bufio.NewScanner(p.stdout)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	assert.Equal(t, 0, p.wait(t, 60*time.Second))
+	require.Len(t, out, 4, "stderr:\n%s", p.stderr.String())
+	var ids []string
+	for _, l := range out {
+		var m struct{ ID string }
+		require.NoError(t, json.Unmarshal([]byte(l), &m))
+		ids = append(ids, m.ID)
+	}
+	assert.ElementsMatch(t, []string{"case", "tr", "pg", "sd"}, ids)
+	assert.Equal(t, "sd", ids[3], "shutdown is answered last")
+	assert.Contains(t, out[slicesIndex(ids, "pg")], `"states"`)
+	assert.Contains(t, p.stderr.String(), "lines after it are not read")
+
+	file := filepath.Join(t.TempDir(), "oracle.ndjson")
+	require.NoError(t, os.WriteFile(file, []byte(strings.Join(out, "\n")+"\n"), 0o644))
+	for _, args := range [][]string{{"--oracle", file}, {"--json", "--oracle", file}} {
+		cmd := exec.Command(compareBin, args...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		assert.NoError(t, err, "%v: stdout:\n%s\nstderr:\n%s", args, stdout.String(), stderr.String())
+		if args[0] == "--json" {
+			assert.Contains(t, stdout.String(), `"cases":1,`)
+			assert.Contains(t, stdout.String(), `"skipped_lines":3`)
+		} else {
+			assert.Contains(t, stdout.String(), "1 cases: 1 no-candidate; 3 non-case lines skipped; exit 0")
+		}
+	}
+}
+
+func slicesIndex(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}

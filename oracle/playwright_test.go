@@ -1,0 +1,120 @@
+package oracle
+
+// Tests of the Playwright backend against the real Chromium (Debian's build through
+// playwright-go): its environment, a relaunch racing Close, and what a reset that
+// cannot finish logs. Each failed on the code before its fix.
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("drives a real browser; -short runs the pure tests only")
+	}
+}
+
+// lockedBuffer is a log sink the browser goroutines may write to concurrently.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// The driver runs on the node InstallDriver links into its directory, with
+// PLAYWRIGHT_NODEJS_PATH unset, and the variable stays unset: before, driverOptions
+// called os.Setenv, although xvfb.go promises the environment is not touched.
+func TestPlaywrightDriverLeavesTheEnvironmentAlone(t *testing.T) {
+	skipShort(t)
+	node, err := exec.LookPath("node")
+	require.NoError(t, err)
+	log := testLogger(t)
+	t.Setenv("PLAYWRIGHT_NODEJS_PATH", node) // restored after the test
+	require.NoError(t, InstallDriver(log), "the driver is installed already (make setup): nothing is downloaded")
+	require.NoError(t, os.Unsetenv("PLAYWRIGHT_NODEJS_PATH"))
+
+	d, err := StartPlaywright(log)
+	require.NoError(t, err)
+	defer d.Stop()
+	_, set := os.LookupEnv("PLAYWRIGHT_NODEJS_PATH")
+	assert.False(t, set, "StartPlaywright set PLAYWRIGHT_NODEJS_PATH in the oracle's environment")
+}
+
+func launchChromium(t *testing.T, log zerolog.Logger) (*PlaywrightDriver, *playwrightEngine) {
+	t.Helper()
+	d, err := StartPlaywright(log)
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Stop() })
+	eng, err := d.LaunchPlaywright(PlaywrightOptions{Engine: Chromium}, log)
+	require.NoError(t, err)
+	t.Cleanup(func() { eng.Close() })
+	return d, eng.(*playwrightEngine)
+}
+
+// Close while a relaunch is under way: the relaunched browser is closed too. Before,
+// the relaunch installed its new browser after Close had run, and nothing closed it.
+func TestCloseDuringARelaunchLeavesNoBrowser(t *testing.T) {
+	skipShort(t)
+	d, e := launchChromium(t, testLogger(t))
+	require.NotEmpty(t, d.children(), "the browser runs below the driver")
+
+	relaunched := make(chan error, 1)
+	go func() { relaunched <- e.relaunchBrowser("test: forced relaunch", true) }()
+	for deadline := time.Now().Add(10 * time.Second); e.Health().State != StateRestarting; {
+		require.True(t, time.Now().Before(deadline), "the relaunch did not start")
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.NoError(t, e.Close())
+	select {
+	case err := <-relaunched:
+		assert.ErrorContains(t, err, "engine closed")
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the relaunch did not return")
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for len(d.children()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	assert.Empty(t, d.children(), "a browser outlived Close")
+}
+
+// A reset that cannot finish logs that the reset did not finish, not that a case
+// exceeded its deadline (which is what it logged before).
+func TestAResetThatCannotFinishSaysSo(t *testing.T) {
+	skipShort(t)
+	var logs lockedBuffer
+	_, e := launchChromium(t, zerolog.New(&logs).Level(zerolog.WarnLevel))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the reset's time is up before the page can answer
+	err := e.Reset(ctx)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Contains(t, logs.String(), "reset to about:blank did not finish in time; abandoning the page")
+	assert.NotContains(t, logs.String(), "case exceeded its deadline")
+
+	// The engine serves on: the next reset opens a new page and succeeds.
+	cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer ccancel()
+	assert.NoError(t, e.Reset(cctx))
+}

@@ -1,0 +1,59 @@
+package oracle
+
+// Unit tests of the pool's bookkeeping, with the stand-in engines of
+// protocol_test.go (no browser runs): the races below are in the pool's own code,
+// and `go test -race` is what shows them.
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A request naming an engine that is not launched, beside one that errors at once:
+// fanOut wrote the "engine not launched" error without the lock its goroutines
+// write under. Under -race this failed before the fix ("DATA RACE" on errs).
+func TestFanOutNotLaunchedBesideAFastErrorIsRaceFree(t *testing.T) {
+	o := fakeOracle(&fakeEngine{name: Chromium})
+	for i := 0; i < 20; i++ {
+		results, errs := fanOut(context.Background(), o, []string{Chromium, WebKit, Firefox},
+			func(ctx context.Context, e Engine) (int, error) { return 0, caseErrorf("script threw") })
+		assert.Empty(t, results)
+		assert.Equal(t, map[string]string{Chromium: "script threw", WebKit: "engine not launched",
+			Firefox: "engine not launched"}, errs)
+	}
+}
+
+// slowResetEngine takes a while to reset, so Close finds the reset running.
+type slowResetEngine struct {
+	fakeEngine
+	resetDone atomic.Int32
+}
+
+func (s *slowResetEngine) Reset(ctx context.Context) error {
+	select {
+	case <-time.After(200 * time.Millisecond):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	s.resetDone.Add(1)
+	return nil
+}
+
+// Close right after the last answer waits for that case's reset. fanOut called
+// resets.Add(1) after wg.Done(), so Close's Wait could run before the Add from
+// zero: under -race this failed before the fix (the WaitGroup misuse is reported
+// as a race between Add and Wait).
+func TestCloseWaitsForTheResetOfTheLastCase(t *testing.T) {
+	e := &slowResetEngine{fakeEngine: fakeEngine{name: Chromium}}
+	o := &Oracle{engines: map[string]*pool{Chromium: newPool(Chromium, []Engine{e})}, order: []string{Chromium},
+		profile: "default", deadline: time.Second, inflight: 1, log: fakeOracle().log}
+	got := serveLines(t, o, `{"id":1,"html":"<p>","script":"window.x=1"}`+"\n")
+	require.Len(t, got, 1)
+	require.NoError(t, o.Close())
+	assert.Equal(t, int32(1), e.resetDone.Load(), "the reset finished before Close returned")
+}

@@ -1,0 +1,47 @@
+package oracle
+
+// Unit tests of request parsing (no browser): what encoding/json alone lets through.
+// Each case failed before checkKeys and the UTF-8 check on ids.
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseRequestRefusesDuplicateAndMiscasedKeys(t *testing.T) {
+	for _, tc := range []struct{ name, line, wantID, wantErr string }{
+		{"duplicate script", `{"id":"d","html":"<p>","script":"a()","script":"b()"}`, `"d"`, `duplicate key "script"`},
+		{"duplicate id", `{"id":"a","html":"","id":"b"}`, `null`, `duplicate key "id"`},
+		{"miscased script", `{"id":"c","html":"<p>","Script":"x()"}`, `"c"`, `key "Script" must be spelled "script" (keys are case-sensitive)`},
+		{"miscased id", `{"ID":"c","html":"<p>"}`, `null`, `key "ID" must be spelled "id"`},
+		{"miscased op", `{"id":1,"OP":"ping"}`, `1`, `key "OP" must be spelled "op"`},
+		{"duplicate probe key", `{"id":"r","op":"reflect","probes":[{"selector":"#a","attr":"x"},{"selector":"#a","attr":"x","attr":"y"}]}`, `"r"`, `duplicate key "attr" in probes[1]`},
+		{"miscased probe key", `{"id":"r","op":"reflect","probes":[{"Selector":"#a","attr":"x"}]}`, `"r"`, `key "Selector" in probes[0] must be spelled "selector"`},
+		{"invalid UTF-8 id", "{\"id\":\"a\xffb\",\"html\":\"\"}", `null`, `"id" is not valid UTF-8, so it cannot be echoed exactly`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, id, err := ParseRequest([]byte(tc.line))
+			assert.Nil(t, req)
+			assert.Equal(t, tc.wantID, string(id))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.wantErr)
+		})
+	}
+	// Keys are checked, not values: markup that looks like JSON keys is fine.
+	req, _, err := ParseRequest([]byte(`{"id":"ok","html":"{\"Script\":1,\"Script\":2}","engines":["chromium","chromium"]}`))
+	require.NoError(t, err)
+	assert.Equal(t, `{"Script":1,"Script":2}`, *req.HTML)
+}
+
+// Every response line is valid UTF-8 JSON, whatever bytes the request held.
+func TestServeWritesValidUTF8ForAnInvalidID(t *testing.T) {
+	o := fakeOracle(&fakeEngine{name: Chromium})
+	var out strings.Builder
+	require.NoError(t, o.Serve(t.Context(), strings.NewReader("{\"id\":\"\xff\",\"op\":\"ping\"}\n"), &out))
+	assert.True(t, utf8.ValidString(out.String()), "%q", out.String())
+	assert.Equal(t, `{"id":null,"error":"\"id\" is not valid UTF-8, so it cannot be echoed exactly"}`+"\n", out.String())
+}
