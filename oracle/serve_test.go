@@ -5,12 +5,10 @@ package oracle
 // binary is tested for the same in cmd/oracle/protocol_edges_test.go.
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,25 +31,6 @@ func TestPingIsAnsweredWhileCasesWaitForAPlace(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink the test reads while the pool's reset goroutines may
-// still be logging.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type brokenWriter struct{}
 
 func (brokenWriter) Write(p []byte) (int, error) { return 0, syscall.EPIPE }
@@ -60,7 +39,7 @@ func (brokenWriter) Write(p []byte) (int, error) { return 0, syscall.EPIPE }
 // and idle (the pipe below is never written or closed). Before, the error was
 // ignored and Serve went on reading.
 func TestServeStopsWhenStdoutIsBroken(t *testing.T) {
-	var logs syncBuffer
+	var logs lockedBuffer // reset goroutines may still log while the test reads
 	o := fakeOracle(&fakeEngine{name: Chromium})
 	o.log = zerolog.New(&logs)
 	pr, pw := io.Pipe()
@@ -81,7 +60,7 @@ func TestServeStopsWhenStdoutIsBroken(t *testing.T) {
 
 // Lines after shutdown are not read, and the log says so.
 func TestLinesAfterShutdownAreNotReadAndTheLogSaysSo(t *testing.T) {
-	var logs syncBuffer
+	var logs lockedBuffer // reset goroutines may still log while the test reads
 	o := fakeOracle(&fakeEngine{name: Chromium})
 	o.log = zerolog.New(&logs)
 	got := serveLines(t, o, `{"id":1,"html":"<p>"}`+"\n"+`{"id":"s","op":"shutdown"}`+"\n"+`{"id":"after","op":"ping"}`+"\n")
