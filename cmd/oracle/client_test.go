@@ -51,7 +51,7 @@ func TestMain(m *testing.M) {
 type client struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stderr *strings.Builder
+	stderr *lockedWriter // the oracle's stderr, still being written while a test reads it
 	mu     sync.Mutex
 	wait   map[string]chan map[string]any // by id
 	lines  chan string                    // every stdout line, raw, for purity checks
@@ -73,9 +73,9 @@ func startOracle(t testing.TB, args ...string) *client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &client{cmd: cmd, stdin: stdin, stderr: &strings.Builder{}, wait: map[string]chan map[string]any{},
+	stderr := &lockedWriter{w: &strings.Builder{}}
+	c := &client{cmd: cmd, stdin: stdin, stderr: stderr, wait: map[string]chan map[string]any{},
 		lines: make(chan string, 10000), done: make(chan error, 1)}
-	stderr := &lockedWriter{w: c.stderr}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/stretchr/testify/assert"
@@ -179,7 +180,13 @@ func TestSelfCheckTakesOutAnEngineWhoseEnvironmentDiffers(t *testing.T) {
 	assert.Contains(t, why, "font monospace is DejaVu Sans Mono, want Liberation Mono")
 	assert.NotContains(t, why, "monospace font size", "only what differs is named")
 	assert.NotContains(t, why, "box-model")
-	log := c.stderr.String()
+	// The self-check's log line is written before serving starts, but stderr is a
+	// pipe of its own: it may reach the test after ping's answer did.
+	var log string
+	require.Eventually(t, func() bool {
+		log = c.stderr.String()
+		return strings.Contains(log, `"message":"self-check"`)
+	}, 10*time.Second, 20*time.Millisecond, "no self-check log line")
 	assert.Contains(t, log, `"passed":["firefox"]`)
 	assert.Contains(t, log, `"checks":4`)
 }
