@@ -212,6 +212,7 @@ type playwrightEngine struct {
 	closed  bool
 	pids    []int             // the browser's main processes (each leads its process group)
 	pw      *PlaywrightDriver // the driver the browser runs on
+	opts    PlaywrightOptions // what a new context needs
 }
 
 // relaunchBackoff is the wait before each relaunch attempt of a crashed browser.
@@ -283,36 +284,93 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 		return nil, fmt.Errorf("%s: launch: %w", opts.Engine, err)
 	}
 	e := &playwrightEngine{name: opts.Engine, version: browser.Version(), route: route, browser: browser, log: log,
-		initScripts: len(opts.InitScripts) > 0, pids: pids, pw: d}
-	if e.context, err = browser.NewContext(playwright.BrowserNewContextOptions{
+		initScripts: len(opts.InitScripts) > 0, pids: pids, pw: d, opts: opts}
+	if e.context, e.page, err = e.openContext(browser); err != nil {
+		e.Close()
+		return nil, err
+	}
+	log.Info().Str("engine", e.name).Str("version", e.version).Str("route", route).
+		Dur("launch", time.Since(start)).Msg("engine launched")
+	return e, nil
+}
+
+// openContext opens the engine's browser context (viewport, permissions, media
+// features, init scripts) in browser, and its one page.
+func (e *playwrightEngine) openContext(browser playwright.Browser) (playwright.BrowserContext, playwright.Page, error) {
+	bctx, err := browser.NewContext(playwright.BrowserNewContextOptions{
 		Viewport:    &playwright.Size{Width: int(viewportWidth), Height: int(viewportHeight)},
-		Permissions: opts.Permissions,
+		Permissions: e.opts.Permissions,
 		// The pinned environment's media features (environment.go), explicit rather
 		// than Playwright's defaults.
 		ColorScheme:   playwright.ColorSchemeLight,
 		ReducedMotion: playwright.ReducedMotionNoPreference,
 		ForcedColors:  playwright.ForcedColorsNone,
 		Contrast:      playwright.ContrastNoPreference,
-	}); err != nil {
-		e.Close()
-		return nil, fmt.Errorf("%s: new context: %w", opts.Engine, err)
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: new context: %w", e.name, err)
 	}
-	bctx := e.context
 	bctx.OnClose(func(playwright.BrowserContext) { closedContexts.Store(bctx, struct{}{}) })
-	for _, s := range opts.InitScripts {
-		if err := e.context.AddInitScript(playwright.Script{Content: playwright.String(s)}); err != nil {
-			e.Close()
-			return nil, fmt.Errorf("%s: init script: %w", opts.Engine, err)
+	for _, s := range e.opts.InitScripts {
+		if err := bctx.AddInitScript(playwright.Script{Content: playwright.String(s)}); err != nil {
+			bctx.Close()
+			return nil, nil, fmt.Errorf("%s: init script: %w", e.name, err)
 		}
 	}
-	if e.page, err = e.context.NewPage(); err != nil {
-		e.Close()
-		return nil, fmt.Errorf("%s: new page: %w", opts.Engine, err)
+	page, err := bctx.NewPage()
+	if err != nil {
+		bctx.Close()
+		return nil, nil, fmt.Errorf("%s: new page: %w", e.name, err)
 	}
-	e.trackPage(e.page)
-	log.Info().Str("engine", e.name).Str("version", e.version).Str("route", route).
-		Dur("launch", time.Since(start)).Msg("engine launched")
-	return e, nil
+	e.trackPage(page)
+	return bctx, page, nil
+}
+
+// reopenContext replaces a context that closed under a browser still connected
+// (Firefox closes it when the page's content process dies): a new context takes well
+// under a second where a Firefox relaunch took 12 to 18 s on a loaded machine. It
+// gives up after timeout, leaving the relaunch to the caller.
+func (e *playwrightEngine) reopenContext(timeout time.Duration) bool {
+	e.mu.Lock()
+	browser, old := e.browser, e.context
+	e.health.State, e.health.Reason = StateRestarting, "browser context closed"
+	e.health.Restarts++
+	e.mu.Unlock()
+	type opened struct {
+		c   playwright.BrowserContext
+		p   playwright.Page
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		c, p, err := e.openContext(browser)
+		done <- opened{c, p, err}
+	}()
+	select {
+	case o := <-done:
+		if o.err != nil {
+			e.log.Warn().Str("engine", e.name).Err(o.err).Msg("could not open a new context; relaunching the browser")
+			return false
+		}
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.closed || e.browser != browser || e.context != old {
+			go o.c.Close()
+			return e.browser != browser || e.context != old
+		}
+		e.context, e.page = o.c, o.p
+		e.health.State = StateReady
+		e.log.Warn().Str("engine", e.name).Msg("browser context closed under the page; opened a new one")
+		return true
+	case <-time.After(timeout):
+		go func() {
+			if o := <-done; o.err == nil {
+				o.c.Close()
+			}
+		}()
+		e.log.Warn().Str("engine", e.name).Msg("no new context in time; relaunching the browser")
+		return false
+	}
 }
 
 // RunsInitScripts says the recorder arrives by init script, not inline.
@@ -483,7 +541,7 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 			go r.page.Close(playwright.PageCloseOptions{RunBeforeUnload: playwright.Bool(false)})
 			return nil, fmt.Errorf("%w (%v)", context.DeadlineExceeded, firstLine(r.err))
 		}
-		if r.err != nil && contextClosed(browserCtx) {
+		if r.err != nil && contextLost(browserCtx, r.page, r.err) {
 			return nil, fmt.Errorf("%s: page crashed or closed with its context (its content process died?): %v", e.name, firstLine(r.err))
 		}
 		if r.err != nil && !browser.IsConnected() {
@@ -526,6 +584,24 @@ var closedContexts sync.Map
 func contextClosed(c playwright.BrowserContext) bool {
 	_, ok := closedContexts.Load(c)
 	return ok
+}
+
+// contextLost says whether the call that failed with err on p failed because p's
+// context closed under it. Firefox's error ("Execution context was destroyed") can
+// arrive before the close event: such an error waits a moment for it.
+func contextLost(c playwright.BrowserContext, p playwright.Page, err error) bool {
+	if contextClosed(c) {
+		return true
+	}
+	if s := err.Error(); !strings.Contains(s, "context was destroyed") && !strings.Contains(s, "has been closed") {
+		return false
+	}
+	for deadline := time.Now().Add(500 * time.Millisecond); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if contextClosed(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // trackPage follows p's close and crash events.
@@ -626,9 +702,18 @@ func (e *playwrightEngine) ensureBrowser() (relaunched bool, err error) {
 		return e.relaunchBrowser("page crashed", true)
 	}
 	if lost {
+		if e.pw.alive() && e.browserConnected() && e.reopenContext(5*time.Second) {
+			return true, nil
+		}
 		return e.relaunchBrowser("browser context closed", true)
 	}
 	return e.relaunchBrowser("browser disconnected", false)
+}
+
+func (e *playwrightEngine) browserConnected() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.browser.IsConnected()
 }
 
 // relaunchBrowser relaunches when the browser or its driver is gone, or always when
@@ -655,7 +740,11 @@ func (e *playwrightEngine) relaunchBrowser(reason string, force bool) (bool, err
 	old, oldPIDs, oldDriver := e.browser, e.pids, e.driver
 	e.page = nil
 	e.mu.Unlock()
-	e.closeBrowser(old, oldPIDs) // over a dead driver Close fails at once; the kill does it
+	// The browser being replaced is broken (crashed, disconnected, stuck, or its
+	// driver died): it is killed at once rather than asked to close, which a broken
+	// Firefox was seen to take the whole 5 s of closeBrowser over.
+	killPIDs(oldPIDs)
+	go old.Close()
 	if deadDriver {
 		if err := oldDriver.Stop(); err != nil {
 			e.log.Debug().Str("engine", e.name).Err(err).Msg("stop the dead playwright driver")
@@ -664,6 +753,7 @@ func (e *playwrightEngine) relaunchBrowser(reason string, force bool) (bool, err
 	}
 
 	var err error
+	start := time.Now()
 	for i, wait := range relaunchBackoff {
 		time.Sleep(wait)
 		e.mu.Lock()
@@ -708,7 +798,8 @@ func (e *playwrightEngine) relaunchBrowser(reason string, force bool) (bool, err
 			}
 			e.health.State = StateReady
 			e.mu.Unlock()
-			e.log.Info().Str("engine", e.name).Int("attempt", i+1).Msg("browser relaunched")
+			e.log.Info().Str("engine", e.name).Int("attempt", i+1).Str("reason", reason).
+				Dur("took", time.Since(start)).Msg("browser relaunched")
 			return true, nil
 		}
 		e.log.Warn().Str("engine", e.name).Int("attempt", i+1).Err(err).Msg("relaunch failed")
@@ -748,6 +839,11 @@ func (e *playwrightEngine) closeBrowser(b playwright.Browser, pids []int) {
 	case <-time.After(5 * time.Second):
 		e.log.Warn().Str("engine", e.name).Ints("pids", pids).Msg("browser did not close in 5s; killing it")
 	}
+	killPIDs(pids)
+}
+
+// killPIDs kills each browser main process and its process group.
+func killPIDs(pids []int) {
 	for _, pid := range pids {
 		syscall.Kill(-pid, syscall.SIGKILL)
 		syscall.Kill(pid, syscall.SIGKILL)

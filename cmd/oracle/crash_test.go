@@ -3,7 +3,9 @@ package main
 // A crash costs one case: kill -9 of a Chromium renderer, a Firefox content process
 // or a page's Playwright driver (each the exact process the oracle started, found in
 // its process tree) costs that engine at most one failed case, the next case is
-// answered normally within a bounded time, and ping shows the restart.
+// answered normally within a bounded time, and ping shows the restart. The oracles
+// run with the default deadline: a Firefox relaunch (its browser connection is lost
+// with its content process) took 9 to 18 s on a loaded machine.
 
 import (
 	"os"
@@ -139,7 +141,7 @@ func pingStates(t *testing.T, c *client) map[string]map[string]any {
 }
 
 func TestKilledRendererCostsAtMostOneCase(t *testing.T) {
-	c := startOracle(t, "--pages=1", "--engines=chromium,firefox", "--deadline=10s", "--log-level=warn")
+	c := startOracle(t, "--pages=1", "--engines=chromium,firefox", "--log-level=warn")
 	defer c.close()
 	defer logOnFailure(t, c)
 	require.Nil(t, c.send(t, caseOK())["errors"])
@@ -160,7 +162,7 @@ func TestKilledRendererCostsAtMostOneCase(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("ping after the kill: %v", states)
-	failed := afterFault(t, c, "killed between cases", 15*time.Second)
+	failed := afterFault(t, c, "killed between cases", 45*time.Second)
 	for _, e := range playwrightEngines {
 		assert.LessOrEqual(t, failed[e], 1, "%s: a killed page process costs at most one case", e)
 	}
@@ -182,8 +184,11 @@ func TestKilledRendererCostsAtMostOneCase(t *testing.T) {
 	resp := <-answer
 	errs, _ := resp["errors"].(map[string]any)
 	t.Logf("the crashed case: %v", errs)
-	assert.Contains(t, strings.ToLower(errs["chromium"].(string)), "crash", "chromium: the error names the crash")
-	failed = afterFault(t, c, "killed during a case", 15*time.Second)
+	for _, e := range playwrightEngines {
+		msg, _ := errs[e].(string)
+		assert.Contains(t, strings.ToLower(msg), "crash", "%s: the error names the crash", e)
+	}
+	failed = afterFault(t, c, "killed during a case", 45*time.Second)
 	for _, e := range playwrightEngines {
 		assert.Equal(t, 0, failed[e], "%s: the case after the crashed one is answered", e)
 	}
@@ -195,12 +200,13 @@ func TestKilledRendererCostsAtMostOneCase(t *testing.T) {
 }
 
 func TestKilledPlaywrightDriverIsReplaced(t *testing.T) {
-	c := startOracle(t, "--pages=1", "--engines=chromium,firefox", "--deadline=10s", "--log-level=warn")
+	c := startOracle(t, "--pages=1", "--engines=chromium,firefox", "--log-level=warn")
 	defer c.close()
 	defer logOnFailure(t, c)
 	require.Nil(t, c.send(t, caseOK())["errors"])
 	pids := drivers(c.cmd.Process.Pid)
 	require.Len(t, pids, 2, "found each engine's driver: %v", pids)
+	browsers := browserPIDs(t, c.cmd.Process.Pid)
 	killAll(t, pids["chromium"], pids["firefox"])
 	// ping says what the next case meets: a dead driver is not ready.
 	deadline := time.Now().Add(5 * time.Second)
@@ -216,7 +222,7 @@ func TestKilledPlaywrightDriverIsReplaced(t *testing.T) {
 	for _, e := range playwrightEngines {
 		assert.NotEqual(t, "ready", states[e]["state"], "%s: ping does not call a dead driver ready", e)
 	}
-	failed := afterFault(t, c, "killed driver", 30*time.Second)
+	failed := afterFault(t, c, "killed driver", 45*time.Second)
 	for _, e := range playwrightEngines {
 		assert.LessOrEqual(t, failed[e], 1, "%s: a killed driver costs at most one case", e)
 	}
@@ -227,5 +233,7 @@ func TestKilledPlaywrightDriverIsReplaced(t *testing.T) {
 		assert.GreaterOrEqual(t, states[e]["restarts"], 1.0, "%s: ping counts the relaunch", e)
 		assert.NotZero(t, now[e], "%s runs under a new driver", e)
 		assert.NotEqual(t, pids[e], now[e], "%s runs under a new driver", e)
+		// The browser of the dead driver does not live on, orphaned.
+		assert.False(t, alive(browsers[e]), "%s: the old browser %d was ended", e, browsers[e])
 	}
 }
