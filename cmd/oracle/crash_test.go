@@ -162,6 +162,7 @@ func TestKilledRendererCostsAtMostOneCase(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("ping after the kill: %v", states)
+	assert.NotEqual(t, "ready", states["chromium"]["state"], "chromium: ping does not call a crashed page ready")
 	failed := afterFault(t, c, "killed between cases", 45*time.Second)
 	for _, e := range playwrightEngines {
 		assert.LessOrEqual(t, failed[e], 1, "%s: a killed page process costs at most one case", e)
