@@ -326,53 +326,6 @@ func (e *playwrightEngine) openContext(browser playwright.Browser) (playwright.B
 	return bctx, page, nil
 }
 
-// reopenContext replaces a context that closed under a browser still connected
-// (Firefox closes it when the page's content process dies): a new context takes well
-// under a second where a Firefox relaunch took 12 to 18 s on a loaded machine. It
-// gives up after timeout, leaving the relaunch to the caller.
-func (e *playwrightEngine) reopenContext(timeout time.Duration) bool {
-	e.mu.Lock()
-	browser, old := e.browser, e.context
-	e.health.State, e.health.Reason = StateRestarting, "browser context closed"
-	e.health.Restarts++
-	e.mu.Unlock()
-	type opened struct {
-		c   playwright.BrowserContext
-		p   playwright.Page
-		err error
-	}
-	done := make(chan opened, 1)
-	go func() {
-		c, p, err := e.openContext(browser)
-		done <- opened{c, p, err}
-	}()
-	select {
-	case o := <-done:
-		if o.err != nil {
-			e.log.Warn().Str("engine", e.name).Err(o.err).Msg("could not open a new context; relaunching the browser")
-			return false
-		}
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		if e.closed || e.browser != browser || e.context != old {
-			go o.c.Close()
-			return e.browser != browser || e.context != old
-		}
-		e.context, e.page = o.c, o.p
-		e.health.State = StateReady
-		e.log.Warn().Str("engine", e.name).Msg("browser context closed under the page; opened a new one")
-		return true
-	case <-time.After(timeout):
-		go func() {
-			if o := <-done; o.err == nil {
-				o.c.Close()
-			}
-		}()
-		e.log.Warn().Str("engine", e.name).Msg("no new context in time; relaunching the browser")
-		return false
-	}
-}
-
 // RunsInitScripts says the recorder arrives by init script, not inline.
 func (e *playwrightEngine) RunsInitScripts() bool { return e.initScripts }
 
@@ -496,7 +449,7 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 	// Everything that talks to the browser runs here, under the deadline: even opening
 	// a page can queue behind a stuck case (a renderer busy with 50 MB of markup).
 	e.mu.Lock()
-	page, browserCtx, browser := e.page, e.context, e.browser
+	page, browserCtx, browser, driver := e.page, e.context, e.browser, e.pw
 	e.mu.Unlock()
 	done := make(chan result, 1)
 	go func() {
@@ -527,7 +480,7 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 	case r := <-done:
 		timedOut := errors.Is(r.err, playwright.ErrTimeout) // Playwright's own clock ran out first
 		if r.err != nil && driverGone(r.err) {
-			e.pw.gone.Store(true)
+			driver.gone.Store(true)
 			e.log.Warn().Str("engine", e.name).Err(r.err).Msg("playwright driver gone; relaunching it on the next call")
 			return nil, fmt.Errorf("%s: playwright driver died: %w", e.name, r.err)
 		}
@@ -692,7 +645,8 @@ func plainJSON(args []any) ([]any, error) {
 //
 // A crashed page costs a relaunch too: Chromium was seen to hang opening a new page
 // after its renderers were killed, and Firefox to drop the whole browser connection
-// when its content process died, while a relaunch takes one to three seconds.
+// when its content process died. A relaunch took 1.5-3.5 s for Chromium and 9-18 s
+// for Firefox on a loaded 2-core machine.
 func (e *playwrightEngine) ensureBrowser() (relaunched bool, err error) {
 	e.mu.Lock()
 	crashed := e.page != nil && pageIsCrashed(e.page)
@@ -702,18 +656,9 @@ func (e *playwrightEngine) ensureBrowser() (relaunched bool, err error) {
 		return e.relaunchBrowser("page crashed", true)
 	}
 	if lost {
-		if e.pw.alive() && e.browserConnected() && e.reopenContext(5*time.Second) {
-			return true, nil
-		}
 		return e.relaunchBrowser("browser context closed", true)
 	}
 	return e.relaunchBrowser("browser disconnected", false)
-}
-
-func (e *playwrightEngine) browserConnected() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.browser.IsConnected()
 }
 
 // relaunchBrowser relaunches when the browser or its driver is gone, or always when
