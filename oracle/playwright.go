@@ -494,7 +494,7 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 			go r.page.Close(playwright.PageCloseOptions{RunBeforeUnload: playwright.Bool(false)})
 			return nil, fmt.Errorf("%w (%v)", context.DeadlineExceeded, firstLine(r.err))
 		}
-		if r.err != nil && contextLost(browserCtx, r.page, r.err) {
+		if r.err != nil && contextLost(browser, browserCtx, r.page, r.err) {
 			return nil, fmt.Errorf("%s: page crashed or closed with its context (its content process died?): %v", e.name, firstLine(r.err))
 		}
 		if r.err != nil && !browser.IsConnected() {
@@ -540,17 +540,20 @@ func contextClosed(c playwright.BrowserContext) bool {
 }
 
 // contextLost says whether the call that failed with err on p failed because p's
-// context closed under it. Firefox's error ("Execution context was destroyed") can
-// arrive before the close event: such an error waits a moment for it.
-func contextLost(c playwright.BrowserContext, p playwright.Page, err error) bool {
+// context (or browser) went away under it. Firefox's error ("Execution context was
+// destroyed") arrives before the close and disconnect events, up to a second before
+// them under a race-built oracle: such an error waits a moment for them. A case that
+// merely navigated away gets the same error, and pays that wait.
+func contextLost(b playwright.Browser, c playwright.BrowserContext, p playwright.Page, err error) bool {
+	gone := func() bool { return contextClosed(c) || !b.IsConnected() || (p != nil && !pageOpen(p)) }
 	if contextClosed(c) {
 		return true
 	}
 	if s := err.Error(); !strings.Contains(s, "context was destroyed") && !strings.Contains(s, "has been closed") {
 		return false
 	}
-	for deadline := time.Now().Add(500 * time.Millisecond); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if contextClosed(c) {
+	for deadline := time.Now().Add(1500 * time.Millisecond); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if gone() {
 			return true
 		}
 	}

@@ -127,7 +127,7 @@ func afterFault(t *testing.T, c *client, what string, bound time.Duration) map[s
 // logOnFailure shows the oracle's log when the test failed.
 func logOnFailure(t *testing.T, c *client) {
 	if t.Failed() {
-		t.Logf("oracle stderr:\n%s", c.stderr.String())
+		t.Logf("oracle stderr:\n%s", c.cmd.Stderr.(*lockedWriter).String()) // still being written
 	}
 }
 
