@@ -494,7 +494,7 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 			go r.page.Close(playwright.PageCloseOptions{RunBeforeUnload: playwright.Bool(false)})
 			return nil, fmt.Errorf("%w (%v)", context.DeadlineExceeded, firstLine(r.err))
 		}
-		if r.err != nil && contextLost(browser, browserCtx, r.page, r.err) {
+		if r.err != nil && contextLost(browser, browserCtx, r.page, r.err) && browser.IsConnected() {
 			return nil, fmt.Errorf("%s: page crashed or closed with its context (its content process died?): %v", e.name, firstLine(r.err))
 		}
 		if r.err != nil && !browser.IsConnected() {
