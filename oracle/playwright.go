@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -37,6 +38,9 @@ var ChromiumArgs = []string{
 // engines share.
 type PlaywrightDriver struct {
 	pw *playwright.Playwright
+	// gone is set once a call failed because the driver's connection broke (the
+	// process may linger a moment after its pipe closed).
+	gone atomic.Bool
 	// launchMu makes a launch's new child processes its browser's alone: two
 	// launches at once on one driver would each count the other's browser as theirs.
 	launchMu sync.Mutex
@@ -110,6 +114,42 @@ var setDriverLogger sync.Once
 // Stop ends the driver process; call after closing its engines.
 func (d *PlaywrightDriver) Stop() error { return d.pw.Stop() }
 
+// alive says whether the driver process still runs and its connection holds: a
+// killed driver (kill -9 of node ... run-driver) fails every later call on its
+// pages with "could not read protocol padding: EOF", and nothing in playwright-go
+// reports it (the browser still says it is connected).
+func (d *PlaywrightDriver) alive() bool {
+	if d.gone.Load() {
+		return false
+	}
+	pid := d.pw.Pid()
+	if pid == 0 {
+		return true // not a pipe transport: only errors tell
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false // exited and reaped
+	}
+	// pid (comm) state ppid ...: a zombie has exited; another parent is a reused pid.
+	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(fields) > 1 && fields[0] != "Z" && fields[0] != "X" && fields[1] == strconv.Itoa(os.Getpid())
+}
+
+// driverGone says whether err is playwright-go's report of a broken driver
+// connection rather than of a browser or page.
+func driverGone(err error) bool {
+	if err == nil {
+		return false
+	}
+	s := err.Error()
+	for _, m := range []string{"could not read protocol", "transport closed", "connection closed", "could not send message"} {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
+}
+
 // BundledPath is where Playwright's own build of engine would be, and whether it is
 // installed (`playwright install` on a machine with internet).
 func (d *PlaywrightDriver) BundledPath(engine string) (string, bool) {
@@ -156,9 +196,11 @@ type PlaywrightOptions struct {
 type playwrightEngine struct {
 	name, version, route string
 	initScripts          bool // the context installs init scripts (the trace recorder)
-	relaunch             func() (*playwrightEngine, error)
-	driver               *PlaywrightDriver // stopped by Close when the engine owns it
-	log                  zerolog.Logger
+	// relaunch launches the same browser again on a driver (the same one, or a new
+	// one when the old driver died).
+	relaunch func(*PlaywrightDriver) (*playwrightEngine, error)
+	driver   *PlaywrightDriver // stopped by Close when the engine owns it
+	log      zerolog.Logger
 
 	// mu guards the fields below: calls (one at a time) read and replace browser,
 	// context and page, while Health, Close and a relaunch run beside them.
@@ -168,7 +210,9 @@ type playwrightEngine struct {
 	page    playwright.Page
 	health  Health
 	closed  bool
-	pids    []int // the browser's main processes (each leads its process group)
+	pids    []int             // the browser's main processes (each leads its process group)
+	pw      *PlaywrightDriver // the driver the browser runs on
+	opts    PlaywrightOptions // what a new context needs
 }
 
 // relaunchBackoff is the wait before each relaunch attempt of a crashed browser.
@@ -181,7 +225,7 @@ func (d *PlaywrightDriver) LaunchPlaywright(opts PlaywrightOptions, log zerolog.
 	if err != nil {
 		return nil, err
 	}
-	e.relaunch = func() (*playwrightEngine, error) { return d.launchPlaywright(opts, log) }
+	e.relaunch = func(on *PlaywrightDriver) (*playwrightEngine, error) { return on.launchPlaywright(opts, log) }
 	return e, nil
 }
 
@@ -240,34 +284,46 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 		return nil, fmt.Errorf("%s: launch: %w", opts.Engine, err)
 	}
 	e := &playwrightEngine{name: opts.Engine, version: browser.Version(), route: route, browser: browser, log: log,
-		initScripts: len(opts.InitScripts) > 0, pids: pids}
-	if e.context, err = browser.NewContext(playwright.BrowserNewContextOptions{
+		initScripts: len(opts.InitScripts) > 0, pids: pids, pw: d, opts: opts}
+	if e.context, e.page, err = e.openContext(browser); err != nil {
+		e.Close()
+		return nil, err
+	}
+	log.Info().Str("engine", e.name).Str("version", e.version).Str("route", route).
+		Dur("launch", time.Since(start)).Msg("engine launched")
+	return e, nil
+}
+
+// openContext opens the engine's browser context (viewport, permissions, media
+// features, init scripts) in browser, and its one page.
+func (e *playwrightEngine) openContext(browser playwright.Browser) (playwright.BrowserContext, playwright.Page, error) {
+	bctx, err := browser.NewContext(playwright.BrowserNewContextOptions{
 		Viewport:    &playwright.Size{Width: int(viewportWidth), Height: int(viewportHeight)},
-		Permissions: opts.Permissions,
+		Permissions: e.opts.Permissions,
 		// The pinned environment's media features (environment.go), explicit rather
 		// than Playwright's defaults.
 		ColorScheme:   playwright.ColorSchemeLight,
 		ReducedMotion: playwright.ReducedMotionNoPreference,
 		ForcedColors:  playwright.ForcedColorsNone,
 		Contrast:      playwright.ContrastNoPreference,
-	}); err != nil {
-		e.Close()
-		return nil, fmt.Errorf("%s: new context: %w", opts.Engine, err)
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: new context: %w", e.name, err)
 	}
-	for _, s := range opts.InitScripts {
-		if err := e.context.AddInitScript(playwright.Script{Content: playwright.String(s)}); err != nil {
-			e.Close()
-			return nil, fmt.Errorf("%s: init script: %w", opts.Engine, err)
+	bctx.OnClose(func(playwright.BrowserContext) { closedContexts.Store(bctx, struct{}{}) })
+	for _, s := range e.opts.InitScripts {
+		if err := bctx.AddInitScript(playwright.Script{Content: playwright.String(s)}); err != nil {
+			bctx.Close()
+			return nil, nil, fmt.Errorf("%s: init script: %w", e.name, err)
 		}
 	}
-	if e.page, err = e.context.NewPage(); err != nil {
-		e.Close()
-		return nil, fmt.Errorf("%s: new page: %w", opts.Engine, err)
+	page, err := bctx.NewPage()
+	if err != nil {
+		bctx.Close()
+		return nil, nil, fmt.Errorf("%s: new page: %w", e.name, err)
 	}
-	trackPage(e.page)
-	log.Info().Str("engine", e.name).Str("version", e.version).Str("route", route).
-		Dur("launch", time.Since(start)).Msg("engine launched")
-	return e, nil
+	e.trackPage(page)
+	return bctx, page, nil
 }
 
 // RunsInitScripts says the recorder arrives by init script, not inline.
@@ -277,10 +333,27 @@ func (e *playwrightEngine) Name() string    { return e.name }
 func (e *playwrightEngine) Version() string { return e.version }
 func (e *playwrightEngine) Route() string   { return e.route }
 
+// Health says what the next call meets: a crashed page, a dead driver or a
+// disconnected browser is "restarting" (the next call replaces it) even before any
+// call found out.
 func (e *playwrightEngine) Health() Health {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.health.reported()
+	h := e.health.reported()
+	if h.State != StateReady || e.closed {
+		return h
+	}
+	switch {
+	case e.pw != nil && !e.pw.alive():
+		h.State, h.Reason = StateRestarting, "playwright driver exited; driver and browser relaunch on the next call"
+	case e.browser != nil && !e.browser.IsConnected():
+		h.State, h.Reason = StateRestarting, "browser disconnected; it relaunches on the next call"
+	case e.page != nil && pageIsCrashed(e.page):
+		h.State, h.Reason = StateRestarting, "page crashed; the browser relaunches on the next call"
+	case e.context != nil && contextClosed(e.context):
+		h.State, h.Reason = StateRestarting, "browser context closed (a content process died?); the browser relaunches on the next call"
+	}
+	return h
 }
 
 // Reset navigates to a fresh about:blank: a new document and a new global object.
@@ -288,16 +361,29 @@ func (e *playwrightEngine) Health() Health {
 // that outlived its deadline, and new pages queue behind it) costs a relaunch of the
 // browser, which bounds how long one hostile case can keep an engine away.
 func (e *playwrightEngine) Reset(ctx context.Context) error {
+	// A crashed page, a dead driver or a lost browser is replaced here, right after
+	// the case that met it, outside the reset's deadline (a relaunch takes seconds):
+	// the relaunched page is a fresh about:blank already.
+	if relaunched, err := e.ensureBrowser(); err != nil || relaunched {
+		return err
+	}
 	ctx = context.WithValue(ctx, opKey{}, "reset to about:blank")
 	_, err := e.withPage(ctx, func(page playwright.Page, timeout float64) error {
 		_, err := page.Goto("about:blank", playwright.PageGotoOptions{Timeout: &timeout})
 		return err
 	}, "", nil)
-	if err == nil || !errors.Is(err, context.DeadlineExceeded) {
-		return err
+	if err == nil {
+		return nil
 	}
-	e.log.Warn().Str("engine", e.name).Err(err).Msg("page did not reset in time; relaunching the browser")
-	return e.relaunchBrowser("page did not reset in time", true)
+	reason := "page did not reset in time"
+	if !errors.Is(err, context.DeadlineExceeded) {
+		// A page that cannot even reach about:blank is broken (its content process
+		// died, its context closed): the next case would fail the same way.
+		reason = "page could not reset: " + firstLine(err)
+	}
+	e.log.Warn().Str("engine", e.name).Err(err).Msg(reason + "; relaunching the browser")
+	_, err = e.relaunchBrowser(reason, true)
+	return err
 }
 
 // opKey carries what withPage is doing, for its log lines: a case unless the
@@ -345,7 +431,7 @@ func (e *playwrightEngine) Visit(ctx context.Context, url, fn string, args ...an
 // timeout of its own, so a case that never yields (while(true){}) would hold the
 // engine forever: past the deadline the page is abandoned and replaced.
 func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Page, float64) error, expr string, arg any) (json.RawMessage, error) {
-	if err := e.ensureBrowser(); err != nil {
+	if _, err := e.ensureBrowser(); err != nil {
 		return nil, err
 	}
 	timeout := 30_000.0
@@ -363,7 +449,7 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 	// Everything that talks to the browser runs here, under the deadline: even opening
 	// a page can queue behind a stuck case (a renderer busy with 50 MB of markup).
 	e.mu.Lock()
-	page, browserCtx, browser := e.page, e.context, e.browser
+	page, browserCtx, browser, driver := e.page, e.context, e.browser, e.pw
 	e.mu.Unlock()
 	done := make(chan result, 1)
 	go func() {
@@ -374,7 +460,7 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 				done <- r
 				return
 			}
-			trackPage(r.page)
+			e.trackPage(r.page)
 		}
 		if r.err = load(r.page, timeout); r.err != nil || expr == "" {
 			done <- r
@@ -393,11 +479,23 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 	select {
 	case r := <-done:
 		timedOut := errors.Is(r.err, playwright.ErrTimeout) // Playwright's own clock ran out first
+		if r.err != nil && driverGone(r.err) {
+			driver.gone.Store(true)
+			e.log.Warn().Str("engine", e.name).Err(r.err).Msg("playwright driver gone; relaunching it on the next call")
+			return nil, fmt.Errorf("%s: playwright driver died: %w", e.name, r.err)
+		}
+		if r.err != nil && r.page != nil && pageCrashed(r.page, r.err) {
+			e.setPage(browser, r.page, false) // kept, marked crashed: the next call replaces it
+			return nil, fmt.Errorf("%s: page crashed (its renderer or content process died): %v", e.name, firstLine(r.err))
+		}
 		e.setPage(browser, r.page, timedOut)
 		if timedOut {
 			// The page is still busy with the case; the reset opens another.
 			go r.page.Close(playwright.PageCloseOptions{RunBeforeUnload: playwright.Bool(false)})
 			return nil, fmt.Errorf("%w (%v)", context.DeadlineExceeded, firstLine(r.err))
+		}
+		if r.err != nil && contextLost(browser, browserCtx, r.page, r.err) && browser.IsConnected() {
+			return nil, fmt.Errorf("%s: page crashed or closed with its context (its content process died?): %v", e.name, firstLine(r.err))
 		}
 		if r.err != nil && !browser.IsConnected() {
 			e.log.Warn().Str("engine", e.name).Err(r.err).Msg("browser disconnected; relaunching on the next call")
@@ -424,9 +522,75 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 // its close event is delivered on that goroutine, so the map is kept from there.
 var openPages sync.Map
 
-func trackPage(p playwright.Page) {
+// crashedPages holds the open pages whose renderer (Chromium) or content process
+// (Firefox) crashed, from Playwright's crash event, delivered at once on the
+// connection's goroutine. Such a page fails every later call, so the next call
+// replaces it. Kept per page, not per engine: a relaunch adopts the pages of the
+// engine value that launched them.
+var crashedPages sync.Map
+
+// closedContexts holds the browser contexts that closed under the oracle: Firefox
+// closes the page's context when its content process is killed, and no new page can
+// open in it.
+var closedContexts sync.Map
+
+func contextClosed(c playwright.BrowserContext) bool {
+	_, ok := closedContexts.Load(c)
+	return ok
+}
+
+// contextLost says whether the call that failed with err on p failed because p's
+// context (or browser) went away under it. Firefox's error ("Execution context was
+// destroyed") arrives before the close and disconnect events, up to a second before
+// them under a race-built oracle: such an error waits a moment for them. A case that
+// merely navigated away gets the same error, and pays that wait.
+func contextLost(b playwright.Browser, c playwright.BrowserContext, p playwright.Page, err error) bool {
+	gone := func() bool { return contextClosed(c) || !b.IsConnected() || (p != nil && !pageOpen(p)) }
+	if contextClosed(c) {
+		return true
+	}
+	if s := err.Error(); !strings.Contains(s, "context was destroyed") && !strings.Contains(s, "has been closed") {
+		return false
+	}
+	for deadline := time.Now().Add(1500 * time.Millisecond); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if gone() {
+			return true
+		}
+	}
+	return false
+}
+
+// trackPage follows p's close and crash events.
+func (e *playwrightEngine) trackPage(p playwright.Page) {
 	openPages.Store(p, struct{}{})
-	p.OnClose(func(playwright.Page) { openPages.Delete(p) })
+	p.OnClose(func(playwright.Page) { openPages.Delete(p); crashedPages.Delete(p) })
+	p.OnCrash(func(playwright.Page) {
+		crashedPages.Store(p, struct{}{})
+		e.log.Warn().Str("engine", e.name).Msg("page crashed; a new page opens for the next call")
+	})
+}
+
+func pageIsCrashed(p playwright.Page) bool {
+	_, ok := crashedPages.Load(p)
+	return ok
+}
+
+// pageCrashed says whether the call that failed with err on p failed on a crash. The
+// call's error can arrive just before the crash event: an error that names a crash
+// waits a moment for it.
+func pageCrashed(p playwright.Page, err error) bool {
+	if pageIsCrashed(p) {
+		return true
+	}
+	if !strings.Contains(strings.ToLower(err.Error()), "crash") {
+		return false
+	}
+	for deadline := time.Now().Add(500 * time.Millisecond); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if pageIsCrashed(p) {
+			return true
+		}
+	}
+	return false
 }
 
 func pageOpen(p playwright.Page) bool {
@@ -481,64 +645,117 @@ func plainJSON(args []any) ([]any, error) {
 // ensureBrowser relaunches a browser that crashed or whose connection died, with
 // backoff; the engine keeps its version check, so a relaunch cannot silently change
 // the build that answers.
-func (e *playwrightEngine) ensureBrowser() error {
+//
+// A crashed page costs a relaunch too: Chromium was seen to hang opening a new page
+// after its renderers were killed, and Firefox to drop the whole browser connection
+// when its content process died. A relaunch took 1.5-3.5 s for Chromium and 9-18 s
+// for Firefox on a loaded 2-core machine.
+func (e *playwrightEngine) ensureBrowser() (relaunched bool, err error) {
+	e.mu.Lock()
+	crashed := e.page != nil && pageIsCrashed(e.page)
+	lost := e.context != nil && contextClosed(e.context)
+	e.mu.Unlock()
+	if crashed {
+		return e.relaunchBrowser("page crashed", true)
+	}
+	if lost {
+		return e.relaunchBrowser("browser context closed", true)
+	}
 	return e.relaunchBrowser("browser disconnected", false)
 }
 
-// relaunchBrowser relaunches when the browser is gone, or always when force is set.
-func (e *playwrightEngine) relaunchBrowser(reason string, force bool) error {
+// relaunchBrowser relaunches when the browser or its driver is gone, or always when
+// force is set; it says whether it relaunched.
+func (e *playwrightEngine) relaunchBrowser(reason string, force bool) (bool, error) {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
-		return fmt.Errorf("%s: engine closed", e.name)
+		return false, fmt.Errorf("%s: engine closed", e.name)
 	}
-	if (!force && e.browser.IsConnected()) || e.relaunch == nil {
+	// A dead driver takes its browser's connection with it: both are replaced, when
+	// the engine owns the driver (a shared one is its owner's to replace).
+	deadDriver := e.driver != nil && !e.driver.alive()
+	if (!force && !deadDriver && e.browser.IsConnected()) || e.relaunch == nil {
 		e.mu.Unlock()
-		return nil
+		return false, nil
+	}
+	if deadDriver {
+		reason = "playwright driver exited"
 	}
 	e.health.State = StateRestarting
 	e.health.Restarts++
 	e.health.Reason = reason
-	old, oldPIDs := e.browser, e.pids
+	old, oldPIDs, oldDriver := e.browser, e.pids, e.driver
 	e.page = nil
 	e.mu.Unlock()
-	e.closeBrowser(old, oldPIDs)
+	// The browser being replaced is broken (crashed, disconnected, stuck, or its
+	// driver died): it is killed at once rather than asked to close, which a broken
+	// Firefox was seen to take the whole 5 s of closeBrowser over.
+	killPIDs(oldPIDs)
+	go old.Close()
+	if deadDriver {
+		if err := oldDriver.Stop(); err != nil {
+			e.log.Debug().Str("engine", e.name).Err(err).Msg("stop the dead playwright driver")
+		}
+		e.log.Warn().Str("engine", e.name).Msg("playwright driver exited; relaunching it and its browser")
+	}
 
 	var err error
+	start := time.Now()
 	for i, wait := range relaunchBackoff {
 		time.Sleep(wait)
 		e.mu.Lock()
 		closed := e.closed
 		e.mu.Unlock()
 		if closed { // no browser is launched for a closed engine
-			return fmt.Errorf("%s: engine closed", e.name)
+			return false, fmt.Errorf("%s: engine closed", e.name)
+		}
+		on, newDriver := e.pw, (*PlaywrightDriver)(nil)
+		if deadDriver {
+			if newDriver, err = StartPlaywright(e.log); err != nil {
+				e.log.Warn().Str("engine", e.name).Int("attempt", i+1).Err(err).Msg("relaunch failed")
+				continue
+			}
+			on = newDriver
+		}
+		stopNew := func() {
+			if newDriver != nil {
+				newDriver.Stop()
+			}
 		}
 		var fresh *playwrightEngine
-		if fresh, err = e.relaunch(); err == nil && fresh.version != e.version {
+		if fresh, err = e.relaunch(on); err == nil && fresh.version != e.version {
 			fresh.Close()
 			err = fmt.Errorf("relaunched build is %s, not %s", fresh.version, e.version)
 		}
-		if err == nil {
+		if err != nil {
+			stopNew()
+		} else {
 			e.mu.Lock()
 			if e.closed {
 				// Close ran while this browser started: it closed the old one and
 				// will never see this one, so it is closed here.
 				e.mu.Unlock()
 				fresh.Close()
-				return fmt.Errorf("%s: engine closed", e.name)
+				stopNew()
+				return false, fmt.Errorf("%s: engine closed", e.name)
 			}
-			e.browser, e.context, e.page, e.pids = fresh.browser, fresh.context, fresh.page, fresh.pids
+			e.browser, e.context, e.page, e.pids, e.pw = fresh.browser, fresh.context, fresh.page, fresh.pids, on
+			if newDriver != nil {
+				e.driver = newDriver // Close stops it from now on
+			}
 			e.health.State = StateReady
 			e.mu.Unlock()
-			e.log.Info().Str("engine", e.name).Int("attempt", i+1).Msg("browser relaunched")
-			return nil
+			e.log.Info().Str("engine", e.name).Int("attempt", i+1).Str("reason", reason).
+				Dur("took", time.Since(start)).Msg("browser relaunched")
+			return true, nil
 		}
 		e.log.Warn().Str("engine", e.name).Int("attempt", i+1).Err(err).Msg("relaunch failed")
 	}
 	e.mu.Lock()
 	e.health.State, e.health.Reason = StateFailed, err.Error()
 	e.mu.Unlock()
-	return fmt.Errorf("%s: relaunch failed: %w", e.name, err)
+	return false, fmt.Errorf("%s: relaunch failed: %w", e.name, err)
 }
 
 func (e *playwrightEngine) Close() error {
@@ -548,13 +765,13 @@ func (e *playwrightEngine) Close() error {
 		return nil
 	}
 	e.closed = true
-	b, pids := e.browser, e.pids
+	b, pids, driver := e.browser, e.pids, e.driver
 	e.mu.Unlock()
 	if b != nil {
 		e.closeBrowser(b, pids)
 	}
-	if e.driver != nil {
-		return e.driver.Stop()
+	if driver != nil {
+		return driver.Stop()
 	}
 	return nil
 }
@@ -570,6 +787,11 @@ func (e *playwrightEngine) closeBrowser(b playwright.Browser, pids []int) {
 	case <-time.After(5 * time.Second):
 		e.log.Warn().Str("engine", e.name).Ints("pids", pids).Msg("browser did not close in 5s; killing it")
 	}
+	killPIDs(pids)
+}
+
+// killPIDs kills each browser main process and its process group.
+func killPIDs(pids []int) {
 	for _, pid := range pids {
 		syscall.Kill(-pid, syscall.SIGKILL)
 		syscall.Kill(pid, syscall.SIGKILL)

@@ -81,7 +81,7 @@ func TestCloseDuringARelaunchLeavesNoBrowser(t *testing.T) {
 	require.NotEmpty(t, d.children(), "the browser runs below the driver")
 
 	relaunched := make(chan error, 1)
-	go func() { relaunched <- e.relaunchBrowser("test: forced relaunch", true) }()
+	go func() { _, err := e.relaunchBrowser("test: forced relaunch", true); relaunched <- err }()
 	for deadline := time.Now().Add(10 * time.Second); e.Health().State != StateRestarting; {
 		require.True(t, time.Now().Before(deadline), "the relaunch did not start")
 		time.Sleep(5 * time.Millisecond)
