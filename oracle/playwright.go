@@ -376,7 +376,7 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 		return nil
 	}
 	reason := "page did not reset in time"
-	if !errors.Is(err, context.DeadlineExceeded) {
+	if ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
 		// A page that cannot even reach about:blank is broken (its content process
 		// died, its context closed): the next case would fail the same way.
 		reason = "page could not reset: " + firstLine(err)
