@@ -22,10 +22,24 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// parseErrorCase is a request line ParseRequest must refuse: the id it still reads
+// (as raw JSON) and a part of the error's text.
+type parseErrorCase struct{ name, line, wantID, wantErr string }
+
+func assertParseErrors(t *testing.T, cases []parseErrorCase) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req, id, err := ParseRequest([]byte(tc.line))
+			assert.Nil(t, req)
+			assert.Equal(t, tc.wantID, string(id))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.wantErr)
+		})
+	}
+}
+
 func TestParseRequestErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name, line, wantID, wantErr string
-	}{
+	assertParseErrors(t, []parseErrorCase{
 		{"not json", `hello`, `null`, "request must be a JSON object"},
 		{"truncated", `{"id":"a","html":`, `null`, "invalid JSON"},
 		{"array", `[1,2]`, `null`, "request must be a JSON object"},
@@ -46,15 +60,7 @@ func TestParseRequestErrors(t *testing.T) {
 		{"probes wrong type", `{"id":"r","op":"reflect","probes":"#a"}`, `"r"`, `field "probes" must be an array of {"selector","attr","idl"} objects, not string`},
 		{"engine not a string", `{"id":"e","html":"","engines":[1]}`, `"e"`, `field "engines" must be an array of strings, not number`},
 		{"probe without attr", `{"id":"r","op":"reflect","probes":[{"selector":"#a"}]}`, `"r"`, `probes[0] needs`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			req, id, err := ParseRequest([]byte(tc.line))
-			assert.Nil(t, req)
-			assert.Equal(t, tc.wantID, string(id))
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.wantErr)
-		})
-	}
+	})
 }
 
 func TestParseRequestKeepsIDVerbatim(t *testing.T) {

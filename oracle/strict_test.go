@@ -13,7 +13,7 @@ import (
 )
 
 func TestParseRequestRefusesDuplicateAndMiscasedKeys(t *testing.T) {
-	for _, tc := range []struct{ name, line, wantID, wantErr string }{
+	assertParseErrors(t, []parseErrorCase{
 		{"duplicate script", `{"id":"d","html":"<p>","script":"a()","script":"b()"}`, `"d"`, `duplicate key "script"`},
 		{"duplicate id", `{"id":"a","html":"","id":"b"}`, `null`, `duplicate key "id"`},
 		{"miscased script", `{"id":"c","html":"<p>","Script":"x()"}`, `"c"`, `key "Script" must be spelled "script" (keys are case-sensitive)`},
@@ -22,15 +22,7 @@ func TestParseRequestRefusesDuplicateAndMiscasedKeys(t *testing.T) {
 		{"duplicate probe key", `{"id":"r","op":"reflect","probes":[{"selector":"#a","attr":"x"},{"selector":"#a","attr":"x","attr":"y"}]}`, `"r"`, `duplicate key "attr" in probes[1]`},
 		{"miscased probe key", `{"id":"r","op":"reflect","probes":[{"Selector":"#a","attr":"x"}]}`, `"r"`, `key "Selector" in probes[0] must be spelled "selector"`},
 		{"invalid UTF-8 id", "{\"id\":\"a\xffb\",\"html\":\"\"}", `null`, `"id" is not valid UTF-8, so it cannot be echoed exactly`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			req, id, err := ParseRequest([]byte(tc.line))
-			assert.Nil(t, req)
-			assert.Equal(t, tc.wantID, string(id))
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.wantErr)
-		})
-	}
+	})
 	// Keys are checked, not values: markup that looks like JSON keys is fine.
 	req, _, err := ParseRequest([]byte(`{"id":"ok","html":"{\"Script\":1,\"Script\":2}","engines":["chromium","chromium"]}`))
 	require.NoError(t, err)

@@ -105,14 +105,7 @@ func TestStdin(t *testing.T) {
 func TestJSONOutput(t *testing.T) {
 	code, stdout, _ := runCmd(t, "", "--json", "--oracle", fixtures+"oracle.ndjson", "--candidate", fixtures+"candidate.ndjson")
 	assert.Equal(t, 1, code)
-	var lines []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(stdout))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var m map[string]any
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &m), "line %q", sc.Text())
-		lines = append(lines, m)
-	}
+	lines := decodeJSONLines(t, stdout)
 	require.Len(t, lines, 8)
 	var ids, verdicts []any
 	for _, l := range lines[:7] {
@@ -215,4 +208,18 @@ func TestHelp(t *testing.T) {
 	code, _, stderr := runCmd(t, "", "-h")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, stderr, "usage: compare --oracle FILE")
+}
+
+// decodeJSONLines decodes --json output, one object per line.
+func decodeJSONLines(t *testing.T, stdout string) []map[string]any {
+	t.Helper()
+	var lines []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &m), "line %q", sc.Text())
+		lines = append(lines, m)
+	}
+	return lines
 }

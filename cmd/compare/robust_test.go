@@ -4,7 +4,6 @@ package main
 // crashed it, aborted it, or matched ids by their text. Each failed before its fix.
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -47,14 +46,7 @@ func TestJSONSurvivesAnOverflowingSum(t *testing.T) {
 	oracle := huge + strings.Replace(fixture(t, "oracle-one.ndjson"), `"id":"only"`, `"id":"after"`, 1)
 	code, stdout, stderr := runCmd(t, cand, "--json", "--oracle", writeFile(t, oracle), "--candidate", "-")
 	assert.Equal(t, 1, code, "stderr: %s", stderr)
-	var lines []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(stdout))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var m map[string]any
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &m), "line %q", sc.Text())
-		lines = append(lines, m)
-	}
+	lines := decodeJSONLines(t, stdout)
 	require.Len(t, lines, 3, stdout)
 	assert.Equal(t, "fail", lines[0]["verdict"])
 	assert.Equal(t, "+Inf", lines[0]["sum_abs_delta"])
