@@ -132,7 +132,7 @@ trace.done();`),
 }, err => { trace.error('getUserMedia', err); trace.done(); });`),
 
 	fromSelfCheck(oracle.SelfCheckGeometry,
-		"box model: width/height, asymmetric padding, a 2px border and a margin, voted with compare.Voted"),
+		"box model: width/height, asymmetric padding, a 2px border and a margin, voted with compare.Geometry"),
 
 	fromSelfCheck(oracle.SelfCheckReflect,
 		"reflection: setAttribute('value','5') on an <input>, read back as content attribute and IDL value"),

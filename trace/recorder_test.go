@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/trace"
 	"github.com/rs/zerolog"
@@ -400,7 +401,7 @@ trace.done();
 		assert.Equal(t, b64([]byte{1, 2, 3, 4}), created["base64"], name)
 	}
 	reportPairs(t, traces, trace.DefaultBufferTolerance)
-	v := trace.Vote(traces, trace.DefaultBufferTolerance)
+	v := compare.Traces(traces, trace.DefaultBufferTolerance)
 	t.Logf("vote: whole %s; per record %+v", v.Whole.Kind, v.Records)
 	assert.True(t, v.Whole.Trusted(), "the engines' canvases agree within the default tolerance")
 }
@@ -441,7 +442,7 @@ ctx.oncomplete = () => setTimeout(() => trace.done(), 0);
 		}
 	}
 	reportPairs(t, traces, trace.DefaultBufferTolerance)
-	v := trace.Vote(traces, trace.DefaultBufferTolerance)
+	v := compare.Traces(traces, trace.DefaultBufferTolerance)
 	assert.True(t, v.Whole.Trusted(), "the engines' renders agree within the default tolerance")
 }
 
@@ -562,7 +563,7 @@ trace.done();
 		assert.Equal(t, []any{"size"}, sp["keys"], name)
 		t.Logf("%s: DOMRect %s", name, traces[name].Records[1].Value)
 	}
-	v := trace.Vote(traces, trace.BufferTolerance{})
+	v := compare.Traces(traces, trace.BufferTolerance{})
 	assert.Equal(t, "unanimous", string(v.Whole.Kind), "%+v", v)
 }
 
@@ -760,7 +761,7 @@ func TestInlineRouteMatchesInitScript(t *testing.T) {
 	}
 	// And the same case across the three engines, for the record.
 	traces := runAll(t, routeHTML, routeScript)
-	v := trace.Vote(traces, trace.DefaultBufferTolerance)
+	v := compare.Traces(traces, trace.DefaultBufferTolerance)
 	reportPairs(t, traces, trace.DefaultBufferTolerance)
 	assert.Equal(t, "unanimous", string(v.Whole.Kind), "route case: splits %v, outliers %v", v.Splits(), v.Outliers())
 }
@@ -790,7 +791,7 @@ func TestBundledCases(t *testing.T) {
 		require.Equal(t, "trace", req.Op, req.ID)
 		t.Run(req.ID, func(t *testing.T) {
 			traces := runAll(t, req.HTML, req.Script)
-			v := trace.Vote(traces, trace.DefaultBufferTolerance)
+			v := compare.Traces(traces, trace.DefaultBufferTolerance)
 			for name, tr := range traces {
 				assert.False(t, tr.TimedOut, name)
 				assert.NotEmpty(t, tr.Records, name)
