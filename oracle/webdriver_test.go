@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/rs/zerolog"
 )
 
@@ -41,6 +42,7 @@ func testLogger(tb testing.TB) zerolog.Logger {
 // where .ci/run installs it and a missing engine must fail, not pass quietly.
 func skipWithoutWebKit(tb testing.TB) {
 	tb.Helper()
+	testutil.NeedsBrowsers(tb)
 	if os.Getenv("CI") != "" {
 		return
 	}

@@ -29,6 +29,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/layout-oracle/oracle/compare"
+	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/trace"
 	"github.com/rs/zerolog"
@@ -161,12 +162,6 @@ func register(en *engine, p *page) (string, string) {
 	return base + "/trace/" + key, p.key
 }
 
-func skipShort(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs the real engines; skipped in -short mode")
-	}
-}
-
 // run serves html and script on en's route and collects the trace.
 func run(t *testing.T, en *engine, html, script string) (*trace.Trace, error) {
 	return runPage(t, en, page{html: html, script: script, inline: en.inline})
@@ -174,7 +169,7 @@ func run(t *testing.T, en *engine, html, script string) (*trace.Trace, error) {
 
 func runPage(t *testing.T, en *engine, p page) (*trace.Trace, error) {
 	t.Helper()
-	skipShort(t)
+	testutil.NeedsBrowsers(t)
 	if en.err != nil {
 		return nil, fmt.Errorf("%s did not launch: %w", en.name, en.err)
 	}
@@ -192,7 +187,7 @@ func runPage(t *testing.T, en *engine, p page) (*trace.Trace, error) {
 // runAll runs the case in all three engines at once and requires every trace.
 func runAll(t *testing.T, html, script string) map[string]*trace.Trace {
 	t.Helper()
-	skipShort(t)
+	testutil.NeedsBrowsers(t)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	out := map[string]*trace.Trace{}
@@ -694,7 +689,7 @@ func TestReplacedJSON(t *testing.T) {
 // (about:blank via Load) or on a page outside /trace/, and collecting there fails
 // with a clear message.
 func TestNotATracePage(t *testing.T) {
-	skipShort(t)
+	testutil.NeedsBrowsers(t)
 	probe := `function () { return [typeof window.trace, '__traceRun' in window, location.href]; }`
 	for _, en := range engines {
 		require.NoError(t, en.err, en.name)
@@ -739,7 +734,7 @@ setTimeout(() => trace.done(), 0);
 // record identical traces of the same case; and both at once (the init script plus an
 // inline copy) install once, recording the same again.
 func TestInlineRouteMatchesInitScript(t *testing.T) {
-	skipShort(t)
+	testutil.NeedsBrowsers(t)
 	chromium := engines[0]
 	initTr, err := run(t, chromium, routeHTML, routeScript)
 	require.NoError(t, err)
@@ -777,7 +772,7 @@ func TestRecorderInlinable(t *testing.T) {
 // TestBundledCases runs testdata/trace/cases.ndjson (trace requests in the protocol's
 // shape) through all three engines and requires a trusted vote on each.
 func TestBundledCases(t *testing.T) {
-	skipShort(t)
+	testutil.NeedsBrowsers(t)
 	raw, err := os.ReadFile("../testdata/trace/cases.ndjson")
 	require.NoError(t, err)
 	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
@@ -810,7 +805,7 @@ func TestBundledCases(t *testing.T) {
 // SHA-256's padding takes one or two final blocks, and for a multi-block payload with
 // non-ASCII text, in every engine.
 func TestSealAtEveryPaddingLength(t *testing.T) {
-	skipShort(t)
+	testutil.NeedsBrowsers(t)
 	for n := 0; n < 64; n++ {
 		tr, err := run(t, engines[0], "", fmt.Sprintf("trace.value('s', 'x'.repeat(%d)); trace.done();", n))
 		require.NoError(t, err, "length %d", n)

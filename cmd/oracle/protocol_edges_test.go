@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -73,6 +74,7 @@ type oracleProc struct {
 
 func startRaw(t *testing.T, args ...string) *oracleProc {
 	t.Helper()
+	testutil.NeedsBrowsers(t)
 	p := &oracleProc{cmd: exec.Command(oracleBin, args...), done: make(chan error, 1), stderr: &lockedWriter{w: &strings.Builder{}}}
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	inR, inW, err := os.Pipe()
