@@ -323,6 +323,9 @@ func TestWebDriverDialogs(t *testing.T) {
 	}
 	// A dialog from a timer after the call returned must not wedge the next call.
 	load(t, e, "<script>setTimeout(() => alert('late'), 0)</script>", "() => 1", new(float64))
+	// Sleeps here, not polls: the timers must run between calls, and a poll is a
+	// call. Polling the session's Get Alert Text (no script) never saw one of these
+	// dialogs open between calls within 10 s, so there is no event to wait for.
 	time.Sleep(50 * time.Millisecond)
 	res := walk(t, e, "<div style='width:10px;height:10px'></div>", "alert('in the case script')")
 	if res.Dump == nil || len(res.Dump.Nodes) != 4 {
