@@ -15,17 +15,17 @@ func chain(engine string, n int) *dump.Dump {
 	return build(engine, nodes...)
 }
 
-// BenchmarkVoted is the comparison alone, without JSON: one 50-node case against
+// BenchmarkGeometry is the comparison alone, without JSON: one 50-node case against
 // three engines.
 //
-//	go test -run=NONE -bench=Voted ./compare/
-func BenchmarkVoted(b *testing.B) {
+//	go test -run=NONE -bench=Geometry ./compare/
+func BenchmarkGeometry(b *testing.B) {
 	oracle := map[string]*dump.Dump{"chromium": chain("chromium", 50), "firefox": chain("firefox", 50), "webkit": chain("webkit", 50)}
 	oracle["firefox"].Nodes[7].Bounding.W += 1.0 / 60
 	got := chain("candidate", 50)
 	got.Nodes[20].Bounding.H += 2
 	for b.Loop() {
-		if r, err := Voted(oracle, got, DefaultTolerance); err != nil || r.Verdict != Fail {
+		if r, err := Geometry(oracle, got, dump.DefaultTolerance); err != nil || r.Verdict != Fail {
 			b.Fatalf("%v %v", r, err)
 		}
 	}

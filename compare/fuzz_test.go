@@ -43,7 +43,7 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			return
 		}
-		r, err := Dumps(want, want, DefaultTolerance)
+		r, err := Dumps(want, want, dump.DefaultTolerance)
 		if err != nil {
 			t.Fatalf("a valid dump was refused against itself: %v", err)
 		}
@@ -55,7 +55,7 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("a dump does not pass against itself: %+v", r)
 		}
 		if got, err := dump.Decode(gotJSON); err == nil {
-			if _, err := Dumps(want, got, DefaultTolerance); err != nil && want.Viewport == got.Viewport {
+			if _, err := Dumps(want, got, dump.DefaultTolerance); err != nil && want.Viewport == got.Viewport {
 				t.Fatalf("two valid dumps with one viewport refused: %v", err)
 			}
 		}
@@ -142,7 +142,7 @@ func FuzzCompare(f *testing.F) {
 		}
 		got := gen("candidate", &shape, &geom)
 
-		r, err := Voted(oracle, got, DefaultTolerance)
+		r, err := Geometry(oracle, got, dump.DefaultTolerance)
 		if err != nil {
 			t.Fatalf("valid dumps refused: %v", err)
 		}
@@ -168,7 +168,7 @@ func FuzzCompare(f *testing.F) {
 				t.Fatalf("a delta of %v counted within tolerance: %+v", fd.Delta, fd)
 			}
 		}
-		if _, err := Voted(oracle, nil, DefaultTolerance); err != nil {
+		if _, err := Geometry(oracle, nil, dump.DefaultTolerance); err != nil {
 			t.Fatalf("oracle-only vote refused: %v", err)
 		}
 	})

@@ -1,8 +1,17 @@
-// Package compare is the spec's geometry comparison (dump-format.md, "Comparison"):
-// shape first, then sizes and relative offsets within a tolerance, with the style
-// subset compared exactly on its own axis. Against a three-engine oracle, the
-// engines first vote per node and property (package vote) and the candidate is
-// scored against the majority value.
+// Package compare scores a run: for each kind of answer, the oracle engines vote per
+// item (package vote, with the answer package's rule for two values) and a candidate
+// is scored against the majority value, in a Report. One verb per kind:
+//
+//   - Geometry (dump-format.md, "Comparison"): shape first (dump.Shape), then sizes
+//     and relative offsets within a tolerance (dump.Within), the style subset
+//     compared exactly on its own axis. Dumps is Geometry against one reference dump.
+//   - Reflection: attr_value and idl_value per probe, exactly (reflect.Fields).
+//   - Traces: the engines' vote on their traces (trace.Compare, trace.CompareRecords);
+//     no candidate trace is scored.
+//
+// How two answers of a kind agree (the tolerance and shape rule, the exact fields,
+// the buffer tolerance) is defined with the answer, in package dump, reflect or
+// trace.
 package compare
 
 import (
@@ -18,39 +27,28 @@ import (
 	"github.com/layout-oracle/oracle/vote"
 )
 
-// DefaultTolerance is the spec's 1/60 px: Gecko's app unit, the coarsest engine
-// quantization. Differences within it are quantization noise.
-const DefaultTolerance = 1.0 / 60
-
-// slack absorbs float rounding in got-want: one app unit on a coordinate near 100
-// subtracts to 0.016666666666668561, a hair over 1.0/60, and must still be within.
-// Coordinates are far below the magnitude where 1e-9 px would matter.
-const slack = 1e-9
-
-// Within is the exact verdict: |delta| is within tol.
-func Within(delta, tol float64) bool { return math.Abs(delta) <= tol+slack }
-
-// Dumps compares a candidate dump against one reference dump.
+// Dumps compares a candidate dump against one reference dump: Geometry with a
+// single oracle engine, whose value is every item's reference.
 func Dumps(want, got *dump.Dump, tol float64) (*Report, error) {
 	if want == nil || got == nil {
 		return nil, errors.New("compare: nil dump")
 	}
-	return Voted(map[string]*dump.Dump{"want": want}, got, tol)
+	return Geometry(map[string]*dump.Dump{"want": want}, got, tol)
 }
 
-// Voted scores a candidate against the oracle engines' vote. oracle maps engine
+// Geometry scores a candidate's dump against the oracle engines' vote. oracle maps engine
 // name to that engine's dump; got may be nil to only vote the oracle engines
 // (Verdict NoCandidate, with Votes and Outliers filled in).
 //
 // The engines first vote on shape: a Majority drops the outlier engine from every
 // later vote, and no majority makes the case Untrustworthy. Then, per node and
-// property, they vote with Within(a-b, tol) as agreement (exact equality for style
+// property, they vote with dump.Within(a-b, tol) as agreement (exact equality for style
 // and fragment counts), and the candidate is scored against the Representative's
 // value. Items whose vote is not Trusted are counted as Untrusted and not scored.
 //
 // An error means the input is refused: a dump fails dump.Validate (e.g. no
 // engine_version), or the dumps' viewports differ.
-func Voted(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*Report, error) {
+func Geometry(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*Report, error) {
 	if math.IsNaN(tol) || math.IsInf(tol, 0) || tol < 0 {
 		return nil, fmt.Errorf("compare: tolerance %v must be a finite number >= 0", tol)
 	}
@@ -67,7 +65,7 @@ func Voted(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*Report, 
 		return r, nil
 	}
 
-	shape := vote.Vote(oracle, func(a, b *dump.Dump) bool { return Shape(a, b) == nil })
+	shape := vote.Vote(oracle, func(a, b *dump.Dump) bool { return dump.Shape(a, b) == nil })
 	r.ShapeVote = shape.Kind
 	if !shape.Trusted() {
 		r.Verdict, r.Reason = Untrustworthy, "oracle engines disagree on shape ("+string(shape.Kind)+")"
@@ -79,7 +77,7 @@ func Voted(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*Report, 
 	}
 	r.Engines = shape.Majority
 	if got != nil {
-		if d := Shape(oracle[shape.Representative()], got); d != nil {
+		if d := dump.Shape(oracle[shape.Representative()], got); d != nil {
 			r.Verdict, r.Shape = Fail, d
 			r.Reason = fmt.Sprintf("parse divergence: shape differs at node %d", d.Index)
 			c.finishOutliers()
@@ -138,29 +136,6 @@ func overflowed(oracle map[string]*dump.Dump, got *dump.Dump) []string {
 		over = append(over, "candidate")
 	}
 	return over
-}
-
-// Shape compares the (tag, depth, parent) sequences and returns the first
-// divergence, or nil when they match.
-func Shape(want, got *dump.Dump) *Divergence {
-	w, g := want.Nodes, got.Nodes
-	n := min(len(w), len(g))
-	i := 0
-	for i < n && w[i].Tag == g[i].Tag && w[i].Depth == g[i].Depth && w[i].Parent == g[i].Parent {
-		i++
-	}
-	if i == n && len(w) == len(g) {
-		return nil
-	}
-	return &Divergence{Index: i, NodeDelta: len(g) - len(w), Want: describe(w, i), Got: describe(g, i)}
-}
-
-func describe(nodes []dump.Node, i int) string {
-	if i >= len(nodes) {
-		return "end"
-	}
-	n := nodes[i]
-	return fmt.Sprintf("%s depth %d parent %d", n.Tag, n.Depth, n.Parent)
 }
 
 // side is one dump plus its precomputed relative offsets.
@@ -232,7 +207,7 @@ func newComparison(r *Report, oracle map[string]*dump.Dump, engines []string, go
 		r: r, tol: tol, outliers: map[[2]string]int{},
 		nums: map[string]opt{}, strs: map[string]string{}, ints: map[string]int{},
 	}
-	c.agree = func(a, b opt) bool { return a.ok == b.ok && (!a.ok || Within(a.v-b.v, tol)) }
+	c.agree = func(a, b opt) bool { return a.ok == b.ok && (!a.ok || dump.Within(a.v-b.v, tol)) }
 	for _, e := range engines {
 		c.voters = append(c.voters, &side{engine: e, d: oracle[e], off: offsets(oracle[e])})
 	}
@@ -311,7 +286,7 @@ func (c *comparison) num(i int, prop string, get func(*side) (float64, bool)) {
 		return // no box on one side: the rects.count finding already says so
 	}
 	d := got - want.v
-	in := Within(d, c.tol)
+	in := dump.Within(d, c.tol)
 	c.r.Layout.Compared++
 	if !in {
 		c.r.Layout.Failed++

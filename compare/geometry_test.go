@@ -73,7 +73,7 @@ func shift(d *dump.Dump, i int, dx, dy float64) {
 
 func mustDumps(t *testing.T, want, got *dump.Dump) *Report {
 	t.Helper()
-	r, err := Dumps(want, got, DefaultTolerance)
+	r, err := Dumps(want, got, dump.DefaultTolerance)
 	require.NoError(t, err)
 	return r
 }
@@ -91,17 +91,17 @@ func TestShapeDivergenceStopsGeometry(t *testing.T) {
 	tests := []struct {
 		name   string
 		mutate func(*dump.Dump)
-		want   Divergence
+		want   dump.Divergence
 	}{
 		{"tag", func(d *dump.Dump) { d.Nodes[3].Tag = "DIV" },
-			Divergence{Index: 3, NodeDelta: 0, Want: "P depth 3 parent 2", Got: "DIV depth 3 parent 2"}},
+			dump.Divergence{Index: 3, NodeDelta: 0, Want: "P depth 3 parent 2", Got: "DIV depth 3 parent 2"}},
 		{"extra node", func(d *dump.Dump) {
 			d.Nodes = append(d.Nodes, dump.Node{Index: 5, Parent: 1, Tag: "B", Depth: 2, Rects: []dump.Rect{}})
-		}, Divergence{Index: 5, NodeDelta: 1, Want: "end", Got: "B depth 2 parent 1"}},
+		}, dump.Divergence{Index: 5, NodeDelta: 1, Want: "end", Got: "B depth 2 parent 1"}},
 		{"missing node", func(d *dump.Dump) { d.Nodes = d.Nodes[:2] },
-			Divergence{Index: 2, NodeDelta: -3, Want: "DIV depth 2 parent 1", Got: "end"}},
+			dump.Divergence{Index: 2, NodeDelta: -3, Want: "DIV depth 2 parent 1", Got: "end"}},
 		{"reparented", func(d *dump.Dump) { d.Nodes[4].Parent, d.Nodes[4].Depth = 2, 3 },
-			Divergence{Index: 4, NodeDelta: 0, Want: "SPAN depth 4 parent 3", Got: "SPAN depth 3 parent 2"}},
+			dump.Divergence{Index: 4, NodeDelta: 0, Want: "SPAN depth 4 parent 3", Got: "SPAN depth 3 parent 2"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -136,7 +136,7 @@ func TestToleranceAndSign(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := base("candidate")
-			// Width at 100 plus one app unit is where float rounding bites (see slack).
+			// Width at 100 plus one app unit is where float rounding bites (see dump.slack).
 			got.Nodes[3].Bounding.W += tt.delta
 			r := mustDumps(t, base("chromium"), got)
 			assert.Equal(t, tt.verdict, r.Verdict)
@@ -271,21 +271,21 @@ func TestOverflowedDiscarded(t *testing.T) {
 func TestRefused(t *testing.T) {
 	got := base("candidate")
 	got.Viewport = dump.Size{Width: 1024, Height: 768}
-	_, err := Dumps(base("chromium"), got, DefaultTolerance)
+	_, err := Dumps(base("chromium"), got, dump.DefaultTolerance)
 	assert.ErrorContains(t, err, "viewport mismatch")
 
 	got = base("candidate")
 	got.EngineVersion = ""
-	_, err = Dumps(base("chromium"), got, DefaultTolerance)
+	_, err = Dumps(base("chromium"), got, dump.DefaultTolerance)
 	assert.ErrorContains(t, err, "engine_version")
 
 	want := base("chromium")
 	want.EngineVersion = ""
-	_, err = Voted(map[string]*dump.Dump{"chromium": want}, base("candidate"), DefaultTolerance)
+	_, err = Geometry(map[string]*dump.Dump{"chromium": want}, base("candidate"), dump.DefaultTolerance)
 	assert.ErrorContains(t, err, "chromium")
 	assert.ErrorContains(t, err, "engine_version")
 
-	_, err = Voted(map[string]*dump.Dump{"chromium": base("chromium"), "firefox": nil}, base("c"), DefaultTolerance)
+	_, err = Geometry(map[string]*dump.Dump{"chromium": base("chromium"), "firefox": nil}, base("c"), dump.DefaultTolerance)
 	assert.ErrorContains(t, err, "firefox: dump is null")
 }
 
@@ -293,9 +293,9 @@ func oracle3() map[string]*dump.Dump {
 	return map[string]*dump.Dump{"chromium": base("chromium"), "firefox": base("firefox"), "webkit": base("webkit")}
 }
 
-func mustVoted(t *testing.T, oracle map[string]*dump.Dump, got *dump.Dump) *Report {
+func mustGeometry(t *testing.T, oracle map[string]*dump.Dump, got *dump.Dump) *Report {
 	t.Helper()
-	r, err := Voted(oracle, got, DefaultTolerance)
+	r, err := Geometry(oracle, got, dump.DefaultTolerance)
 	require.NoError(t, err)
 	return r
 }
@@ -303,7 +303,7 @@ func mustVoted(t *testing.T, oracle map[string]*dump.Dump, got *dump.Dump) *Repo
 func TestVoteUnanimous(t *testing.T) {
 	o := oracle3()
 	o["firefox"].Nodes[2].Bounding.W += 0.01 // quantization noise
-	r := mustVoted(t, o, base("candidate"))
+	r := mustGeometry(t, o, base("candidate"))
 	assert.Equal(t, Pass, r.Verdict)
 	assert.Equal(t, []string{"chromium", "firefox", "webkit"}, r.Engines)
 	assert.Equal(t, vote.Unanimous, r.ShapeVote)
@@ -317,7 +317,7 @@ func TestVoteMajorityNamesOutlier(t *testing.T) {
 	o["firefox"].Nodes[3].Bounding.W = 90
 	o["firefox"].Nodes[1].Style["display"] = "flex"
 
-	r := mustVoted(t, o, base("candidate")) // the candidate sides with the majority
+	r := mustGeometry(t, o, base("candidate")) // the candidate sides with the majority
 	assert.Equal(t, Pass, r.Verdict)
 	assert.Equal(t, []Outlier{
 		{Engine: "firefox", Property: "bounding.w", Count: 1},
@@ -327,7 +327,7 @@ func TestVoteMajorityNamesOutlier(t *testing.T) {
 
 	got := base("candidate") // the candidate sides with the outlier
 	got.Nodes[3].Bounding.W = 90
-	r = mustVoted(t, o, got)
+	r = mustGeometry(t, o, got)
 	assert.Equal(t, Fail, r.Verdict)
 	require.Len(t, r.Findings, 1)
 	assert.Equal(t, Finding{Node: 3, Tag: "P", Property: "bounding.w", Want: 100, Got: 90, Delta: -10}, r.Findings[0])
@@ -340,7 +340,7 @@ func TestVoteSplitIsUntrusted(t *testing.T) {
 	o["webkit"].Nodes[3].Bounding.W = 102
 	got := base("candidate")
 	got.Nodes[3].Bounding.W = 250 // differs from everyone, but there is no truth to fail it on
-	r := mustVoted(t, o, got)
+	r := mustGeometry(t, o, got)
 	assert.Equal(t, Pass, r.Verdict)
 	assert.Equal(t, 1, r.Layout.Untrusted)
 	assert.Equal(t, 5*itemsPerNode-1, r.Layout.Compared)
@@ -355,7 +355,7 @@ func TestVoteNonTransitiveChainIsUntrusted(t *testing.T) {
 	o["chromium"].Nodes[2].Bounding.H = 50
 	o["firefox"].Nodes[2].Bounding.H = 50.015
 	o["webkit"].Nodes[2].Bounding.H = 50.03
-	r := mustVoted(t, o, base("candidate"))
+	r := mustGeometry(t, o, base("candidate"))
 	assert.Equal(t, 1, r.Layout.Untrusted)
 	assert.Equal(t, 1, r.Votes[vote.Split])
 }
@@ -364,12 +364,12 @@ func TestVoteTwoEngines(t *testing.T) {
 	o := map[string]*dump.Dump{"chromium": base("chromium"), "webkit": base("webkit")}
 	got := base("candidate")
 	got.Nodes[2].Bounding.W = 300
-	r := mustVoted(t, o, got)
+	r := mustGeometry(t, o, got)
 	assert.Equal(t, Fail, r.Verdict, "two engines that agree are a reference")
 	assert.Equal(t, map[vote.Kind]int{vote.Agree: 5 * (itemsPerNode + len(dump.StyleProperties))}, r.Votes)
 
 	o["webkit"].Nodes[2].Bounding.W = 150
-	r = mustVoted(t, o, got)
+	r = mustGeometry(t, o, got)
 	assert.Equal(t, Pass, r.Verdict, "two engines that disagree are no reference")
 	assert.Equal(t, 1, r.Layout.Untrusted)
 	assert.Equal(t, 1, r.Votes[vote.Disagree])
@@ -379,14 +379,14 @@ func TestVoteTwoEngines(t *testing.T) {
 func TestVoteShape(t *testing.T) {
 	o := oracle3()
 	o["webkit"].Nodes[4].Tag = "B"
-	r := mustVoted(t, o, base("candidate"))
+	r := mustGeometry(t, o, base("candidate"))
 	assert.Equal(t, Pass, r.Verdict)
 	assert.Equal(t, vote.Majority, r.ShapeVote)
 	assert.Equal(t, []string{"chromium", "firefox"}, r.Engines, "the shape outlier does not vote")
 	assert.Equal(t, []Outlier{{Engine: "webkit", Property: "shape", Count: 1}}, r.Outliers)
 
 	o["firefox"].Nodes[4].Tag = "I"
-	r = mustVoted(t, o, base("candidate"))
+	r = mustGeometry(t, o, base("candidate"))
 	assert.Equal(t, Untrustworthy, r.Verdict)
 	assert.Equal(t, vote.Split, r.ShapeVote)
 	assert.Zero(t, r.Layout.Compared)
@@ -404,12 +404,12 @@ func TestVoteEveryItemSplit(t *testing.T) {
 			n.Style[p] = "x"
 		}
 	}
-	r := mustVoted(t, o, base("candidate"))
+	r := mustGeometry(t, o, base("candidate"))
 	assert.Equal(t, Untrustworthy, r.Verdict)
 }
 
 func TestNoOracleDumps(t *testing.T) {
-	r := mustVoted(t, map[string]*dump.Dump{}, base("candidate"))
+	r := mustGeometry(t, map[string]*dump.Dump{}, base("candidate"))
 	assert.Equal(t, Untrustworthy, r.Verdict)
 	assert.Equal(t, "no oracle dumps", r.Reason)
 }
@@ -417,7 +417,7 @@ func TestNoOracleDumps(t *testing.T) {
 func TestOracleOnly(t *testing.T) {
 	o := oracle3()
 	o["chromium"].Nodes[1].Bounding.H = 0
-	r := mustVoted(t, o, nil)
+	r := mustGeometry(t, o, nil)
 	assert.Equal(t, NoCandidate, r.Verdict)
 	assert.Equal(t, []Outlier{{Engine: "chromium", Property: "bounding.h", Count: 1}}, r.Outliers)
 	assert.Zero(t, r.Layout.Compared)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/vote"
 )
 
@@ -45,15 +46,6 @@ type StyleFinding struct {
 	Got      string `json:"got"`
 }
 
-// Divergence is a shape mismatch: the first node index where (tag, depth, parent)
-// differs, or where one node list ends.
-type Divergence struct {
-	Index     int    `json:"index"`
-	NodeDelta int    `json:"node_delta"` // len(got.Nodes) - len(want.Nodes)
-	Want      string `json:"want"`       // "DIV depth 2 parent 1", or "end" past the last node
-	Got       string `json:"got"`
-}
-
 // Axis counts one attribution axis: layout (geometry) or style.
 type Axis struct {
 	Compared int `json:"compared"`
@@ -77,11 +69,11 @@ type Report struct {
 	Reason  string  `json:"reason,omitempty"`
 	// Engines are the oracle engines whose dumps were voted (a shape outlier is
 	// dropped before the per-item votes).
-	Engines   []string    `json:"engines,omitempty"`
-	ShapeVote vote.Kind   `json:"shape_vote,omitempty"`
-	Shape     *Divergence `json:"shape,omitempty"` // candidate against the reference shape
-	Layout    Axis        `json:"layout"`
-	Style     Axis        `json:"style"`
+	Engines   []string         `json:"engines,omitempty"`
+	ShapeVote vote.Kind        `json:"shape_vote,omitempty"`
+	Shape     *dump.Divergence `json:"shape,omitempty"` // candidate against the reference shape
+	Layout    Axis             `json:"layout"`
+	Style     Axis             `json:"style"`
 	// The dense score: sum and max of |delta| over every compared geometry item, in
 	// px. Needs no threshold; rects.count mismatches are counted in Layout.Failed but
 	// are not pixels and are left out.
@@ -94,19 +86,10 @@ type Report struct {
 	Findings      []Finding         `json:"findings,omitempty"`
 	StyleFindings []StyleFinding    `json:"style_findings,omitempty"`
 
-	// Reflection is set on reflection cases (package reflect), which have no
+	// Reflection is set on reflection cases (Reflection), which have no
 	// geometry: attr_value and idl_value per probe, voted and scored exactly.
 	Reflection         *Axis               `json:"reflection,omitempty"`
 	ReflectionFindings []ReflectionFinding `json:"reflection_findings,omitempty"`
-}
-
-// ReflectionFinding is one probe field whose candidate value differs from the vote.
-type ReflectionFinding struct {
-	Probe    int    `json:"probe"` // index in the request's probes
-	Selector string `json:"selector"`
-	Property string `json:"property"` // "attr_value(value)" or "idl_value(htmlFor)"
-	Want     string `json:"want"`     // the JSON value
-	Got      string `json:"got"`
 }
 
 // Failures returns the geometry findings outside tolerance, in node order.

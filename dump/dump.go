@@ -1,5 +1,7 @@
-// Package dump holds the geometry dump of ../shared/spec/dump-format.md ("Dump",
-// "Style subset") and the one in-page walk that produces it in every engine.
+// Package dump holds the geometry answer of ../shared/spec/dump-format.md ("Dump",
+// "Style subset"), the one in-page walk that produces it in every engine, and how two
+// dumps compare (compare.go: Shape, then each item Within a tolerance). Voting on the
+// engines' dumps and scoring a candidate is package compare's (Geometry).
 package dump
 
 import (

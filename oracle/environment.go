@@ -16,6 +16,9 @@ import (
 // change here can change a dump. Ping reports it as "pinned-" + EnvironmentVersion.
 const EnvironmentVersion = "1"
 
+// The probe that checks every engine against this pin, at startup and in cmd/probe,
+// is probes.SelfCheckEnvironment (probes/environment.go).
+
 // Environment is the ping value of the pinned environment.
 func Environment() string { return "pinned-" + EnvironmentVersion }
 

@@ -13,17 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-func skipShort(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("drives a real browser; -short runs the pure tests only")
-	}
-}
 
 // lockedBuffer is a log sink the browser goroutines may write to concurrently.
 type lockedBuffer struct {
@@ -47,7 +41,7 @@ func (l *lockedBuffer) String() string {
 // PLAYWRIGHT_NODEJS_PATH unset, and the variable stays unset: before, driverOptions
 // called os.Setenv, although xvfb.go promises the environment is not touched.
 func TestPlaywrightDriverLeavesTheEnvironmentAlone(t *testing.T) {
-	skipShort(t)
+	testutil.NeedsBrowsers(t)
 	node, err := exec.LookPath("node")
 	require.NoError(t, err)
 	log := testLogger(t)
@@ -76,7 +70,7 @@ func launchChromium(t *testing.T, log zerolog.Logger) (*PlaywrightDriver, *playw
 // Close while a relaunch is under way: the relaunched browser is closed too. Before,
 // the relaunch installed its new browser after Close had run, and nothing closed it.
 func TestCloseDuringARelaunchLeavesNoBrowser(t *testing.T) {
-	skipShort(t)
+	testutil.NeedsBrowsers(t)
 	d, e := launchChromium(t, testLogger(t))
 	require.NotEmpty(t, d.children(), "the browser runs below the driver")
 
@@ -104,7 +98,7 @@ func TestCloseDuringARelaunchLeavesNoBrowser(t *testing.T) {
 // exceeded its deadline (which is what it logged before), and the browser is
 // relaunched so that the next case meets a fresh page.
 func TestAResetThatCannotFinishSaysSo(t *testing.T) {
-	skipShort(t)
+	testutil.NeedsBrowsers(t)
 	var logs lockedBuffer
 	_, e := launchChromium(t, zerolog.New(&logs).Level(zerolog.WarnLevel))
 	ctx, cancel := context.WithCancel(context.Background())

@@ -8,13 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/trace"
 )
 
 // SelfCheck is one startup self-check case: a request every launched engine must
-// answer without error before it serves. The DefaultSelfChecks are also probes of
-// cmd/probe (package probes reuses these values), so each case has one definition.
+// answer without error before it serves. The cases are defined in package probes
+// (probes.SelfChecks), where each is also a probe of cmd/probe, and cmd/oracle passes
+// them to (*Oracle).SelfCheck.
 type SelfCheck struct {
 	Name    string
 	Request Request // Op, HTML, Script, Probes; the run sets ID and Engines
@@ -31,47 +31,6 @@ func (c SelfCheck) NewRequest(id string, engines []string) *Request {
 	r.Engines = append([]string(nil), engines...)
 	r.Probes = append(r.Probes[:0:0], r.Probes...)
 	return &r
-}
-
-func strPtr(s string) *string { return &s }
-
-// The three self-check cases: one geometry, one trace, one reflection request, each
-// fast (well under a second per engine) and each answered identically by the three
-// engines on the development host (the README's "Probes" section has the observations).
-var (
-	// SelfCheckGeometry is a fixed box-model case: a 100x40 div with asymmetric
-	// padding, a 2px border and a margin.
-	SelfCheckGeometry = SelfCheck{Name: "box-model", Request: Request{Op: OpGeometry,
-		HTML: strPtr(`<!doctype html><style>html,body{margin:0}</style>` +
-			`<div style="width:100px;height:40px;padding:5px 10px;border:2px solid;margin:20px 0 0 30px"></div>`)}}
-
-	// SelfCheckTrace is the promise/microtask settlement order: it exercises the
-	// recorder, the page's own script, microtasks, tasks and trace.done().
-	SelfCheckTrace = SelfCheck{Name: "microtask-order", Request: Request{Op: OpTrace,
-		Script: strPtr(`const log = [];
-setTimeout(() => log.push('timeout'), 0);
-Promise.resolve().then(() => log.push('then1')).then(() => log.push('then2'));
-queueMicrotask(() => log.push('queueMicrotask'));
-(async () => { log.push('async-start'); await null; log.push('after-await'); })();
-trace.settle('resolved', Promise.resolve(42));
-trace.settle('rejected', Promise.reject(new TypeError('no')));
-trace.settle('race', Promise.race([new Promise(r => setTimeout(() => r('slow'), 20)), Promise.resolve('fast')]));
-trace.settle('all', Promise.all([1, Promise.resolve(2), new Promise(r => setTimeout(() => r(3), 10))]));
-log.push('sync-end');
-setTimeout(() => { trace.value('order', log); trace.done(); }, 60);`)}}
-
-	// SelfCheckReflect is a content attribute reflected into its IDL property.
-	SelfCheckReflect = SelfCheck{Name: "input-value-reflection", Request: Request{Op: OpReflect,
-		HTML:   strPtr(`<input id=a>`),
-		Script: strPtr(`document.getElementById('a').setAttribute('value', '5');`),
-		Probes: []reflect.Probe{{Selector: "#a", Attr: "value", IDL: "value"}}}}
-)
-
-// DefaultSelfChecks is the startup subset: one geometry, one trace, one reflection
-// case, and the pinned environment (environment.go), whose answer is compared with
-// what every engine must say.
-func DefaultSelfChecks() []SelfCheck {
-	return []SelfCheck{SelfCheckGeometry, SelfCheckTrace, SelfCheckReflect, SelfCheckEnvironment}
 }
 
 // SelfCheckReport is the outcome of SelfCheck.

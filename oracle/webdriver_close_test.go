@@ -11,12 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestWebDriverCloseDuringARestartLeavesNoXvfb(t *testing.T) {
-	skipShort(t)
+	testutil.NeedsBrowsers(t)
 	skipWithoutWebKit(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()

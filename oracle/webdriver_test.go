@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/rs/zerolog"
 )
 
@@ -41,6 +42,7 @@ func testLogger(tb testing.TB) zerolog.Logger {
 // where .ci/run installs it and a missing engine must fail, not pass quietly.
 func skipWithoutWebKit(tb testing.TB) {
 	tb.Helper()
+	testutil.NeedsBrowsers(tb)
 	if os.Getenv("CI") != "" {
 		return
 	}
@@ -321,6 +323,9 @@ func TestWebDriverDialogs(t *testing.T) {
 	}
 	// A dialog from a timer after the call returned must not wedge the next call.
 	load(t, e, "<script>setTimeout(() => alert('late'), 0)</script>", "() => 1", new(float64))
+	// Sleeps here, not polls: the timers must run between calls, and a poll is a
+	// call. Polling the session's Get Alert Text (no script) never saw one of these
+	// dialogs open between calls within 10 s, so there is no event to wait for.
 	time.Sleep(50 * time.Millisecond)
 	res := walk(t, e, "<div style='width:10px;height:10px'></div>", "alert('in the case script')")
 	if res.Dump == nil || len(res.Dump.Nodes) != 4 {

@@ -5,10 +5,11 @@
 // an engine that errored, or did not run a probe its profile supports, is a harness
 // failure.
 //
-// Four of the probes are the oracle's startup self-check (oracle.DefaultSelfChecks);
-// they are defined there, once, and reused here. One of them, "environment", also
-// fails an engine whose answer differs from the pinned environment, naming the
-// property: there engines differing is the harness's fault, not a finding.
+// Four of the probes are also the oracle's startup self-check (SelfChecks, which
+// cmd/oracle passes to (*oracle.Oracle).SelfCheck): defined here, once. One of them,
+// "environment" (environment.go), also fails an engine whose answer differs from the
+// pinned environment, naming the property: there engines differing is the harness's
+// fault, not a finding.
 package probes
 
 import (
@@ -110,7 +111,7 @@ btn.click();
 btn.dispatchEvent(new Event('ping', {bubbles: false}));
 trace.done();`),
 
-	fromSelfCheck(oracle.SelfCheckTrace,
+	fromSelfCheck(SelfCheckTrace,
 		"promise/microtask settlement order: then chains, queueMicrotask, await, setTimeout, race, all"),
 
 	traceProbe("url-idl-shape",
@@ -131,13 +132,13 @@ trace.done();`),
   trace.done();
 }, err => { trace.error('getUserMedia', err); trace.done(); });`),
 
-	fromSelfCheck(oracle.SelfCheckGeometry,
-		"box model: width/height, asymmetric padding, a 2px border and a margin, voted with compare.Voted"),
+	fromSelfCheck(SelfCheckGeometry,
+		"box model: width/height, asymmetric padding, a 2px border and a margin, voted with compare.Geometry"),
 
-	fromSelfCheck(oracle.SelfCheckReflect,
+	fromSelfCheck(SelfCheckReflect,
 		"reflection: setAttribute('value','5') on an <input>, read back as content attribute and IDL value"),
 
-	fromSelfCheck(oracle.SelfCheckEnvironment,
+	fromSelfCheck(SelfCheckEnvironment,
 		"pinned environment: face per generic family (measured), default and monospace sizes, scrollbar size, media features"),
 }
 

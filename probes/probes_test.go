@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/layout-oracle/oracle/compare"
-	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -31,7 +30,7 @@ func TestProbeNamesAreUniqueAndSelectable(t *testing.T) {
 func TestSelfCheckCasesAreProbes(t *testing.T) {
 	// One definition each: the startup self-check's cases are probes here.
 	kinds := map[Kind]bool{}
-	for _, c := range oracle.DefaultSelfChecks() {
+	for _, c := range SelfChecks() {
 		got, err := Select([]string{c.Name})
 		require.NoError(t, err, c.Name)
 		p := got[0]

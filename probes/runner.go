@@ -212,7 +212,7 @@ func evalTrace(r *Result, traces map[string]*trace.Trace) {
 		}
 		return c.Equal, strings.Join(parts, "; ")
 	})
-	v := trace.Vote(traces, tol)
+	v := compare.Traces(traces, tol)
 	r.Vote = v.Whole
 	for _, p := range r.Pairs {
 		if !p.Agree {
@@ -298,7 +298,7 @@ func describeFinding(f trace.Finding, t *trace.Trace) string {
 }
 
 func evalGeometry(r *Result, dumps map[string]*dump.Dump) {
-	tol := compare.DefaultTolerance
+	tol := dump.DefaultTolerance
 	r.Pairs = pairs(dumps, func(a, b *dump.Dump) (bool, string) {
 		rep, err := compare.Dumps(a, b, tol)
 		if err != nil {
@@ -324,10 +324,10 @@ func evalGeometry(r *Result, dumps map[string]*dump.Dump) {
 		}
 		return false, detail
 	})
-	rep, err := compare.Voted(dumps, nil, tol)
+	rep, err := compare.Geometry(dumps, nil, tol)
 	if err != nil {
 		r.Vote = vote.Result{Kind: vote.Split}
-		r.Notes = append(r.Notes, "compare.Voted refused the dumps: "+err.Error())
+		r.Notes = append(r.Notes, "compare.Geometry refused the dumps: "+err.Error())
 		return
 	}
 	r.Vote = geometryVote(rep, ordered(slices.Collect(maps.Keys(dumps))))
@@ -348,7 +348,7 @@ func evalGeometry(r *Result, dumps map[string]*dump.Dump) {
 	}
 }
 
-// geometryVote reduces compare.Voted's per-item votes to one vote on the probe:
+// geometryVote reduces compare.Geometry's per-item votes to one vote on the probe:
 // unanimous when the shape and every item were, a majority when every outvoted item
 // has the same outlier, split otherwise.
 func geometryVote(rep *compare.Report, engines []string) vote.Result {
@@ -382,19 +382,16 @@ func geometryVote(rep *compare.Report, engines []string) vote.Result {
 	return vote.Result{Kind: vote.Split}
 }
 
+// evalReflect compares the states pairwise and votes them whole, two states agreeing
+// when reflect.Compare finds no difference; a pair's detail is its first difference.
 func evalReflect(r *Result, states map[string]*reflect.State) {
 	agree := func(a, b *reflect.State) (bool, string) {
-		if len(a.Observations) != len(b.Observations) {
-			return false, fmt.Sprintf("%d vs %d observations", len(a.Observations), len(b.Observations))
-		}
-		for i := range a.Observations {
-			x, y := a.Observations[i], b.Observations[i]
-			if !sameAttr(x.AttrValue, y.AttrValue) {
-				return false, fmt.Sprintf("%s attr_value %s: %s vs %s", x.Selector, x.Attr, showAttr(x.AttrValue), showAttr(y.AttrValue))
-			}
-			if !sameJSON(x.IDLValue, y.IDLValue) {
-				return false, fmt.Sprintf("%s idl_value %s: %s vs %s", x.Selector, x.IDL, x.IDLValue, y.IDLValue)
-			}
+		diffs, err := reflect.Compare(a, b)
+		switch {
+		case err != nil:
+			return false, err.Error()
+		case len(diffs) > 0:
+			return false, diffs[0].String()
 		}
 		return true, ""
 	}
@@ -405,24 +402,6 @@ func evalReflect(r *Result, states map[string]*reflect.State) {
 			r.Notes = append(r.Notes, fmt.Sprintf("%s vs %s: %s", p.A, p.B, p.Detail))
 		}
 	}
-}
-
-func sameAttr(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
-
-func showAttr(a *string) string {
-	if a == nil {
-		return "null"
-	}
-	return fmt.Sprintf("%q", *a)
-}
-
-// sameJSON compares two JSON texts after compacting them.
-func sameJSON(a, b json.RawMessage) bool {
-	var x, y bytes.Buffer
-	if json.Compact(&x, a) != nil || json.Compact(&y, b) != nil {
-		return bytes.Equal(a, b)
-	}
-	return bytes.Equal(x.Bytes(), y.Bytes())
 }
 
 // ordered sorts engine names in oracle.AllEngines order.

@@ -28,6 +28,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/layout-oracle/oracle/compare"
+	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/trace"
 	"github.com/rs/zerolog"
@@ -160,12 +162,6 @@ func register(en *engine, p *page) (string, string) {
 	return base + "/trace/" + key, p.key
 }
 
-func skipShort(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs the real engines; skipped in -short mode")
-	}
-}
-
 // run serves html and script on en's route and collects the trace.
 func run(t *testing.T, en *engine, html, script string) (*trace.Trace, error) {
 	return runPage(t, en, page{html: html, script: script, inline: en.inline})
@@ -173,7 +169,7 @@ func run(t *testing.T, en *engine, html, script string) (*trace.Trace, error) {
 
 func runPage(t *testing.T, en *engine, p page) (*trace.Trace, error) {
 	t.Helper()
-	skipShort(t)
+	testutil.NeedsBrowsers(t)
 	if en.err != nil {
 		return nil, fmt.Errorf("%s did not launch: %w", en.name, en.err)
 	}
@@ -191,7 +187,7 @@ func runPage(t *testing.T, en *engine, p page) (*trace.Trace, error) {
 // runAll runs the case in all three engines at once and requires every trace.
 func runAll(t *testing.T, html, script string) map[string]*trace.Trace {
 	t.Helper()
-	skipShort(t)
+	testutil.NeedsBrowsers(t)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	out := map[string]*trace.Trace{}
@@ -400,7 +396,7 @@ trace.done();
 		assert.Equal(t, b64([]byte{1, 2, 3, 4}), created["base64"], name)
 	}
 	reportPairs(t, traces, trace.DefaultBufferTolerance)
-	v := trace.Vote(traces, trace.DefaultBufferTolerance)
+	v := compare.Traces(traces, trace.DefaultBufferTolerance)
 	t.Logf("vote: whole %s; per record %+v", v.Whole.Kind, v.Records)
 	assert.True(t, v.Whole.Trusted(), "the engines' canvases agree within the default tolerance")
 }
@@ -441,7 +437,7 @@ ctx.oncomplete = () => setTimeout(() => trace.done(), 0);
 		}
 	}
 	reportPairs(t, traces, trace.DefaultBufferTolerance)
-	v := trace.Vote(traces, trace.DefaultBufferTolerance)
+	v := compare.Traces(traces, trace.DefaultBufferTolerance)
 	assert.True(t, v.Whole.Trusted(), "the engines' renders agree within the default tolerance")
 }
 
@@ -562,7 +558,7 @@ trace.done();
 		assert.Equal(t, []any{"size"}, sp["keys"], name)
 		t.Logf("%s: DOMRect %s", name, traces[name].Records[1].Value)
 	}
-	v := trace.Vote(traces, trace.BufferTolerance{})
+	v := compare.Traces(traces, trace.BufferTolerance{})
 	assert.Equal(t, "unanimous", string(v.Whole.Kind), "%+v", v)
 }
 
@@ -693,7 +689,7 @@ func TestReplacedJSON(t *testing.T) {
 // (about:blank via Load) or on a page outside /trace/, and collecting there fails
 // with a clear message.
 func TestNotATracePage(t *testing.T) {
-	skipShort(t)
+	testutil.NeedsBrowsers(t)
 	probe := `function () { return [typeof window.trace, '__traceRun' in window, location.href]; }`
 	for _, en := range engines {
 		require.NoError(t, en.err, en.name)
@@ -738,7 +734,7 @@ setTimeout(() => trace.done(), 0);
 // record identical traces of the same case; and both at once (the init script plus an
 // inline copy) install once, recording the same again.
 func TestInlineRouteMatchesInitScript(t *testing.T) {
-	skipShort(t)
+	testutil.NeedsBrowsers(t)
 	chromium := engines[0]
 	initTr, err := run(t, chromium, routeHTML, routeScript)
 	require.NoError(t, err)
@@ -760,7 +756,7 @@ func TestInlineRouteMatchesInitScript(t *testing.T) {
 	}
 	// And the same case across the three engines, for the record.
 	traces := runAll(t, routeHTML, routeScript)
-	v := trace.Vote(traces, trace.DefaultBufferTolerance)
+	v := compare.Traces(traces, trace.DefaultBufferTolerance)
 	reportPairs(t, traces, trace.DefaultBufferTolerance)
 	assert.Equal(t, "unanimous", string(v.Whole.Kind), "route case: splits %v, outliers %v", v.Splits(), v.Outliers())
 }
@@ -776,7 +772,7 @@ func TestRecorderInlinable(t *testing.T) {
 // TestBundledCases runs testdata/trace/cases.ndjson (trace requests in the protocol's
 // shape) through all three engines and requires a trusted vote on each.
 func TestBundledCases(t *testing.T) {
-	skipShort(t)
+	testutil.NeedsBrowsers(t)
 	raw, err := os.ReadFile("../testdata/trace/cases.ndjson")
 	require.NoError(t, err)
 	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
@@ -790,7 +786,7 @@ func TestBundledCases(t *testing.T) {
 		require.Equal(t, "trace", req.Op, req.ID)
 		t.Run(req.ID, func(t *testing.T) {
 			traces := runAll(t, req.HTML, req.Script)
-			v := trace.Vote(traces, trace.DefaultBufferTolerance)
+			v := compare.Traces(traces, trace.DefaultBufferTolerance)
 			for name, tr := range traces {
 				assert.False(t, tr.TimedOut, name)
 				assert.NotEmpty(t, tr.Records, name)
@@ -809,7 +805,7 @@ func TestBundledCases(t *testing.T) {
 // SHA-256's padding takes one or two final blocks, and for a multi-block payload with
 // non-ASCII text, in every engine.
 func TestSealAtEveryPaddingLength(t *testing.T) {
-	skipShort(t)
+	testutil.NeedsBrowsers(t)
 	for n := 0; n < 64; n++ {
 		tr, err := run(t, engines[0], "", fmt.Sprintf("trace.value('s', 'x'.repeat(%d)); trace.done();", n))
 		require.NoError(t, err, "length %d", n)

@@ -1,6 +1,7 @@
 // Package trace is the oracle's trace protocol (dump-format.md, "Trace protocol"):
-// the in-page recorder, the trace and record types, record-by-record comparison of two
-// traces within a buffer tolerance, and the engines' vote on a set of traces.
+// the trace answer (Trace, Record), the in-page recorder that produces it, and how two
+// traces compare (Compare, CompareRecords: record by record, buffers within a
+// BufferTolerance). Voting on the engines' traces is package compare's (Traces).
 //
 // # The two JavaScript entry points
 //

@@ -1,8 +1,8 @@
-// Package vote is the engines' vote on one item: pairwise agreement clustering over
-// one value per engine, naming the outlier on a 2-1 split and calling a three-way
-// disagreement Split, untrustworthy. Geometry comparison uses it per node and
-// property; trace and reflection comparison reuse it per record and observation with
-// their own agreement functions.
+// Package vote clusters the engines' values of one item: pairwise agreement over one
+// value per engine, naming the outlier on a 2-1 split and calling a three-way
+// disagreement Split, untrustworthy. It knows no answer type: the caller passes the
+// agreement, and package compare passes each answer package's rule (dump.Within,
+// reflect's exact fields, trace.Compare and trace.CompareRecords).
 package vote
 
 import "sort"

@@ -189,6 +189,12 @@ func (b *barePlaywright) close() { b.browser.Close() }
 
 // bareWebDriver is a minimal W3C WebDriver client for WebKitGTK: one driver, one
 // session, one window, on an Xvfb of its own.
+//
+// It is a second WebDriver client beside the oracle's (oracle/webdriver.go) on
+// purpose, not a copy to be merged: way (d) measures the engine's own round trip
+// without the oracle, so it must not go through the oracle's client, with its
+// restart and deadline handling, dialog recovery and serialization repair. Keep it
+// this small; a fix to the oracle's client does not belong here.
 type bareWebDriver struct {
 	cmd     *exec.Cmd
 	xvfb    *oracle.Xvfb

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
 )
 
@@ -68,7 +67,7 @@ func compareBytes(oracle, cand []byte, out reporter) (int, error) {
 	if err != nil {
 		return exitBadInput, err
 	}
-	s := &session{tol: compare.DefaultTolerance, cands: c, out: out, stderr: io.Discard}
+	s := &session{tol: dump.DefaultTolerance, cands: c, out: out, stderr: io.Discard}
 	if err := s.run(bytes.NewReader(oracle)); err != nil {
 		return exitBadInput, err
 	}
@@ -129,7 +128,7 @@ func FuzzRun(f *testing.F) {
 			if code != exitOK && code != exitFail && code != exitBadInput {
 				t.Fatalf("exit %d", code)
 			}
-			s := &session{tol: compare.DefaultTolerance, out: out, stderr: io.Discard} // oracle-only mode
+			s := &session{tol: dump.DefaultTolerance, out: out, stderr: io.Discard} // oracle-only mode
 			if s.run(bytes.NewReader(oracle)) == nil {
 				s.exit()
 			}

@@ -16,6 +16,7 @@ import (
 	"os"
 
 	"github.com/layout-oracle/oracle/compare"
+	"github.com/layout-oracle/oracle/dump"
 )
 
 const (
@@ -39,7 +40,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	oraclePath := fs.String("oracle", "", "oracle responses, NDJSON (`FILE`, or - for stdin); required")
 	candPath := fs.String("candidate", "", "candidate dumps: NDJSON {\"id\",\"dump\"} records, or one bare dump (`FILE`, or - for stdin); omitted: only vote the oracle engines")
 	asJSON := fs.Bool("json", false, "one JSON line per case plus a totals line, instead of the human summary")
-	tol := fs.Float64("tolerance", compare.DefaultTolerance, "geometry tolerance in CSS px")
+	tol := fs.Float64("tolerance", dump.DefaultTolerance, "geometry tolerance in CSS px")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: compare --oracle FILE [--candidate FILE] [--json] [--tolerance X]")
 		fs.PrintDefaults()

@@ -129,7 +129,7 @@ func (s *session) compareCase(line *oracleLine) *compare.Report {
 				return refused(errors.New("the oracle case is a reflection, the candidate record has no \"state\""))
 			}
 		}
-		r, err := reflect.Voted(line.States, got)
+		r, err := compare.Reflection(line.States, got)
 		if err != nil {
 			return refused(err)
 		}
@@ -142,7 +142,7 @@ func (s *session) compareCase(line *oracleLine) *compare.Report {
 	if cand != nil {
 		got = cand.Dump
 	}
-	r, err := compare.Voted(line.Dumps, got, s.tol)
+	r, err := compare.Geometry(line.Dumps, got, s.tol)
 	if err != nil {
 		return refused(err)
 	}

@@ -6,6 +6,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,11 +18,17 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/layout-oracle/oracle/internal/testutil"
 )
 
 var oracleBin string // built once in TestMain
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run()) // every test here drives the oracle binary and skips: no build
+	}
 	dir, err := os.MkdirTemp("", "oracle-bin")
 	if err != nil {
 		panic(err)
@@ -63,6 +70,7 @@ type client struct {
 // prints anything on stdout that is not a JSON object.
 func startOracle(t testing.TB, args ...string) *client {
 	t.Helper()
+	testutil.NeedsBrowsers(t)
 	cmd := exec.Command(oracleBin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, err := cmd.StdinPipe()

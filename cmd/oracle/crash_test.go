@@ -8,6 +8,7 @@ package main
 // with its content process) took 9 to 18 s on a loaded machine.
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -53,6 +54,62 @@ func renderers(oracle int) map[string][]int {
 		}
 	}
 	return found
+}
+
+// cpuTicks is the CPU time pids have used so far, in clock ticks (utime + stime of
+// /proc/<pid>/stat); a pid that is gone counts nothing.
+func cpuTicks(pids []int) int64 {
+	var total int64
+	for _, pid := range pids {
+		raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+		if err != nil {
+			continue
+		}
+		// The fields after the command name, which may itself hold spaces and ')'.
+		f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
+		if len(f) < 13 {
+			continue
+		}
+		utime, _ := strconv.ParseInt(f[11], 10, 64)
+		stime, _ := strconv.ParseInt(f[12], 10, 64)
+		total += utime + stime
+	}
+	return total
+}
+
+// busyTicks is how much CPU an engine's page processes must burn (0.1 s at the usual
+// 100 ticks/s) to count as running a busy case: far more than idle pages use in the
+// second or so the wait takes.
+const busyTicks = 10
+
+// waitBusy waits until every engine's page processes in procs have used busyTicks of
+// CPU since before (their cpuTicks then), i.e. a busy case's script is running in
+// each: an event to wait for instead of a sleep that guesses when the case started.
+// It gives up after within, saying so in the log, and the test goes on as it would
+// have after a sleep.
+func waitBusy(t *testing.T, procs map[string][]int, before map[string]int64, within time.Duration) {
+	t.Helper()
+	start := time.Now()
+	for deadline := start.Add(within); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		busy := true
+		for e, pids := range procs {
+			busy = busy && cpuTicks(pids)-before[e] >= busyTicks
+		}
+		if busy {
+			t.Logf("the busy case runs in %d engines after %s", len(procs), time.Since(start).Round(time.Millisecond))
+			return
+		}
+	}
+	t.Logf("the busy case did not show as CPU use in every engine within %s; going on", within)
+}
+
+// ticksOf is cpuTicks per engine.
+func ticksOf(procs map[string][]int) map[string]int64 {
+	out := map[string]int64{}
+	for e, pids := range procs {
+		out[e] = cpuTicks(pids)
+	}
+	return out
 }
 
 // drivers finds each engine's Playwright driver below the oracle: the node process
@@ -179,8 +236,9 @@ func TestKilledRendererCostsAtMostOneCase(t *testing.T) {
 	require.NotEmpty(t, procs["firefox"])
 	busy := map[string]any{"html": "<p>", "script": "const t0 = Date.now(); while (Date.now() - t0 < 4000) {}"}
 	answer := make(chan map[string]any, 1)
+	before := ticksOf(procs)
 	go func() { answer <- c.send(t, busy) }()
-	time.Sleep(1500 * time.Millisecond) // the busy script is running in both engines
+	waitBusy(t, procs, before, 3*time.Second) // the 4 s busy script runs in both engines
 	killAll(t, append(procs["chromium"], procs["firefox"]...)...)
 	resp := <-answer
 	errs, _ := resp["errors"].(map[string]any)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,6 +23,7 @@ import (
 var groundTruth sharedOracle
 
 func gtOracle(t *testing.T) *client {
+	testutil.NeedsBrowsers(t) // before once: a skip inside it would leave c nil for good
 	groundTruth.once.Do(func() { groundTruth.c = startOracle(t, "--pages=1", "--log-level=warn") })
 	return groundTruth.c
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/probes"
 	"github.com/layout-oracle/oracle/profiles"
 	"github.com/layout-oracle/oracle/trace"
 	"github.com/rs/zerolog"
@@ -102,7 +103,7 @@ func run() int {
 		return 1
 	}
 	if *selfCheck {
-		if rep := o.SelfCheck(ctx, oracle.DefaultSelfChecks()); len(rep.Passed) == 0 {
+		if rep := o.SelfCheck(ctx, probes.SelfChecks()); len(rep.Passed) == 0 {
 			log.Error().Msg("no engine passed the self-check")
 			o.Close()
 			return 1

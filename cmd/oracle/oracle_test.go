@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -27,11 +28,16 @@ type sharedOracle struct {
 var shared sharedOracle
 
 func (s *sharedOracle) get(t *testing.T) *client {
+	testutil.NeedsBrowsers(t) // before once: a skip inside it would leave c nil for good
 	s.once.Do(func() { s.c = startOracle(t, "--log-level=warn") })
 	return s.c
 }
 
-func (s *sharedOracle) close() { s.c.close() }
+func (s *sharedOracle) close() {
+	if s.c != nil {
+		s.c.close()
+	}
+}
 
 // testCases are the bundled demo cases, by id.
 func testCases(t *testing.T) map[string]map[string]any {

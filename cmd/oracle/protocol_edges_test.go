@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -28,6 +29,8 @@ func TestPingIsAnsweredAtOnceWhileCasesRun(t *testing.T) {
 	c := shared.get(t)
 	c.send(t, map[string]any{"op": "ping"}) // the oracle is up: only the cases can delay the next ping
 	busy := `const t0 = Date.now(); while (Date.now() - t0 < 2000) {}`
+	procs := renderers(c.cmd.Process.Pid)
+	before := ticksOf(procs)
 	var wg sync.WaitGroup
 	answered := make(chan string, 8)
 	for i := 0; i < 4; i++ {
@@ -39,7 +42,7 @@ func TestPingIsAnsweredAtOnceWhileCasesRun(t *testing.T) {
 			answered <- resp["id"].(string)
 		}()
 	}
-	time.Sleep(300 * time.Millisecond) // let the cases reach the oracle first; the ping must overtake them
+	waitBusy(t, procs, before, 1500*time.Millisecond) // the cases reached the pages first; the ping must overtake them
 	start := time.Now()
 	resp := c.send(t, map[string]any{"op": "ping"})
 	took := time.Since(start)
@@ -73,6 +76,7 @@ type oracleProc struct {
 
 func startRaw(t *testing.T, args ...string) *oracleProc {
 	t.Helper()
+	testutil.NeedsBrowsers(t)
 	p := &oracleProc{cmd: exec.Command(oracleBin, args...), done: make(chan error, 1), stderr: &lockedWriter{w: &strings.Builder{}}}
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	inR, inW, err := os.Pipe()

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/probes"
 	"github.com/layout-oracle/oracle/vote"
@@ -24,6 +25,7 @@ import (
 // runJSON runs the command with --json and decodes its lines.
 func runJSON(t *testing.T, args ...string) (int, map[string]probes.Result, Summary, string) {
 	t.Helper()
+	testutil.NeedsBrowsers(t)
 	var stdout, stderr bytes.Buffer
 	code := run(append([]string{"--json"}, args...), &stdout, &stderr)
 	results := map[string]probes.Result{}
@@ -226,9 +228,7 @@ func (closedWriter) Write(p []byte) (int, error) { return 0, os.ErrClosed }
 // Results that cannot be written are an error with its reason on stderr, not exit 0
 // (before, the JSON encoder's errors were ignored). Real Chromium, one probe.
 func TestProbeReportsAResultsWriteError(t *testing.T) {
-	if testing.Short() {
-		t.Skip("launches a real browser")
-	}
+	testutil.NeedsBrowsers(t)
 	var stderr strings.Builder
 	code := run([]string{"--json", "--engines=chromium", "--only=box-model"}, closedWriter{}, &stderr)
 	assert.Equal(t, 2, code, stderr.String())

@@ -1,16 +1,18 @@
-package oracle
+package probes
 
 import (
 	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/trace"
 )
 
 // EnvironmentProperty is one answer of the pinned environment: the trace label the
 // environment probe records it under, the value every engine must give, and the
-// platform differences that remain (engine -> its documented other answer).
+// platform differences that remain (engine -> its documented other answer). What
+// the oracle pins is oracle/environment.go; this is the probe that checks it.
 type EnvironmentProperty struct {
 	Label string
 	Want  string
@@ -55,20 +57,20 @@ var environmentMedia = []struct {
 // it. The README's "Pinned environment" table is this list.
 var PinnedEnvironment = func() []EnvironmentProperty {
 	p := []EnvironmentProperty{
-		{Label: "font default", Want: FaceStandard},
-		{Label: "font serif", Want: FaceSerif},
-		{Label: "font sans-serif", Want: FaceSansSerif},
-		{Label: "font monospace", Want: FaceMonospace},
-		{Label: "font cursive", Want: FaceCursive},
-		{Label: "font fantasy", Want: FaceFantasy},
-		{Label: "font system-ui", Want: FaceSystemUI},
+		{Label: "font default", Want: oracle.FaceStandard},
+		{Label: "font serif", Want: oracle.FaceSerif},
+		{Label: "font sans-serif", Want: oracle.FaceSansSerif},
+		{Label: "font monospace", Want: oracle.FaceMonospace},
+		{Label: "font cursive", Want: oracle.FaceCursive},
+		{Label: "font fantasy", Want: oracle.FaceFantasy},
+		{Label: "font system-ui", Want: oracle.FaceSystemUI},
 		// No engine here implements the ui-* generics; each treats the name as a
 		// family, which the fontconfig file aliases like the generic it names.
-		{Label: "font ui-serif", Want: FaceSerif},
-		{Label: "font ui-sans-serif", Want: FaceSansSerif},
-		{Label: "font ui-monospace", Want: FaceMonospace},
-		{Label: "default font size", Want: fmt.Sprintf("%dpx", DefaultFontSize)},
-		{Label: "monospace font size", Want: fmt.Sprintf("%dpx", DefaultMonospaceSize)},
+		{Label: "font ui-serif", Want: oracle.FaceSerif},
+		{Label: "font ui-sans-serif", Want: oracle.FaceSansSerif},
+		{Label: "font ui-monospace", Want: oracle.FaceMonospace},
+		{Label: "default font size", Want: fmt.Sprintf("%dpx", oracle.DefaultFontSize)},
+		{Label: "monospace font size", Want: fmt.Sprintf("%dpx", oracle.DefaultMonospaceSize)},
 		{Label: "scrollbar width", Want: "0px"},
 		{Label: "scrollbar height", Want: "0px"},
 		{Label: "device pixel ratio", Want: "1"},
@@ -76,9 +78,9 @@ var PinnedEnvironment = func() []EnvironmentProperty {
 	differs := map[string]map[string]string{
 		// MiniBrowser is not a "browser" display mode to WebKitGTK, and no setting
 		// changes that.
-		"display-mode": {WebKit: noMatch},
+		"display-mode": {oracle.WebKit: noMatch},
 		// Chromium and Firefox do not implement inverted-colors.
-		"inverted-colors": {Chromium: noMatch, Firefox: noMatch},
+		"inverted-colors": {oracle.Chromium: noMatch, oracle.Firefox: noMatch},
 	}
 	for _, m := range environmentMedia {
 		p = append(p, EnvironmentProperty{Label: "media " + m.feature, Want: m.values[0], Differs: differs[m.feature]})
@@ -152,8 +154,8 @@ func environmentProbeJS() string {
 // SelfCheckEnvironment is the pinned-environment probe: fonts per generic family,
 // default sizes, scrollbar size and media features, each checked against
 // PinnedEnvironment by CheckEnvironment.
-var SelfCheckEnvironment = SelfCheck{Name: "environment",
-	Request: Request{Op: OpTrace, Script: strPtr(environmentProbeJS())},
+var SelfCheckEnvironment = oracle.SelfCheck{Name: "environment",
+	Request: oracle.Request{Op: oracle.OpTrace, Script: str(environmentProbeJS())},
 	Expect:  CheckEnvironment}
 
 // CheckEnvironment compares one engine's environment trace with PinnedEnvironment and

@@ -1,0 +1,109 @@
+package compare
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+
+	"github.com/layout-oracle/oracle/reflect"
+	"github.com/layout-oracle/oracle/vote"
+)
+
+// ReflectionFinding is one probe field whose candidate value differs from the vote.
+type ReflectionFinding struct {
+	Probe    int    `json:"probe"` // index in the request's probes
+	Selector string `json:"selector"`
+	Property string `json:"property"` // "attr_value(value)" or "idl_value(htmlFor)"
+	Want     string `json:"want"`     // the JSON value
+	Got      string `json:"got"`
+}
+
+// Reflection scores a candidate's reflection state against the oracle engines' vote:
+// per observation and field (reflect.Fields), the engines vote exactly on the
+// field's JSON (reflect's rule for two states) and the candidate is scored against
+// the majority value. got may be nil to only vote the engines. Items the engines
+// split on (or, with two engines, disagree on) are untrusted: counted, not scored.
+//
+// An error means the input is refused: a state without engine_version, or states
+// that observed different probes.
+func Reflection(oracle map[string]*reflect.State, got *reflect.State) (*Report, error) {
+	r := &Report{Reflection: &Axis{}, Votes: map[vote.Kind]int{}}
+	if len(oracle) == 0 {
+		r.Verdict, r.Reason = Untrustworthy, "no oracle states"
+		return r, nil
+	}
+	var ref *reflect.State
+	for _, name := range slices.Sorted(maps.Keys(oracle)) {
+		s := oracle[name]
+		if err := s.Validate(); err != nil {
+			return nil, err
+		}
+		if ref == nil {
+			ref = s
+		} else if err := reflect.SameProbes(ref, s); err != nil {
+			return nil, err
+		}
+		r.Engines = append(r.Engines, name)
+	}
+	if got != nil {
+		if err := reflect.SameProbes(ref, got); err != nil {
+			return nil, fmt.Errorf("candidate: %w", err)
+		}
+	}
+	outliers := map[[2]string]int{}
+	for i, o := range ref.Observations {
+		for _, field := range reflect.Fields {
+			values := map[string]string{}
+			for name, s := range oracle {
+				values[name] = s.Observations[i].FieldJSON(field)
+			}
+			res := vote.Vote(values, func(a, b string) bool { return a == b })
+			if len(values) > 1 {
+				r.Votes[res.Kind]++
+			}
+			property := o.Property(field)
+			if res.Kind == vote.Majority {
+				outliers[[2]string{res.Outlier, property}]++
+			}
+			if got == nil {
+				continue
+			}
+			if !res.Trusted() {
+				r.Reflection.Untrusted++
+				continue
+			}
+			r.Reflection.Compared++
+			want, have := values[res.Representative()], got.Observations[i].FieldJSON(field)
+			if want != have {
+				r.Reflection.Failed++
+				r.ReflectionFindings = append(r.ReflectionFindings, ReflectionFinding{
+					Probe: i, Selector: o.Selector, Property: property, Want: want, Got: have})
+			}
+		}
+	}
+	for k, n := range outliers {
+		r.Outliers = append(r.Outliers, Outlier{Engine: k[0], Property: k[1], Count: n})
+	}
+	sort.Slice(r.Outliers, func(i, j int) bool {
+		a, b := r.Outliers[i], r.Outliers[j]
+		if a.Engine != b.Engine {
+			return a.Engine < b.Engine
+		}
+		return a.Property < b.Property
+	})
+	if len(r.Votes) == 0 {
+		r.Votes = nil
+	}
+	switch {
+	case got == nil:
+		r.Verdict = NoCandidate
+	case r.Reflection.Compared == 0 && r.Reflection.Untrusted > 0:
+		r.Verdict, r.Reason = Untrustworthy, "the oracle engines split on every observation"
+	case r.Reflection.Failed > 0:
+		r.Verdict = Fail
+	default:
+		r.Verdict, r.Reflection.Pass = Pass, true
+	}
+	return r, nil
+}
