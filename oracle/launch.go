@@ -36,6 +36,9 @@ type Config struct {
 	// TraceLimits bound one trace's records and bytes; zero fields mean
 	// trace.DefaultLimits.
 	TraceLimits trace.Limits
+	// Artifacts is a directory for screenshot files; empty: screenshots are base64
+	// in the dump.
+	Artifacts string
 }
 
 // executablePath is the binary override for engine, or "".
@@ -81,6 +84,7 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 		o.deadline = DefaultDeadline
 	}
 	o.traceLimits = cfg.TraceLimits
+	o.artifacts = cfg.Artifacts
 	if o.traceLimits.Records <= 0 {
 		o.traceLimits.Records = trace.DefaultLimits.Records
 	}

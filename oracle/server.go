@@ -29,6 +29,7 @@ type Oracle struct {
 	origin   *origin           // serves trace pages
 
 	traceLimits trace.Limits // --trace-max-records, --trace-max-bytes
+	artifacts   string       // --artifacts: screenshots go to files here, not base64
 
 	resets sync.WaitGroup // resets between cases still running; Close waits for them
 

@@ -41,6 +41,7 @@ func run() int {
 	inflight := fs.Int("inflight", 0, "requests served at once (0: as many as --pages)")
 	traceMaxRecords := fs.Int("trace-max-records", trace.DefaultLimits.Records, "records one trace may hold; past it that engine's answer is an error")
 	traceMaxBytes := fs.Int("trace-max-bytes", trace.DefaultLimits.Bytes, "bytes of records (UTF-8 JSON) one trace may hold; past it that engine's answer is an error")
+	artifacts := fs.String("artifacts", "", "write screenshots (\"screenshot\": true) as PNG files into `DIR` and name them in the dump, instead of base64")
 	logLevel := fs.String("log-level", "info", "stderr log level: debug, info, warn, error")
 	installDriver := fs.Bool("install-driver", false, "install the Playwright driver matching go.mod, without browsers, and exit")
 	selfCheck := fs.Bool("self-check", true, "before serving, run one geometry, one trace and one reflection case per engine and take an engine that fails out of service")
@@ -75,6 +76,12 @@ func run() int {
 		return 0
 	}
 
+	if *artifacts != "" {
+		if err := os.MkdirAll(*artifacts, 0o755); err != nil {
+			log.Error().Err(err).Msg("bad --artifacts")
+			return 2
+		}
+	}
 	prof, err := profiles.Lookup(*profile)
 	if err != nil {
 		log.Error().Err(err).Msg("bad --profile")
@@ -96,6 +103,7 @@ func run() int {
 		FirefoxPath:      *firefoxPath,
 		WebKitDriverPath: *webkitDriverPath,
 		TraceLimits:      trace.Limits{Records: *traceMaxRecords, Bytes: *traceMaxBytes},
+		Artifacts:        *artifacts,
 	}, log)
 	if err != nil {
 		log.Error().Err(err).Msg("launch")
