@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -77,7 +78,13 @@ func run() int {
 	}
 
 	if *artifacts != "" {
-		if err := os.MkdirAll(*artifacts, 0o755); err != nil {
+		// Absolute, so the path in a dump still names the file from another directory.
+		abs, err := filepath.Abs(*artifacts)
+		if err == nil {
+			*artifacts = abs
+			err = os.MkdirAll(abs, 0o755)
+		}
+		if err != nil {
 			log.Error().Err(err).Msg("bad --artifacts")
 			return 2
 		}
