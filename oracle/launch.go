@@ -39,6 +39,9 @@ type Config struct {
 	// Artifacts is a directory for screenshot files; empty: screenshots are base64
 	// in the dump.
 	Artifacts string
+	// ProgressEvery is how often the progress line is logged while serving; 0 means
+	// DefaultProgressEvery, negative never.
+	ProgressEvery time.Duration
 }
 
 // executablePath is the binary override for engine, or "".
@@ -85,6 +88,10 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 	}
 	o.traceLimits = cfg.TraceLimits
 	o.artifacts = cfg.Artifacts
+	o.progressEvery = cfg.ProgressEvery
+	if o.progressEvery == 0 {
+		o.progressEvery = DefaultProgressEvery
+	}
 	if o.traceLimits.Records <= 0 {
 		o.traceLimits.Records = trace.DefaultLimits.Records
 	}

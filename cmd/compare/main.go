@@ -16,6 +16,7 @@ import (
 	"os"
 
 	"github.com/layout-oracle/oracle/compare"
+	"github.com/layout-oracle/oracle/internal/progress"
 )
 
 const (
@@ -75,6 +76,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		defer f.Close()
 		oracle = f
 	}
+	oracle = progress.Reader(oracle, stderr, "compare") // a bar only when stderr is a terminal
 	var cands *candidates
 	if *candPath != "" {
 		f, size, err := openCandidate(*candPath, stdin)

@@ -43,6 +43,7 @@ func run() int {
 	traceMaxRecords := fs.Int("trace-max-records", trace.DefaultLimits.Records, "records one trace may hold; past it that engine's answer is an error")
 	traceMaxBytes := fs.Int("trace-max-bytes", trace.DefaultLimits.Bytes, "bytes of records (UTF-8 JSON) one trace may hold; past it that engine's answer is an error")
 	artifacts := fs.String("artifacts", "", "write screenshots (\"screenshot\": true) as PNG files into `DIR` and name them in the dump, instead of base64")
+	progressEvery := fs.Duration("progress-every", oracle.DefaultProgressEvery, "log a one-line progress summary (answered, errors, rate) at info level this often while serving; 0: never")
 	logLevel := fs.String("log-level", "info", "stderr log level: debug, info, warn, error")
 	installDriver := fs.Bool("install-driver", false, "install the Playwright driver matching go.mod, without browsers, and exit")
 	selfCheck := fs.Bool("self-check", true, "before serving, run one geometry, one trace and one reflection case per engine and take an engine that fails out of service")
@@ -89,6 +90,9 @@ func run() int {
 			return 2
 		}
 	}
+	if *progressEvery <= 0 {
+		*progressEvery = -1 // never (0 in oracle.Config means the default)
+	}
 	prof, err := profiles.Lookup(*profile)
 	if err != nil {
 		log.Error().Err(err).Msg("bad --profile")
@@ -111,6 +115,7 @@ func run() int {
 		WebKitDriverPath: *webkitDriverPath,
 		TraceLimits:      trace.Limits{Records: *traceMaxRecords, Bytes: *traceMaxBytes},
 		Artifacts:        *artifacts,
+		ProgressEvery:    *progressEvery,
 	}, log)
 	if err != nil {
 		log.Error().Err(err).Msg("launch")
