@@ -41,7 +41,7 @@ func newBar(w io.Writer, max int64, what, unit string) *Bar {
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionThrottle(200*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
-		progressbar.OptionOnCompletion(func() {}),
+		progressbar.OptionSetRenderBlankState(true),
 	)}
 }
 
@@ -91,6 +91,7 @@ func newReader(r io.Reader, size int64, w io.Writer, what string) *reader {
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription(what),
 		progressbar.OptionShowBytes(true),
+		progressbar.OptionSetRenderBlankState(true),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionThrottle(200*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
