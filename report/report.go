@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"html/template"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -221,6 +222,11 @@ func (w *Writer) writeCase(n int, rw row, c Case, r *compare.Report) error {
 	infos := map[int]*nodeInfo{}
 	if out != nil {
 		for _, nd := range out.Nodes {
+			for i, it := range nd.Items {
+				if it.Delta != nil && (math.IsInf(*it.Delta, 0) || math.IsNaN(*it.Delta)) {
+					nd.Items[i].Delta = nil // JSON has no Inf; the values still show both sides
+				}
+			}
 			infos[nd.Node] = &nodeInfo{Node: nd.Node, Tag: nd.Tag, Status: nd.Status, Outvoted: nd.Outvoted,
 				Bounding: map[string]dump.Rect{}, Items: nd.Items}
 		}

@@ -129,3 +129,21 @@ func TestIndexAtTenThousandCases(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, strings.Contains(string(b), `class="box st-outvoted outlier"`), "case 8 (i=7): firefox outlier")
 }
+
+// A delta past float64's range (widths near 1.7e308, which compare scores as +Inf)
+// still gets its page: JSON has no Inf, and one case must not end the report. A unit
+// test of the writer on hand-built dumps.
+func TestInfiniteDeltaStillWritesThePage(t *testing.T) {
+	dir := t.TempDir()
+	w, err := New(dir, compare.DefaultTolerance)
+	require.NoError(t, err)
+	o := map[string]*dump.Dump{"chromium": small("chromium", -1.7e308), "firefox": small("firefox", -1.7e308), "webkit": small("webkit", -1.7e308)}
+	cand := small("candidate", 1.7e308)
+	r, err := compare.Voted(o, cand, compare.DefaultTolerance)
+	require.NoError(t, err)
+	require.NoError(t, w.Add(Case{ID: json.RawMessage(`"huge"`), Report: r, Dumps: o, Candidate: cand}))
+	require.NoError(t, w.Close())
+	b, err := os.ReadFile(filepath.Join(dir, "cases", "000001.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `class="box st-failed"`)
+}

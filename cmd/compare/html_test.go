@@ -232,13 +232,13 @@ func TestHTMLReportInARealBrowser(t *testing.T) {
 	v.eval(t, page, `() => {
 	  const panels = {}, shots = {};
 	  for (const p of document.querySelectorAll("section.panel")) {
-	    const svg = p.querySelector("svg").getBoundingClientRect(), k = 800 / svg.width;
+	    const m = p.querySelector("svg").getScreenCTM(); // CSS px of the viewBox -> page px
 	    shots[p.dataset.engine] = !!p.querySelector("img");
 	    panels[p.dataset.engine] = [...p.querySelectorAll("rect.box:not(.st-ok)")].map(r => {
 	      const b = r.getBoundingClientRect();
 	      return { node: Number(r.dataset.node), fragment: Number(r.dataset.fragment),
 	        status: [...r.classList].find(c => c.startsWith("st-")).slice(3), outlier: r.classList.contains("outlier"),
-	        x: (b.x - svg.x) * k, y: (b.y - svg.y) * k, w: b.width * k, h: b.height * k,
+	        x: (b.x - m.e) / m.a, y: (b.y - m.f) / m.d, w: b.width / m.a, h: b.height / m.d,
 	        stroke: getComputedStyle(r).stroke };
 	    });
 	  }
@@ -310,14 +310,23 @@ func TestHTMLReportInARealBrowser(t *testing.T) {
 
 	// A case with screenshots shows them.
 	var shot struct {
-		Imgs   int  `json:"imgs"`
-		Loaded bool `json:"loaded"`
+		Imgs    int  `json:"imgs"`
+		Loaded  bool `json:"loaded"`
+		Aligned bool `json:"aligned"`
 	}
 	v.eval(t, pages["box-model"], `() => {
 	  const imgs = [...document.querySelectorAll("section.panel img")];
-	  return { imgs: imgs.length, loaded: imgs.every(i => i.complete && i.naturalWidth === 800 && i.naturalHeight === 600) };
+	  // The boxes are drawn over the picture: the SVG covers exactly the image, and the
+	  // viewBox fills it (no letterboxing), so a box sits on what it measured.
+	  const aligned = imgs.every(i => {
+	    const a = i.getBoundingClientRect(), svg = i.parentNode.querySelector("svg"), b = svg.getBoundingClientRect(), m = svg.getScreenCTM();
+	    return Math.abs(a.x - b.x) < 0.5 && Math.abs(a.y - b.y) < 0.5 && Math.abs(a.width - b.width) < 0.5 && Math.abs(a.height - b.height) < 0.5 &&
+	      Math.abs(m.a * 800 - a.width) < 0.5 && Math.abs(m.d * 600 - a.height) < 0.5 && Math.abs(m.e - a.x) < 0.5 && Math.abs(m.f - a.y) < 0.5;
+	  });
+	  return { imgs: imgs.length, aligned, loaded: imgs.every(i => i.complete && i.naturalWidth === 800 && i.naturalHeight === 600) };
 	}`, &shot)
 	assert.Equal(t, 4, shot.Imgs, "chromium, firefox, webkit and the candidate (chromium's dump)")
 	assert.True(t, shot.Loaded, "every screenshot loads from disk at 800x600")
+	assert.True(t, shot.Aligned, "the wireframe's 800x600 lies exactly on the screenshot")
 	v.shoot(t, "case-screenshots.png")
 }
