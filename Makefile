@@ -13,10 +13,11 @@ setup:
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-# Pipe the bundled cases through one oracle process and print the three-engine vote.
+# Pipe the bundled cases through one oracle process, print the three-engine vote, and
+# write the HTML report (compare prints its path: open it from disk in any browser).
 demo: setup build
 	$(BIN)/oracle < testdata/cases.ndjson > $(BIN)/demo-responses.ndjson
-	$(BIN)/compare --oracle $(BIN)/demo-responses.ndjson
+	$(BIN)/compare --oracle $(BIN)/demo-responses.ndjson --html $(CURDIR)/$(BIN)/demo-report
 
 vet:
 	$(GO) vet ./...

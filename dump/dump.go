@@ -41,6 +41,12 @@ type Dump struct {
 	Viewport      Size   `json:"viewport"`
 	Overflowed    bool   `json:"overflowed"`
 	Nodes         []Node `json:"nodes"`
+
+	// Screenshot and ScreenshotFile are additive to the spec, set only when the
+	// request asked for "screenshot": a PNG of the 800x600 viewport taken right after
+	// the walk, base64, or (oracle --artifacts DIR) the path of the file holding it.
+	Screenshot     string `json:"screenshot,omitempty"`
+	ScreenshotFile string `json:"screenshot_file,omitempty"`
 }
 
 // Size is a viewport size in CSS pixels.

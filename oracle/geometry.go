@@ -11,7 +11,12 @@ import (
 // geometry answers a geometry request: load html, run script, walk, in every engine.
 func (o *Oracle) geometry(ctx context.Context, req *Request) GeometryResponse {
 	dumps, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*dump.Dump, error) {
-		return Geometry(ctx, e, *req.HTML, deref(req.Script))
+		d, err := Geometry(ctx, e, *req.HTML, deref(req.Script))
+		if err == nil && req.Screenshot {
+			// Before the pool's reset: the page is still the one the walk measured.
+			err = attachScreenshot(ctx, e, d, o.artifacts, req.ID)
+		}
+		return d, err
 	})
 	return GeometryResponse{ID: req.ID, Dumps: dumps, Errors: errs}
 }

@@ -36,6 +36,12 @@ type Config struct {
 	// TraceLimits bound one trace's records and bytes; zero fields mean
 	// trace.DefaultLimits.
 	TraceLimits trace.Limits
+	// Artifacts is a directory for screenshot files; empty: screenshots are base64
+	// in the dump.
+	Artifacts string
+	// ProgressEvery is how often the progress line is logged while serving; 0 means
+	// DefaultProgressEvery, negative never.
+	ProgressEvery time.Duration
 }
 
 // executablePath is the binary override for engine, or "".
@@ -81,6 +87,11 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 		o.deadline = DefaultDeadline
 	}
 	o.traceLimits = cfg.TraceLimits
+	o.artifacts = cfg.Artifacts
+	o.progressEvery = cfg.ProgressEvery
+	if o.progressEvery == 0 {
+		o.progressEvery = DefaultProgressEvery
+	}
 	if o.traceLimits.Records <= 0 {
 		o.traceLimits.Records = trace.DefaultLimits.Records
 	}

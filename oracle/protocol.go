@@ -31,6 +31,9 @@ type Request struct {
 	Script  *string         `json:"script"`
 	Engines []string        `json:"engines"`
 	Probes  []reflect.Probe `json:"probes"`
+	// Screenshot (geometry only, additive to the spec) adds a PNG of the viewport,
+	// taken right after the walk, to every dump.
+	Screenshot bool `json:"screenshot"`
 }
 
 // nullID is the id of an error response to a line whose id could not be read.
@@ -139,7 +142,7 @@ func (e *keyError) Error() string { return e.msg }
 
 // Field names are matched exactly: encoding/json matches them case-insensitively.
 var (
-	requestFields = []string{"id", "op", "html", "script", "engines", "probes"}
+	requestFields = []string{"id", "op", "html", "script", "engines", "probes", "screenshot"}
 	probeFields   = []string{"selector", "attr", "idl"}
 )
 
@@ -227,7 +230,7 @@ func fieldError(err error) error {
 // fieldKinds describes each request field's JSON type for error messages; the
 // decoder's own wording names Go types, and for an array names its element's.
 var fieldKinds = map[string]string{
-	"op": "a string", "html": "a string", "script": "a string",
+	"op": "a string", "html": "a string", "script": "a string", "screenshot": "a boolean",
 	"engines":         "an array of strings",
 	"probes":          `an array of {"selector","attr","idl"} objects`,
 	"probes.selector": "a string", "probes.attr": "a string", "probes.idl": "a string",
@@ -258,6 +261,9 @@ func (r *Request) validate() error {
 	case OpPing, OpShutdown:
 	default:
 		return fmt.Errorf("unknown op %q (known: ping, shutdown, trace, reflect, or none for geometry)", r.Op)
+	}
+	if r.Screenshot && r.Op != OpGeometry {
+		return fmt.Errorf(`"screenshot" is for geometry requests only, not op %q`, r.Op)
 	}
 	for _, e := range r.Engines {
 		if !isKnownEngine(e) {

@@ -29,6 +29,10 @@ type Oracle struct {
 	origin   *origin           // serves trace pages
 
 	traceLimits trace.Limits // --trace-max-records, --trace-max-bytes
+	artifacts   string       // --artifacts: screenshots go to files here, not base64
+
+	progress      progress      // answers (not ping, shutdown) counted for the progress line
+	progressEvery time.Duration // --progress-every; <= 0: no progress line
 
 	resets sync.WaitGroup // resets between cases still running; Close waits for them
 
@@ -73,6 +77,9 @@ func (o *Oracle) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	stop := make(chan struct{})
 	defer close(stop)
 	go readLines(newLineReader(r, o.maxLine), lines, stop)
+	progressStop, progressDone := make(chan struct{}), make(chan struct{})
+	go func() { o.progress.run(o.log, o.progressEvery, progressStop); close(progressDone) }()
+	defer func() { close(progressStop); <-progressDone }() // its last line is out before Serve returns
 
 	type waiting struct {
 		req  *Request
@@ -108,7 +115,9 @@ func (o *Oracle) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 			go func() {
 				defer running.Done()
 				defer func() { <-places }()
-				out.write(o.handleSafely(ctx, req))
+				resp := o.handleSafely(ctx, req)
+				o.progress.note(resp)
+				out.write(resp)
 			}()
 		case l := <-in:
 			var tooLong *lineTooLongError
@@ -117,7 +126,9 @@ func (o *Oracle) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 				o.log.Info().Msg("stdin closed; finishing requests in flight, then shutting down")
 				reading = false
 			case errors.As(l.err, &tooLong):
-				out.write(ErrorResponse{ID: nullID, Error: tooLong.Error()})
+				resp := ErrorResponse{ID: nullID, Error: tooLong.Error()}
+				o.progress.note(resp)
+				out.write(resp)
 			case l.err != nil:
 				readErr = fmt.Errorf("read request: %w", l.err)
 				reading = false
@@ -127,7 +138,9 @@ func (o *Oracle) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 				switch {
 				case err != nil:
 					o.log.Warn().RawJSON("id", id).Err(err).Msg("bad request")
-					out.write(ErrorResponse{ID: id, Error: err.Error()})
+					resp := ErrorResponse{ID: id, Error: err.Error()}
+					o.progress.note(resp)
+					out.write(resp)
 				case req.Op == OpPing: // answered at once, never queued behind cases
 					out.write(o.ping(req.ID))
 				case req.Op == OpShutdown:

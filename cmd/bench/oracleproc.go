@@ -8,9 +8,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/layout-oracle/oracle/internal/progress"
 )
 
 // oracleProc is one oracle binary run as a child, driven over its stdio the way any
@@ -166,6 +169,8 @@ func (p *oracleProc) pass(cases []benchCase, tag string, engines []string, windo
 	}()
 
 	res := passResult{Latencies: make([]time.Duration, 0, len(cases))}
+	bar := progress.New(os.Stderr, int64(len(cases)), "bench "+strings.TrimSuffix(tag, "-"), "cases")
+	defer bar.Finish()
 	for got := 0; got < len(cases); got++ {
 		line, err := p.out.ReadBytes('\n')
 		now := time.Now()
@@ -176,6 +181,7 @@ func (p *oracleProc) pass(cases []benchCase, tag string, engines []string, windo
 		if err := json.Unmarshal(line, &r); err != nil {
 			return res, fmt.Errorf("malformed answer %.200q: %v", line, err)
 		}
+		bar.Add(1)
 		mu.Lock()
 		t0, ok := sent[r.ID]
 		delete(sent, r.ID)

@@ -1,7 +1,7 @@
 // Command compare scores a candidate engine's geometry dumps against the oracle's
 // three-engine vote, case by case (see the README, "Comparing").
 //
-//	compare --oracle FILE [--candidate FILE] [--json] [--tolerance X]
+//	compare --oracle FILE [--candidate FILE] [--json] [--tolerance X] [--html DIR]
 //
 // Exit status: 0 no case failed, 1 some case failed, 2 bad input.
 package main
@@ -17,6 +17,7 @@ import (
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/internal/progress"
 )
 
 const (
@@ -41,8 +42,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	candPath := fs.String("candidate", "", "candidate dumps: NDJSON {\"id\",\"dump\"} records, or one bare dump (`FILE`, or - for stdin); omitted: only vote the oracle engines")
 	asJSON := fs.Bool("json", false, "one JSON line per case plus a totals line, instead of the human summary")
 	tol := fs.Float64("tolerance", dump.DefaultTolerance, "geometry tolerance in CSS px")
+	htmlDir := fs.String("html", "", "also write a static HTML report (index and one page per case) into `DIR`")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: compare --oracle FILE [--candidate FILE] [--json] [--tolerance X]")
+		fmt.Fprintln(stderr, "usage: compare --oracle FILE [--candidate FILE] [--json] [--tolerance X] [--html DIR]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -75,6 +77,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		defer f.Close()
 		oracle = f
 	}
+	oracle = progress.Reader(oracle, stderr, "compare") // a bar only when stderr is a terminal
 	var cands *candidates
 	if *candPath != "" {
 		f, size, err := openCandidate(*candPath, stdin)
@@ -90,6 +93,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var out reporter = &human{w: stdout}
 	if *asJSON {
 		out = &jsonLines{enc: json.NewEncoder(stdout)}
+	}
+	if *htmlDir != "" {
+		var err error
+		if out, err = withHTML(*htmlDir, out, cands, *tol, stderr); err != nil {
+			return bad("%v", err)
+		}
 	}
 	s := &session{tol: *tol, cands: cands, out: out, stderr: stderr}
 	if err := s.run(oracle); err != nil {

@@ -17,7 +17,8 @@ import (
 type caseResult struct {
 	ID           json.RawMessage
 	Report       *compare.Report
-	OracleErrors map[string]string // engines the oracle could not dump, with why
+	OracleErrors map[string]string     // engines the oracle could not dump, with why
+	Dumps        map[string]*dump.Dump // the oracle's dumps, for the HTML report
 }
 
 // totals is the last line of output.
@@ -193,7 +194,7 @@ func (s *session) emit(line oracleLine, r *compare.Report) error {
 	for _, o := range r.Outliers {
 		s.t.Outvoted[o.Engine] += o.Count
 	}
-	return s.out.report(caseResult{ID: line.ID, Report: r, OracleErrors: line.Errors})
+	return s.out.report(caseResult{ID: line.ID, Report: r, OracleErrors: line.Errors, Dumps: line.Dumps})
 }
 
 // exit is the exit status, and writes the totals line.

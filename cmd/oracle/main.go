@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -42,6 +43,8 @@ func run() int {
 	inflight := fs.Int("inflight", 0, "requests served at once (0: as many as --pages)")
 	traceMaxRecords := fs.Int("trace-max-records", trace.DefaultLimits.Records, "records one trace may hold; past it that engine's answer is an error")
 	traceMaxBytes := fs.Int("trace-max-bytes", trace.DefaultLimits.Bytes, "bytes of records (UTF-8 JSON) one trace may hold; past it that engine's answer is an error")
+	artifacts := fs.String("artifacts", "", "write screenshots (\"screenshot\": true) as PNG files into `DIR` and name them in the dump, instead of base64")
+	progressEvery := fs.Duration("progress-every", oracle.DefaultProgressEvery, "log a one-line progress summary (answered, errors, rate) at info level this often while serving; 0: never")
 	logLevel := fs.String("log-level", "info", "stderr log level: debug, info, warn, error")
 	installDriver := fs.Bool("install-driver", false, "install the Playwright driver matching go.mod, without browsers, and exit")
 	selfCheck := fs.Bool("self-check", true, "before serving, run one geometry, one trace and one reflection case per engine and take an engine that fails out of service")
@@ -76,6 +79,21 @@ func run() int {
 		return 0
 	}
 
+	if *artifacts != "" {
+		// Absolute, so the path in a dump still names the file from another directory.
+		abs, err := filepath.Abs(*artifacts)
+		if err == nil {
+			*artifacts = abs
+			err = os.MkdirAll(abs, 0o755)
+		}
+		if err != nil {
+			log.Error().Err(err).Msg("bad --artifacts")
+			return 2
+		}
+	}
+	if *progressEvery <= 0 {
+		*progressEvery = -1 // never (0 in oracle.Config means the default)
+	}
 	prof, err := profiles.Lookup(*profile)
 	if err != nil {
 		log.Error().Err(err).Msg("bad --profile")
@@ -97,6 +115,8 @@ func run() int {
 		FirefoxPath:      *firefoxPath,
 		WebKitDriverPath: *webkitDriverPath,
 		TraceLimits:      trace.Limits{Records: *traceMaxRecords, Bytes: *traceMaxBytes},
+		Artifacts:        *artifacts,
+		ProgressEvery:    *progressEvery,
 	}, log)
 	if err != nil {
 		log.Error().Err(err).Msg("launch")

@@ -23,6 +23,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/layout-oracle/oracle/internal/progress"
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/probes"
 	"github.com/layout-oracle/oracle/profiles"
@@ -122,7 +123,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	// Probe every engine asked for, launched or not: one that failed to launch then
 	// answers "engine not launched" and fails its probes, as it should.
-	results := probes.Run(ctx, o, selected, names, prof.Name)
+	// probes.Run, one probe at a time, with a bar on a terminal's stderr.
+	bar := progress.New(stderr, int64(len(selected)), "probes", "probes")
+	var results []probes.Result
+	for _, p := range selected {
+		results = append(results, probes.RunProbe(ctx, o, p, names, prof.Name))
+		bar.Add(1)
+	}
+	bar.Finish()
 
 	sum := Summary{Summary: true, Profile: prof.Name, Versions: ping.Versions, Routes: ping.Routes,
 		Probes: len(results), Failed: probes.Failures(results), Vote: map[string]int{}}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/report"
+)
+
+// htmlReport passes every case on to the text or JSON output and also writes it into
+// the HTML report (--html DIR), page by page as the cases stream.
+type htmlReport struct {
+	next   reporter
+	w      *report.Writer
+	cands  *candidates
+	stderr io.Writer
+}
+
+func withHTML(dir string, next reporter, cands *candidates, tol float64, stderr io.Writer) (reporter, error) {
+	w, err := report.New(dir, tol)
+	if err != nil {
+		return nil, err
+	}
+	return &htmlReport{next: next, w: w, cands: cands, stderr: stderr}, nil
+}
+
+func (h *htmlReport) report(c caseResult) error {
+	if err := h.next.report(c); err != nil {
+		return err
+	}
+	return h.w.Add(report.Case{ID: c.ID, Report: c.Report, Dumps: c.Dumps, Candidate: h.candidate(c.ID), Errors: c.OracleErrors})
+}
+
+func (h *htmlReport) finish(t totals) error {
+	err := h.next.finish(t)
+	if cerr := h.w.Close(); cerr != nil {
+		return cerr
+	}
+	fmt.Fprintf(h.stderr, "compare: HTML report: %s\n", h.w.Index())
+	return err
+}
+
+// candidate reads the case's candidate dump back from the candidate file (the
+// session does not keep it); nil when there is none or it cannot be read, in which
+// case the page shows the oracle engines only.
+func (h *htmlReport) candidate(id json.RawMessage) *dump.Dump {
+	if h.cands == nil {
+		return nil
+	}
+	sp := h.cands.bare
+	if sp == nil {
+		sp = h.cands.spans[idKey(id)]
+	}
+	if sp == nil {
+		return nil
+	}
+	line, err := h.cands.load(sp)
+	if err != nil || line == nil {
+		return nil
+	}
+	return line.Dump
+}

@@ -1,0 +1,378 @@
+// Package report writes compare's static HTML report (issue 14): an index of every
+// case, paged and filtered in the page itself so that it stays usable at 10,000
+// cases, and one page per case with the engines side by side, each drawn from its
+// dump (the screenshot when the dump carries one, a wireframe of every box
+// otherwise), the outvoted, split and failed nodes highlighted in the same colour in
+// every panel. Everything is written under one directory and opens from disk: no
+// network, no CDN.
+//
+// Cases are written as they arrive (Add), so memory holds one index row per case,
+// not the dumps.
+package report
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+
+	"github.com/layout-oracle/oracle/compare"
+	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/vote"
+)
+
+//go:embed assets/report.css
+var css []byte
+
+//go:embed assets/index.js
+var indexJS []byte
+
+//go:embed assets/case.js
+var caseJS []byte
+
+// Case is one compared case, as cmd/compare has it.
+type Case struct {
+	ID        json.RawMessage
+	Report    *compare.Report
+	Dumps     map[string]*dump.Dump // the oracle engines' dumps; nil for reflection or error cases
+	Candidate *dump.Dump            // nil without a candidate
+	Errors    map[string]string     // oracle engines that produced no dump, with why
+}
+
+// Writer writes one report directory.
+type Writer struct {
+	dir     string
+	tol     float64
+	rows    []row
+	engines map[string]bool
+	closed  bool
+}
+
+// row is one index entry; the index page filters and sorts these in the browser.
+type row struct {
+	N        int               `json:"n"`
+	ID       string            `json:"id"`
+	Verdict  string            `json:"verdict"`
+	Reason   string            `json:"reason,omitempty"`
+	Votes    map[vote.Kind]int `json:"votes,omitempty"`
+	Outvoted map[string]int    `json:"outvoted,omitempty"` // engine -> items it was outvoted on
+	Errors   []string          `json:"errors,omitempty"`   // engines with no dump
+	Page     string            `json:"page"`
+}
+
+// New creates dir (and its cases/ and shots/ folders) and writes the shared assets.
+func New(dir string, tol float64) (*Writer, error) {
+	for _, d := range []string{dir, filepath.Join(dir, "cases"), filepath.Join(dir, "shots")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("report: %w", err)
+		}
+	}
+	for name, b := range map[string][]byte{"report.css": css, "index.js": indexJS, "case.js": caseJS} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return nil, fmt.Errorf("report: %w", err)
+		}
+	}
+	return &Writer{dir: dir, tol: tol, engines: map[string]bool{}}, nil
+}
+
+// Dir is the report's directory; Index is the path of its index page.
+func (w *Writer) Dir() string   { return w.dir }
+func (w *Writer) Index() string { return filepath.Join(w.dir, "index.html") }
+
+// Add writes c's page and keeps its index row.
+func (w *Writer) Add(c Case) error {
+	if w.closed {
+		return errors.New("report: Add after Close")
+	}
+	r := c.Report
+	if r == nil {
+		r = &compare.Report{Verdict: "error", Reason: "no report"}
+	}
+	n := len(w.rows) + 1
+	page := fmt.Sprintf("cases/%06d.html", n)
+	rw := row{N: n, ID: DisplayID(c.ID), Verdict: string(r.Verdict), Reason: r.Reason, Votes: r.Votes, Page: page}
+	for _, o := range r.Outliers {
+		if rw.Outvoted == nil {
+			rw.Outvoted = map[string]int{}
+		}
+		rw.Outvoted[o.Engine] += o.Count
+		w.engines[o.Engine] = true
+	}
+	rw.Errors = slices.Sorted(maps.Keys(c.Errors))
+	for e := range c.Dumps {
+		w.engines[e] = true
+	}
+	for _, e := range rw.Errors {
+		w.engines[e] = true
+	}
+	if err := w.writeCase(n, rw, c, r); err != nil {
+		return err
+	}
+	w.rows = append(w.rows, rw)
+	return nil
+}
+
+// Close writes the index. The report is complete only after it.
+func (w *Writer) Close() error {
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	verdicts := map[string]int{}
+	for _, r := range w.rows {
+		verdicts[r.Verdict]++
+	}
+	data, err := json.Marshal(struct {
+		Cases    []row          `json:"cases"`
+		Engines  []string       `json:"engines"`
+		Verdicts map[string]int `json:"verdicts"`
+	}{w.rows, slices.Sorted(maps.Keys(w.engines)), verdicts})
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	// The rows are a script of their own, not inlined in the page: a <script src> loads
+	// from disk where fetch() of a file: URL is refused.
+	if err := os.WriteFile(filepath.Join(w.dir, "cases.js"), append(append([]byte("window.REPORT = "), data...), ";\n"...), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	var b bytes.Buffer
+	if err := indexTmpl.Execute(&b, struct{ Cases int }{len(w.rows)}); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return writeFile(w.Index(), b.Bytes())
+}
+
+// panel is one engine's drawing on a case page.
+type panel struct {
+	Engine  string
+	Version string
+	Note    string // outvoted on shape, an error, a shape divergence
+	Shot    string // relative path of the screenshot, or ""
+	Boxes   []box  // drawn in order: plain boxes first, highlighted ones on top
+	Offview int    // boxes entirely outside the viewport (not visible in the panel)
+}
+
+type box struct {
+	Node     int
+	Tag      string
+	Status   string // compare.NodeStatus, "ok" when not highlighted
+	Outlier  bool   // this panel's engine was outvoted on the node
+	X, Y     float64
+	W, H     float64
+	Fragment int
+}
+
+// nodeInfo is what hovering a node shows: its tag, each engine's bounding box and
+// the items that were not a unanimous pass.
+type nodeInfo struct {
+	Node     int                  `json:"node"`
+	Tag      string               `json:"tag"`
+	Status   compare.NodeStatus   `json:"status"`
+	Outvoted []string             `json:"outvoted,omitempty"`
+	Bounding map[string]dump.Rect `json:"bounding"`
+	Items    []compare.NodeItem   `json:"items,omitempty"`
+}
+
+type casePage struct {
+	N        int
+	Total    string
+	Row      row
+	Report   *compare.Report
+	Panels   []panel
+	Outcomes *compare.Outcomes
+	Data     template.JS // JSON of the hover details
+	Errors   map[string]string
+	Note     string
+}
+
+func (w *Writer) writeCase(n int, rw row, c Case, r *compare.Report) error {
+	p := casePage{N: n, Row: rw, Report: r, Errors: c.Errors}
+	var out *compare.Outcomes
+	if len(c.Dumps) > 0 {
+		var err error
+		if out, err = compare.NodeOutcomes(c.Dumps, c.Candidate, w.tol); err != nil {
+			p.Note = "not drawn: " + err.Error()
+			out = nil
+		}
+	} else if r.Reflection == nil {
+		p.Note = "no dumps to draw"
+	} else {
+		p.Note = "a reflection case: no boxes to draw"
+	}
+	p.Outcomes = out
+	status := map[int]compare.NodeOutcome{}
+	voters := map[string]bool{}
+	if out != nil {
+		for _, nd := range out.Nodes {
+			status[nd.Node] = nd
+		}
+		for _, e := range out.Engines {
+			voters[e] = true
+		}
+	}
+	infos := map[int]*nodeInfo{}
+	if out != nil {
+		for _, nd := range out.Nodes {
+			for i, it := range nd.Items {
+				if it.Delta != nil && (math.IsInf(*it.Delta, 0) || math.IsNaN(*it.Delta)) {
+					nd.Items[i].Delta = nil // JSON has no Inf; the values still show both sides
+				}
+			}
+			infos[nd.Node] = &nodeInfo{Node: nd.Node, Tag: nd.Tag, Status: nd.Status, Outvoted: nd.Outvoted,
+				Bounding: map[string]dump.Rect{}, Items: nd.Items}
+		}
+	}
+	if out != nil {
+		sides := slices.Sorted(maps.Keys(c.Dumps))
+		if c.Candidate != nil {
+			sides = append(sides, "candidate")
+		}
+		for _, e := range sides {
+			d := c.Dumps[e]
+			if e == "candidate" {
+				d = c.Candidate
+			}
+			pn := panel{Engine: e, Version: d.EngineVersion}
+			// Highlights apply to the dumps whose node i is the voted node i: the voting
+			// engines, and a candidate of the same shape.
+			aligned := voters[e] || (e == "candidate" && out.Shape == nil && out.Nodes != nil)
+			switch {
+			case e == out.ShapeOutlier:
+				pn.Note = "outvoted on shape: its nodes are not the others', nothing highlighted"
+			case e == "candidate" && out.Shape != nil:
+				pn.Note = fmt.Sprintf("shape differs at node %d (want %s, got %s): nothing highlighted", out.Shape.Index, out.Shape.Want, out.Shape.Got)
+			case !aligned:
+				pn.Note = "the engines have no majority shape: nothing highlighted"
+			}
+			shot, err := w.screenshot(n, e, d)
+			if err != nil {
+				pn.Note = joinNote(pn.Note, "screenshot not usable: "+err.Error())
+			}
+			pn.Shot = shot
+			var plain, marked []box
+			for i, nd := range d.Nodes {
+				st := compare.NodeOK
+				outlier := false
+				if aligned {
+					if o, ok := status[i]; ok {
+						st = o.Status
+						outlier = slices.Contains(o.Outvoted, e)
+					}
+					if info := infos[i]; info != nil {
+						info.Bounding[e] = nd.Bounding
+					}
+				}
+				for j, rc := range nd.Rects {
+					b := box{Node: i, Tag: nd.Tag, Status: string(st), Outlier: outlier, X: rc.X, Y: rc.Y, W: rc.W, H: rc.H, Fragment: j}
+					if rc.X >= dump.Viewport.Width || rc.Y >= dump.Viewport.Height || rc.X+rc.W <= 0 || rc.Y+rc.H <= 0 {
+						pn.Offview++
+					}
+					if st == compare.NodeOK {
+						plain = append(plain, b)
+					} else {
+						marked = append(marked, b)
+					}
+				}
+			}
+			pn.Boxes = append(plain, marked...)
+			p.Panels = append(p.Panels, pn)
+		}
+	}
+	list := make([]*nodeInfo, 0, len(infos))
+	for _, k := range slices.Sorted(maps.Keys(infos)) {
+		list = append(list, infos[k])
+	}
+	data, err := json.Marshal(list)
+	if err != nil {
+		return fmt.Errorf("report: case %d: %w", n, err)
+	}
+	p.Data = template.JS(data) // json.Marshal escapes <, > and &: safe inside <script>
+	var b bytes.Buffer
+	if err := caseTmpl.Execute(&b, p); err != nil {
+		return fmt.Errorf("report: case %d: %w", n, err)
+	}
+	return writeFile(filepath.Join(w.dir, rw.Page), b.Bytes())
+}
+
+// screenshot puts the dump's screenshot under shots/ and returns its path relative
+// to a case page, or "" when the dump has none.
+func (w *Writer) screenshot(n int, engine string, d *dump.Dump) (string, error) {
+	var png []byte
+	switch {
+	case d.Screenshot != "":
+		b, err := base64.StdEncoding.DecodeString(d.Screenshot)
+		if err != nil {
+			return "", fmt.Errorf("base64: %v", err)
+		}
+		png = b
+	case d.ScreenshotFile != "":
+		b, err := os.ReadFile(d.ScreenshotFile)
+		if err != nil {
+			return "", err
+		}
+		png = b
+	default:
+		return "", nil
+	}
+	if !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
+		return "", errors.New("not a PNG")
+	}
+	name := fmt.Sprintf("%06d-%s.png", n, engine)
+	if err := writeFile(filepath.Join(w.dir, "shots", name), png); err != nil {
+		return "", err
+	}
+	return "../shots/" + name, nil
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func writeFile(path string, b []byte) error {
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+// DisplayID shows a string id unquoted and any other id as its JSON, as compare's
+// text output does.
+func DisplayID(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+// votesText is "unanimous 120, majority 3" in a fixed order.
+func votesText(v map[vote.Kind]int) string {
+	var b bytes.Buffer
+	for _, k := range []vote.Kind{vote.Unanimous, vote.Agree, vote.Majority, vote.Split, vote.Disagree} {
+		if v[k] > 0 {
+			if b.Len() > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%s %d", k, v[k])
+		}
+	}
+	return b.String()
+}
+
+func sortedKeys(m map[string]string) []string {
+	k := slices.Collect(maps.Keys(m))
+	sort.Strings(k)
+	return k
+}

@@ -1,0 +1,88 @@
+package report
+
+import (
+	"html/template"
+	"strconv"
+)
+
+var funcs = template.FuncMap{
+	"votes": votesText,
+	"keys":  sortedKeys,
+	"num":   func(f float64) string { return strconv.FormatFloat(f, 'g', 6, 64) },
+	"abs": func(f float64) float64 {
+		if f < 0 {
+			return -f
+		}
+		return f
+	},
+}
+
+var indexTmpl = template.Must(template.New("index").Funcs(funcs).Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>layout oracle: {{.Cases}} cases</title>
+<link rel="stylesheet" href="report.css"></head>
+<body class="index">
+<h1>layout oracle: <span id="total">{{.Cases}}</span> cases</h1>
+<p id="summary"></p>
+<form id="filters" onsubmit="return false">
+<label>verdict <select id="f-verdict"><option value="">any</option></select></label>
+<label>engine <select id="f-engine"><option value="">any</option></select></label>
+<label>engine role <select id="f-role"><option value="outvoted">outvoted</option><option value="error">errored</option><option value="either">outvoted or errored</option></select></label>
+<label>id contains <input id="f-id" type="search" size="24"></label>
+<span id="shown"></span>
+</form>
+<nav class="pager"><button id="prev" type="button">&larr; previous</button> <span id="page"></span> <button id="next" type="button">next &rarr;</button>
+<label>per page <select id="per"><option>50</option><option selected>100</option><option>500</option></select></label></nav>
+<table id="cases"><thead><tr>
+<th data-sort="n">#</th><th data-sort="id">id</th><th data-sort="verdict">verdict</th>
+<th data-sort="majority">majority</th><th data-sort="split">split</th><th data-sort="outvoted">outvoted</th><th data-sort="errors">errors</th><th>reason</th>
+</tr></thead><tbody></tbody></table>
+<noscript>The index needs JavaScript; every case page is under cases/.</noscript>
+<script src="cases.js"></script>
+<script src="index.js"></script>
+</body></html>
+`))
+
+var caseTmpl = template.Must(template.New("case").Funcs(funcs).Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{{.Row.ID}}: {{.Row.Verdict}}</title>
+<link rel="stylesheet" href="../report.css"></head>
+<body class="case">
+<nav><a href="../index.html">&larr; index</a> · case {{.N}}</nav>
+<h1 id="case-id">{{.Row.ID}}</h1>
+<p><span id="verdict" class="verdict v-{{.Row.Verdict}}">{{.Row.Verdict}}</span> {{.Report.Reason}}</p>
+<dl>
+{{with .Report.Votes}}<dt>votes</dt><dd id="votes">{{votes .}}</dd>{{end}}
+{{with .Report.Outliers}}<dt>outvoted</dt><dd id="outvoted">{{range $i, $o := .}}{{if $i}}, {{end}}{{$o.Engine}} on {{$o.Property}} &times;{{$o.Count}}{{end}}</dd>{{end}}
+{{with .Errors}}<dt>errors</dt><dd id="errors">{{range $e := keys .}}<div><b>{{$e}}</b>: {{index $.Errors $e}}</div>{{end}}</dd>{{end}}
+{{with .Note}}<dt>note</dt><dd class="note">{{.}}</dd>{{end}}
+</dl>
+{{if .Panels}}
+<p class="legend">highlighted: <span class="swatch st-outvoted"></span> an engine outvoted on the node
+<span class="swatch st-split"></span> the engines split (no truth)
+<span class="swatch st-failed"></span> the candidate failed it · dashed: this engine is the one outvoted · hover a box for its values</p>
+<div class="panels">
+{{range .Panels}}<section class="panel" data-engine="{{.Engine}}">
+<h2>{{.Engine}} <small>{{.Version}}</small></h2>
+{{with .Note}}<p class="note">{{.}}</p>{{end}}
+<div class="stage{{if .Shot}} shot{{end}}">{{if .Shot}}<img src="{{.Shot}}" width="800" height="600" alt="{{.Engine}} screenshot">{{end}}
+<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 800 600" preserveAspectRatio="xMinYMin meet">
+{{range .Boxes}}<rect class="box st-{{.Status}}{{if .Outlier}} outlier{{end}}" data-node="{{.Node}}" data-fragment="{{.Fragment}}" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}"><title>{{.Tag}} #{{.Node}}</title></rect>
+{{end}}</svg></div>
+{{if .Offview}}<p class="note">{{.Offview}} boxes lie outside the 800x600 viewport</p>{{end}}
+</section>
+{{end}}</div>
+<aside id="details"><p>Hover a box to see its node.</p></aside>
+{{end}}
+{{with .Report.Failures}}<h2>outside tolerance</h2><table class="findings"><tr><th>node</th><th>tag</th><th>property</th><th>want</th><th>got</th><th>delta</th></tr>
+{{range .}}<tr><td>{{.Node}}</td><td>{{.Tag}}</td><td>{{.Property}}</td><td>{{num .Want}}</td><td>{{num .Got}}</td><td>{{num .Delta}}</td></tr>
+{{end}}</table>{{end}}
+{{with .Report.StyleFindings}}<h2>style mismatches</h2><table class="findings"><tr><th>node</th><th>tag</th><th>property</th><th>want</th><th>got</th></tr>
+{{range .}}<tr><td>{{.Node}}</td><td>{{.Tag}}</td><td>{{.Property}}</td><td>{{.Want}}</td><td>{{.Got}}</td></tr>
+{{end}}</table>{{end}}
+{{with .Report.Shape}}<h2>shape</h2><p>candidate differs at node {{.Index}}: want {{.Want}}, got {{.Got}} ({{.NodeDelta}} nodes)</p>{{end}}
+{{with .Report.ReflectionFindings}}<h2>reflection mismatches</h2><table class="findings"><tr><th>probe</th><th>selector</th><th>property</th><th>want</th><th>got</th></tr>
+{{range .}}<tr><td>{{.Probe}}</td><td>{{.Selector}}</td><td>{{.Property}}</td><td>{{.Want}}</td><td>{{.Got}}</td></tr>
+{{end}}</table>{{end}}
+<script id="nodes" type="application/json">{{.Data}}</script>
+<script src="../case.js"></script>
+</body></html>
+`))
