@@ -36,6 +36,9 @@ type Config struct {
 	// TraceLimits bound one trace's records and bytes; zero fields mean
 	// trace.DefaultLimits.
 	TraceLimits trace.Limits
+	// DocRoot, when not "", is a directory the oracle's origin serves read-only at /
+	// on every case origin, and the root of "url" requests (docs/web-content.md).
+	DocRoot string
 }
 
 // executablePath is the binary override for engine, or "".
@@ -93,6 +96,16 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 		return nil, err
 	}
 	o.closers = append(o.closers, o.origin.Close)
+	if cfg.DocRoot != "" {
+		d, err := openDocRoot(cfg.DocRoot)
+		if err != nil {
+			o.origin.Close()
+			return nil, err
+		}
+		o.origin.setDocRoot(d)
+		o.closers = append(o.closers, d.Close)
+		log.Info().Str("docroot", cfg.DocRoot).Msg("serving the docroot read-only on case origins")
+	}
 
 	start := time.Now()
 	var mu sync.Mutex

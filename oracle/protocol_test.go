@@ -91,6 +91,9 @@ func (f *fakeEngine) Reset(ctx context.Context) error {
 func (f *fakeEngine) Visit(ctx context.Context, url, fn string, args ...any) (json.RawMessage, error) {
 	return nil, errors.New("not used")
 }
+func (f *fakeEngine) LoadURL(ctx context.Context, url, fn string, args ...any) (json.RawMessage, error) {
+	return nil, errors.New("not used")
+}
 func (f *fakeEngine) Load(ctx context.Context, html, fn string, args ...any) (json.RawMessage, error) {
 	select {
 	case <-time.After(f.delay):
