@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"bytes"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io"
@@ -339,7 +340,7 @@ func (o *origin) isCaseHost(host string) bool {
 // or to any other host, every path is not found.
 func (o *origin) serveDocRoot(w http.ResponseWriter, r *http.Request) {
 	d := o.docRoot()
-	if d == nil || !o.isCaseHost(r.Host) {
+	if d == nil || !o.isCaseHost(r.Host) || r.URL.Path == "/" {
 		http.Error(w, "not found", http.StatusNotFound)
 		return
 	}
@@ -420,6 +421,10 @@ func (o *origin) serveTraceDoc(w http.ResponseWriter, r *http.Request, key strin
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	if rel == "resources/testharnessreport.js" { // the oracle's, wherever the test looks
+		o.serveTestharnessReport(w, r)
+		return
+	}
 	if rel != page.docPath || page.recorder == "" {
 		d.serveFile(w, r, rest)
 		return
@@ -483,4 +488,20 @@ func serveTraceInline(w http.ResponseWriter, page tracePage) {
 	w.Header().Set("Content-Type", page.contentType)
 	w.Header().Set("Cache-Control", "no-store")
 	w.Write(doc)
+}
+
+// testharnessReportJS is served at /resources/testharnessreport.js on case origins:
+// the hook WPT leaves for the system running its testharness.js tests.
+//
+//go:embed testharnessreport.js
+var testharnessReportJS string
+
+func (o *origin) serveTestharnessReport(w http.ResponseWriter, r *http.Request) {
+	if !o.isCaseHost(r.Host) {
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "text/javascript")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write([]byte(testharnessReportJS))
 }

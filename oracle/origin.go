@@ -62,6 +62,7 @@ func startOrigin(log zerolog.Logger) (*origin, error) {
 	mux.HandleFunc("/trace/", o.serveTrace)
 	mux.HandleFunc("/inline/", o.serveInline)
 	mux.HandleFunc("/", o.serveDocRoot)
+	mux.HandleFunc("/resources/testharnessreport.js", o.serveTestharnessReport)
 	mux.HandleFunc("/favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	o.srv = &http.Server{Handler: refuseEscapes(mux), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
