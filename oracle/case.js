@@ -60,6 +60,9 @@
   var getAnimations = method(DocP, 'getAnimations');
   var getElementsByTagName = method(DocP, 'getElementsByTagName');
   var getElementById = method(DocP, 'getElementById');
+  var getElementsByTagNameNS = method(DocP, 'getElementsByTagNameNS');
+  var contentType = getter(DocP, 'contentType');
+  var textContent = getter(Node.prototype, 'textContent');
   var collLength = getter(HTMLCollection.prototype, 'length');
   var collItem = method(HTMLCollection.prototype, 'item');
   var imgComplete = getter(HTMLImageElement.prototype, 'complete');
@@ -90,6 +93,9 @@
   var toUpper = method(StringFn.prototype, 'toUpperCase');
   var strSlice = method(StringFn.prototype, 'slice');
   var objToString = method(O.prototype, 'toString');
+  var strIndexOf = method(StringFn.prototype, 'indexOf');
+  var strReplace = method(StringFn.prototype, 'replace');
+  var spaces = /[ \t\n\f\r]+/g;
 
   function dataDesc(v) {
     var d = create(null);
@@ -148,9 +154,48 @@
   }
   function task(next) { apply(setTimeoutFn, G, [next, 0]); }
 
+  // xmlParseError is the text of the error an engine's XML parser left in a navigated
+  // document that is not well-formed (Gecko replaces the document with a
+  // <parsererror>, Blink and WebKit insert one), or '' when there is none.
+  function xmlParseError() {
+    var ct = contentType(doc);
+    if (ct === 'text/html') return '';
+    var list = apply(getElementsByTagNameNS, doc, ['*', 'parsererror']);
+    if (!collLength(list)) return '';
+    var t = textContent(apply(collItem, list, [0]));
+    t = apply(strReplace, StringFn(t === null ? '' : t), [spaces, ' ']);
+    return apply(strSlice, t, [0, 400]);
+  }
+
+  // reftestWaiting says whether the root element's class list holds reftest-wait
+  // (a navigated WPT document that is not finished yet; c.reftestWait).
+  function reftestWaiting() {
+    var root = documentElement(doc);
+    if (!root) return false;
+    var cls = apply(getAttribute, root, ['class']);
+    if (cls === null || cls === undefined) return false;
+    return apply(strIndexOf, ' ' + apply(strReplace, StringFn(cls), [spaces, ' ']) + ' ', [' reftest-wait ']) >= 0;
+  }
+
   // settle waits for the settle point (README, "Settle point"), then calls ok; fail
-  // gets an Error naming what did not settle within the budget.
+  // gets an Error naming what did not settle within the budget. With c.reftestWait,
+  // a root still classed reftest-wait at that point is waited for (within the same
+  // budget), and the page then settles again from step 1.
   function settle(ok, fail) {
+    settleOnce(function () {
+      if (!c.reftestWait || !reftestWaiting()) { ok(); return; }
+      var deadline = started + budget;
+      (function check() {
+        if (!reftestWaiting()) { settle(ok, fail); return; }
+        if (now() > deadline) {
+          fail(new Error('layout oracle: the page did not settle within ' + budget + ' ms: the root element is still classed reftest-wait'));
+          return;
+        }
+        apply(setTimeoutFn, G, [check, 4]);
+      })();
+    }, fail);
+  }
+  function settleOnce(ok, fail) {
     var deadline = started + budget;
     var waitingFor = '';
     function poll(cond, what, next) {
@@ -321,16 +366,24 @@
     // The document is written from a task of its own, so the driver has attached its
     // callbacks to the returned promise before any of the case's script runs.
     task(function () {
-      try {
-        apply(docOpen, doc, []);
-        apply(docWrite, doc, [html]);
-        apply(docClose, doc, []);
-      } catch (e) {
-        reject(e);
-        return;
+      // c.navigated: the page navigated to its document (Engine.LoadURL); nothing
+      // to write, the same settle point.
+      if (!c.navigated) {
+        try {
+          apply(docOpen, doc, []);
+          apply(docWrite, doc, [html]);
+          apply(docClose, doc, []);
+        } catch (e) {
+          reject(e);
+          return;
+        }
       }
       settle(function () {
         var v;
+        if (c.navigated) {
+          var pe = xmlParseError();
+          if (pe) { reject(new Error('layout oracle: the document is not well-formed XML: ' + pe)); return; }
+        }
         try { v = apply(fn, B, args); } catch (e) { reject(e); return; }
         finish(v);
       }, reject);

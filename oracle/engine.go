@@ -44,6 +44,14 @@ type Engine interface {
 	// budget is an error naming what did not settle.
 	Load(ctx context.Context, html string, fn string, args ...any) (json.RawMessage, error)
 
+	// LoadURL navigates the page to url (a document the oracle's origin serves from
+	// --docroot), then evaluates the case program there as Load does, except that it
+	// writes nothing: it settles the navigated document (the same settle point, plus
+	// reftest-wait: README, "Settle point"; docs/web-content.md) and calls fn. The
+	// built-ins are captured when the program starts, after the document's own
+	// scripts began to run.
+	LoadURL(ctx context.Context, url string, fn string, args ...any) (json.RawMessage, error)
+
 	// Visit navigates the page to url, waits for load, then evaluates fn as Load does.
 	// The recorder of trace pages arrives first in the served document or by init script.
 	Visit(ctx context.Context, url string, fn string, args ...any) (json.RawMessage, error)
@@ -139,6 +147,15 @@ func CaseArg(html, fn string, args []any, budget time.Duration) map[string]any {
 	return map[string]any{"html": html, "fn": fn, "args": args, "budget": budget.Milliseconds()}
 }
 
+// CaseURLArg is the case program's argument for one LoadURL: nothing to write (the
+// page navigated to its document), and the root's reftest-wait class honoured.
+func CaseURLArg(fn string, args []any, budget time.Duration) map[string]any {
+	a := CaseArg("", fn, args, budget)
+	a["navigated"] = true
+	a["reftestWait"] = true
+	return a
+}
+
 // settleBudget is how long the case program may wait for the page to settle: three
 // quarters of what is left of ctx's deadline, so that a page that never settles is
 // answered with the program's own error (naming what did not settle) before the
@@ -164,6 +181,22 @@ type caseResult struct {
 // JSON result; a throwing script is a caseError.
 func runCase(ctx context.Context, e Engine, html, script, fn string, args ...any) (json.RawMessage, error) {
 	raw, err := e.Load(ctx, html, WithCaseScript(fn), append([]any{script}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	var res caseResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("walk returned malformed JSON: %v", err)
+	}
+	if res.ScriptError != "" {
+		return nil, caseErrorf("script threw: %s", res.ScriptError)
+	}
+	return res.Result, nil
+}
+
+// runCaseURL is runCase on the document at url (LoadURL) instead of written html.
+func runCaseURL(ctx context.Context, e Engine, url, script, fn string, args ...any) (json.RawMessage, error) {
+	raw, err := e.LoadURL(ctx, url, WithCaseScript(fn), append([]any{script}, args...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,14 @@ import (
 
 // geometry answers a geometry request: load html, run script, walk, in every engine.
 func (o *Oracle) geometry(ctx context.Context, req *Request) GeometryResponse {
+	if doc := o.caseDocument(req); doc != nil {
+		dumps, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*dump.Dump, error) {
+			url, release := doc()
+			defer release()
+			return GeometryAt(ctx, e, url, deref(req.Script))
+		})
+		return GeometryResponse{ID: req.ID, Dumps: dumps, Errors: errs}
+	}
 	dumps, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*dump.Dump, error) {
 		d, err := Geometry(ctx, e, *req.HTML, deref(req.Script))
 		if err == nil && req.Screenshot {
@@ -25,6 +33,18 @@ func (o *Oracle) geometry(ctx context.Context, req *Request) GeometryResponse {
 // spec's is withheld: ground truth measured in the wrong viewport is not ground truth.
 func Geometry(ctx context.Context, e Engine, html, script string) (*dump.Dump, error) {
 	raw, err := runCase(ctx, e, html, script, dump.WalkJS, dump.StyleProperties)
+	return geometryDump(e, raw, err)
+}
+
+// GeometryAt is Geometry of the document at url (Engine.LoadURL): a docroot file or
+// an inline document of another type, served by the oracle's origin.
+func GeometryAt(ctx context.Context, e Engine, url, script string) (*dump.Dump, error) {
+	raw, err := runCaseURL(ctx, e, url, script, dump.WalkJS, dump.StyleProperties)
+	return geometryDump(e, raw, err)
+}
+
+// geometryDump checks and completes one engine's walk result.
+func geometryDump(e Engine, raw json.RawMessage, err error) (*dump.Dump, error) {
 	if err != nil {
 		return nil, err
 	}

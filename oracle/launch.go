@@ -42,6 +42,9 @@ type Config struct {
 	// ProgressEvery is how often the progress line is logged while serving; 0 means
 	// DefaultProgressEvery, negative never.
 	ProgressEvery time.Duration
+	// DocRoot, when not "", is a directory the oracle's origin serves read-only at /
+	// on every case origin, and the root of "url" requests (docs/web-content.md).
+	DocRoot string
 }
 
 // executablePath is the binary override for engine, or "".
@@ -104,6 +107,16 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 		return nil, err
 	}
 	o.closers = append(o.closers, o.origin.Close)
+	if cfg.DocRoot != "" {
+		d, err := openDocRoot(cfg.DocRoot)
+		if err != nil {
+			o.origin.Close()
+			return nil, err
+		}
+		o.origin.setDocRoot(d)
+		o.closers = append(o.closers, d.Close)
+		log.Info().Str("docroot", cfg.DocRoot).Msg("serving the docroot read-only on case origins")
+	}
 
 	start := time.Now()
 	var mu sync.Mutex

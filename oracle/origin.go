@@ -31,8 +31,9 @@ type origin struct {
 	port int
 	log  zerolog.Logger
 
-	mu    sync.Mutex
-	pages map[string]tracePage // by key
+	mu      sync.Mutex
+	pages   map[string]tracePage // by key
+	docroot *docRoot             // --docroot, served at / on case hosts; nil without
 }
 
 type tracePage struct {
@@ -40,6 +41,15 @@ type tracePage struct {
 	title    string // the case id, shown as the document's title
 	body     string // the case's html, placed in <body>
 	recorder string // inlined first in <head> for engines without init scripts, else ""
+
+	// docPath, for a trace of a docroot document ("url" request), is its path under
+	// the root: the page is /trace/<key>/<docPath>, served from the file, and the
+	// rest of /trace/<key>/ is the docroot, so its relative URLs resolve.
+	docPath string
+	// contentType, for an inline document of another type than text/html (an "html"
+	// request's "content_type"), is its type: body is then served as it is.
+	contentType string
+	traced      bool // served at /trace/<key> (with the recorder), never at /inline/
 }
 
 func startOrigin(log zerolog.Logger) (*origin, error) {
@@ -50,8 +60,11 @@ func startOrigin(log zerolog.Logger) (*origin, error) {
 	o := &origin{port: ln.Addr().(*net.TCPAddr).Port, log: log, pages: map[string]tracePage{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/trace/", o.serveTrace)
+	mux.HandleFunc("/inline/", o.serveInline)
+	mux.HandleFunc("/", o.serveDocRoot)
+	mux.HandleFunc("/resources/testharnessreport.js", o.serveTestharnessReport)
 	mux.HandleFunc("/favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	o.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	o.srv = &http.Server{Handler: refuseEscapes(mux), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := o.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error().Err(err).Msg("trace origin stopped")
@@ -85,15 +98,23 @@ func (o *origin) register(host, id, body, recorder string) (pageURL string, rele
 
 func (o *origin) serveTrace(w http.ResponseWriter, r *http.Request) {
 	key := strings.TrimPrefix(r.URL.Path, "/trace/")
+	if k, _, found := strings.Cut(key, "/"); found {
+		o.serveTraceDoc(w, r, k)
+		return
+	}
 	o.mu.Lock()
 	page, ok := o.pages[key]
-	ok = ok && strings.EqualFold(r.Host, page.host) // another origin never gets it
+	ok = ok && strings.EqualFold(r.Host, page.host) && page.docPath == "" && (page.contentType == "" || page.traced) // another origin never gets it
 	if ok {
 		delete(o.pages, key) // served once
 	}
 	o.mu.Unlock()
 	if !ok {
 		http.Error(w, "no such trace page", http.StatusNotFound)
+		return
+	}
+	if page.contentType != "" {
+		serveTraceInline(w, page)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -426,6 +426,21 @@ func (e *playwrightEngine) Visit(ctx context.Context, url, fn string, args ...an
 	}, CallExpression(fn), plain)
 }
 
+// LoadURL navigates to url, then evaluates the case program there, which settles the
+// navigated document (no write). The navigation waits for the commit only: the
+// program's own settle waits for load, fonts and images under its budget, and names
+// what did not settle, as for html cases. The budget is taken after the navigation.
+func (e *playwrightEngine) LoadURL(ctx context.Context, url, fn string, args ...any) (json.RawMessage, error) {
+	plain, err := plainJSON(args)
+	if err != nil {
+		return nil, err
+	}
+	return e.withPage(ctx, func(page playwright.Page, timeout float64) error {
+		_, err := page.Goto(url, playwright.PageGotoOptions{Timeout: &timeout, WaitUntil: playwright.WaitUntilStateCommit})
+		return err
+	}, caseJS, func() any { return CaseURLArg(fn, plain, settleBudget(ctx)) })
+}
+
 // withPage runs load then evaluates expr with arg on the page under
 // ctx's deadline; expr's result must be JSON text. Playwright's Evaluate has no
 // timeout of its own, so a case that never yields (while(true){}) would hold the
@@ -467,6 +482,9 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 			return
 		}
 		var v any
+		if f, ok := arg.(func() any); ok { // an argument that depends on what load took
+			arg = f()
+		}
 		if v, r.err = r.page.Evaluate(expr, arg); r.err == nil {
 			if s, ok := v.(string); ok {
 				r.raw = json.RawMessage(s)

@@ -34,6 +34,13 @@ type Request struct {
 	// Screenshot (geometry only, additive to the spec) adds a PNG of the viewport,
 	// taken right after the walk, to every dump.
 	Screenshot bool `json:"screenshot"`
+	// URL is a path under --docroot ("/css/CSS2/a.xht", optionally with ?query and
+	// #fragment) that the case navigates to instead of writing html.
+	URL *string `json:"url"`
+	// ContentType is the type an html case's document is served as: text/html
+	// (default, written like any html case), application/xhtml+xml or image/svg+xml
+	// (served from the case's origin and parsed as XML).
+	ContentType *string `json:"content_type"`
 }
 
 // nullID is the id of an error response to a line whose id could not be read.
@@ -142,7 +149,7 @@ func (e *keyError) Error() string { return e.msg }
 
 // Field names are matched exactly: encoding/json matches them case-insensitively.
 var (
-	requestFields = []string{"id", "op", "html", "script", "engines", "probes", "screenshot"}
+	requestFields = []string{"id", "op", "html", "script", "engines", "probes", "url", "content_type", "screenshot"}
 	probeFields   = []string{"selector", "attr", "idl"}
 )
 
@@ -230,17 +237,20 @@ func fieldError(err error) error {
 // fieldKinds describes each request field's JSON type for error messages; the
 // decoder's own wording names Go types, and for an array names its element's.
 var fieldKinds = map[string]string{
-	"op": "a string", "html": "a string", "script": "a string", "screenshot": "a boolean",
+	"op": "a string", "html": "a string", "script": "a string", "url": "a string", "content_type": "a string", "screenshot": "a boolean",
 	"engines":         "an array of strings",
 	"probes":          `an array of {"selector","attr","idl"} objects`,
 	"probes.selector": "a string", "probes.attr": "a string", "probes.idl": "a string",
 }
 
 func (r *Request) validate() error {
+	if err := r.validateDocument(); err != nil {
+		return err
+	}
 	switch r.Op {
 	case OpGeometry:
-		if r.HTML == nil {
-			return errors.New(`geometry request needs "html" (or name an "op")`)
+		if r.HTML == nil && r.URL == nil {
+			return errors.New(`geometry request needs "html" or "url" (or name an "op")`)
 		}
 	case OpTrace:
 		if r.Script == nil {
@@ -280,4 +290,69 @@ func isKnownEngine(name string) bool {
 		}
 	}
 	return false
+}
+
+// XML content types an html case may be served as (Request.ContentType).
+var inlineTypes = []string{"text/html", "application/xhtml+xml", "image/svg+xml"}
+
+// validateDocument checks how the request names its document: html or url, never
+// both; url a clean docroot path; content_type one of inlineTypes, with html only.
+func (r *Request) validateDocument() error {
+	if r.Op == OpPing || r.Op == OpShutdown {
+		if r.URL != nil || r.ContentType != nil {
+			return fmt.Errorf(`%s takes no "url" or "content_type"`, r.Op)
+		}
+		return nil
+	}
+	if r.URL != nil && r.HTML != nil {
+		return errors.New(`give either "html" or "url", not both`)
+	}
+	if r.URL != nil {
+		if _, err := SplitCaseURL(*r.URL); err != nil {
+			return fmt.Errorf(`"url": %v`, err)
+		}
+	}
+	if r.ContentType != nil {
+		if r.HTML == nil {
+			return errors.New(`"content_type" goes with "html" (a "url" document's type comes from its extension)`)
+		}
+		ok := false
+		for _, t := range inlineTypes {
+			ok = ok || *r.ContentType == t
+		}
+		if !ok {
+			return fmt.Errorf(`unknown "content_type" %q (known: %s)`, *r.ContentType, strings.Join(inlineTypes, ", "))
+		}
+	}
+	return nil
+}
+
+// CaseURL is a "url" request's document: its path under the docroot and what
+// follows the path (?query#fragment), kept for the navigation.
+type CaseURL struct {
+	Rel    string // CleanDocPath's result, "css/CSS2/a.xht"
+	Escape string // the path as it goes into the navigation URL, "/css/CSS2/a.xht"
+	Tail   string // "?query#fragment" as given, or ""
+}
+
+// SplitCaseURL checks a "url" field: an absolute path under the docroot, no
+// scheme or host, no "..", no escaped separators (CleanDocPath).
+func SplitCaseURL(u string) (CaseURL, error) {
+	if !strings.HasPrefix(u, "/") || strings.HasPrefix(u, "//") {
+		return CaseURL{}, fmt.Errorf("%q must be a path under --docroot starting with a single '/' (no scheme or host)", u)
+	}
+	p, tail := u, ""
+	if i := strings.IndexAny(u, "?#"); i >= 0 {
+		p, tail = u[:i], u[i:]
+	}
+	for _, r := range u {
+		if r < 0x21 || r == 0x7f {
+			return CaseURL{}, fmt.Errorf("%q holds a space or control character (escape it)", u)
+		}
+	}
+	rel, err := CleanDocPath(p)
+	if err != nil {
+		return CaseURL{}, err
+	}
+	return CaseURL{Rel: rel, Escape: "/" + escapeDocPath(rel), Tail: tail}, nil
 }

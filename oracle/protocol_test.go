@@ -52,8 +52,19 @@ func TestParseRequestErrors(t *testing.T) {
 		{"engines wrong type", `{"id":"e","html":"","engines":"chromium"}`, `"e"`, `field "engines" must be an array of strings, not string`},
 		{"unknown engine", `{"id":"e","html":"","engines":["servo"]}`, `"e"`, `unknown engine "servo"`},
 		{"typoed field", `{"id":"t","html":"","scirpt":"x"}`, `"t"`, `unknown field "scirpt"`},
-		{"geometry without html", `{"id":"g"}`, `"g"`, `geometry request needs "html"`},
+		{"geometry without html", `{"id":"g"}`, `"g"`, `geometry request needs "html" or "url"`},
 		{"trace without script", `{"id":"tr","op":"trace"}`, `"tr"`, `trace request needs "script"`},
+		{"html and url", `{"id":"hu","html":"<p>","url":"/a.html"}`, `"hu"`, `give either "html" or "url", not both`},
+		{"trace with html and url", `{"id":"hu","op":"trace","script":"","html":"<p>","url":"/a.html"}`, `"hu"`, `not both`},
+		{"url with dot dot", `{"id":"u","url":"/css/../../etc/passwd"}`, `"u"`, `'..' segment`},
+		{"url escaped dot dot", `{"id":"u","url":"/css/%2e%2e/x"}`, `"u"`, `escaped`},
+		{"url relative", `{"id":"u","url":"css/a.xht"}`, `"u"`, `must be a path under --docroot`},
+		{"url with host", `{"id":"u","url":"http://example.com/a.xht"}`, `"u"`, `must be a path under --docroot`},
+		{"url wrong type", `{"id":"u","url":5}`, `"u"`, `field "url" must be a string, not number`},
+		{"content_type with url", `{"id":"c","url":"/a.xht","content_type":"application/xhtml+xml"}`, `"c"`, `"content_type" goes with "html"`},
+		{"unknown content_type", `{"id":"c","html":"","content_type":"text/xml"}`, `"c"`, `unknown "content_type" "text/xml"`},
+		{"content_type spelled ContentType", `{"id":"c","html":"","Content_Type":"image/svg+xml"}`, `"c"`, `must be spelled "content_type"`},
+		{"ping with url", `{"id":"p","op":"ping","url":"/a.html"}`, `"p"`, `ping takes no "url"`},
 		{"reflect without probes", `{"id":"r","op":"reflect","html":""}`, `"r"`, `non-empty "probes"`},
 		{"class selector", `{"id":"r","op":"reflect","probes":[{"selector":".a","attr":"x"}]}`, `"r"`, `probes[0]: selector ".a" is not a bare #id`},
 		{"compound selector", `{"id":"r","op":"reflect","probes":[{"selector":"#a","attr":"x"},{"selector":"div > #a","attr":"x"}]}`, `"r"`, `probes[1]: selector "div > #a" is not a bare #id`},
@@ -89,6 +100,9 @@ func (f *fakeEngine) Reset(ctx context.Context) error {
 	return nil
 }
 func (f *fakeEngine) Visit(ctx context.Context, url, fn string, args ...any) (json.RawMessage, error) {
+	return nil, errors.New("not used")
+}
+func (f *fakeEngine) LoadURL(ctx context.Context, url, fn string, args ...any) (json.RawMessage, error) {
 	return nil, errors.New("not used")
 }
 func (f *fakeEngine) Load(ctx context.Context, html, fn string, args ...any) (json.RawMessage, error) {

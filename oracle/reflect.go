@@ -2,13 +2,21 @@ package oracle
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/layout-oracle/oracle/reflect"
 )
 
 // reflectCase answers a reflect request: load html, run script, read every probe.
 func (o *Oracle) reflectCase(ctx context.Context, req *Request) ReflectResponse {
+	doc := o.caseDocument(req)
 	states, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*reflect.State, error) {
+		if doc != nil {
+			url, release := doc()
+			defer release()
+			raw, err := runCaseURL(ctx, e, url, deref(req.Script), reflect.WalkJS, req.Probes)
+			return reflectState(e, raw, err)
+		}
 		return Reflect(ctx, e, deref(req.HTML), deref(req.Script), req.Probes)
 	})
 	return ReflectResponse{ID: req.ID, States: states, Errors: errs}
@@ -17,6 +25,11 @@ func (o *Oracle) reflectCase(ctx context.Context, req *Request) ReflectResponse 
 // Reflect produces one engine's reflection dump of one case.
 func Reflect(ctx context.Context, e Engine, html, script string, probes []reflect.Probe) (*reflect.State, error) {
 	raw, err := runCase(ctx, e, html, script, reflect.WalkJS, probes)
+	return reflectState(e, raw, err)
+}
+
+// reflectState reads one engine's reflection walk result.
+func reflectState(e Engine, raw json.RawMessage, err error) (*reflect.State, error) {
 	if err != nil {
 		return nil, err
 	}

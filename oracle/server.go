@@ -212,6 +212,9 @@ func (o *Oracle) Handle(ctx context.Context, req *Request) any {
 	defer func() {
 		o.log.Debug().RawJSON("id", req.ID).Str("op", req.Op).Dur("took", time.Since(start)).Msg("request")
 	}()
+	if err := o.checkDocument(req); err != nil {
+		return ErrorResponse{ID: req.ID, Error: err.Error()}
+	}
 	switch req.Op {
 	case OpPing:
 		return o.ping(req.ID)

@@ -12,6 +12,9 @@ import (
 func (o *Oracle) traceCase(ctx context.Context, req *Request) TraceResponse {
 	host := o.origin.newHost()
 	traces, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*trace.Trace, error) {
+		if req.URL != nil || isXMLInline(req) {
+			return o.traceDocument(ctx, e, host, req)
+		}
 		return o.Trace(ctx, e, host, idText(req.ID), deref(req.HTML), *req.Script)
 	})
 	return TraceResponse{ID: req.ID, Traces: traces, Errors: errs}

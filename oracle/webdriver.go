@@ -500,10 +500,15 @@ const repair = () => {
 // task), so the callbacks below are attached through the page's pristine built-ins.
 // On a page that has navigated away from about:blank, a Load returns a marker object
 // instead of writing, and the Go side navigates back and retries.
-func callScript(fn string, load bool) string {
+//
+// A LoadURL (caseURL) runs the case program too, on the page it navigated to, with no
+// about:blank check: the program then settles the navigated document, not a written one.
+func callScript(fn string, load bool) string { return callScriptFor(fn, load, false) }
+
+func callScriptFor(fn string, load, caseURL bool) string {
 	var b strings.Builder
 	b.WriteString("const token = arguments[0], arg = arguments[1];\n")
-	if load {
+	if load && !caseURL {
 		b.WriteString("if (location.href !== 'about:blank') return {oracleNavigated: String(location.href)};\n")
 	}
 	b.WriteString("let settle;\nconst p = new Promise((res, rej) => { settle = [res, rej]; });\n")
@@ -513,7 +518,7 @@ func callScript(fn string, load bool) string {
 	// restore runs after the case's script, which may have broken what it uses; the
 	// page is reset after every case anyway, so a failed restore must not lose the answer.
 	b.WriteString("const finish = (i, v) => { try { restore(); } catch (e) {} if (!repair()) { i = 1; v = new Error(unrepairable); } settle[i](v); };\n")
-	if load {
+	if load || caseURL {
 		b.WriteString("(" + caseJS + ")(arg)")
 	} else {
 		b.WriteString("(" + CallExpression(fn) + ")(arg)")
@@ -549,6 +554,21 @@ func (e *webDriverEngine) Visit(ctx context.Context, url, fn string, args ...any
 	}
 	return e.call(ctx, url, "", fn, args)
 }
+
+// LoadURL navigates to url (Navigate To waits for the load event, bounded by the
+// session's page-load timeout), then evaluates the case program on that document.
+func (e *webDriverEngine) LoadURL(ctx context.Context, url, fn string, args ...any) (json.RawMessage, error) {
+	e.callMu.Lock()
+	defer e.callMu.Unlock()
+	if url == "" {
+		return nil, errors.New("webkit: load url: empty url")
+	}
+	return e.call(ctx, caseURLPrefix+url, "", fn, args)
+}
+
+// caseURLPrefix marks, inside call and callOnce, a url that LoadURL navigates to:
+// the case program runs there instead of Visit's CallExpression.
+const caseURLPrefix = "\x00case:"
 
 // call runs one Load (url == "") or Visit under ctx, recovering the engine when the
 // case wedged it.
@@ -599,6 +619,7 @@ func (e *webDriverEngine) callOnce(ctx context.Context, url, html, fn string, ar
 	if err := e.setTimeouts(ctx); err != nil {
 		return nil, e.wrap(ctx, "set timeouts", err)
 	}
+	url, caseURL := strings.CutPrefix(url, caseURLPrefix)
 	if url != "" {
 		if _, err := e.session(ctx, http.MethodPost, "/url", map[string]string{"url": url}); err != nil {
 			return nil, e.wrap(ctx, "navigate to "+url, err)
@@ -609,8 +630,10 @@ func (e *webDriverEngine) callOnce(ctx context.Context, url, html, fn string, ar
 	var arg any = args
 	if url == "" {
 		arg = CaseArg(html, fn, args, settleBudget(ctx))
+	} else if caseURL {
+		arg = CaseURLArg(fn, args, settleBudget(ctx))
 	}
-	body := map[string]any{"script": callScript(fn, url == ""), "args": []any{token, arg}}
+	body := map[string]any{"script": callScriptFor(fn, url == "", caseURL), "args": []any{token, arg}}
 	for attempt := 0; ; attempt++ {
 		raw, err := e.execute(ctx, body)
 		if err != nil {

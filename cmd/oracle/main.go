@@ -51,6 +51,7 @@ func run() int {
 	chromiumPath := fs.String("chromium-path", "", "Chromium binary (default "+oracle.SystemChromium+"); implies the system route for chromium")
 	firefoxPath := fs.String("firefox-path", "", "Firefox binary (default "+oracle.SystemFirefox+"); implies the system route for firefox")
 	webkitDriverPath := fs.String("webkit-driver-path", "", "WebKitWebDriver binary (default "+oracle.DefaultWebKitWebDriver+"); implies the WebDriver route for webkit")
+	docRoot := fs.String("docroot", "", "directory served read-only at / on the oracle's case origins; \"url\" requests name paths under it")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -117,6 +118,7 @@ func run() int {
 		TraceLimits:      trace.Limits{Records: *traceMaxRecords, Bytes: *traceMaxBytes},
 		Artifacts:        *artifacts,
 		ProgressEvery:    *progressEvery,
+		DocRoot:          *docRoot,
 	}, log)
 	if err != nil {
 		log.Error().Err(err).Msg("launch")

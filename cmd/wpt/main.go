@@ -1,0 +1,431 @@
+// Command wpt turns a web-platform-tests checkout into oracle requests, and a run's
+// responses into the per-directory vote a WPT user wants (docs/web-content.md).
+//
+//	wpt requests --root DIR [--limit N] [--kinds reftest,ref,testharness] PATTERN...
+//	wpt summary [--tolerance X] [--json] [FILE]
+//
+// requests prints one NDJSON request per file: a geometry request by "url" for every
+// reftest (a file with <link rel=match|mismatch>) and, once each, for the references
+// it names; a trace request by "url" with an empty script for every testharness.js
+// test (the oracle's testharnessreport.js records its subtests). A PATTERN is a
+// directory under DIR (everything below it) or a path.Match glob on the path relative
+// to DIR ("css/CSS2/floats/*.xht"). Pipe them into `oracle --docroot DIR`.
+//
+// summary reads the oracle's responses and prints, per directory, how the engines
+// voted: a geometry case is unanimous when every item is, majority when some item
+// was outvoted 2-1 and none split (the outvoted engines are counted), split when any
+// item or the shape split; a testharness case votes per subtest the same way.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/layout-oracle/oracle/compare"
+	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/trace"
+	"github.com/layout-oracle/oracle/vote"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "usage: wpt requests --root DIR PATTERN... | wpt summary [FILE]")
+		return 2
+	}
+	switch args[0] {
+	case "requests":
+		return requestsCmd(args[1:], stdout, stderr)
+	case "summary":
+		return summaryCmd(args[1:], stdin, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "wpt: unknown command %q (requests, summary)\n", args[0])
+	return 2
+}
+
+// ---- requests ----
+
+var (
+	testExt      = regexp.MustCompile(`\.(html?|xht|xhtml|svg)$`)
+	testharness  = regexp.MustCompile(`<script[^>]*\bsrc\s*=\s*["']?/resources/testharness\.js`)
+	refLink      = regexp.MustCompile(`(?is)<link\b[^>]*>`)
+	relMatch     = regexp.MustCompile(`(?i)\brel\s*=\s*["']?(mis)?match\b`)
+	hrefAttr     = regexp.MustCompile(`(?i)\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))`)
+	notATestPath = regexp.MustCompile(`(^|/)(support|resources|tools|common|reference)/|(^|/)\.|-manual\.|/META\.yml$`)
+)
+
+// Kinds of request.
+const (
+	kindReftest     = "reftest"
+	kindRef         = "ref"
+	kindTestharness = "testharness"
+)
+
+type request struct {
+	ID     string  `json:"id"`
+	Op     string  `json:"op,omitempty"`
+	URL    string  `json:"url"`
+	Script *string `json:"script,omitempty"`
+}
+
+func requestsCmd(args []string, stdout, stderr io.Writer) int {
+	fset := flag.NewFlagSet("wpt requests", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	root := fset.String("root", "", "the WPT checkout (the oracle's --docroot)")
+	limit := fset.Int("limit", 0, "stop after this many tests (references not counted); 0: no limit")
+	kinds := fset.String("kinds", "reftest,ref,testharness", "which requests to print")
+	if err := fset.Parse(args); err != nil {
+		return 2
+	}
+	if *root == "" || fset.NArg() == 0 {
+		fmt.Fprintln(stderr, "wpt requests: --root and at least one PATTERN are required")
+		return 2
+	}
+	want := map[string]bool{}
+	for _, k := range strings.Split(*kinds, ",") {
+		want[strings.TrimSpace(k)] = true
+	}
+	files, err := matchFiles(*root, fset.Args())
+	if err != nil {
+		fmt.Fprintln(stderr, "wpt requests:", err)
+		return 2
+	}
+	out := bufio.NewWriter(stdout)
+	defer out.Flush()
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	seen := map[string]bool{}
+	counts := map[string]int{}
+	tests := 0
+	emit := func(r request, kind string) {
+		if seen[r.ID] || !want[kind] {
+			return
+		}
+		seen[r.ID] = true
+		counts[kind]++
+		enc.Encode(r)
+	}
+	for _, rel := range files {
+		if *limit > 0 && tests >= *limit {
+			break
+		}
+		b, err := os.ReadFile(filepath.Join(*root, filepath.FromSlash(rel)))
+		if err != nil {
+			fmt.Fprintln(stderr, "wpt requests:", err)
+			continue
+		}
+		url := "/" + rel
+		switch {
+		case testharness.Match(b):
+			empty := ""
+			tests++
+			emit(request{ID: url, Op: "trace", URL: url, Script: &empty}, kindTestharness)
+		default:
+			refs := references(rel, b)
+			if len(refs) == 0 {
+				continue // neither a reftest nor a testharness test (a reference, a manual test)
+			}
+			tests++
+			emit(request{ID: url, URL: url}, kindReftest)
+			for _, ref := range refs {
+				if _, err := os.Stat(filepath.Join(*root, filepath.FromSlash(ref))); err != nil {
+					fmt.Fprintf(stderr, "wpt requests: %s: reference %s: %v\n", rel, ref, err)
+					continue
+				}
+				emit(request{ID: "/" + ref, URL: "/" + ref}, kindRef)
+			}
+		}
+	}
+	fmt.Fprintf(stderr, "wpt requests: %d files matched, %d reftests, %d references, %d testharness tests\n",
+		len(files), counts[kindReftest], counts[kindRef], counts[kindTestharness])
+	return 0
+}
+
+// matchFiles lists the test files under root the patterns select, sorted.
+func matchFiles(root string, patterns []string) ([]string, error) {
+	set := map[string]bool{}
+	for _, pat := range patterns {
+		pat = strings.Trim(filepath.ToSlash(pat), "/")
+		if _, err := path.Match(pat, ""); err != nil {
+			return nil, fmt.Errorf("bad pattern %q: %v", pat, err)
+		}
+		base := pat
+		if i := strings.IndexAny(pat, "*?["); i >= 0 {
+			base = path.Dir(pat[:i+1])
+		}
+		start := filepath.Join(root, filepath.FromSlash(base))
+		err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				return nil
+			}
+			rel, _ := filepath.Rel(root, p)
+			rel = filepath.ToSlash(rel)
+			if !testExt.MatchString(rel) || notATestPath.MatchString(rel) {
+				return nil
+			}
+			if ok, _ := path.Match(pat, rel); ok || rel == pat || strings.HasPrefix(rel, pat+"/") {
+				set[rel] = true
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+	}
+	out := make([]string, 0, len(set))
+	for f := range set {
+		out = append(out, f)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// references are the paths (relative to the root) of the match/mismatch references
+// a reftest's markup names.
+func references(rel string, b []byte) []string {
+	var out []string
+	for _, link := range refLink.FindAll(b, -1) {
+		if !relMatch.Match(link) {
+			continue
+		}
+		m := hrefAttr.FindSubmatch(link)
+		if m == nil {
+			continue
+		}
+		href := string(m[1]) + string(m[2]) + string(m[3])
+		href, _, _ = strings.Cut(href, "#")
+		href, _, _ = strings.Cut(href, "?")
+		if href == "" || strings.Contains(href, "://") {
+			continue
+		}
+		var ref string
+		if strings.HasPrefix(href, "/") {
+			ref = path.Clean(href)[1:]
+		} else {
+			ref = path.Clean(path.Join(path.Dir(rel), href))
+		}
+		if strings.HasPrefix(ref, "../") || ref == ".." {
+			continue
+		}
+		out = append(out, ref)
+	}
+	return out
+}
+
+// ---- summary ----
+
+// response is one oracle answer line: geometry (dumps) or trace (traces).
+type response struct {
+	ID     json.RawMessage         `json:"id"`
+	Error  string                  `json:"error"`
+	Dumps  map[string]*dump.Dump   `json:"dumps"`
+	Traces map[string]*trace.Trace `json:"traces"`
+	Errors map[string]string       `json:"errors"`
+}
+
+// dirStats is one directory's (or the total's) counts.
+type dirStats struct {
+	Cases        int            `json:"cases"`
+	RequestErrs  int            `json:"request_errors"`
+	EngineErrs   map[string]int `json:"engine_errors"`
+	Unanimous    int            `json:"unanimous"`
+	Majority     int            `json:"majority"`
+	Split        int            `json:"split"`
+	Outvoted     map[string]int `json:"outvoted"` // majority cases by outvoted engine ("mixed": more than one)
+	Unvoted      int            `json:"unvoted"`  // fewer than three answers, or discarded (overflowed)
+	Subtests     map[string]int `json:"subtests"` // testharness subtests by vote kind
+	SubOutvoted  map[string]int `json:"subtests_outvoted"`
+	Testharness  int            `json:"testharness_cases"`
+	GeometryCase int            `json:"geometry_cases"`
+}
+
+func newStats() *dirStats {
+	return &dirStats{EngineErrs: map[string]int{}, Outvoted: map[string]int{}, Subtests: map[string]int{}, SubOutvoted: map[string]int{}}
+}
+
+func (s *dirStats) add(o *dirStats) {
+	s.Cases += o.Cases
+	s.RequestErrs += o.RequestErrs
+	s.Unanimous += o.Unanimous
+	s.Majority += o.Majority
+	s.Split += o.Split
+	s.Unvoted += o.Unvoted
+	s.Testharness += o.Testharness
+	s.GeometryCase += o.GeometryCase
+	for _, m := range [][2]map[string]int{{s.EngineErrs, o.EngineErrs}, {s.Outvoted, o.Outvoted}, {s.Subtests, o.Subtests}, {s.SubOutvoted, o.SubOutvoted}} {
+		for k, v := range m[1] {
+			m[0][k] += v
+		}
+	}
+}
+
+func summaryCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fset := flag.NewFlagSet("wpt summary", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	tol := fset.Float64("tolerance", dump.DefaultTolerance, "geometry tolerance in CSS px")
+	asJSON := fset.Bool("json", false, "one JSON object per directory plus a total, instead of the table")
+	if err := fset.Parse(args); err != nil {
+		return 2
+	}
+	in := stdin
+	if fset.NArg() > 0 {
+		f, err := os.Open(fset.Arg(0))
+		if err != nil {
+			fmt.Fprintln(stderr, "wpt summary:", err)
+			return 2
+		}
+		defer f.Close()
+		in = f
+	}
+	dirs := map[string]*dirStats{}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	line := 0
+	for sc.Scan() {
+		line++
+		if len(strings.TrimSpace(sc.Text())) == 0 {
+			continue
+		}
+		var r response
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			fmt.Fprintf(stderr, "wpt summary: line %d: %v\n", line, err)
+			return 2
+		}
+		var id string
+		if json.Unmarshal(r.ID, &id) != nil {
+			id = string(r.ID)
+		}
+		dir := path.Dir(id)
+		s := dirs[dir]
+		if s == nil {
+			s = newStats()
+			dirs[dir] = s
+		}
+		tally(s, &r, *tol)
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintln(stderr, "wpt summary:", err)
+		return 2
+	}
+	names := make([]string, 0, len(dirs))
+	total := newStats()
+	for d, s := range dirs {
+		names = append(names, d)
+		total.add(s)
+	}
+	sort.Strings(names)
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		for _, d := range names {
+			enc.Encode(map[string]any{"dir": d, "stats": dirs[d]})
+		}
+		enc.Encode(map[string]any{"total": total})
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "directory\tcases\terrors cr/ff/wk\tunanimous\tmajority (outvoted cr/ff/wk/mixed)\tsplit\tunvoted\tsubtests u/m/s")
+	row := func(name string, s *dirStats) {
+		fmt.Fprintf(tw, "%s\t%d\t%d/%d/%d\t%d\t%d (%d/%d/%d/%d)\t%d\t%d\t%d/%d/%d\n", name, s.Cases,
+			s.EngineErrs["chromium"], s.EngineErrs["firefox"], s.EngineErrs["webkit"],
+			s.Unanimous, s.Majority, s.Outvoted["chromium"], s.Outvoted["firefox"], s.Outvoted["webkit"], s.Outvoted["mixed"],
+			s.Split, s.Unvoted, s.Subtests[string(vote.Unanimous)], s.Subtests[string(vote.Majority)], s.Subtests[string(vote.Split)])
+	}
+	for _, d := range names {
+		row(d, dirs[d])
+	}
+	row("total", total)
+	tw.Flush()
+	if total.RequestErrs > 0 {
+		fmt.Fprintf(stdout, "%d requests were refused by the oracle (their \"error\")\n", total.RequestErrs)
+	}
+	return 0
+}
+
+// tally counts one response into s.
+func tally(s *dirStats, r *response, tol float64) {
+	s.Cases++
+	if r.Error != "" {
+		s.RequestErrs++
+		return
+	}
+	for e := range r.Errors {
+		s.EngineErrs[e]++
+	}
+	switch {
+	case r.Traces != nil:
+		s.Testharness++
+		if len(r.Traces) < 3 {
+			s.Unvoted++
+			return
+		}
+		v := compare.Traces(r.Traces, trace.DefaultBufferTolerance)
+		for _, rv := range v.Records {
+			s.Subtests[string(rv.Kind)]++
+			if rv.Kind == vote.Majority {
+				s.SubOutvoted[rv.Outlier]++
+			}
+		}
+		caseKind(s, v.Whole.Kind, v.Whole.Outlier)
+	default:
+		s.GeometryCase++
+		if len(r.Dumps) < 3 {
+			s.Unvoted++
+			return
+		}
+		rep, err := compare.Geometry(r.Dumps, nil, tol)
+		if err != nil || rep.Verdict == compare.Discarded || rep.Verdict == compare.Untrustworthy && rep.ShapeVote != vote.Split {
+			s.Unvoted++
+			return
+		}
+		if rep.ShapeVote == vote.Split || rep.Votes[vote.Split] > 0 {
+			s.Split++
+			return
+		}
+		if rep.Votes[vote.Majority] == 0 && rep.ShapeVote != vote.Majority {
+			s.Unanimous++
+			return
+		}
+		outvoted := map[string]bool{}
+		for _, o := range rep.Outliers {
+			outvoted[o.Engine] = true
+		}
+		out := "mixed"
+		if len(outvoted) == 1 {
+			for e := range outvoted {
+				out = e
+			}
+		}
+		s.Majority++
+		s.Outvoted[out]++
+	}
+}
+
+func caseKind(s *dirStats, k vote.Kind, outlier string) {
+	switch k {
+	case vote.Unanimous:
+		s.Unanimous++
+	case vote.Majority:
+		s.Majority++
+		s.Outvoted[outlier]++
+	case vote.Split:
+		s.Split++
+	default:
+		s.Unvoted++
+	}
+}

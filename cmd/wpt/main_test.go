@@ -1,0 +1,82 @@
+package main
+
+// Unit tests of the command's own code: requests reads testdata/wpt (real WPT files
+// plus the oracle's own test pages) and runs no browser; summary is fed response
+// lines written here. The requests it prints are run against the real engines in
+// cmd/oracle's webcontent tests (the same files, by url).
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestRequestsListsReftestsTheirReferencesAndTestharnessTests(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"requests", "--root", "../../testdata/wpt", "css/CSS2/css1", "oracle-tests/*.html"}, nil, &out, &errb)
+	require.Equal(t, 0, code, errb.String())
+	var got []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &m))
+		got = append(got, m)
+	}
+	assert.Equal(t, []map[string]any{
+		{"id": "/css/CSS2/css1/c414-flt-fit-001.xht", "url": "/css/CSS2/css1/c414-flt-fit-001.xht"},
+		{"id": "/oracle-tests/testharness-pass-fail.html", "op": "trace", "url": "/oracle-tests/testharness-pass-fail.html", "script": ""},
+	}, got)
+	// Its reference (c414-flt-fit-001-ref.xht) is not in testdata: named, not requested.
+	assert.Contains(t, errb.String(), "reference css/CSS2/css1/c414-flt-fit-001-ref.xht")
+}
+
+func TestReferencesResolveRelativeAndAbsoluteHrefs(t *testing.T) {
+	got := references("css/a/b.html", []byte(`<link rel="match" href="b-ref.html"><link href='../reference/r.xht' rel=mismatch>`+
+		`<link rel="help" href="x.html"><LINK REL="match" HREF="/css/z.html#f"><link rel="match" href="../../../out.html">`))
+	assert.Equal(t, []string{"css/a/b-ref.html", "css/reference/r.xht", "css/z.html"}, got)
+}
+
+// A geometry case voted 2-1 on one item, a testharness case with a split subtest.
+func TestSummaryCountsVotesPerDirectory(t *testing.T) {
+	d := func(engine string, w float64) string {
+		return `{"engine":"` + engine + `","engine_version":"1","viewport":{"width":800,"height":600},"overflowed":false,"nodes":[` +
+			`{"index":0,"parent":-1,"tag":"HTML","depth":0,"bounding":{"x":0,"y":0,"w":800,"h":10},"rects":[{"x":0,"y":0,"w":800,"h":10}],"style":{}},` +
+			`{"index":1,"parent":0,"tag":"DIV","depth":1,"bounding":{"x":0,"y":0,"w":` + strconv.FormatFloat(w, 'f', -1, 64) + `,"h":10},"rects":[{"x":0,"y":0,"w":10,"h":10}],"style":{}}]}`
+	}
+	tr := func(engine, second string) string {
+		return `{"engine":"` + engine + `","engine_version":"1","profile":"default","origin":"http://x","is_secure_context":true,"timed_out":false,"records":[` +
+			`{"seq":0,"kind":"value","label":"a","value":"PASS"},{"seq":1,"kind":"value","label":"b","value":"` + second + `"}]}`
+	}
+	in := `{"id":"/css/x/a.html","dumps":{"chromium":` + d("chromium", 10) + `,"firefox":` + d("firefox", 10) + `,"webkit":` + d("webkit", 12) + `}}
+{"id":"/css/x/b.html","dumps":{"chromium":` + d("chromium", 10) + `,"firefox":` + d("firefox", 10) + `,"webkit":` + d("webkit", 10) + `}}
+{"id":"/css/y/t.html","traces":{"chromium":` + tr("chromium", "PASS") + `,"firefox":` + tr("firefox", "FAIL") + `,"webkit":` + tr("webkit", "TIMEOUT") + `}}
+{"id":"/css/y/e.html","dumps":{"chromium":` + d("chromium", 10) + `},"errors":{"firefox":"timed out","webkit":"timed out"}}
+{"id":"/css/y/r.html","error":"give either \"html\" or \"url\", not both"}
+`
+	var out, errb bytes.Buffer
+	require.Equal(t, 0, run([]string{"summary", "--json"}, strings.NewReader(in), &out, &errb), errb.String())
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 3)
+	var x, y struct {
+		Dir   string    `json:"dir"`
+		Stats *dirStats `json:"stats"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &x))
+	require.NoError(t, json.Unmarshal([]byte(lines[1]), &y))
+	assert.Equal(t, "/css/x", x.Dir)
+	assert.Equal(t, 2, x.Stats.Cases)
+	assert.Equal(t, 1, x.Stats.Unanimous)
+	assert.Equal(t, 1, x.Stats.Majority)
+	assert.Equal(t, 1, x.Stats.Outvoted["webkit"])
+	assert.Equal(t, "/css/y", y.Dir)
+	assert.Equal(t, 3, y.Stats.Cases)
+	assert.Equal(t, 1, y.Stats.Split)
+	assert.Equal(t, map[string]int{"unanimous": 1, "split": 1}, y.Stats.Subtests)
+	assert.Equal(t, 1, y.Stats.RequestErrs)
+	assert.Equal(t, 1, y.Stats.Unvoted)
+	assert.Equal(t, map[string]int{"firefox": 1, "webkit": 1}, y.Stats.EngineErrs)
+}
