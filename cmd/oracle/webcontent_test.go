@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -19,6 +20,7 @@ var webContent sharedOracle
 
 // wcOracle is one oracle with one page per engine serving testdata/wpt.
 func wcOracle(t *testing.T) *client {
+	testutil.NeedsBrowsers(t) // before once: a skip inside it would leave c nil for good
 	webContent.once.Do(func() {
 		webContent.c = startOracle(t, "--pages=1", "--log-level=warn", "--self-check=false", "--docroot=../../testdata/wpt")
 	})
