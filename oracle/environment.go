@@ -196,13 +196,16 @@ var environmentFiles = sync.OnceValues(func() ([2]string, error) {
 		name = fmt.Sprintf("layout-oracle-env-%d-g%d-%s", os.Getuid(), u.GID, hex.EncodeToString(sum[:6]))
 	}
 	dir := filepath.Join(os.TempDir(), name)
-	for _, d := range []string{dir, filepath.Join(dir, "xdg"), filepath.Join(dir, "xdg", "gtk-3.0"), filepath.Join(dir, "xdg", "gtk-4.0")} {
+	for _, d := range []string{dir, filepath.Join(dir, "xdg"), filepath.Join(dir, "xdg", "fontconfig"),
+		filepath.Join(dir, "xdg", "gtk-3.0"), filepath.Join(dir, "xdg", "gtk-4.0")} {
 		if err := ownedDir(d, dirMode, gid); err != nil {
 			return [2]string{}, err
 		}
 	}
 	for _, f := range []struct{ path, body string }{
-		{filepath.Join(dir, "fonts.conf"), fc},
+		// Under the config home's fontconfig/: WebKitGTK's bubblewrap sandbox binds
+		// that directory into the web process, and nothing else of ours.
+		{filepath.Join(dir, "xdg", "fontconfig", "fonts.conf"), fc},
 		{filepath.Join(dir, "xdg", "gtk-3.0", "settings.ini"), gtk},
 		{filepath.Join(dir, "xdg", "gtk-4.0", "settings.ini"), gtk},
 	} {
@@ -229,7 +232,7 @@ var environmentFiles = sync.OnceValues(func() ([2]string, error) {
 			return [2]string{}, err
 		}
 	}
-	return [2]string{filepath.Join(dir, "fonts.conf"), filepath.Join(dir, "xdg")}, nil
+	return [2]string{filepath.Join(dir, "xdg", "fontconfig", "fonts.conf"), filepath.Join(dir, "xdg")}, nil
 })
 
 // environmentSettings is the pinned environment's share of every engine's launch.
@@ -240,15 +243,20 @@ func environmentSettings() (launchSettings, error) {
 		return launchSettings{}, fmt.Errorf("pinned environment: %w", err)
 	}
 	xdg := []string{"XDG_CONFIG_HOME=" + files[1]}
+	var webkit []string
 	if u := browserUser(); u.Drop {
 		// The browser user cannot write the oracle's directory, and Firefox does not
 		// start without a writable XDG_CONFIG_HOME: GTK reads the pinned settings.ini
 		// from XDG_CONFIG_DIRS instead, and the browsers write their own config home.
+		// WebKitGTK keeps ours as its config home (it writes none), because its
+		// bubblewrap sandbox shows the web process only the config home's fontconfig/.
 		xdg = []string{"XDG_CONFIG_DIRS=" + files[1] + ":/etc/xdg", "XDG_CONFIG_HOME=" + filepath.Join(u.Home, ".config")}
+		webkit = []string{"XDG_CONFIG_HOME=" + files[1]}
 	}
 	return launchSettings{
 		Env: append(append([]string{"FONTCONFIG_FILE=" + files[0]}, xdg...),
 			"GTK_THEME=Adwaita", "GTK_OVERLAY_SCROLLING=1", "GDK_SCALE=1", "GDK_DPI_SCALE=1"),
+		WebKitEnv: webkit,
 		FirefoxPrefs: firefoxEnvironmentPrefs(),
 		// Chromium resolves generics through fontconfig (the aliases above); its default
 		// sizes are already 16px / 13px and headless Playwright hides scrollbars.

@@ -201,7 +201,7 @@ func launchEngine(ctx context.Context, name string, cfg Config, log zerolog.Logg
 	}
 	webDriver := func() (Engine, error) {
 		return LaunchWebDriver(ctx, WebDriverOptions{DriverPath: exe, BrowserArgs: s.WebKitArgs,
-			Capabilities: s.WebDriverCaps, Env: s.Env}, log)
+			Capabilities: s.WebDriverCaps, Env: withEnv(s.Env, s.WebKitEnv)}, log)
 	}
 	if name == WebKit && (cfg.Browsers == RouteSystem || exe != "") {
 		return webDriver()

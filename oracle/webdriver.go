@@ -335,7 +335,9 @@ func (p *wdProc) status(ctx context.Context, c *http.Client) (bool, error) {
 
 // newSession opens the session and returns its browserVersion.
 func (e *webDriverEngine) newSession(ctx context.Context, p *wdProc) (string, error) {
-	args := append([]string{"--automation"}, e.opts.BrowserArgs...)
+	// --enable-sandbox: WebKitGTK's bubblewrap sandbox for the web process, which
+	// MiniBrowser leaves off unless asked (docs/sandbox.md).
+	args := append([]string{"--automation", "--enable-sandbox"}, e.opts.BrowserArgs...)
 	caps := map[string]any{
 		"webkitgtk:browserOptions": map[string]any{"binary": e.opts.BrowserPath, "args": args},
 		"unhandledPromptBehavior":  "dismiss",
