@@ -256,7 +256,7 @@ func environmentSettings() (launchSettings, error) {
 	return launchSettings{
 		Env: append(append([]string{"FONTCONFIG_FILE=" + files[0]}, xdg...),
 			"GTK_THEME=Adwaita", "GTK_OVERLAY_SCROLLING=1", "GDK_SCALE=1", "GDK_DPI_SCALE=1"),
-		WebKitEnv: webkit,
+		WebKitEnv:    webkit,
 		FirefoxPrefs: firefoxEnvironmentPrefs(),
 		// Chromium resolves generics through fontconfig (the aliases above); its default
 		// sizes are already 16px / 13px and headless Playwright hides scrollbars.
