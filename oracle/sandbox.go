@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // BrowserUserName is the unprivileged system user the browsers run as when the oracle
@@ -190,6 +191,8 @@ type SandboxState struct {
 	Sandbox string `json:"sandbox,omitempty"`
 	// Reason says why it is off (or could not be seen).
 	Reason string `json:"reason,omitempty"`
+
+	transient bool // off for a reason a moment may change (a process just starting)
 }
 
 // sandboxReporter is implemented by engines whose processes the oracle can inspect.
@@ -317,7 +320,20 @@ func contentProcess(engine string, p procInfo) bool {
 //     with the namespaces it got;
 //   - WebKitGTK web process: started by bubblewrap, so in its own user, pid and
 //     network namespaces, with a seccomp-bpf filter.
+//
+// A content process sets up its filter a moment after it starts (a new Firefox
+// content process was seen unfiltered at first): a state off for that reason alone is
+// looked at again for up to 2 s before it is reported.
 func inspectSandbox(engine string, roots []int) SandboxState {
+	st := inspectSandboxOnce(engine, roots)
+	for deadline := time.Now().Add(2 * time.Second); !st.On && st.transient && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		st = inspectSandboxOnce(engine, roots)
+	}
+	return st
+}
+
+func inspectSandboxOnce(engine string, roots []int) SandboxState {
 	u := browserUser()
 	st := SandboxState{User: u.Name}
 	if u.Problem != "" {
@@ -350,6 +366,7 @@ func inspectSandbox(engine string, roots []int) SandboxState {
 		}
 	}
 	if len(content) == 0 {
+		st.transient = true
 		st.Reason = "no content process to inspect (being replaced?)"
 		return st
 	}
@@ -378,7 +395,7 @@ func inspectSandbox(engine string, roots []int) SandboxState {
 			}
 		}
 		if why == "" && c.seccomp != 2 {
-			why = "its content process has no seccomp filter"
+			why, st.transient = "its content process has no seccomp filter", true
 		}
 		if why != "" {
 			st.Reason = fmt.Sprintf("%s (process %d)", why, c.pid)

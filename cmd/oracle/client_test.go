@@ -22,6 +22,9 @@ import (
 var oracleBin string // built once in TestMain
 
 func TestMain(m *testing.M) {
+	if os.Getenv("ORACLE_NOBODY_PROBE") != "" { // sandbox_test.go's probe, run as nobody: no oracle to build
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "oracle-bin")
 	if err != nil {
 		panic(err)
