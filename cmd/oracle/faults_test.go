@@ -5,7 +5,6 @@ package main
 
 import (
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
