@@ -189,15 +189,29 @@ func firefoxEnvironmentPrefs() map[string]any {
 var environmentFiles = sync.OnceValues(func() ([2]string, error) {
 	fc, gtk := fontconfigXML(), gtkSettingsINI()
 	sum := sha256.Sum256([]byte(fc + "\x00" + gtk))
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("layout-oracle-env-%d-%s", os.Getuid(), hex.EncodeToString(sum[:6])))
+	// The browsers read these files as the browser user (sandbox.go): a root oracle
+	// gives them to that user's group, read-only; nobody else may read or replace them.
+	// That group is in the name: an oracle without it must not rewrite them as its own.
+	name := fmt.Sprintf("layout-oracle-env-%d-%s", os.Getuid(), hex.EncodeToString(sum[:6]))
+	dirMode, fileMode, gid := os.FileMode(0o700), os.FileMode(0o600), -1
+	if u := browserUser(); u.Drop {
+		dirMode, fileMode, gid = 0o750, 0o640, int(u.GID)
+		name = fmt.Sprintf("layout-oracle-env-%d-g%d-%s", os.Getuid(), u.GID, hex.EncodeToString(sum[:6]))
+	}
+	dir := filepath.Join(os.TempDir(), name)
+	for _, d := range []string{dir, filepath.Join(dir, "xdg"), filepath.Join(dir, "xdg", "fontconfig"),
+		filepath.Join(dir, "xdg", "gtk-3.0"), filepath.Join(dir, "xdg", "gtk-4.0")} {
+		if err := ownedDir(d, dirMode, gid); err != nil {
+			return [2]string{}, err
+		}
+	}
 	for _, f := range []struct{ path, body string }{
-		{filepath.Join(dir, "fonts.conf"), fc},
+		// Under the config home's fontconfig/: WebKitGTK's bubblewrap sandbox binds
+		// that directory into the web process, and nothing else of ours.
+		{filepath.Join(dir, "xdg", "fontconfig", "fonts.conf"), fc},
 		{filepath.Join(dir, "xdg", "gtk-3.0", "settings.ini"), gtk},
 		{filepath.Join(dir, "xdg", "gtk-4.0", "settings.ini"), gtk},
 	} {
-		if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
-			return [2]string{}, err
-		}
 		// Write beside and rename, so a browser of a concurrent oracle never reads half a file.
 		tmp, err := os.CreateTemp(filepath.Dir(f.path), ".tmp-*")
 		if err != nil {
@@ -208,6 +222,12 @@ var environmentFiles = sync.OnceValues(func() ([2]string, error) {
 			err = cerr
 		}
 		if err == nil {
+			err = os.Chmod(tmp.Name(), fileMode)
+		}
+		if err == nil && gid >= 0 {
+			err = os.Chown(tmp.Name(), -1, gid)
+		}
+		if err == nil {
 			err = os.Rename(tmp.Name(), f.path)
 		}
 		if err != nil {
@@ -215,7 +235,7 @@ var environmentFiles = sync.OnceValues(func() ([2]string, error) {
 			return [2]string{}, err
 		}
 	}
-	return [2]string{filepath.Join(dir, "fonts.conf"), filepath.Join(dir, "xdg")}, nil
+	return [2]string{filepath.Join(dir, "xdg", "fontconfig", "fonts.conf"), filepath.Join(dir, "xdg")}, nil
 })
 
 // environmentSettings is the pinned environment's share of every engine's launch.
@@ -225,9 +245,21 @@ func environmentSettings() (launchSettings, error) {
 	if err != nil {
 		return launchSettings{}, fmt.Errorf("pinned environment: %w", err)
 	}
+	xdg := []string{"XDG_CONFIG_HOME=" + files[1]}
+	var webkit []string
+	if u := browserUser(); u.Drop {
+		// The browser user cannot write the oracle's directory, and Firefox does not
+		// start without a writable XDG_CONFIG_HOME: GTK reads the pinned settings.ini
+		// from XDG_CONFIG_DIRS instead, and the browsers write their own config home.
+		// WebKitGTK keeps ours as its config home (it writes none), because its
+		// bubblewrap sandbox shows the web process only the config home's fontconfig/.
+		xdg = []string{"XDG_CONFIG_DIRS=" + files[1] + ":/etc/xdg", "XDG_CONFIG_HOME=" + filepath.Join(u.Home, ".config")}
+		webkit = []string{"XDG_CONFIG_HOME=" + files[1]}
+	}
 	return launchSettings{
-		Env: []string{"FONTCONFIG_FILE=" + files[0], "XDG_CONFIG_HOME=" + files[1],
-			"GTK_THEME=Adwaita", "GTK_OVERLAY_SCROLLING=1", "GDK_SCALE=1", "GDK_DPI_SCALE=1"},
+		Env: append(append([]string{"FONTCONFIG_FILE=" + files[0]}, xdg...),
+			"GTK_THEME=Adwaita", "GTK_OVERLAY_SCROLLING=1", "GDK_SCALE=1", "GDK_DPI_SCALE=1"),
+		WebKitEnv:    webkit,
 		FirefoxPrefs: firefoxEnvironmentPrefs(),
 		// Chromium resolves generics through fontconfig (the aliases above); its default
 		// sizes are already 16px / 13px and headless Playwright hides scrollbars.

@@ -45,6 +45,9 @@ type Config struct {
 	// DocRoot, when not "", is a directory the oracle's origin serves read-only at /
 	// on every case origin, and the root of "url" requests (docs/web-content.md).
 	DocRoot string
+	// RequireSandbox makes Launch fail unless every engine that came up runs with
+	// its sandbox on (docs/sandbox.md).
+	RequireSandbox bool
 }
 
 // executablePath is the binary override for engine, or "".
@@ -170,8 +173,33 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 	if len(o.order) == 0 {
 		return nil, errors.Join(errors.New("no engine launched"), o.Close())
 	}
+	if err := o.checkSandboxes(cfg.RequireSandbox); err != nil {
+		return nil, errors.Join(err, o.Close())
+	}
 	log.Info().Strs("engines", o.order).Str("profile", o.profile).Dur("launch", time.Since(start)).Msg("oracle ready")
 	return o, nil
+}
+
+// checkSandboxes logs each engine's sandbox as /proc shows it once its pages are
+// open, and with require refuses to go on when one is off.
+func (o *Oracle) checkSandboxes(require bool) error {
+	states := map[string]SandboxState{}
+	for _, name := range o.order {
+		st, ok := o.engines[name].sandbox()
+		if !ok {
+			continue
+		}
+		states[name] = st
+		if st.On {
+			o.log.Info().Str("engine", name).Str("user", st.User).Str("sandbox", st.Sandbox).Msg("sandbox on")
+		} else {
+			o.log.Warn().Str("engine", name).Str("user", st.User).Str("reason", st.Reason).Msg("sandbox unavailable")
+		}
+	}
+	if require {
+		return requireSandboxes(states)
+	}
+	return nil
 }
 
 // sameBuild refuses a pool whose pages would answer from different builds.
@@ -197,7 +225,7 @@ func launchEngine(ctx context.Context, name string, cfg Config, log zerolog.Logg
 	}
 	webDriver := func() (Engine, error) {
 		return LaunchWebDriver(ctx, WebDriverOptions{DriverPath: exe, BrowserArgs: s.WebKitArgs,
-			Capabilities: s.WebDriverCaps, Env: s.Env}, log)
+			Capabilities: s.WebDriverCaps, Env: withEnv(s.Env, s.WebKitEnv)}, log)
 	}
 	if name == WebKit && (cfg.Browsers == RouteSystem || exe != "") {
 		return webDriver()

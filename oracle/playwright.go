@@ -27,11 +27,23 @@ const (
 	SystemFirefox  = "/usr/bin/firefox-esr"
 )
 
-// ChromiumArgs are needed as root on a closed network: without the networking flags
-// Chromium floods refused connections (ENGINES.md).
+// ChromiumArgs are needed on a closed network: without the networking flags
+// Chromium floods refused connections (ENGINES.md). --no-sandbox is not among them:
+// the browsers run as an unprivileged user with Chromium's sandbox on (sandbox.go),
+// and only a Chromium left to run as root gets it (chromiumArgs).
 var ChromiumArgs = []string{
-	"--no-sandbox", "--disable-gpu", "--disable-background-networking",
+	"--disable-gpu", "--disable-background-networking",
 	"--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run",
+}
+
+// chromiumArgs is ChromiumArgs plus extra, with --no-sandbox only where the browser
+// runs as root (the browser user is missing), where Chromium refuses to start otherwise.
+func chromiumArgs(extra []string) []string {
+	args := append([]string{}, ChromiumArgs...)
+	if browserUser().root() {
+		args = append(args, "--no-sandbox")
+	}
+	return append(args, extra...)
 }
 
 // PlaywrightDriver is the one Playwright driver process the oracle's Playwright
@@ -239,37 +251,45 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 		Args:     opts.Args,
 		Timeout:  playwright.Float(60_000),
 	}
-	var route string
+	var route, exe string
 	switch {
 	case opts.Bundled:
 		path, ok := d.BundledPath(opts.Engine)
 		if !ok {
 			return nil, fmt.Errorf("%s: Playwright's bundled build is not installed (%s)", opts.Engine, path)
 		}
-		route = "playwright-go bundled " + path
+		route, exe = "playwright-go bundled "+path, path
 	case opts.Engine == Chromium:
-		exe := orDefault(opts.ExecutablePath, SystemChromium)
-		launch.ExecutablePath = playwright.String(exe)
-		launch.Args = append(append([]string{}, ChromiumArgs...), opts.Args...)
+		exe = orDefault(opts.ExecutablePath, SystemChromium)
 		route = "playwright-go system " + exe
 	case opts.Engine == Firefox:
-		exe := orDefault(opts.ExecutablePath, SystemFirefox)
+		exe = orDefault(opts.ExecutablePath, SystemFirefox)
 		launch.Channel = playwright.String("moz-firefox")
-		launch.ExecutablePath = playwright.String(exe)
 		route = "playwright-go system " + exe + " (WebDriver BiDi, channel moz-firefox)"
 	default:
 		return nil, fmt.Errorf("%s: no system route through Playwright (stock WebKitGTK is driven over WebDriver)", opts.Engine)
 	}
-	if opts.Engine == Chromium && opts.Bundled {
-		launch.Args = append(append([]string{}, ChromiumArgs...), opts.Args...)
+	if opts.Engine == Chromium {
+		launch.Args = chromiumArgs(opts.Args)
+		// Playwright adds --no-sandbox unless told the sandbox is wanted.
+		launch.ChromiumSandbox = playwright.Bool(!browserUser().root())
+	}
+	// The driver starts the browser through a wrapper that drops to the browser
+	// user (sandbox.go); as an unprivileged oracle, the binary itself.
+	wrapper, err := browserWrapper(exe)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", opts.Engine, err)
+	}
+	if wrapper != exe || !opts.Bundled {
+		launch.ExecutablePath = playwright.String(wrapper)
 	}
 	if len(opts.FirefoxPrefs) > 0 {
 		launch.FirefoxUserPrefs = opts.FirefoxPrefs
 	}
-	if len(opts.Env) > 0 {
+	if env := append(append([]string{}, opts.Env...), browserUser().env()...); len(env) > 0 {
 		// Playwright's env replaces the browser's whole environment: start from ours.
 		launch.Env = map[string]string{}
-		for _, kv := range withEnv(os.Environ(), opts.Env) {
+		for _, kv := range withEnv(os.Environ(), env) {
 			k, v, _ := strings.Cut(kv, "=")
 			launch.Env[k] = v
 		}
@@ -354,6 +374,14 @@ func (e *playwrightEngine) Health() Health {
 		h.State, h.Reason = StateRestarting, "browser context closed (a content process died?); the browser relaunches on the next call"
 	}
 	return h
+}
+
+// Sandbox is the browser's sandbox as /proc shows it now.
+func (e *playwrightEngine) Sandbox() SandboxState {
+	e.mu.Lock()
+	pids := append([]int{}, e.pids...)
+	e.mu.Unlock()
+	return inspectSandbox(e.name, pids)
 }
 
 // Reset navigates to a fresh about:blank: a new document and a new global object.

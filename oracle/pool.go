@@ -50,6 +50,22 @@ func (p *pool) health() PoolHealth {
 	return h
 }
 
+// sandbox is the pages' sandbox state: the first page's, or the first page whose
+// sandbox is off. ok is false when no page can report one.
+func (p *pool) sandbox() (st SandboxState, ok bool) {
+	for _, e := range p.pages {
+		r, is := e.(sandboxReporter)
+		if !is {
+			continue
+		}
+		s := r.Sandbox()
+		if !ok || (st.On && !s.On) {
+			st, ok = s, true
+		}
+	}
+	return st, ok
+}
+
 // resetTimeout bounds the reset between cases, normally 20 to 150 ms; a page that
 // cannot reset in this time is replaced by a relaunched browser.
 const resetTimeout = 3 * time.Second

@@ -74,6 +74,10 @@ type PingResponse struct {
 	Failed   map[string]string     `json:"failed,omitempty"` // engines that did not launch, with why
 	// Environment is "pinned-" + EnvironmentVersion (environment.go).
 	Environment string `json:"environment"`
+	// Sandbox is each engine's sandbox as /proc shows it at the ping: the user its
+	// processes run as, whether its sandbox is on and which, or why not
+	// (docs/sandbox.md).
+	Sandbox map[string]SandboxState `json:"sandbox,omitempty"`
 }
 
 // ReflectResponse answers a reflect request.

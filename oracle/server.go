@@ -239,6 +239,12 @@ func (o *Oracle) ping(id json.RawMessage) PingResponse {
 		p.Versions[name] = e.version()
 		p.Routes[name] = e.route()
 		p.States[name] = e.health()
+		if st, ok := e.sandbox(); ok {
+			if p.Sandbox == nil {
+				p.Sandbox = map[string]SandboxState{}
+			}
+			p.Sandbox[name] = st
+		}
 	}
 	if len(o.failed) > 0 {
 		p.Failed = o.failed

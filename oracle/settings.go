@@ -19,6 +19,7 @@ type launchSettings struct {
 	WebKitArgs    []string       // MiniBrowser arguments (WebKitSettings properties), after --automation
 	WebDriverCaps map[string]any // extra W3C capabilities of every WebKitGTK session
 	Env           []string       // KEY=VALUE set for the browser processes (never the oracle's own)
+	WebKitEnv     []string       // KEY=VALUE for WebKitGTK only, after Env (replacing its keys)
 	Permissions   []string       // permission grants (Chromium, Playwright's WebKit)
 	InitScripts   []string       // Playwright: run before any page script in every document
 }
@@ -28,6 +29,7 @@ func (s *launchSettings) merge(o launchSettings) {
 	s.ChromiumArgs = append(s.ChromiumArgs, o.ChromiumArgs...)
 	s.WebKitArgs = append(s.WebKitArgs, o.WebKitArgs...)
 	s.Env = append(s.Env, o.Env...)
+	s.WebKitEnv = append(s.WebKitEnv, o.WebKitEnv...)
 	s.Permissions = append(s.Permissions, o.Permissions...)
 	s.InitScripts = append(s.InitScripts, o.InitScripts...)
 	if len(o.FirefoxPrefs) > 0 {

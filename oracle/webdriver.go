@@ -201,7 +201,9 @@ func (e *webDriverEngine) startDriver(ctx context.Context) (*wdProc, error) {
 	cmd.Env = e.driverEnv()
 	cmd.Stdout = out // never the oracle's stdout: that is the protocol channel
 	cmd.Stderr = out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// The driver, MiniBrowser and its web and network processes run as the browser
+	// user (sandbox.go); WebKitGTK's bubblewrap sandbox then confines the web process.
+	cmd.SysProcAttr = browserUser().sysProcAttr(&syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL})
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -241,7 +243,10 @@ func (e *webDriverEngine) startDriver(ctx context.Context) (*wdProc, error) {
 // environment is never changed.
 func (e *webDriverEngine) driverEnv() []string {
 	e.mu.Lock()
-	ownX, display := e.xvfb != nil, e.display
+	ownX, display, authority := e.xvfb != nil, e.display, ""
+	if ownX {
+		authority = e.xvfb.Authority
+	}
 	e.mu.Unlock()
 	env := make([]string, 0, len(os.Environ())+3)
 	for _, kv := range os.Environ() {
@@ -257,9 +262,10 @@ func (e *webDriverEngine) driverEnv() []string {
 		env = append(env, kv)
 	}
 	env = withEnv(env, e.opts.Env)
+	env = withEnv(env, browserUser().env())
 	env = append(env, "DISPLAY="+display)
 	if ownX {
-		env = append(env, "GDK_BACKEND=x11")
+		env = withEnv(env, []string{"GDK_BACKEND=x11", "XAUTHORITY=" + authority})
 	}
 	if os.Getenv("NO_AT_BRIDGE") == "" {
 		env = append(env, "NO_AT_BRIDGE=1") // no accessibility bus to wait for
@@ -278,7 +284,8 @@ func (p *wdProc) startWatchdog() error {
 	}
 	wd := exec.Command("/bin/sh", "-c", "read x; kill -KILL 0")
 	wd.Stdin = r
-	wd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: p.cmd.Process.Pid}
+	// As the browser user, like the group it kills: no root process in that group.
+	wd.SysProcAttr = browserUser().sysProcAttr(&syscall.SysProcAttr{Setpgid: true, Pgid: p.cmd.Process.Pid})
 	err = wd.Start()
 	r.Close()
 	if err != nil {
@@ -328,7 +335,9 @@ func (p *wdProc) status(ctx context.Context, c *http.Client) (bool, error) {
 
 // newSession opens the session and returns its browserVersion.
 func (e *webDriverEngine) newSession(ctx context.Context, p *wdProc) (string, error) {
-	args := append([]string{"--automation"}, e.opts.BrowserArgs...)
+	// --enable-sandbox: WebKitGTK's bubblewrap sandbox for the web process, which
+	// MiniBrowser leaves off unless asked (docs/sandbox.md).
+	args := append([]string{"--automation", "--enable-sandbox"}, e.opts.BrowserArgs...)
 	caps := map[string]any{
 		"webkitgtk:browserOptions": map[string]any{"binary": e.opts.BrowserPath, "args": args},
 		"unhandledPromptBehavior":  "dismiss",
@@ -859,6 +868,18 @@ func (e *webDriverEngine) Reset(ctx context.Context) error {
 		return e.wrap(ctx, "reset to about:blank", err)
 	}
 	return nil
+}
+
+// Sandbox is WebKitGTK's sandbox as /proc shows it now: the processes under the
+// driver (MiniBrowser, bubblewrap, the web and network processes).
+func (e *webDriverEngine) Sandbox() SandboxState {
+	e.mu.Lock()
+	p := e.proc
+	e.mu.Unlock()
+	if p == nil {
+		return SandboxState{User: browserUser().Name, Reason: "no browser process to inspect (being restarted?)"}
+	}
+	return inspectSandbox(WebKit, []int{p.cmd.Process.Pid})
 }
 
 func (e *webDriverEngine) Health() Health {

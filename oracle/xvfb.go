@@ -3,9 +3,12 @@ package oracle
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,14 +29,23 @@ const xvfbScreen = "1280x1024x24"
 type Xvfb struct {
 	// Display is the DISPLAY value for clients, e.g. ":93".
 	Display string
+	// Authority is the XAUTHORITY file clients need: the server accepts only
+	// clients that present its cookie, so another local user cannot read or drive
+	// the browser's window. Readable by the browser user only (and root).
+	Authority string
 
 	cmd       *exec.Cmd
+	authDir   string        // holds Authority; removed by Close
 	exited    chan struct{} // closed when the process has been reaped
 	log       zerolog.Logger
 	closeOnce sync.Once
 }
 
-// StartXvfb starts `Xvfb -displayfd N -screen 0 1280x1024x24 -nolisten tcp`: Xvfb
+// Env is what an X client of this display needs in its environment.
+func (x *Xvfb) Env() []string { return []string{"DISPLAY=" + x.Display, "XAUTHORITY=" + x.Authority} }
+
+// StartXvfb starts `Xvfb -displayfd N -screen 0 1280x1024x24 -nolisten tcp -auth F`
+// as the browser user (sandbox.go), F holding a fresh MIT-MAGIC-COOKIE-1: Xvfb
 // itself picks a free display number, atomically through its lock file, and writes it
 // to the pipe once it is ready for clients. Guessing a free number from the socket
 // and lock files instead raced when several WebKit pages (or several oracles)
@@ -53,20 +65,28 @@ func StartXvfb(ctx context.Context, path string, log zerolog.Logger) (*Xvfb, err
 		return nil, fmt.Errorf("xvfb: %w", err)
 	}
 	defer r.Close()
-	out := newTailLog(log.With().Str("proc", "xvfb").Logger())
-	cmd := exec.Command(path, "-displayfd", "3", "-screen", "0", xvfbScreen, "-nolisten", "tcp")
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.ExtraFiles = []*os.File{w} // fd 3 in the child
-	// SIGTERM, not SIGKILL, when the oracle dies: Xvfb then removes its socket and
-	// lock file, which SIGKILL would leave behind.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	cmd.WaitDelay = 2 * time.Second
-	if err := cmd.Start(); err != nil {
+	authDir, cookie, err := newXAuthority()
+	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("xvfb: %w", err)
 	}
+	authority := filepath.Join(authDir, "Xauthority")
+	out := newTailLog(log.With().Str("proc", "xvfb").Logger())
+	cmd := exec.Command(path, "-displayfd", "3", "-screen", "0", xvfbScreen, "-nolisten", "tcp", "-auth", authority)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.ExtraFiles = []*os.File{w} // fd 3 in the child
+	cmd.Env = withEnv(os.Environ(), browserUser().env())
+	// SIGTERM, not SIGKILL, when the oracle dies: Xvfb then removes its socket and
+	// lock file, which SIGKILL would leave behind.
+	cmd.SysProcAttr = browserUser().sysProcAttr(&syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM})
+	cmd.WaitDelay = 2 * time.Second
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		os.RemoveAll(authDir)
+		return nil, fmt.Errorf("xvfb: %w", err)
+	}
 	w.Close() // the child holds its copy; EOF on r then means Xvfb exited
-	x := &Xvfb{cmd: cmd, exited: make(chan struct{}), log: log}
+	x := &Xvfb{cmd: cmd, exited: make(chan struct{}), log: log, authDir: authDir, Authority: authority}
 	go func() {
 		_ = cmd.Wait()
 		close(x.exited)
@@ -83,6 +103,11 @@ func StartXvfb(ctx context.Context, path string, log zerolog.Logger) (*Xvfb, err
 			return nil, fmt.Errorf("xvfb exited before naming its display: %s", out.tail())
 		}
 		x.Display = ":" + n
+		// Clients look the cookie up by display number: the file now names it too.
+		if err := writeXAuthority(authority, cookie, n); err != nil {
+			x.Close()
+			return nil, fmt.Errorf("xvfb: %w", err)
+		}
 		log.Info().Str("display", x.Display).Int("pid", cmd.Process.Pid).Msg("xvfb started")
 		return x, nil
 	case <-ctx.Done():
@@ -118,6 +143,7 @@ func (x *Xvfb) Close() error {
 			killGroup(x.cmd.Process.Pid, syscall.SIGKILL)
 			<-x.exited
 		}
+		os.RemoveAll(x.authDir)
 		x.log.Debug().Str("display", x.Display).Msg("xvfb stopped")
 	})
 	return nil
@@ -129,4 +155,53 @@ func killGroup(pid int, sig syscall.Signal) {
 	if pid > 0 {
 		_ = syscall.Kill(-pid, sig)
 	}
+}
+
+// newXAuthority makes a private directory for an X cookie (owned by the browser
+// user, mode 0700) and writes a fresh cookie for any display number there.
+func newXAuthority() (dir string, cookie []byte, err error) {
+	cookie = make([]byte, 16)
+	if _, err := rand.Read(cookie); err != nil {
+		return "", nil, err
+	}
+	if dir, err = os.MkdirTemp("", "layout-oracle-x-"); err != nil {
+		return "", nil, err
+	}
+	if u := browserUser(); u.Drop {
+		if err := os.Chown(dir, int(u.UID), int(u.GID)); err != nil {
+			os.RemoveAll(dir)
+			return "", nil, err
+		}
+	}
+	if err := writeXAuthority(filepath.Join(dir, "Xauthority"), cookie, ""); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	return dir, cookie, nil
+}
+
+// writeXAuthority writes an Xauthority file (libXau's format) holding cookie as
+// MIT-MAGIC-COOKIE-1 for any address (FamilyWild) and display number (every number
+// when it is ""), readable by the browser user alone.
+func writeXAuthority(path string, cookie []byte, number string) error {
+	var b []byte
+	field := func(s []byte) {
+		b = binary.BigEndian.AppendUint16(b, uint16(len(s)))
+		b = append(b, s...)
+	}
+	b = binary.BigEndian.AppendUint16(b, 0xffff) // FamilyWild
+	field(nil)
+	field([]byte(number))
+	field([]byte("MIT-MAGIC-COOKIE-1"))
+	field(cookie)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	if u := browserUser(); u.Drop {
+		if err := os.Chown(tmp, int(u.UID), int(u.GID)); err != nil {
+			return err
+		}
+	}
+	return os.Rename(tmp, path)
 }

@@ -12,6 +12,8 @@ packages=(
   xvfb xauth          # an X display for WebKitGTK when none is set
   fonts-dejavu-core fonts-liberation2  # fixed fonts, so text metrics are reproducible
   ca-certificates
+  util-linux          # setpriv: the browsers are started as the unprivileged oracle-browser
+  bubblewrap xdg-dbus-proxy  # WebKitGTK's web-process sandbox
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 
@@ -27,6 +29,15 @@ if ((${#missing[@]})); then
 else
   echo "setup: system packages already installed" >&2
 fi
+
+# The unprivileged system user the browsers run as when the oracle runs as root
+# (docs/sandbox.md): their sandboxes then confine a user with nothing to lose.
+if ! getent passwd oracle-browser >/dev/null; then
+  echo "setup: creating system user oracle-browser" >&2
+  useradd --system --user-group --home-dir /var/lib/oracle-browser --create-home \
+    --shell /usr/sbin/nologin oracle-browser
+fi
+chmod 700 /var/lib/oracle-browser
 
 # The Playwright driver (playwright-core from the npm registry, at the version go.mod's
 # playwright-go pins), run on the machine's node: playwright-go's own Node.js

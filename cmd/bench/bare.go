@@ -132,6 +132,11 @@ func newBarePlaywright(pw *playwright.Playwright, name string) (*barePlaywright,
 	case oracle.Chromium:
 		bt = pw.Chromium
 		opts.Args = oracle.ChromiumArgs
+		if os.Geteuid() == 0 {
+			// The bare baseline runs the browser as this process's user, unlike the
+			// oracle (docs/sandbox.md): as root Chromium starts only unsandboxed.
+			opts.Args = append(append([]string{}, oracle.ChromiumArgs...), "--no-sandbox")
+		}
 		if !exists(bt.ExecutablePath()) {
 			opts.ExecutablePath = playwright.String(oracle.SystemChromium)
 		}
@@ -223,6 +228,9 @@ func newBareWebDriver(ctx context.Context, log zerolog.Logger) (*bareWebDriver, 
 	l.Close()
 	w.cmd = exec.Command(oracle.DefaultWebKitWebDriver, "--port="+strconv.Itoa(port), "--host=127.0.0.1")
 	w.cmd.Env = append(os.Environ(), "DISPLAY="+display, "GDK_BACKEND=x11", "NO_AT_BRIDGE=1")
+	if w.xvfb != nil {
+		w.cmd.Env = append(w.cmd.Env, "XAUTHORITY="+w.xvfb.Authority) // our Xvfb wants its cookie
+	}
 	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := w.cmd.Start(); err != nil {
 		w.close()

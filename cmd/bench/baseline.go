@@ -31,7 +31,7 @@ func runBaseline(ctx context.Context, sample []benchCase, engines []string, log 
 	// One Playwright driver per engine, started once: the engines' launches of a
 	// case run in parallel, and a driver launches one browser at a time.
 	drivers := map[string]*oracle.PlaywrightDriver{}
-	var display string
+	var display, xauth string
 	for _, e := range engines {
 		if e != oracle.WebKit {
 			pw, err := oracle.StartPlaywright(log)
@@ -47,7 +47,7 @@ func runBaseline(ctx context.Context, sample []benchCase, engines []string, log 
 				return res, fmt.Errorf("baseline xvfb: %w", err)
 			}
 			defer x.Close()
-			display = x.Display
+			display, xauth = x.Display, x.Authority
 		}
 	}
 	start := time.Now()
@@ -60,7 +60,7 @@ func runBaseline(ctx context.Context, sample []benchCase, engines []string, log 
 			go func() {
 				defer wg.Done()
 				t0 := time.Now()
-				err := browserPerCase(ctx, drivers[name], name, display, c, log)
+				err := browserPerCase(ctx, drivers[name], name, display, xauth, c, log)
 				d := time.Since(t0)
 				mu.Lock()
 				defer mu.Unlock()
@@ -81,13 +81,13 @@ func runBaseline(ctx context.Context, sample []benchCase, engines []string, log 
 }
 
 // browserPerCase launches one engine, answers one case, and closes the engine.
-func browserPerCase(ctx context.Context, pw *oracle.PlaywrightDriver, name, display string, c benchCase, log zerolog.Logger) error {
+func browserPerCase(ctx context.Context, pw *oracle.PlaywrightDriver, name, display, xauth string, c benchCase, log zerolog.Logger) error {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	var e oracle.Engine
 	var err error
 	if name == oracle.WebKit {
-		e, err = oracle.LaunchWebDriver(ctx, oracle.WebDriverOptions{Display: display}, log)
+		e, err = oracle.LaunchWebDriver(ctx, oracle.WebDriverOptions{Display: display, Env: []string{"XAUTHORITY=" + xauth}}, log)
 	} else {
 		_, bundled := pw.BundledPath(name) // the oracle's default route (--browsers=auto)
 		e, err = pw.LaunchPlaywright(oracle.PlaywrightOptions{Engine: name, Bundled: bundled}, log)

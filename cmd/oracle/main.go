@@ -50,6 +50,7 @@ func run() int {
 	selfCheck := fs.Bool("self-check", true, "before serving, run one geometry, one trace and one reflection case per engine and take an engine that fails out of service")
 	chromiumPath := fs.String("chromium-path", "", "Chromium binary (default "+oracle.SystemChromium+"); implies the system route for chromium")
 	firefoxPath := fs.String("firefox-path", "", "Firefox binary (default "+oracle.SystemFirefox+"); implies the system route for firefox")
+	requireSandbox := fs.Bool("require-sandbox", false, "refuse to start unless every engine runs under an unprivileged user with its own sandbox on (docs/sandbox.md)")
 	webkitDriverPath := fs.String("webkit-driver-path", "", "WebKitWebDriver binary (default "+oracle.DefaultWebKitWebDriver+"); implies the WebDriver route for webkit")
 	docRoot := fs.String("docroot", "", "directory served read-only at / on the oracle's case origins; \"url\" requests name paths under it")
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -119,9 +120,14 @@ func run() int {
 		Artifacts:        *artifacts,
 		ProgressEvery:    *progressEvery,
 		DocRoot:          *docRoot,
+		RequireSandbox:   *requireSandbox,
 	}, log)
 	if err != nil {
 		log.Error().Err(err).Msg("launch")
+		if *requireSandbox {
+			// Plain words too: a refusal must be clear without a JSON log reader.
+			fmt.Fprintln(os.Stderr, "oracle: refusing to start:", err)
+		}
 		return 1
 	}
 	if *selfCheck {
