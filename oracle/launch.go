@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/profiles"
+	"github.com/layout-oracle/oracle/store"
 	"github.com/layout-oracle/oracle/trace"
 	"github.com/rs/zerolog"
 )
@@ -36,6 +37,9 @@ type Config struct {
 	// TraceLimits bound one trace's records and bytes; zero fields mean
 	// trace.DefaultLimits.
 	TraceLimits trace.Limits
+	// Store, when not nil, answers cases whose answers it holds and keeps new ones
+	// (docs/store.md). The caller opens it and closes it after the oracle.
+	Store *store.Store
 }
 
 // executablePath is the binary override for engine, or "".
@@ -81,6 +85,7 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 		o.deadline = DefaultDeadline
 	}
 	o.traceLimits = cfg.TraceLimits
+	o.store = cfg.Store
 	if o.traceLimits.Records <= 0 {
 		o.traceLimits.Records = trace.DefaultLimits.Records
 	}

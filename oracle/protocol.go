@@ -10,6 +10,7 @@ import (
 
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/reflect"
+	"github.com/layout-oracle/oracle/store"
 	"github.com/layout-oracle/oracle/trace"
 )
 
@@ -47,6 +48,9 @@ type GeometryResponse struct {
 	ID     json.RawMessage       `json:"id"`
 	Dumps  map[string]*dump.Dump `json:"dumps"`
 	Errors map[string]string     `json:"errors,omitempty"`
+	// Stored (additive) names the engines answered from the store (--store), in
+	// launch order; absent when every answer is live.
+	Stored []string `json:"stored,omitempty"`
 }
 
 // PingResponse answers ping. Routes, States, Failed and Environment are additive to
@@ -64,6 +68,9 @@ type PingResponse struct {
 	Failed   map[string]string     `json:"failed,omitempty"` // engines that did not launch, with why
 	// Environment is "pinned-" + EnvironmentVersion (environment.go).
 	Environment string `json:"environment"`
+	// Store (additive) is the ground-truth store's path and counters; absent when
+	// the store is off.
+	Store *store.Stats `json:"store,omitempty"`
 }
 
 // ReflectResponse answers a reflect request.
@@ -71,6 +78,9 @@ type ReflectResponse struct {
 	ID     json.RawMessage           `json:"id"`
 	States map[string]*reflect.State `json:"states"`
 	Errors map[string]string         `json:"errors,omitempty"`
+	// Stored (additive) names the engines answered from the store (--store), in
+	// launch order; absent when every answer is live.
+	Stored []string `json:"stored,omitempty"`
 }
 
 // TraceResponse answers a trace request.
@@ -78,6 +88,9 @@ type TraceResponse struct {
 	ID     json.RawMessage         `json:"id"`
 	Traces map[string]*trace.Trace `json:"traces"`
 	Errors map[string]string       `json:"errors,omitempty"`
+	// Stored (additive) names the engines answered from the store (--store), in
+	// launch order; absent when every answer is live.
+	Stored []string `json:"stored,omitempty"`
 }
 
 // ShutdownResponse acknowledges shutdown before the process exits.

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/layout-oracle/oracle/store"
 	"github.com/layout-oracle/oracle/trace"
 	"github.com/rs/zerolog"
 )
@@ -29,6 +30,8 @@ type Oracle struct {
 	origin   *origin           // serves trace pages
 
 	traceLimits trace.Limits // --trace-max-records, --trace-max-bytes
+
+	store *store.Store // the ground-truth store, nil when off (Config.Store)
 
 	resets sync.WaitGroup // resets between cases still running; Close waits for them
 
@@ -226,6 +229,10 @@ func (o *Oracle) ping(id json.RawMessage) PingResponse {
 	}
 	if len(o.failed) > 0 {
 		p.Failed = o.failed
+	}
+	if o.store != nil {
+		st := o.store.Stats()
+		p.Store = &st
 	}
 	return p
 }

@@ -11,10 +11,34 @@ import (
 // it in every engine, and collect the recorder's records.
 func (o *Oracle) traceCase(ctx context.Context, req *Request) TraceResponse {
 	host := o.origin.newHost()
-	traces, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*trace.Trace, error) {
+	traces, errs, stored := storedFanOut(ctx, o, req, func(ctx context.Context, e Engine) (*trace.Trace, error) {
 		return o.Trace(ctx, e, host, idText(req.ID), deref(req.HTML), *req.Script)
-	})
-	return TraceResponse{ID: req.ID, Traces: traces, Errors: errs}
+	}, storableTrace, sameCase)
+	return TraceResponse{ID: req.ID, Traces: traces, Errors: errs, Stored: stored}
+}
+
+// storableTrace: a trace that ended by its own timeout (timed_out) depends on timing,
+// like any timeout, and is never stored.
+func storableTrace(t *trace.Trace) bool { return !t.TimedOut }
+
+// sameCase serves a trace from the store only whole: every engine asked was stored,
+// all from one case (one origin). The engines of a live trace share the case's
+// origin, so what a case records of location.origin is unanimous; stored traces of
+// two runs would each carry their own.
+func sameCase(hits map[string]*trace.Trace, asked int) bool {
+	if len(hits) != asked {
+		return false
+	}
+	origin := ""
+	for _, t := range hits {
+		if origin == "" {
+			origin = t.Origin
+		}
+		if t.Origin != origin {
+			return false
+		}
+	}
+	return true
 }
 
 // Trace produces one engine's trace of one case, served on host (the case's origin,

@@ -30,6 +30,9 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "oracle:", err)
 		return 1
 	}
+	if len(os.Args) > 1 && os.Args[1] == "store" {
+		return storeCommand(os.Args[2:], protocol, os.Stderr)
+	}
 
 	fs := flag.NewFlagSet("oracle", flag.ContinueOnError)
 	engines := fs.String("engines", strings.Join(oracle.AllEngines, ","), "engines to launch, comma-separated")
@@ -47,6 +50,8 @@ func run() int {
 	chromiumPath := fs.String("chromium-path", "", "Chromium binary (default "+oracle.SystemChromium+"); implies the system route for chromium")
 	firefoxPath := fs.String("firefox-path", "", "Firefox binary (default "+oracle.SystemFirefox+"); implies the system route for firefox")
 	webkitDriverPath := fs.String("webkit-driver-path", "", "WebKitWebDriver binary (default "+oracle.DefaultWebKitWebDriver+"); implies the WebDriver route for webkit")
+	storePath := fs.String("store", storeDefault(), "ground-truth store file (docs/store.md), or off; default $ORACLE_STORE, else under $XDG_CACHE_HOME or ~/.cache")
+	storeMax := fs.String("store-max", "4G", "bound on the store's size (bytes, or with K, M, G); past it the least recently used answers are evicted")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -81,6 +86,12 @@ func run() int {
 		return 2
 	}
 	ctx := context.Background()
+	maxBytes, err := parseSize(*storeMax)
+	if err != nil {
+		log.Error().Err(err).Msg("bad --store-max")
+		return 2
+	}
+	st := openStore(*storePath, maxBytes, log)
 
 	start := time.Now()
 	o, err := oracle.Launch(ctx, oracle.Config{
@@ -96,15 +107,18 @@ func run() int {
 		FirefoxPath:      *firefoxPath,
 		WebKitDriverPath: *webkitDriverPath,
 		TraceLimits:      trace.Limits{Records: *traceMaxRecords, Bytes: *traceMaxBytes},
+		Store:            st,
 	}, log)
 	if err != nil {
 		log.Error().Err(err).Msg("launch")
+		closeStore(st)
 		return 1
 	}
 	if *selfCheck {
 		if rep := o.SelfCheck(ctx, oracle.DefaultSelfChecks()); len(rep.Passed) == 0 {
 			log.Error().Msg("no engine passed the self-check")
 			o.Close()
+			closeStore(st)
 			return 1
 		}
 	}
@@ -117,6 +131,7 @@ func run() int {
 		s := <-sigs
 		log.Info().Str("signal", s.String()).Msg("closing browsers")
 		o.Close()
+		closeStore(st)
 		os.Exit(128 + int(s.(syscall.Signal)))
 	}()
 
@@ -124,6 +139,7 @@ func run() int {
 	if err := o.Close(); err != nil {
 		log.Warn().Err(err).Msg("close")
 	}
+	closeStore(st)
 	if serveErr != nil {
 		log.Error().Err(serveErr).Msg("serve")
 		return 1
