@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -29,6 +30,9 @@ func startOracle(bin string, args []string, logPath string) (*oracleProc, time.D
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, 0, err
+	}
+	if !hasStoreFlag(args) {
+		args = append(args, "--store=off") // the bench measures the engines, not the store
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = logf
@@ -230,4 +234,13 @@ func lastLines(path string, n int) string {
 		ls = ls[len(ls)-n:]
 	}
 	return string(bytes.Join(ls, []byte("\n")))
+}
+
+func hasStoreFlag(args []string) bool {
+	for _, a := range args {
+		if a == "--store" || strings.HasPrefix(a, "--store=") {
+			return true
+		}
+	}
+	return false
 }

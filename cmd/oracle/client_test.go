@@ -22,6 +22,9 @@ import (
 var oracleBin string // built once in TestMain
 
 func TestMain(m *testing.M) {
+	// Every oracle these tests start answers live unless a test names its own store:
+	// no test may depend on (or fill) the user's cache.
+	os.Setenv("ORACLE_STORE", "off")
 	dir, err := os.MkdirTemp("", "oracle-bin")
 	if err != nil {
 		panic(err)
