@@ -81,11 +81,9 @@ type Options struct {
 const (
 	DefaultMaxBytes      = 4 << 30
 	DefaultLookupTimeout = 500 * time.Millisecond
-	// writeQueue is how many answers wait for the writer; past it new ones are dropped
-	// (they will be measured again next time), so a slow disk never holds a case.
-	writeQueue = 4096
-	// writerBusy is how long the writer waits for another process's write lock.
-	writerBusy = 5 * time.Second
+	// openBusy is how long Open waits for a lock another process holds: the oracle
+	// then starts without the store rather than late.
+	openBusy = 2 * time.Second
 	// readerBusy is how long a lookup waits on a lock (WAL readers normally never do).
 	readerBusy = 200 * time.Millisecond
 	// breakerFailures consecutive failed lookups bypass the store for breakerPause:
@@ -95,6 +93,15 @@ const (
 	// evictEvery is how many written answers pass between size checks.
 	evictEvery = 256
 )
+
+// writeQueue is how many answers wait for the writer; past it new ones are dropped
+// (they will be measured again next time), so a slow disk never holds a case. (A
+// variable for tests only.)
+var writeQueue = 4096
+
+// writerBusy is how long the writer waits for another process's write lock (a
+// variable for tests only).
+var writerBusy = 5 * time.Second
 
 // Store is one open store file.
 type Store struct {
@@ -112,6 +119,7 @@ type Store struct {
 	closed   bool
 
 	hits, misses, writes, dropped, failures atomic.Int64
+	enqueued, processed                     atomic.Int64 // answers queued, and taken off the queue and committed or failed
 	entries                                 atomic.Int64
 	bypassUntil                             atomic.Int64 // unix nanos; lookups skip the store before it
 
@@ -205,15 +213,19 @@ func Open(path string, opts Options, log zerolog.Logger) (*Store, error) {
 			return nil, fmt.Errorf("store directory: %w", err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), writerBusy+2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*openBusy)
 	defer cancel()
 	var err error
 	if !opts.ReadOnly {
-		if s.write, err = sql.Open("sqlite", dsn(path, writerBusy, false)); err != nil {
+		if s.write, err = sql.Open("sqlite", dsn(path, openBusy, false)); err != nil {
 			return nil, err
 		}
 		s.write.SetMaxOpenConns(1)
-		if _, err = s.write.ExecContext(ctx, schema); err != nil {
+		s.write.SetMaxIdleConns(1)
+		s.write.SetConnMaxIdleTime(0)
+		// The one writer connection waits openBusy for the schema, then writerBusy
+		// for every write (it writes off the request path).
+		if _, err = s.write.ExecContext(ctx, schema+fmt.Sprintf("PRAGMA busy_timeout=%d;", writerBusy.Milliseconds())); err != nil {
 			s.write.Close()
 			return nil, fmt.Errorf("open store %s: %w", path, err)
 		}
@@ -359,6 +371,7 @@ func (s *Store) Put(rec Record) {
 	}
 	select {
 	case s.queue <- rec:
+		s.enqueued.Add(1)
 	default:
 		if s.dropped.Add(1)%1000 == 1 {
 			s.log.Warn().Int64("dropped", s.dropped.Load()).Msg("store write queue full; answer not stored")
@@ -411,7 +424,9 @@ func (s *Store) writer() {
 				break more
 			}
 		}
-		if err := s.commit(batch, touched); err != nil {
+		err := s.commit(batch, touched)
+		s.processed.Add(int64(len(batch)))
+		if err != nil {
 			s.log.Warn().Err(err).Int("answers", len(batch)).Msg("store write failed; answers not stored")
 			continue
 		}
@@ -427,8 +442,9 @@ func (s *Store) writer() {
 }
 
 func (s *Store) commit(batch []Record, touched []Key) error {
-	ctx, cancel := context.WithTimeout(context.Background(), writerBusy+5*time.Second+s.holdWrite)
-	defer cancel()
+	// No deadline: the writer is off the request path, its lock waits are bounded by
+	// busy_timeout, and a slow disk should finish the batch rather than lose it.
+	ctx := context.Background()
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -540,21 +556,13 @@ func (s *Store) Prune(ctx context.Context, max int64) (deleted int64, err error)
 	return before - s.entries.Load(), nil
 }
 
-// Flush waits until every answer queued so far is committed (or d passes).
+// Flush waits until every answer queued before it was committed or given up on
+// (or d passed).
 func (s *Store) Flush(d time.Duration) {
+	want := s.enqueued.Load()
 	deadline := time.Now().Add(d)
-	for len(s.queue) > 0 && time.Now().Before(deadline) {
+	for s.processed.Load() < want && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
-	}
-	// The last batch may be in its transaction: wait for writes to stop moving.
-	last := s.writes.Load()
-	for time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-		if n := s.writes.Load(); n == last && len(s.queue) == 0 {
-			return
-		} else {
-			last = n
-		}
 	}
 }
 
