@@ -8,7 +8,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"database/sql"
 	"encoding/json"
 	"os"
@@ -237,12 +236,10 @@ func TestAKilledWriterLeavesAWorkingStore(t *testing.T) {
 // startOracleEnv is startOracle with extra environment variables.
 func startOracleEnv(t *testing.T, env []string, args ...string) *client {
 	t.Helper()
-	old := os.Environ()
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
 	}
-	_ = old
 	c := startOracle(t, args...)
 	t.Cleanup(c.close)
 	return c
@@ -307,5 +304,4 @@ func TestStoreIsOffInTestsUnlessNamed(t *testing.T) {
 	p := c.send(t, map[string]any{"op": "ping"})
 	assert.NotContains(t, p, "store")
 	assert.Contains(t, c.stderr.String(), "store off")
-	_ = context.Background
 }
