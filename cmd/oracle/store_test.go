@@ -305,3 +305,55 @@ func TestStoreIsOffInTestsUnlessNamed(t *testing.T) {
 	assert.NotContains(t, p, "store")
 	assert.Contains(t, c.stderr.String(), "store off")
 }
+
+// storeCmd runs `oracle store args...` and returns its stdout.
+func storeCmd(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(oracleBin, append([]string{"store"}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "stderr:\n%s", stderr.String())
+	return stdout.String()
+}
+
+// stats, export and prune on a store one run filled: export writes the responses the
+// oracle gave, byte for byte, which compare reads; prune empties it.
+func TestStoreCommandsSeeExportAndPruneTheStore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.sqlite")
+	live, _ := runBatch(t, nil, []string{"--store", path, "--engines=chromium"}, storeCases)
+
+	var stats store.Summary
+	require.NoError(t, json.Unmarshal([]byte(storeCmd(t, "stats", "--store", path)), &stats))
+	assert.Equal(t, int64(3), stats.Entries, "geometry, reflect and trace; not the failed case")
+	require.Len(t, stats.ByBuild, 1)
+	for build, n := range stats.ByBuild {
+		assert.Regexp(t, `^chromium \d+\.`, build)
+		assert.Equal(t, int64(3), n)
+	}
+
+	exported := storeCmd(t, "export", "--store", path)
+	lines := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(exported), "\n") {
+		var m struct{ ID string }
+		require.NoError(t, json.Unmarshal([]byte(l), &m), l)
+		lines[m.ID] = l
+	}
+	require.Len(t, lines, 3)
+	for _, id := range []string{"g", "r", "t"} {
+		assert.Equal(t, live[id], lines[id], "%s: export is the oracle's own answer", id)
+	}
+
+	compareBin := filepath.Join(t.TempDir(), "compare")
+	build := exec.Command("go", "build", "-o", compareBin, "../compare")
+	build.Stderr = os.Stderr
+	require.NoError(t, build.Run())
+	file := filepath.Join(t.TempDir(), "export.ndjson")
+	require.NoError(t, os.WriteFile(file, []byte(exported), 0o644))
+	out, err := exec.Command(compareBin, "--oracle", file).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "2 cases: 2 no-candidate; 1 non-case lines skipped; exit 0")
+
+	assert.JSONEq(t, `{"deleted":3,"entries":0}`, storeCmd(t, "prune", "--store", path))
+	require.NoError(t, json.Unmarshal([]byte(storeCmd(t, "stats", "--store", path)), &stats))
+	assert.Zero(t, stats.Entries)
+}
