@@ -461,7 +461,10 @@ func (s *Store) commit(batch []Record, touched []Key) error {
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO answers (key, format, walk, environment, profile, engine, engine_version, route, op, case_hash, id, answer, sum, size, created, used)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT(key) DO UPDATE SET id = excluded.id, answer = excluded.answer, sum = excluded.sum, size = excluded.size, used = excluded.used`,
+			ON CONFLICT(key) DO UPDATE SET format = excluded.format, walk = excluded.walk, environment = excluded.environment,
+				profile = excluded.profile, engine = excluded.engine, engine_version = excluded.engine_version, route = excluded.route,
+				op = excluded.op, case_hash = excluded.case_hash, id = excluded.id, answer = excluded.answer, sum = excluded.sum,
+				size = excluded.size, created = excluded.created, used = excluded.used`,
 			k[:], m.Format, m.Walk, m.Environment, m.Profile, m.Engine, m.EngineVersion, m.Route, m.Op, m.Case,
 			id, pack(r.Answer), checksum(r.Answer), len(r.Answer), now, now)
 		if err != nil {

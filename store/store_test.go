@@ -97,6 +97,12 @@ func TestDamagedOrRewrittenRowIsNotServed(t *testing.T) {
 	assert.Empty(t, got)
 	assert.Contains(t, logs.String(), "fails its checksum")
 	assert.Contains(t, logs.String(), "does not match its key")
+
+	// The live answers that replace them are served again.
+	putAndFlush(s, "a", "b")
+	got = s.Lookup(context.Background(), []Meta{meta("a"), meta("b")})
+	assert.Equal(t, answer("a"), got[a])
+	assert.Equal(t, answer("b"), got[b])
 }
 
 // Past MaxBytes the least recently used answers go; a recently looked-up one stays.
