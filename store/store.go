@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -98,6 +99,10 @@ const (
 // (they will be measured again next time), so a slow disk never holds a case. (A
 // variable for tests only.)
 var writeQueue = 4096
+
+// touchAfter: a hit refreshes its row's use time only when that is older than this
+// (a variable for tests only).
+var touchAfter = 10 * time.Minute
 
 // writerBusy is how long the writer waits for another process's write lock (a
 // variable for tests only).
@@ -285,18 +290,11 @@ func (s *Store) Lookup(ctx context.Context, metas []Meta) map[Key][]byte {
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.LookupTimeout)
 	defer cancel()
-	for _, m := range metas {
-		k := KeyOf(m)
-		answer, err := s.get(ctx, k, m)
-		switch {
-		case err != nil:
-			s.failed(err)
-			s.misses.Add(int64(len(metas) - len(found)))
-			return map[Key][]byte{}
-		case answer != nil:
-			found[k] = answer
-			s.touch(k)
-		}
+	found, err := s.getAll(ctx, metas)
+	if err != nil {
+		s.failed(err)
+		s.misses.Add(int64(len(metas)))
+		return map[Key][]byte{}
 	}
 	s.failures.Store(0)
 	s.hits.Add(int64(len(found)))
@@ -317,31 +315,54 @@ func (s *Store) failed(err error) {
 	s.log.Warn().Err(err).Msg("store lookup failed; answering live")
 }
 
-// get reads one row and checks it: its columns must be m (a row rewritten to
-// another version never answers for this one), and its answer must decompress to
-// bytes with the stored checksum. A row that fails a check is no answer.
-func (s *Store) get(ctx context.Context, k Key, m Meta) ([]byte, error) {
-	var row Meta
-	var packed, sum []byte
-	err := s.read.QueryRowContext(ctx, `SELECT format, walk, environment, profile, engine, engine_version, route, op, case_hash, answer, sum
-		FROM answers WHERE key = ?`, k[:]).Scan(&row.Format, &row.Walk, &row.Environment, &row.Profile, &row.Engine,
-		&row.EngineVersion, &row.Route, &row.Op, &row.Case, &packed, &sum)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
+// getAll reads the rows of metas in one query and checks each: its columns must be
+// its meta (a row rewritten to another version never answers for this one), and its
+// answer must decompress to bytes with the stored checksum. A row that fails a check
+// is no answer. A hit's use time is refreshed (for eviction) when older than
+// touchAfter, so a warm rerun does not turn every lookup into a write.
+func (s *Store) getAll(ctx context.Context, metas []Meta) (map[Key][]byte, error) {
+	want := make(map[Key]Meta, len(metas))
+	args := make([]any, 0, len(metas))
+	for _, m := range metas {
+		k := KeyOf(m)
+		if _, dup := want[k]; !dup {
+			want[k] = m
+			args = append(args, k[:])
+		}
 	}
+	rows, err := s.read.QueryContext(ctx, `SELECT key, format, walk, environment, profile, engine, engine_version, route, op, case_hash, answer, sum, used
+		FROM answers WHERE key IN (?`+strings.Repeat(",?", len(args)-1)+`)`, args...)
 	if err != nil {
 		return nil, err
 	}
-	if row != m {
-		s.log.Warn().Str("key", k.String()).Msg("stored row does not match its key; not served")
-		return nil, nil
+	defer rows.Close()
+	found := map[Key][]byte{}
+	now := time.Now()
+	for rows.Next() {
+		var row Meta
+		var key, packed, sum []byte
+		var used int64
+		if err := rows.Scan(&key, &row.Format, &row.Walk, &row.Environment, &row.Profile, &row.Engine,
+			&row.EngineVersion, &row.Route, &row.Op, &row.Case, &packed, &sum, &used); err != nil {
+			return nil, err
+		}
+		var k Key
+		copy(k[:], key)
+		if m, ok := want[k]; !ok || row != m {
+			s.log.Warn().Str("key", k.String()).Msg("stored row does not match its key; not served")
+			continue
+		}
+		answer, err := unpack(packed)
+		if err != nil || !bytes.Equal(checksum(answer), sum) {
+			s.log.Warn().Str("key", k.String()).Msg("stored answer fails its checksum; not served")
+			continue
+		}
+		found[k] = answer
+		if now.Sub(time.Unix(0, used)) > touchAfter {
+			s.touch(k)
+		}
 	}
-	answer, err := unpack(packed)
-	if err != nil || !bytes.Equal(checksum(answer), sum) {
-		s.log.Warn().Str("key", k.String()).Msg("stored answer fails its checksum; not served")
-		return nil, nil
-	}
-	return answer, nil
+	return found, rows.Err()
 }
 
 func checksum(b []byte) []byte {
@@ -357,8 +378,21 @@ func pack(b []byte) []byte {
 	return buf.Bytes()
 }
 
+// inflaters are reused: a new flate reader allocates tens of KiB of state.
+var inflaters sync.Pool
+
 func unpack(b []byte) ([]byte, error) {
-	return io.ReadAll(flate.NewReader(bytes.NewReader(b)))
+	r, _ := inflaters.Get().(io.ReadCloser)
+	if r == nil {
+		r = flate.NewReader(bytes.NewReader(b))
+	} else if err := r.(flate.Resetter).Reset(bytes.NewReader(b), nil); err != nil {
+		return nil, err
+	}
+	out, err := io.ReadAll(r)
+	if err == nil {
+		inflaters.Put(r)
+	}
+	return out, err
 }
 
 // Put queues rec for the writer and returns at once; when the queue is full the

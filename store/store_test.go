@@ -107,6 +107,8 @@ func TestDamagedOrRewrittenRowIsNotServed(t *testing.T) {
 
 // Past MaxBytes the least recently used answers go; a recently looked-up one stays.
 func TestEvictionDropsLeastRecentlyUsed(t *testing.T) {
+	defer func(d time.Duration) { touchAfter = d }(touchAfter)
+	touchAfter = 0 // every hit counts as a use
 	path := filepath.Join(t.TempDir(), "s.sqlite")
 	s, _ := open(t, path, Options{MaxBytes: 256 << 10})
 	big := func(c string) []byte { // incompressible enough: distinct hex per row
