@@ -10,10 +10,10 @@ import (
 
 // geometry answers a geometry request: load html, run script, walk, in every engine.
 func (o *Oracle) geometry(ctx context.Context, req *Request) GeometryResponse {
-	dumps, errs, stored := storedFanOut(ctx, o, req, func(ctx context.Context, e Engine) (*dump.Dump, error) {
+	dumps, errs, stored, raw := storedFanOut(ctx, o, req, func(ctx context.Context, e Engine) (*dump.Dump, error) {
 		return Geometry(ctx, e, *req.HTML, deref(req.Script))
 	}, func(*dump.Dump) bool { return true }, nil)
-	return GeometryResponse{ID: req.ID, Dumps: dumps, Errors: errs, Stored: stored}
+	return GeometryResponse{ID: req.ID, Dumps: dumps, Errors: errs, Stored: stored, raw: raw}
 }
 
 // Geometry produces one engine's dump of one case. A dump whose viewport is not the

@@ -8,10 +8,10 @@ import (
 
 // reflectCase answers a reflect request: load html, run script, read every probe.
 func (o *Oracle) reflectCase(ctx context.Context, req *Request) ReflectResponse {
-	states, errs, stored := storedFanOut(ctx, o, req, func(ctx context.Context, e Engine) (*reflect.State, error) {
+	states, errs, stored, raw := storedFanOut(ctx, o, req, func(ctx context.Context, e Engine) (*reflect.State, error) {
 		return Reflect(ctx, e, deref(req.HTML), deref(req.Script), req.Probes)
 	}, func(*reflect.State) bool { return true }, nil)
-	return ReflectResponse{ID: req.ID, States: states, Errors: errs, Stored: stored}
+	return ReflectResponse{ID: req.ID, States: states, Errors: errs, Stored: stored, raw: raw}
 }
 
 // Reflect produces one engine's reflection dump of one case.

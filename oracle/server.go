@@ -111,7 +111,7 @@ func (o *Oracle) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 			go func() {
 				defer running.Done()
 				defer func() { <-places }()
-				out.write(o.handleSafely(ctx, req))
+				out.write(o.handleSafely(forTheWire(ctx), req))
 			}()
 		case l := <-in:
 			var tooLong *lineTooLongError

@@ -144,23 +144,34 @@ func withoutStore(ctx context.Context) context.Context {
 	return context.WithValue(ctx, noStoreKey{}, true)
 }
 
+type wireKey struct{}
+
+// forTheWire marks ctx's requests as answered only to be written out (Serve): stored
+// answers then go into the response as the JSON text they were stored as, never
+// decoded and encoded again (that was most of a hit's time: about 4 ms for three
+// dumps of a generated page).
+func forTheWire(ctx context.Context) context.Context {
+	return context.WithValue(ctx, wireKey{}, true)
+}
+
 // storedFanOut is fanOut with the store in front: engines whose answer to this case
 // is stored are answered from it, the others live, and every live answer that
 // storable accepts is stored. stored names the engines answered from the store, in
-// launch order. A stored answer is decoded into T by encoding/json, the inverse of
-// how the response encodes it. together, when not nil, lets a kind of answer refuse
-// a mix (a trace's engines share one origin): given the hits and how many launched
+// launch order. A stored answer is the JSON text the response would carry: it is
+// returned in raw when ctx is for the wire (forTheWire), else decoded into results by
+// encoding/json. together, when not nil, lets a kind of answer refuse a mix (a
+// trace's engines share one origin): given the stored answers and how many launched
 // engines were asked, false runs every engine live.
 func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, do func(context.Context, Engine) (T, error),
-	storable func(T) bool, together func(hits map[string]T, asked int) bool) (map[string]T, map[string]string, []string) {
+	storable func(T) bool, together func(hits map[string][]byte, asked int) bool) (results map[string]T, errs map[string]string, stored []string, raw map[string]json.RawMessage) {
 	if o.store == nil || ctx.Value(noStoreKey{}) != nil {
 		r, e := fanOut(ctx, o, req.Engines, do)
-		return r, e, nil
+		return r, e, nil, nil
 	}
 	c, ok := caseHash(req)
 	if !ok {
 		r, e := fanOut(ctx, o, req.Engines, do)
-		return r, e, nil
+		return r, e, nil, nil
 	}
 	names := uniq(req.Engines)
 	if len(names) == 0 {
@@ -175,21 +186,27 @@ func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, do func(c
 		}
 	}
 	found := o.store.Lookup(ctx, list)
-	hits := map[string]T{}
+	hits := map[string][]byte{}
 	for n, m := range metas {
-		b, ok := found[store.KeyOf(m)]
-		if !ok {
-			continue
+		if b, ok := found[store.KeyOf(m)]; ok {
+			hits[n] = b
 		}
-		var v T
-		if err := json.Unmarshal(b, &v); err != nil {
-			o.log.Warn().Str("engine", n).Err(err).Msg("stored answer does not decode; answering live")
-			continue
-		}
-		hits[n] = v
 	}
 	if len(hits) > 0 && together != nil && !together(hits, len(metas)) {
-		hits = map[string]T{}
+		hits = map[string][]byte{}
+	}
+	wire := ctx.Value(wireKey{}) != nil
+	decoded := map[string]T{}
+	if !wire {
+		for n, b := range hits {
+			var v T
+			if err := json.Unmarshal(b, &v); err != nil {
+				o.log.Warn().Str("engine", n).Err(err).Msg("stored answer does not decode; answering live")
+				delete(hits, n)
+				continue
+			}
+			decoded[n] = v
+		}
 	}
 	var live []string
 	for _, n := range names {
@@ -197,7 +214,7 @@ func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, do func(c
 			live = append(live, n)
 		}
 	}
-	results, errs := map[string]T{}, map[string]string{}
+	results, errs = map[string]T{}, map[string]string{}
 	if len(live) > 0 {
 		results, errs = fanOut(ctx, o, live, do)
 	}
@@ -212,17 +229,43 @@ func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, do func(c
 		}
 		o.store.Put(store.Record{Meta: m, ID: req.ID, Answer: b})
 	}
-	var stored []string
 	for _, n := range o.order {
-		if v, ok := hits[n]; ok {
-			results[n] = v
-			stored = append(stored, n)
+		b, ok := hits[n]
+		if !ok {
+			continue
+		}
+		stored = append(stored, n)
+		if wire {
+			if raw == nil {
+				raw = map[string]json.RawMessage{}
+			}
+			raw[n] = b
+		} else {
+			results[n] = decoded[n]
 		}
 	}
 	if len(stored) > 0 {
 		o.log.Debug().RawJSON("id", req.ID).Strs("stored", stored).Strs("live", live).Msg("answered from the store")
 	}
-	return results, errs, stored
+	return results, errs, stored, raw
+}
+
+// withRaw is a response's answers map as JSON text per engine: the live answers
+// encoded, the stored ones as stored (what json.Marshal made of the live answer they
+// were), so the response encodes to the bytes it would with them decoded.
+func withRaw[T any](answers map[string]T, raw map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+	all := make(map[string]json.RawMessage, len(answers)+len(raw))
+	for n, v := range answers {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		all[n] = b
+	}
+	for n, b := range raw {
+		all[n] = b
+	}
+	return all, nil
 }
 
 // StoreVersions are the walk and environment parts of this oracle's store keys (a

@@ -1,12 +1,13 @@
 package oracle
 
 // The store's hit latency against a live answer, one geometry case through Handle
-// on the real Chromium:
+// on the real Chromium, the response encoded as Serve does:
 //
 //	go test -run '^$' -bench 'Geometry(Live|Stored)' -benchtime 100x ./oracle/
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -40,8 +41,12 @@ func BenchmarkGeometryLive(b *testing.B) {
 	o := benchOracle(b, nil)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if r := o.Handle(context.Background(), benchRequest(b, i)).(GeometryResponse); len(r.Errors) > 0 {
+		r := o.Handle(forTheWire(context.Background()), benchRequest(b, i)).(GeometryResponse)
+		if len(r.Errors) > 0 {
 			b.Fatal(r.Errors)
+		}
+		if _, err := json.Marshal(r); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
@@ -59,9 +64,12 @@ func BenchmarkGeometryStored(b *testing.B) {
 	st.Flush(time.Minute)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		r := o.Handle(context.Background(), benchRequest(b, i)).(GeometryResponse)
+		r := o.Handle(forTheWire(context.Background()), benchRequest(b, i)).(GeometryResponse)
 		if len(r.Stored) != 1 {
 			b.Fatalf("case %d not from the store: %+v", i, r.Errors)
+		}
+		if _, err := json.Marshal(r); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

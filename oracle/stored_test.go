@@ -5,10 +5,16 @@ package oracle
 // cmd/oracle/store_test.go.
 
 import (
+	"context"
+	"encoding/json"
+	"path/filepath"
 	refl "reflect"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/layout-oracle/oracle/store"
+	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -92,4 +98,38 @@ func TestStoreKeyNamesTheEngineBuildAndEverythingElse(t *testing.T) {
 	}
 	assert.Regexp(t, `^walk-`+WalkVersion+`/[0-9a-f]{16}$`, walkKey())
 	assert.Regexp(t, `^pinned-`+EnvironmentVersion+`/[0-9a-f]{16}$`, environmentKey())
+}
+
+// A stored answer written out raw (Serve) and decoded (Handle for library callers)
+// encodes to the same bytes as the live answer, plus "stored". Unit test with the
+// stand-in engines of protocol_test.go (no browser); the real engines' byte identity
+// is cmd/oracle's TestRerunIsAnsweredFromTheStoreByteForByte.
+func TestStoredAnswerEncodesLikeTheLiveOne(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), "s.sqlite"), store.Options{}, zerolog.Nop())
+	require.NoError(t, err)
+	defer st.Close()
+	o := fakeOracle(&fakeEngine{name: Chromium}, &fakeEngine{name: WebKit})
+	o.store = st
+	req := parse(t, `{"id":"a","html":"<p>"}`)
+	live, err := json.Marshal(o.Handle(context.Background(), req))
+	require.NoError(t, err)
+	assert.NotContains(t, string(live), "stored")
+	st.Flush(10 * time.Second)
+
+	want := strings.TrimSuffix(string(live), "}") + `,"stored":["chromium","webkit"]}`
+	for name, ctx := range map[string]context.Context{"wire": forTheWire(context.Background()), "decoded": context.Background()} {
+		resp := o.Handle(ctx, req).(GeometryResponse)
+		got, err := json.Marshal(resp)
+		require.NoError(t, err)
+		assert.Equal(t, want, string(got), name)
+		if name == "decoded" {
+			assert.Len(t, resp.Dumps, 2, "library callers get the stored dumps decoded")
+		}
+	}
+	// A partial hit mixes a live and a raw stored answer, keys still in order.
+	o2 := fakeOracle(&fakeEngine{name: Chromium}, &fakeEngine{name: Firefox}, &fakeEngine{name: WebKit})
+	o2.store = st
+	got, err := json.Marshal(o2.Handle(forTheWire(context.Background()), req))
+	require.NoError(t, err)
+	assert.Regexp(t, `^\{"id":"a","dumps":\{"chromium":\{.*\},"firefox":\{.*\},"webkit":\{.*\}\},"stored":\["chromium","webkit"\]\}$`, string(got))
 }

@@ -11,10 +11,10 @@ import (
 // it in every engine, and collect the recorder's records.
 func (o *Oracle) traceCase(ctx context.Context, req *Request) TraceResponse {
 	host := o.origin.newHost()
-	traces, errs, stored := storedFanOut(ctx, o, req, func(ctx context.Context, e Engine) (*trace.Trace, error) {
+	traces, errs, stored, raw := storedFanOut(ctx, o, req, func(ctx context.Context, e Engine) (*trace.Trace, error) {
 		return o.Trace(ctx, e, host, idText(req.ID), deref(req.HTML), *req.Script)
 	}, storableTrace, sameCase)
-	return TraceResponse{ID: req.ID, Traces: traces, Errors: errs, Stored: stored}
+	return TraceResponse{ID: req.ID, Traces: traces, Errors: errs, Stored: stored, raw: raw}
 }
 
 // storableTrace: a trace that ended by its own timeout (timed_out) depends on timing,
@@ -25,12 +25,18 @@ func storableTrace(t *trace.Trace) bool { return !t.TimedOut }
 // all from one case (one origin). The engines of a live trace share the case's
 // origin, so what a case records of location.origin is unanimous; stored traces of
 // two runs would each carry their own.
-func sameCase(hits map[string]*trace.Trace, asked int) bool {
+func sameCase(hits map[string][]byte, asked int) bool {
 	if len(hits) != asked {
 		return false
 	}
 	origin := ""
-	for _, t := range hits {
+	for _, b := range hits {
+		var t struct {
+			Origin string `json:"origin"`
+		}
+		if json.Unmarshal(b, &t) != nil || t.Origin == "" {
+			return false
+		}
 		if origin == "" {
 			origin = t.Origin
 		}
