@@ -63,8 +63,16 @@ fuzz:
 BENCH_CASES ?= 500
 SOAK_CASES ?= 10000
 .PHONY: soak bench-go
+# Then the ground-truth store (docs/store.md): STORE_BENCH_CASES cases cold into a
+# fresh store, then warm from it in a new oracle process; fails unless warm is 50x faster.
+STORE_BENCH_CASES ?= 1000
 bench: setup build
 	$(BIN)/bench --oracle $(BIN)/oracle --cases $(BENCH_CASES)
+	$(BIN)/bench --oracle $(BIN)/oracle --store-bench $(STORE_BENCH_CASES)
+
+.PHONY: bench-store
+bench-store: setup build
+	$(BIN)/bench --oracle $(BIN)/oracle --store-bench $(STORE_BENCH_CASES)
 
 # Memory over a long run: SOAK_CASES cases through one oracle, RSS of the oracle and
 # every process under it sampled every 1000 cases; exits 1 if the last sample exceeds

@@ -11,22 +11,28 @@ import (
 // geometry answers a geometry request: load html, run script, walk, in every engine.
 func (o *Oracle) geometry(ctx context.Context, req *Request) GeometryResponse {
 	if doc := o.caseDocument(req); doc != nil {
+		// A served document (url, inline XML) is answered live: its answer depends on
+		// files the store's key does not cover (docs/store.md).
 		dumps, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*dump.Dump, error) {
 			url, release := doc()
 			defer release()
-			return GeometryAt(ctx, e, url, deref(req.Script))
+			d, err := GeometryAt(ctx, e, url, deref(req.Script))
+			if err == nil && req.Screenshot {
+				err = attachScreenshot(ctx, e, d, o.artifacts, req.ID)
+			}
+			return d, err
 		})
 		return GeometryResponse{ID: req.ID, Dumps: dumps, Errors: errs}
 	}
-	dumps, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*dump.Dump, error) {
+	dumps, errs, stored, raw := storedFanOut(ctx, o, req, func(ctx context.Context, e Engine) (*dump.Dump, error) {
 		d, err := Geometry(ctx, e, *req.HTML, deref(req.Script))
 		if err == nil && req.Screenshot {
 			// Before the pool's reset: the page is still the one the walk measured.
 			err = attachScreenshot(ctx, e, d, o.artifacts, req.ID)
 		}
 		return d, err
-	})
-	return GeometryResponse{ID: req.ID, Dumps: dumps, Errors: errs}
+	}, func(*dump.Dump) bool { return true }, nil)
+	return GeometryResponse{ID: req.ID, Dumps: dumps, Errors: errs, Stored: stored, raw: raw}
 }
 
 // Geometry produces one engine's dump of one case. A dump whose viewport is not the

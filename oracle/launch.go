@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/profiles"
+	"github.com/layout-oracle/oracle/store"
 	"github.com/layout-oracle/oracle/trace"
 	"github.com/rs/zerolog"
 )
@@ -48,6 +49,9 @@ type Config struct {
 	// RequireSandbox makes Launch fail unless every engine that came up runs with
 	// its sandbox on (docs/sandbox.md).
 	RequireSandbox bool
+	// Store, when not nil, answers cases whose answers it holds and keeps new ones
+	// (docs/store.md). The caller opens it and closes it after the oracle.
+	Store *store.Store
 }
 
 // executablePath is the binary override for engine, or "".
@@ -98,6 +102,7 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 	if o.progressEvery == 0 {
 		o.progressEvery = DefaultProgressEvery
 	}
+	o.store = cfg.Store
 	if o.traceLimits.Records <= 0 {
 		o.traceLimits.Records = trace.DefaultLimits.Records
 	}

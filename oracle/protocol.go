@@ -10,6 +10,7 @@ import (
 
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/reflect"
+	"github.com/layout-oracle/oracle/store"
 	"github.com/layout-oracle/oracle/trace"
 )
 
@@ -57,6 +58,31 @@ type GeometryResponse struct {
 	ID     json.RawMessage       `json:"id"`
 	Dumps  map[string]*dump.Dump `json:"dumps"`
 	Errors map[string]string     `json:"errors,omitempty"`
+	// Stored (additive) names the engines answered from the store (--store), in
+	// launch order; absent when every answer is live.
+	Stored []string `json:"stored,omitempty"`
+	// raw holds the stored answers as their JSON text when the response is only
+	// written out (Serve), instead of in Dumps; MarshalJSON puts them in place.
+	raw map[string]json.RawMessage
+}
+
+// MarshalJSON encodes r as encoding/json would with the stored answers decoded into
+// Dumps: the same bytes, without decoding them.
+func (r GeometryResponse) MarshalJSON() ([]byte, error) {
+	type plain GeometryResponse // the same fields, without this method
+	if len(r.raw) == 0 {
+		return json.Marshal(plain(r))
+	}
+	all, err := withRaw(r.Dumps, r.raw)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(struct {
+		ID     json.RawMessage            `json:"id"`
+		Dumps  map[string]json.RawMessage `json:"dumps"`
+		Errors map[string]string          `json:"errors,omitempty"`
+		Stored []string                   `json:"stored,omitempty"`
+	}{r.ID, all, r.Errors, r.Stored})
 }
 
 // PingResponse answers ping. Routes, States, Failed and Environment are additive to
@@ -78,6 +104,9 @@ type PingResponse struct {
 	// processes run as, whether its sandbox is on and which, or why not
 	// (docs/sandbox.md).
 	Sandbox map[string]SandboxState `json:"sandbox,omitempty"`
+	// Store (additive) is the ground-truth store's path and counters; absent when
+	// the store is off.
+	Store *store.Stats `json:"store,omitempty"`
 }
 
 // ReflectResponse answers a reflect request.
@@ -85,6 +114,31 @@ type ReflectResponse struct {
 	ID     json.RawMessage           `json:"id"`
 	States map[string]*reflect.State `json:"states"`
 	Errors map[string]string         `json:"errors,omitempty"`
+	// Stored (additive) names the engines answered from the store (--store), in
+	// launch order; absent when every answer is live.
+	Stored []string `json:"stored,omitempty"`
+	// raw holds the stored answers as their JSON text when the response is only
+	// written out (Serve), instead of in States; MarshalJSON puts them in place.
+	raw map[string]json.RawMessage
+}
+
+// MarshalJSON encodes r as encoding/json would with the stored answers decoded into
+// States: the same bytes, without decoding them.
+func (r ReflectResponse) MarshalJSON() ([]byte, error) {
+	type plain ReflectResponse // the same fields, without this method
+	if len(r.raw) == 0 {
+		return json.Marshal(plain(r))
+	}
+	all, err := withRaw(r.States, r.raw)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(struct {
+		ID     json.RawMessage            `json:"id"`
+		States map[string]json.RawMessage `json:"states"`
+		Errors map[string]string          `json:"errors,omitempty"`
+		Stored []string                   `json:"stored,omitempty"`
+	}{r.ID, all, r.Errors, r.Stored})
 }
 
 // TraceResponse answers a trace request.
@@ -92,6 +146,31 @@ type TraceResponse struct {
 	ID     json.RawMessage         `json:"id"`
 	Traces map[string]*trace.Trace `json:"traces"`
 	Errors map[string]string       `json:"errors,omitempty"`
+	// Stored (additive) names the engines answered from the store (--store), in
+	// launch order; absent when every answer is live.
+	Stored []string `json:"stored,omitempty"`
+	// raw holds the stored answers as their JSON text when the response is only
+	// written out (Serve), instead of in Traces; MarshalJSON puts them in place.
+	raw map[string]json.RawMessage
+}
+
+// MarshalJSON encodes r as encoding/json would with the stored answers decoded into
+// Traces: the same bytes, without decoding them.
+func (r TraceResponse) MarshalJSON() ([]byte, error) {
+	type plain TraceResponse // the same fields, without this method
+	if len(r.raw) == 0 {
+		return json.Marshal(plain(r))
+	}
+	all, err := withRaw(r.Traces, r.raw)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(struct {
+		ID     json.RawMessage            `json:"id"`
+		Traces map[string]json.RawMessage `json:"traces"`
+		Errors map[string]string          `json:"errors,omitempty"`
+		Stored []string                   `json:"stored,omitempty"`
+	}{r.ID, all, r.Errors, r.Stored})
 }
 
 // ShutdownResponse acknowledges shutdown before the process exits.

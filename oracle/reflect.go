@@ -9,17 +9,20 @@ import (
 
 // reflectCase answers a reflect request: load html, run script, read every probe.
 func (o *Oracle) reflectCase(ctx context.Context, req *Request) ReflectResponse {
-	doc := o.caseDocument(req)
-	states, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*reflect.State, error) {
-		if doc != nil {
+	if doc := o.caseDocument(req); doc != nil {
+		// Served documents are answered live, never stored (docs/store.md).
+		states, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*reflect.State, error) {
 			url, release := doc()
 			defer release()
 			raw, err := runCaseURL(ctx, e, url, deref(req.Script), reflect.WalkJS, req.Probes)
 			return reflectState(e, raw, err)
-		}
+		})
+		return ReflectResponse{ID: req.ID, States: states, Errors: errs}
+	}
+	states, errs, stored, raw := storedFanOut(ctx, o, req, func(ctx context.Context, e Engine) (*reflect.State, error) {
 		return Reflect(ctx, e, deref(req.HTML), deref(req.Script), req.Probes)
-	})
-	return ReflectResponse{ID: req.ID, States: states, Errors: errs}
+	}, func(*reflect.State) bool { return true }, nil)
+	return ReflectResponse{ID: req.ID, States: states, Errors: errs, Stored: stored, raw: raw}
 }
 
 // Reflect produces one engine's reflection dump of one case.

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/layout-oracle/oracle/store"
 	"github.com/layout-oracle/oracle/trace"
 	"github.com/rs/zerolog"
 )
@@ -33,6 +34,8 @@ type Oracle struct {
 
 	progress      progress      // answers (not ping, shutdown) counted for the progress line
 	progressEvery time.Duration // --progress-every; <= 0: no progress line
+
+	store *store.Store // the ground-truth store, nil when off (Config.Store)
 
 	resets sync.WaitGroup // resets between cases still running; Close waits for them
 
@@ -115,7 +118,7 @@ func (o *Oracle) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 			go func() {
 				defer running.Done()
 				defer func() { <-places }()
-				resp := o.handleSafely(ctx, req)
+				resp := o.handleSafely(forTheWire(ctx), req)
 				o.progress.note(resp)
 				out.write(resp)
 			}()
@@ -248,6 +251,10 @@ func (o *Oracle) ping(id json.RawMessage) PingResponse {
 	}
 	if len(o.failed) > 0 {
 		p.Failed = o.failed
+	}
+	if o.store != nil {
+		st := o.store.Stats()
+		p.Store = &st
 	}
 	return p
 }

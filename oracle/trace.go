@@ -11,13 +11,47 @@ import (
 // it in every engine, and collect the recorder's records.
 func (o *Oracle) traceCase(ctx context.Context, req *Request) TraceResponse {
 	host := o.origin.newHost()
-	traces, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*trace.Trace, error) {
-		if req.URL != nil || isXMLInline(req) {
+	if req.URL != nil || isXMLInline(req) {
+		// Served documents are answered live, never stored (docs/store.md).
+		traces, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*trace.Trace, error) {
 			return o.traceDocument(ctx, e, host, req)
-		}
+		})
+		return TraceResponse{ID: req.ID, Traces: traces, Errors: errs}
+	}
+	traces, errs, stored, raw := storedFanOut(ctx, o, req, func(ctx context.Context, e Engine) (*trace.Trace, error) {
 		return o.Trace(ctx, e, host, idText(req.ID), deref(req.HTML), *req.Script)
-	})
-	return TraceResponse{ID: req.ID, Traces: traces, Errors: errs}
+	}, storableTrace, sameCase)
+	return TraceResponse{ID: req.ID, Traces: traces, Errors: errs, Stored: stored, raw: raw}
+}
+
+// storableTrace: a trace that ended by its own timeout (timed_out) depends on timing,
+// like any timeout, and is never stored.
+func storableTrace(t *trace.Trace) bool { return !t.TimedOut }
+
+// sameCase serves a trace from the store only whole: every engine asked was stored,
+// all from one case (one origin). The engines of a live trace share the case's
+// origin, so what a case records of location.origin is unanimous; stored traces of
+// two runs would each carry their own.
+func sameCase(hits map[string][]byte, asked int) bool {
+	if len(hits) != asked {
+		return false
+	}
+	origin := ""
+	for _, b := range hits {
+		var t struct {
+			Origin string `json:"origin"`
+		}
+		if json.Unmarshal(b, &t) != nil || t.Origin == "" {
+			return false
+		}
+		if origin == "" {
+			origin = t.Origin
+		}
+		if t.Origin != origin {
+			return false
+		}
+	}
+	return true
 }
 
 // Trace produces one engine's trace of one case, served on host (the case's origin,

@@ -32,6 +32,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 type config struct {
 	cases, sample, soak, soakEvery int
+	storeBench                     int
 	seed                           uint64
 	oracleBin, logDir              string
 	engines, ways                  []string
@@ -54,6 +55,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&c.trivial, "bare-trivial", true, "also time the bare round trip with a trivial evaluate instead of the walk")
 	fs.BoolVar(&c.asJSON, "json", false, "print one JSON object instead of the table")
 	fs.StringVar(&c.logDir, "log-dir", "", "where the oracles' stderr logs go (default: a temp dir, kept)")
+	fs.IntVar(&c.storeBench, "store-bench", 0, "store mode: answer this many cases cold into a fresh --store, then warm from it in a new oracle; fails unless warm is 50x faster")
 	fs.IntVar(&c.soak, "soak", 0, "soak mode: pipe this many cases through one oracle (defaults) and sample RSS")
 	fs.IntVar(&c.soakEvery, "soak-every", 1000, "soak: sample RSS every this many cases")
 	fs.Float64Var(&c.soakRef, "soak-ref", 0.2, "soak: the reference sample is the first at or after this fraction of the run")
@@ -107,6 +109,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "bench: logs in %s\n", c.logDir)
 	if c.soak > 0 {
 		return runSoak(c, stdout, stderr)
+	}
+	if c.storeBench > 0 {
+		return runStoreBench(c, stdout, stderr)
 	}
 	return runBench(c, stdout, stderr)
 }

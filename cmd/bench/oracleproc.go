@@ -33,6 +33,9 @@ func startOracle(bin string, args []string, logPath string) (*oracleProc, time.D
 	if err != nil {
 		return nil, 0, err
 	}
+	if !hasStoreFlag(args) {
+		args = append(args, "--store=off") // the bench measures the engines, not the store
+	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -236,4 +239,13 @@ func lastLines(path string, n int) string {
 		ls = ls[len(ls)-n:]
 	}
 	return string(bytes.Join(ls, []byte("\n")))
+}
+
+func hasStoreFlag(args []string) bool {
+	for _, a := range args {
+		if a == "--store" || strings.HasPrefix(a, "--store=") {
+			return true
+		}
+	}
+	return false
 }

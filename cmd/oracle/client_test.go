@@ -25,6 +25,9 @@ import (
 var oracleBin string // built once in TestMain
 
 func TestMain(m *testing.M) {
+	// Every oracle these tests start answers live unless a test names its own store:
+	// no test may depend on (or fill) the user's cache.
+	os.Setenv("ORACLE_STORE", "off")
 	flag.Parse()
 	if testing.Short() || os.Getenv("ORACLE_NOBODY_PROBE") != "" {
 		// Under -short every test here drives the oracle binary and skips; sandbox_test.go's

@@ -32,6 +32,9 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "oracle:", err)
 		return 1
 	}
+	if len(os.Args) > 1 && os.Args[1] == "store" {
+		return storeCommand(os.Args[2:], protocol, os.Stderr)
+	}
 
 	fs := flag.NewFlagSet("oracle", flag.ContinueOnError)
 	engines := fs.String("engines", strings.Join(oracle.AllEngines, ","), "engines to launch, comma-separated")
@@ -53,6 +56,8 @@ func run() int {
 	requireSandbox := fs.Bool("require-sandbox", false, "refuse to start unless every engine runs under an unprivileged user with its own sandbox on (docs/sandbox.md)")
 	webkitDriverPath := fs.String("webkit-driver-path", "", "WebKitWebDriver binary (default "+oracle.DefaultWebKitWebDriver+"); implies the WebDriver route for webkit")
 	docRoot := fs.String("docroot", "", "directory served read-only at / on the oracle's case origins; \"url\" requests name paths under it")
+	storePath := fs.String("store", storeDefault(), "ground-truth store file (docs/store.md), or off; default $ORACLE_STORE, else under $XDG_CACHE_HOME or ~/.cache")
+	storeMax := fs.String("store-max", "4G", "bound on the store's size (bytes, or with K, M, G); past it the least recently used answers are evicted")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -102,6 +107,12 @@ func run() int {
 		return 2
 	}
 	ctx := context.Background()
+	maxBytes, err := parseSize(*storeMax)
+	if err != nil {
+		log.Error().Err(err).Msg("bad --store-max")
+		return 2
+	}
+	st := openStore(*storePath, maxBytes, log)
 
 	start := time.Now()
 	o, err := oracle.Launch(ctx, oracle.Config{
@@ -121,9 +132,11 @@ func run() int {
 		ProgressEvery:    *progressEvery,
 		DocRoot:          *docRoot,
 		RequireSandbox:   *requireSandbox,
+		Store:            st,
 	}, log)
 	if err != nil {
 		log.Error().Err(err).Msg("launch")
+		closeStore(st)
 		if *requireSandbox {
 			// Plain words too: a refusal must be clear without a JSON log reader.
 			fmt.Fprintln(os.Stderr, "oracle: refusing to start:", err)
@@ -134,6 +147,7 @@ func run() int {
 		if rep := o.SelfCheck(ctx, probes.SelfChecks()); len(rep.Passed) == 0 {
 			log.Error().Msg("no engine passed the self-check")
 			o.Close()
+			closeStore(st)
 			return 1
 		}
 	}
@@ -146,6 +160,7 @@ func run() int {
 		s := <-sigs
 		log.Info().Str("signal", s.String()).Msg("closing browsers")
 		o.Close()
+		closeStore(st)
 		os.Exit(128 + int(s.(syscall.Signal)))
 	}()
 
@@ -153,6 +168,7 @@ func run() int {
 	if err := o.Close(); err != nil {
 		log.Warn().Err(err).Msg("close")
 	}
+	closeStore(st)
 	if serveErr != nil {
 		log.Error().Err(serveErr).Msg("serve")
 		return 1

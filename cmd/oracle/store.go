@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/store"
+	"github.com/rs/zerolog"
+)
+
+// storeDefault is --store's default: $ORACLE_STORE when set (tests set it to off, so
+// no test depends on a user's cache), else the file under the user's cache directory.
+func storeDefault() string {
+	if v := os.Getenv("ORACLE_STORE"); v != "" {
+		return v
+	}
+	p, err := store.DefaultPath()
+	if err != nil {
+		return "off"
+	}
+	return p
+}
+
+// parseSize reads a byte count: digits, optionally followed by K, M or G (powers of 1024).
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	t := strings.ToUpper(strings.TrimSpace(s))
+	t = strings.TrimSuffix(t, "B")
+	for suffix, m := range map[string]int64{"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40} {
+		if strings.HasSuffix(t, suffix) {
+			t, mult = strings.TrimSuffix(t, suffix), m
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%q is not a positive size (bytes, or with K, M, G)", s)
+	}
+	return n * mult, nil
+}
+
+// openStore opens the store at path, or returns nil (the oracle answers live) when it
+// is off or cannot be opened: a broken store never keeps the oracle from serving.
+func openStore(path string, maxBytes int64, log zerolog.Logger) *store.Store {
+	if path == "" || path == "off" {
+		log.Info().Msg("store off: every answer is live")
+		return nil
+	}
+	st, err := store.Open(path, store.Options{MaxBytes: maxBytes}, log)
+	if err != nil {
+		log.Error().Err(err).Str("store", path).Msg("store cannot be opened; serving without it (every answer live)")
+		return nil
+	}
+	log.Info().Str("store", path).Int64("entries", st.Stats().Entries).Msg("store open")
+	return st
+}
+
+func closeStore(st *store.Store) {
+	if st != nil {
+		st.Close()
+	}
+}
+
+// storeCommand is `oracle store stats|prune|export [--store PATH]`.
+func storeCommand(args []string, stdout, stderr io.Writer) int {
+	usage := "usage: oracle store stats|prune|export [--store PATH] [--max SIZE (prune)] [--profile NAME (export)]"
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, usage)
+		return 2
+	}
+	cmd := args[0]
+	fs := flag.NewFlagSet("oracle store "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("store", storeDefault(), "store file")
+	max := fs.String("max", "", "prune: evict least recently used answers until the store is at most this size; empty: delete every answer")
+	profile := fs.String("profile", "default", "export: the launch profile whose answers to write")
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "unexpected argument %q\n%s\n", fs.Arg(0), usage)
+		return 2
+	}
+	if *path == "off" {
+		fmt.Fprintln(stderr, "oracle store: the store is off (--store or $ORACLE_STORE)")
+		return 2
+	}
+	log := zerolog.New(stderr).With().Timestamp().Str("proc", "oracle store").Logger()
+	ctx := context.Background()
+	switch cmd {
+	case "stats":
+		st, err := store.Open(*path, store.Options{ReadOnly: true}, log)
+		if err != nil {
+			fmt.Fprintln(stderr, "oracle store:", err)
+			return 1
+		}
+		defer st.Close()
+		sum, err := st.Summarize(ctx)
+		if err != nil {
+			fmt.Fprintln(stderr, "oracle store:", err)
+			return 1
+		}
+		b, _ := json.Marshal(sum)
+		fmt.Fprintln(stdout, string(b))
+	case "prune":
+		limit := int64(0)
+		if *max != "" {
+			var err error
+			if limit, err = parseSize(*max); err != nil {
+				fmt.Fprintln(stderr, "oracle store: --max:", err)
+				return 2
+			}
+		}
+		st, err := store.Open(*path, store.Options{}, log)
+		if err != nil {
+			fmt.Fprintln(stderr, "oracle store:", err)
+			return 1
+		}
+		defer st.Close()
+		n, err := st.Prune(ctx, limit)
+		if err != nil {
+			fmt.Fprintln(stderr, "oracle store:", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "{\"deleted\":%d,\"entries\":%d}\n", n, st.Stats().Entries)
+	case "export":
+		st, err := store.Open(*path, store.Options{ReadOnly: true}, log)
+		if err != nil {
+			fmt.Fprintln(stderr, "oracle store:", err)
+			return 1
+		}
+		defer st.Close()
+		if err := export(ctx, st, *profile, stdout); err != nil {
+			fmt.Fprintln(stderr, "oracle store:", err)
+			return 1
+		}
+	default:
+		fmt.Fprintln(stderr, usage)
+		return 2
+	}
+	return 0
+}
+
+// export writes one response line per stored case, as the oracle would have answered
+// it (`bin/compare --oracle` reads it): geometry cases as {"id","dumps"}, reflection
+// as {"id","states"}, traces as {"id","traces"}, with only the answers measured by
+// this oracle's walk in this pinned environment and profile. Per engine the newest
+// build's answer is written; the id is that of the newest request among them.
+func export(ctx context.Context, st *store.Store, profile string, w io.Writer) error {
+	out := bufio.NewWriter(w)
+	walk, env := oracle.StoreVersions()
+	type group struct {
+		c, op   string
+		id      json.RawMessage
+		newest  time.Time
+		answers map[string]store.Row
+	}
+	var g *group
+	flush := func() error {
+		if g == nil || len(g.answers) == 0 {
+			return nil
+		}
+		m := map[string]json.RawMessage{}
+		for e, r := range g.answers {
+			m[e] = r.Answer
+		}
+		// The fields in the order of the oracle's own responses.
+		var line struct {
+			ID     json.RawMessage            `json:"id"`
+			Dumps  map[string]json.RawMessage `json:"dumps,omitempty"`
+			States map[string]json.RawMessage `json:"states,omitempty"`
+			Traces map[string]json.RawMessage `json:"traces,omitempty"`
+		}
+		line.ID = g.id
+		switch g.op {
+		case "geometry":
+			line.Dumps = m
+		case "reflect":
+			line.States = m
+		case "trace":
+			line.Traces = m
+		default:
+			return nil
+		}
+		b, err := json.Marshal(line)
+		if err != nil {
+			return err
+		}
+		out.Write(b)
+		return out.WriteByte('\n')
+	}
+	err := st.Each(ctx, func(r store.Row) error {
+		if r.Meta.Profile != profile || !strings.HasPrefix(r.Meta.Walk, walk) || r.Meta.Environment != env {
+			return nil
+		}
+		if g == nil || g.c != r.Meta.Case || g.op != r.Meta.Op {
+			if err := flush(); err != nil {
+				return err
+			}
+			g = &group{c: r.Meta.Case, op: r.Meta.Op, answers: map[string]store.Row{}}
+		}
+		if old, ok := g.answers[r.Meta.Engine]; !ok || r.Created.After(old.Created) {
+			g.answers[r.Meta.Engine] = r
+		}
+		if r.Created.After(g.newest) || g.id == nil {
+			g.newest, g.id = r.Created, r.ID
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	return errors.Join(out.Flush())
+}

@@ -1,0 +1,274 @@
+package oracle
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	refl "reflect"
+	"strings"
+	"sync"
+
+	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/reflect"
+	"github.com/layout-oracle/oracle/store"
+	"github.com/layout-oracle/oracle/trace"
+)
+
+// WalkVersion names what the oracle itself does to produce an answer beyond the
+// in-page code that Walk() hashes: the Go side of the settle point, the walks'
+// post-processing (Geometry's empty rects, reflect.ParseWalk, trace.Decode), the
+// backends' wrappers around the case program. Bump it with any change there that can
+// change an answer: stored answers keyed on the old version are then never served.
+// Changes to case.js, dump/walk.js, reflect/walk.js, the trace recorder or the style
+// subset need no bump: their text is hashed into the key.
+const WalkVersion = "1"
+
+// walkKey is WalkVersion plus a hash of every in-page program an answer comes from.
+var walkKey = sync.OnceValue(func() string {
+	h := sha256.New()
+	for _, s := range []string{caseJS, dump.WalkJS, reflect.WalkJS, trace.RunJS,
+		trace.Recorder(strings.Repeat("0", 64), &trace.DefaultLimits), collectAndClearJS, strings.Join(dump.StyleProperties, ",")} {
+		fmt.Fprintf(h, "%d:%s", len(s), s)
+	}
+	return "walk-" + WalkVersion + "/" + hex.EncodeToString(h.Sum(nil))[:16]
+})
+
+// environmentKey is the pinned environment's version plus a hash of the files and
+// prefs it gives the browsers, so an edit that forgot to bump EnvironmentVersion
+// still misses.
+var environmentKey = sync.OnceValue(func() string {
+	h := sha256.New()
+	prefs, _ := json.Marshal(firefoxEnvironmentPrefs()) // map keys sorted: canonical
+	for _, s := range []string{fontconfigXML(), gtkSettingsINI(), string(prefs)} {
+		fmt.Fprintf(h, "%d:%s", len(s), s)
+	}
+	return Environment() + "/" + hex.EncodeToString(h.Sum(nil))[:16]
+})
+
+// Which request fields enter the key. Every field of Request must be named in
+// exactly one of these lists (TestStoreKeyCoversEveryRequestField fails otherwise);
+// a field named in none still enters the key (caseEncoding encodes every field not
+// excluded), so a field added without thought makes answers miss, never wrong.
+var (
+	// keyedFields change the answer: their values are the case.
+	keyedFields = []string{"Op", "HTML", "Script", "Probes", "ContentType"}
+	// unkeyedFields never change one engine's answer: ID is echoed (except in a
+	// trace, where it is the page's title: traceKeyedFields), Engines chooses which
+	// engines answer, each keyed by its own name.
+	unkeyedFields = []string{"ID", "Engines"}
+	// traceKeyedFields are unkeyed fields that a trace's answer can see.
+	traceKeyedFields = []string{"ID"}
+	// unstoredFields make a request's answers unstorable when set: a url request's
+	// answer depends on files under --docroot (the page and every subresource it
+	// loads), which no key here covers; a screenshot is a picture (or a file under
+	// --artifacts named by the request's id), which is not worth keeping and is not
+	// ground truth to serve again.
+	unstoredFields = []string{"URL", "Screenshot"}
+)
+
+// caseEncoding is the request's canonical encoding for the store key: the JSON of an
+// object holding every field not in unkeyedFields (for a trace, minus
+// traceKeyedFields), under its Go name, sorted, with its decoded value (so two
+// spellings of one request, key order, escapes, whitespace, are one case). ok is
+// false when the request must not be stored.
+func caseEncoding(req *Request) (enc []byte, ok bool) {
+	v := refl.ValueOf(req).Elem()
+	t := v.Type()
+	fields := map[string]any{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		fv := v.Field(i)
+		if contains(unstoredFields, f.Name) {
+			if !fv.IsZero() {
+				return nil, false
+			}
+			continue
+		}
+		if contains(unkeyedFields, f.Name) && !(req.Op == OpTrace && contains(traceKeyedFields, f.Name)) {
+			continue
+		}
+		if !f.IsExported() {
+			return nil, false // cannot be encoded: never guess that it does not matter
+		}
+		fields[f.Name] = fv.Interface()
+	}
+	b, err := json.Marshal(fields) // map keys sorted
+	if err != nil {
+		return nil, false
+	}
+	return b, true
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// caseHash is the hex SHA-256 of caseEncoding.
+func caseHash(req *Request) (string, bool) {
+	enc, ok := caseEncoding(req)
+	if !ok {
+		return "", false
+	}
+	h := sha256.Sum256(enc)
+	return hex.EncodeToString(h[:]), true
+}
+
+// storeMeta is the key of engine's answer to the case hashed as c.
+func (o *Oracle) storeMeta(req *Request, c string, p *pool) store.Meta {
+	op := req.Op
+	if op == OpGeometry {
+		op = "geometry"
+	}
+	walk := walkKey()
+	if req.Op == OpTrace {
+		// Past its limits a trace is an error (never stored); within them the answer
+		// is the same, but a trace stored under looser limits must not answer a
+		// request that would now fail.
+		walk += fmt.Sprintf("/limits-%d-%d", o.traceLimits.Records, o.traceLimits.Bytes)
+	}
+	return store.Meta{Format: store.Format, Walk: walk, Environment: environmentKey(), Profile: o.profile,
+		Engine: p.name, EngineVersion: p.version(), Route: p.route(), Op: op, Case: c}
+}
+
+type noStoreKey struct{}
+
+// withoutStore marks ctx's requests as live only: the store is neither read nor
+// written (the self-check).
+func withoutStore(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noStoreKey{}, true)
+}
+
+type wireKey struct{}
+
+// forTheWire marks ctx's requests as answered only to be written out (Serve): stored
+// answers then go into the response as the JSON text they were stored as, never
+// decoded and encoded again (that was most of a hit's time: about 4 ms for three
+// dumps of a generated page).
+func forTheWire(ctx context.Context) context.Context {
+	return context.WithValue(ctx, wireKey{}, true)
+}
+
+// storedFanOut is fanOut with the store in front: engines whose answer to this case
+// is stored are answered from it, the others live, and every live answer that
+// storable accepts is stored. stored names the engines answered from the store, in
+// launch order. A stored answer is the JSON text the response would carry: it is
+// returned in raw when ctx is for the wire (forTheWire), else decoded into results by
+// encoding/json. together, when not nil, lets a kind of answer refuse a mix (a
+// trace's engines share one origin): given the stored answers and how many launched
+// engines were asked, false runs every engine live.
+func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, do func(context.Context, Engine) (T, error),
+	storable func(T) bool, together func(hits map[string][]byte, asked int) bool) (results map[string]T, errs map[string]string, stored []string, raw map[string]json.RawMessage) {
+	if o.store == nil || ctx.Value(noStoreKey{}) != nil {
+		r, e := fanOut(ctx, o, req.Engines, do)
+		return r, e, nil, nil
+	}
+	c, ok := caseHash(req)
+	if !ok {
+		r, e := fanOut(ctx, o, req.Engines, do)
+		return r, e, nil, nil
+	}
+	names := uniq(req.Engines)
+	if len(names) == 0 {
+		names = o.order
+	}
+	metas := map[string]store.Meta{}
+	var list []store.Meta
+	for _, n := range names {
+		if p, ok := o.engines[n]; ok {
+			metas[n] = o.storeMeta(req, c, p)
+			list = append(list, metas[n])
+		}
+	}
+	found := o.store.Lookup(ctx, list)
+	hits := map[string][]byte{}
+	for n, m := range metas {
+		if b, ok := found[store.KeyOf(m)]; ok {
+			hits[n] = b
+		}
+	}
+	if len(hits) > 0 && together != nil && !together(hits, len(metas)) {
+		hits = map[string][]byte{}
+	}
+	wire := ctx.Value(wireKey{}) != nil
+	decoded := map[string]T{}
+	if !wire {
+		for n, b := range hits {
+			var v T
+			if err := json.Unmarshal(b, &v); err != nil {
+				o.log.Warn().Str("engine", n).Err(err).Msg("stored answer does not decode; answering live")
+				delete(hits, n)
+				continue
+			}
+			decoded[n] = v
+		}
+	}
+	var live []string
+	for _, n := range names {
+		if _, ok := hits[n]; !ok {
+			live = append(live, n)
+		}
+	}
+	results, errs = map[string]T{}, map[string]string{}
+	if len(live) > 0 {
+		results, errs = fanOut(ctx, o, live, do)
+	}
+	for n, v := range results {
+		m, ok := metas[n]
+		if !ok || !storable(v) {
+			continue
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			continue
+		}
+		o.store.Put(store.Record{Meta: m, ID: req.ID, Answer: b})
+	}
+	for _, n := range o.order {
+		b, ok := hits[n]
+		if !ok {
+			continue
+		}
+		stored = append(stored, n)
+		if wire {
+			if raw == nil {
+				raw = map[string]json.RawMessage{}
+			}
+			raw[n] = b
+		} else {
+			results[n] = decoded[n]
+		}
+	}
+	if len(stored) > 0 {
+		o.log.Debug().RawJSON("id", req.ID).Strs("stored", stored).Strs("live", live).Msg("answered from the store")
+	}
+	return results, errs, stored, raw
+}
+
+// withRaw is a response's answers map as JSON text per engine: the live answers
+// encoded, the stored ones as stored (what json.Marshal made of the live answer they
+// were), so the response encodes to the bytes it would with them decoded.
+func withRaw[T any](answers map[string]T, raw map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+	all := make(map[string]json.RawMessage, len(answers)+len(raw))
+	for n, v := range answers {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		all[n] = b
+	}
+	for n, b := range raw {
+		all[n] = b
+	}
+	return all, nil
+}
+
+// StoreVersions are the walk and environment parts of this oracle's store keys (a
+// trace's walk part has its limits appended), for tools that read the store.
+func StoreVersions() (walk, environment string) { return walkKey(), environmentKey() }

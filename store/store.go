@@ -1,0 +1,720 @@
+// Package store keeps the oracle's successful per-engine answers in one SQLite file
+// (modernc.org/sqlite, pure Go), keyed by a hash of everything that determines an
+// answer, so a rerun of the same cases on the same engine builds is answered without
+// a browser. docs/store.md says why SQLite and how the key is made.
+//
+// The store never makes a request fail or wait long: lookups are bounded by a short
+// timeout and count as misses when they fail; writes are queued to one background
+// writer and dropped (with a log line) when the queue is full or the file is locked,
+// full or broken.
+package store
+
+import (
+	"bytes"
+	"compress/flate"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Format is the layout of keys and rows. Changing how a Meta is hashed, or what a
+// row holds, bumps it: rows of another format are never served (they are in no key).
+const Format = 1
+
+// Meta is everything an answer's key is made of. Key hashes its JSON encoding (a
+// struct encodes its fields in declaration order, so the encoding is canonical). Each
+// field is also a column of the answer's row, so a row can be checked against the
+// meta it is looked up by, and rekeyed (tests simulate a new engine build that way).
+type Meta struct {
+	Format        int    `json:"format"`
+	Walk          string `json:"walk"`        // oracle's walk/recorder version and code hash
+	Environment   string `json:"environment"` // pinned environment version and content hash
+	Profile       string `json:"profile"`
+	Engine        string `json:"engine"`
+	EngineVersion string `json:"engine_version"`
+	Route         string `json:"route"`
+	Op            string `json:"op"`
+	Case          string `json:"case"` // hash of the request's canonical encoding (oracle.CaseHash)
+}
+
+// Key is a row's primary key: SHA-256 of Meta's canonical JSON.
+type Key [32]byte
+
+// KeyOf hashes m.
+func KeyOf(m Meta) Key {
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic(err) // a struct of strings and an int always encodes
+	}
+	return sha256.Sum256(b)
+}
+
+func (k Key) String() string { return hex.EncodeToString(k[:]) }
+
+// Options configure Open.
+type Options struct {
+	// MaxBytes bounds the database's used pages; past it the least recently used
+	// answers are evicted. 0 means DefaultMaxBytes.
+	MaxBytes int64
+	// LookupTimeout bounds one lookup (all engines of one request); 0 means
+	// DefaultLookupTimeout. A lookup that takes longer is a miss.
+	LookupTimeout time.Duration
+	// ReadOnly opens for lookups only (store stats/export); no writer runs.
+	ReadOnly bool
+}
+
+const (
+	DefaultMaxBytes      = 4 << 30
+	DefaultLookupTimeout = 500 * time.Millisecond
+	// openBusy is how long Open waits for a lock another process holds: the oracle
+	// then starts without the store rather than late.
+	openBusy = 2 * time.Second
+	// readerBusy is how long a lookup waits on a lock (WAL readers normally never do).
+	readerBusy = 200 * time.Millisecond
+	// breakerFailures consecutive failed lookups bypass the store for breakerPause:
+	// a store that keeps failing costs each case nothing after the first few.
+	breakerFailures = 3
+	breakerPause    = 30 * time.Second
+	// evictEvery is how many written answers pass between size checks.
+	evictEvery = 256
+)
+
+// writeQueue is how many answers wait for the writer; past it new ones are dropped
+// (they will be measured again next time), so a slow disk never holds a case. (A
+// variable for tests only.)
+var writeQueue = 4096
+
+// touchAfter: a hit refreshes its row's use time only when that is older than this
+// (a variable for tests only).
+var touchAfter = 10 * time.Minute
+
+// writerBusy is how long the writer waits for another process's write lock (a
+// variable for tests only).
+var writerBusy = 5 * time.Second
+
+// Store is one open store file.
+type Store struct {
+	path  string
+	opts  Options
+	log   zerolog.Logger
+	read  *sql.DB
+	write *sql.DB // nil when read-only
+
+	queue    chan Record
+	touches  chan Key
+	done     chan struct{}
+	stopOnce sync.Once
+	closeMu  sync.RWMutex // Put and touch hold it to read closed; Close to set it
+	closed   bool
+
+	hits, misses, writes, dropped, failures atomic.Int64
+	enqueued, processed                     atomic.Int64 // answers queued, and taken off the queue and committed or failed
+	entries                                 atomic.Int64
+	bypassUntil                             atomic.Int64 // unix nanos; lookups skip the store before it
+
+	holdWrite time.Duration // test hook: ORACLE_STORE_TEST_HOLD_WRITE (see writer)
+}
+
+// Record is one answer to store.
+type Record struct {
+	Meta   Meta
+	ID     json.RawMessage // the id of the request that produced it, for export
+	Answer []byte          // the engine's answer, JSON exactly as the response carries it
+}
+
+// DefaultPath is the store's file under the user's cache directory
+// ($XDG_CACHE_HOME, else ~/.cache).
+func DefaultPath() (string, error) {
+	dir := os.Getenv("XDG_CACHE_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("no $XDG_CACHE_HOME and no home directory: %w", err)
+		}
+		dir = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(dir, "layout-oracle", "store.sqlite"), nil
+}
+
+func dsn(path string, busy time.Duration, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
+	if !readOnly {
+		// WAL: readers never block the writer nor it them, and several processes can
+		// share the file; a commit is atomic whatever kills the process.
+		// synchronous=NORMAL in WAL loses at most the last commits on power loss,
+		// never consistency; a kill -9 loses nothing committed.
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous(NORMAL)")
+		q.Set("_txlock", "immediate")
+	} else {
+		q.Add("_pragma", "query_only(1)")
+	}
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+}
+
+// readDSN is the lookups' connection: query-only, and for a read-only store (stats,
+// export) one that never creates the file.
+func readDSN(path string, readOnly bool) string {
+	d := dsn(path, readerBusy, true)
+	if readOnly {
+		d += "&mode=ro"
+	}
+	return d
+}
+
+const schema = `
+CREATE TABLE IF NOT EXISTS answers (
+  key BLOB NOT NULL UNIQUE,
+  format INTEGER NOT NULL,
+  walk TEXT NOT NULL,
+  environment TEXT NOT NULL,
+  profile TEXT NOT NULL,
+  engine TEXT NOT NULL,
+  engine_version TEXT NOT NULL,
+  route TEXT NOT NULL,
+  op TEXT NOT NULL,
+  case_hash TEXT NOT NULL,
+  id BLOB NOT NULL,
+  answer BLOB NOT NULL,
+  sum BLOB NOT NULL,
+  size INTEGER NOT NULL,
+  created INTEGER NOT NULL,
+  used INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS answers_used ON answers(used);
+CREATE INDEX IF NOT EXISTS answers_case ON answers(case_hash);
+`
+
+// Open opens (creating when needed) the store at path. A file that is not a store,
+// or cannot be opened, is an error: the caller serves without a store.
+func Open(path string, opts Options, log zerolog.Logger) (*Store, error) {
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
+	if opts.LookupTimeout <= 0 {
+		opts.LookupTimeout = DefaultLookupTimeout
+	}
+	s := &Store{path: path, opts: opts, log: log.With().Str("store", path).Logger(),
+		queue: make(chan Record, writeQueue), touches: make(chan Key, writeQueue), done: make(chan struct{})}
+	if !opts.ReadOnly {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, fmt.Errorf("store directory: %w", err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*openBusy)
+	defer cancel()
+	var err error
+	if !opts.ReadOnly {
+		if s.write, err = sql.Open("sqlite", dsn(path, openBusy, false)); err != nil {
+			return nil, err
+		}
+		s.write.SetMaxOpenConns(1)
+		s.write.SetMaxIdleConns(1)
+		s.write.SetConnMaxIdleTime(0)
+		// The one writer connection waits openBusy for the schema, then writerBusy
+		// for every write (it writes off the request path).
+		if _, err = s.write.ExecContext(ctx, schema+fmt.Sprintf("PRAGMA busy_timeout=%d;", writerBusy.Milliseconds())); err != nil {
+			s.write.Close()
+			return nil, fmt.Errorf("open store %s: %w", path, err)
+		}
+	}
+	if s.read, err = sql.Open("sqlite", readDSN(path, opts.ReadOnly)); err != nil {
+		if s.write != nil {
+			s.write.Close()
+		}
+		return nil, err
+	}
+	s.read.SetMaxOpenConns(8)
+	var n int64
+	if err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM answers`).Scan(&n); err != nil {
+		s.closeDBs()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	s.entries.Store(n)
+	if d, err := time.ParseDuration(os.Getenv("ORACLE_STORE_TEST_HOLD_WRITE")); err == nil {
+		s.holdWrite = d
+	}
+	if opts.ReadOnly {
+		close(s.done)
+	} else {
+		go s.writer()
+	}
+	return s, nil
+}
+
+func (s *Store) closeDBs() {
+	if s.write != nil {
+		s.write.Close()
+	}
+	if s.read != nil {
+		s.read.Close()
+	}
+}
+
+// Path is the store's file.
+func (s *Store) Path() string { return s.path }
+
+// Hit is one stored answer found by Lookup.
+type Hit struct {
+	Answer []byte
+}
+
+// Lookup finds the stored answers of metas, at most LookupTimeout in all. A meta
+// with no valid row is absent from the result; so is every meta when the store
+// fails or is slow (logged), since a miss only costs a live answer.
+func (s *Store) Lookup(ctx context.Context, metas []Meta) map[Key][]byte {
+	found := map[Key][]byte{}
+	if len(metas) == 0 {
+		return found
+	}
+	if time.Now().UnixNano() < s.bypassUntil.Load() {
+		s.misses.Add(int64(len(metas)))
+		return found
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.LookupTimeout)
+	defer cancel()
+	found, err := s.getAll(ctx, metas)
+	if err != nil {
+		s.failed(err)
+		s.misses.Add(int64(len(metas)))
+		return map[Key][]byte{}
+	}
+	s.failures.Store(0)
+	s.hits.Add(int64(len(found)))
+	s.misses.Add(int64(len(metas) - len(found)))
+	return found
+}
+
+// failed logs a failed lookup and, after breakerFailures in a row, bypasses the
+// store for a while.
+func (s *Store) failed(err error) {
+	n := s.failures.Add(1)
+	if n >= breakerFailures {
+		s.bypassUntil.Store(time.Now().Add(breakerPause).UnixNano())
+		s.failures.Store(0)
+		s.log.Error().Err(err).Dur("pause", breakerPause).Msg("store lookups keep failing; answering live without the store for a while")
+		return
+	}
+	s.log.Warn().Err(err).Msg("store lookup failed; answering live")
+}
+
+// getAll reads the rows of metas in one query and checks each: its columns must be
+// its meta (a row rewritten to another version never answers for this one), and its
+// answer must decompress to bytes with the stored checksum. A row that fails a check
+// is no answer. A hit's use time is refreshed (for eviction) when older than
+// touchAfter, so a warm rerun does not turn every lookup into a write.
+func (s *Store) getAll(ctx context.Context, metas []Meta) (map[Key][]byte, error) {
+	want := make(map[Key]Meta, len(metas))
+	args := make([]any, 0, len(metas))
+	for _, m := range metas {
+		k := KeyOf(m)
+		if _, dup := want[k]; !dup {
+			want[k] = m
+			args = append(args, k[:])
+		}
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT key, format, walk, environment, profile, engine, engine_version, route, op, case_hash, answer, sum, used
+		FROM answers WHERE key IN (?`+strings.Repeat(",?", len(args)-1)+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	found := map[Key][]byte{}
+	now := time.Now()
+	for rows.Next() {
+		var row Meta
+		var key, packed, sum []byte
+		var used int64
+		if err := rows.Scan(&key, &row.Format, &row.Walk, &row.Environment, &row.Profile, &row.Engine,
+			&row.EngineVersion, &row.Route, &row.Op, &row.Case, &packed, &sum, &used); err != nil {
+			return nil, err
+		}
+		var k Key
+		copy(k[:], key)
+		if m, ok := want[k]; !ok || row != m {
+			s.log.Warn().Str("key", k.String()).Msg("stored row does not match its key; not served")
+			continue
+		}
+		answer, err := unpack(packed)
+		if err != nil || !bytes.Equal(checksum(answer), sum) {
+			s.log.Warn().Str("key", k.String()).Msg("stored answer fails its checksum; not served")
+			continue
+		}
+		found[k] = answer
+		if now.Sub(time.Unix(0, used)) > touchAfter {
+			s.touch(k)
+		}
+	}
+	return found, rows.Err()
+}
+
+func checksum(b []byte) []byte {
+	h := sha256.Sum256(b)
+	return h[:]
+}
+
+func pack(b []byte) []byte {
+	var buf bytes.Buffer
+	w, _ := flate.NewWriter(&buf, flate.BestSpeed)
+	w.Write(b)
+	w.Close()
+	return buf.Bytes()
+}
+
+// inflaters are reused: a new flate reader allocates tens of KiB of state.
+var inflaters sync.Pool
+
+func unpack(b []byte) ([]byte, error) {
+	r, _ := inflaters.Get().(io.ReadCloser)
+	if r == nil {
+		r = flate.NewReader(bytes.NewReader(b))
+	} else if err := r.(flate.Resetter).Reset(bytes.NewReader(b), nil); err != nil {
+		return nil, err
+	}
+	out, err := io.ReadAll(r)
+	if err == nil {
+		inflaters.Put(r)
+	}
+	return out, err
+}
+
+// Put queues rec for the writer and returns at once; when the queue is full the
+// answer is dropped (logged): it is measured again next time.
+func (s *Store) Put(rec Record) {
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	if s.write == nil || s.closed {
+		return
+	}
+	select {
+	case s.queue <- rec:
+		s.enqueued.Add(1)
+	default:
+		if s.dropped.Add(1)%1000 == 1 {
+			s.log.Warn().Int64("dropped", s.dropped.Load()).Msg("store write queue full; answer not stored")
+		}
+	}
+}
+
+// touch records a hit's use for LRU eviction, if the writer has room for it.
+func (s *Store) touch(k Key) {
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	if s.write == nil || s.closed {
+		return
+	}
+	select {
+	case s.touches <- k:
+	default:
+	}
+}
+
+// writer commits queued answers in batches (one transaction each: a kill at any
+// moment leaves either the whole batch or none of it), and evicts past MaxBytes.
+func (s *Store) writer() {
+	defer close(s.done)
+	sinceEvict := 0
+	for {
+		var batch []Record
+		var touched []Key
+		select {
+		case rec, ok := <-s.queue:
+			if !ok {
+				return
+			}
+			batch = append(batch, rec)
+		case k := <-s.touches:
+			touched = append(touched, k)
+		}
+		// Take whatever else is waiting, so one commit (one fsync) covers many.
+	more:
+		for len(batch)+len(touched) < 512 {
+			select {
+			case rec, ok := <-s.queue:
+				if !ok {
+					break more
+				}
+				batch = append(batch, rec)
+			case k := <-s.touches:
+				touched = append(touched, k)
+			default:
+				break more
+			}
+		}
+		err := s.commit(batch, touched)
+		s.processed.Add(int64(len(batch)))
+		if err != nil {
+			s.log.Warn().Err(err).Int("answers", len(batch)).Msg("store write failed; answers not stored")
+			continue
+		}
+		s.writes.Add(int64(len(batch)))
+		sinceEvict += len(batch)
+		if sinceEvict >= evictEvery {
+			sinceEvict = 0
+			if err := s.evict(context.Background(), s.opts.MaxBytes); err != nil {
+				s.log.Warn().Err(err).Msg("store eviction failed")
+			}
+		}
+	}
+}
+
+func (s *Store) commit(batch []Record, touched []Key) error {
+	// No deadline: the writer is off the request path, its lock waits are bounded by
+	// busy_timeout, and a slow disk should finish the batch rather than lose it.
+	ctx := context.Background()
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	now := time.Now().UnixNano()
+	added := int64(0)
+	for _, r := range batch {
+		k := KeyOf(r.Meta)
+		m := r.Meta
+		id := []byte(r.ID)
+		if id == nil {
+			id = []byte("null")
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO answers (key, format, walk, environment, profile, engine, engine_version, route, op, case_hash, id, answer, sum, size, created, used)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT(key) DO UPDATE SET format = excluded.format, walk = excluded.walk, environment = excluded.environment,
+				profile = excluded.profile, engine = excluded.engine, engine_version = excluded.engine_version, route = excluded.route,
+				op = excluded.op, case_hash = excluded.case_hash, id = excluded.id, answer = excluded.answer, sum = excluded.sum,
+				size = excluded.size, created = excluded.created, used = excluded.used`,
+			k[:], m.Format, m.Walk, m.Environment, m.Profile, m.Engine, m.EngineVersion, m.Route, m.Op, m.Case,
+			id, pack(r.Answer), checksum(r.Answer), len(r.Answer), now, now)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			added++
+		}
+	}
+	for _, k := range touched {
+		if _, err := tx.ExecContext(ctx, `UPDATE answers SET used = ? WHERE key = ?`, now, k[:]); err != nil {
+			return err
+		}
+	}
+	if s.holdWrite > 0 && len(batch) > 0 {
+		// Test hook: hold the transaction open, written but not committed, so a
+		// test can kill the process mid-write (cmd/oracle TestStoreSurvivesKill).
+		s.log.Info().Int("answers", len(batch)).Msg("store write in progress (test hold)")
+		time.Sleep(s.holdWrite)
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	var n int64
+	if err := s.write.QueryRowContext(ctx, `SELECT count(*) FROM answers`).Scan(&n); err == nil {
+		s.entries.Store(n)
+	}
+	return nil
+}
+
+// usedBytes is the database's pages in use (the file less its free pages).
+func (s *Store) usedBytes(ctx context.Context, db *sql.DB) (int64, error) {
+	var pages, free, size int64
+	if err := db.QueryRowContext(ctx, `SELECT page_count, freelist_count, page_size FROM pragma_page_count(), pragma_freelist_count(), pragma_page_size()`).Scan(&pages, &free, &size); err != nil {
+		return 0, err
+	}
+	return (pages - free) * size, nil
+}
+
+// evict deletes the least recently used answers until the used pages are at most
+// 90% of max (freed pages are reused, so the file stops growing near max).
+func (s *Store) evict(ctx context.Context, max int64) error {
+	for {
+		used, err := s.usedBytes(ctx, s.write)
+		if err != nil {
+			return err
+		}
+		if used <= max {
+			return nil
+		}
+		// Delete by payload size until the excess (plus 10%) is covered, in chunks.
+		target := used - max + max/10
+		res, err := s.write.ExecContext(ctx, `DELETE FROM answers WHERE rowid IN (
+			SELECT rowid FROM (SELECT rowid, sum(size) OVER (ORDER BY used, rowid) AS running FROM answers ORDER BY used, rowid LIMIT 5000)
+			WHERE running - size < ?)`, target)
+		if err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		s.log.Info().Int64("evicted", n).Int64("used_bytes", used).Int64("max_bytes", max).Msg("store over its bound; least recently used answers evicted")
+		var count int64
+		if err := s.write.QueryRowContext(ctx, `SELECT count(*) FROM answers`).Scan(&count); err == nil {
+			s.entries.Store(count)
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+}
+
+// Prune evicts least recently used answers until the store's used pages are at most
+// max bytes (0: everything), then checkpoints and vacuums so the file shrinks.
+func (s *Store) Prune(ctx context.Context, max int64) (deleted int64, err error) {
+	if s.write == nil {
+		return 0, errors.New("store opened read-only")
+	}
+	before := s.entries.Load()
+	if max <= 0 {
+		if _, err := s.write.ExecContext(ctx, `DELETE FROM answers`); err != nil {
+			return 0, err
+		}
+		s.entries.Store(0)
+	} else if err := s.evict(ctx, max); err != nil {
+		return 0, err
+	}
+	if _, err := s.write.ExecContext(ctx, `VACUUM`); err != nil {
+		return 0, err
+	}
+	if _, err := s.write.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		return 0, err
+	}
+	return before - s.entries.Load(), nil
+}
+
+// Flush waits until every answer queued before it was committed or given up on
+// (or d passed).
+func (s *Store) Flush(d time.Duration) {
+	want := s.enqueued.Load()
+	deadline := time.Now().Add(d)
+	for s.processed.Load() < want && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Close commits what is queued (bounded by writerBusy) and closes the file.
+func (s *Store) Close() error {
+	s.stopOnce.Do(func() {
+		s.closeMu.Lock()
+		s.closed = true
+		s.closeMu.Unlock()
+		if s.write != nil {
+			close(s.queue)
+			select {
+			case <-s.done:
+			case <-time.After(writerBusy + 5*time.Second):
+				s.log.Warn().Msg("store writer did not finish in time; unwritten answers dropped")
+			}
+		}
+	})
+	s.closeDBs()
+	return nil
+}
+
+// Stats are the store's counters, as ping and `oracle store stats` report them.
+type Stats struct {
+	Path    string `json:"path"`
+	Entries int64  `json:"entries"`
+	Hits    int64  `json:"hits"`
+	Misses  int64  `json:"misses"`
+	Writes  int64  `json:"writes"`
+	Dropped int64  `json:"dropped,omitempty"`
+}
+
+// Stats reads the counters (entries as of the last write or open: no query).
+func (s *Store) Stats() Stats {
+	return Stats{Path: s.path, Entries: s.entries.Load(), Hits: s.hits.Load(), Misses: s.misses.Load(),
+		Writes: s.writes.Load(), Dropped: s.dropped.Load()}
+}
+
+// Row is one stored answer, as Each reads it.
+type Row struct {
+	Meta    Meta
+	ID      json.RawMessage
+	Answer  []byte
+	Created time.Time
+	Used    time.Time
+}
+
+// Each calls fn with every row that passes its checks (as a lookup would serve it),
+// ordered by case and then by creation: the rows of one case come together.
+func (s *Store) Each(ctx context.Context, fn func(Row) error) error {
+	rows, err := s.read.QueryContext(ctx, `SELECT format, walk, environment, profile, engine, engine_version, route, op, case_hash, id, answer, sum, created, used
+		FROM answers ORDER BY case_hash, created`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r Row
+		var packed, sum []byte
+		var created, used int64
+		m := &r.Meta
+		if err := rows.Scan(&m.Format, &m.Walk, &m.Environment, &m.Profile, &m.Engine, &m.EngineVersion, &m.Route, &m.Op, &m.Case,
+			&r.ID, &packed, &sum, &created, &used); err != nil {
+			return err
+		}
+		answer, err := unpack(packed)
+		if err != nil || !bytes.Equal(checksum(answer), sum) {
+			continue
+		}
+		r.Answer, r.Created, r.Used = answer, time.Unix(0, created), time.Unix(0, used)
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// Summary is what `oracle store stats` prints: the file and its rows by engine build.
+type Summary struct {
+	Path      string           `json:"path"`
+	Entries   int64            `json:"entries"`
+	FileBytes int64            `json:"file_bytes"`
+	UsedBytes int64            `json:"used_bytes"`
+	Answers   int64            `json:"answer_bytes"` // uncompressed answers' JSON
+	ByBuild   map[string]int64 `json:"by_build"`     // "engine engine_version" -> entries
+}
+
+// Summarize reads the whole table's counts (a scan: for the stats command, not ping).
+func (s *Store) Summarize(ctx context.Context) (Summary, error) {
+	sum := Summary{Path: s.path, ByBuild: map[string]int64{}}
+	rows, err := s.read.QueryContext(ctx, `SELECT engine, engine_version, count(*), coalesce(sum(size), 0) FROM answers GROUP BY engine, engine_version`)
+	if err != nil {
+		return sum, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e, v string
+		var n, size int64
+		if err := rows.Scan(&e, &v, &n, &size); err != nil {
+			return sum, err
+		}
+		sum.ByBuild[e+" "+v] = n
+		sum.Entries += n
+		sum.Answers += size
+	}
+	if err := rows.Err(); err != nil {
+		return sum, err
+	}
+	if sum.UsedBytes, err = s.usedBytes(ctx, s.read); err != nil {
+		return sum, err
+	}
+	for _, f := range []string{s.path, s.path + "-wal"} {
+		if fi, err := os.Stat(f); err == nil {
+			sum.FileBytes += fi.Size()
+		}
+	}
+	return sum, nil
+}
