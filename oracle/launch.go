@@ -36,6 +36,10 @@ type Config struct {
 	// TraceLimits bound one trace's records and bytes; zero fields mean
 	// trace.DefaultLimits.
 	TraceLimits trace.Limits
+
+	// originPort is the origin server's port, which every engine uses as its proxy
+	// (network.go); Launch sets it.
+	originPort int
 }
 
 // executablePath is the binary override for engine, or "".
@@ -93,6 +97,7 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 		return nil, err
 	}
 	o.closers = append(o.closers, o.origin.Close)
+	cfg.originPort = o.origin.port
 
 	start := time.Now()
 	var mu sync.Mutex
