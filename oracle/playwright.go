@@ -369,8 +369,10 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 	}
 	ctx = context.WithValue(ctx, opKey{}, "reset to about:blank")
 	_, err := e.withPage(ctx, func(page playwright.Page, timeout float64) error {
-		_, err := page.Goto("about:blank", playwright.PageGotoOptions{Timeout: &timeout})
-		return err
+		if _, err := page.Goto("about:blank", playwright.PageGotoOptions{Timeout: &timeout}); err != nil {
+			return err
+		}
+		return closeOtherPages(page)
 	}, "", nil)
 	if err == nil {
 		return nil
@@ -384,6 +386,44 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 	e.log.Warn().Str("engine", e.name).Err(err).Msg(reason + "; relaunching the browser")
 	_, err = e.relaunchBrowser(reason, true)
 	return err
+}
+
+// closeOtherPages closes every page of keep's context but keep: the popups and
+// target=_blank windows a case opened (issue 18: busy popups kept Firefox burning
+// half a core while idle), and pages abandoned earlier. keep has left the case's
+// document already, so it opens no more; a popup that opens another while it is
+// being closed is caught by the next round.
+func closeOtherPages(keep playwright.Page) error {
+	for round := 0; round < 5; round++ {
+		var others []playwright.Page
+		for _, p := range keep.Context().Pages() {
+			if p != keep {
+				others = append(others, p)
+			}
+		}
+		if len(others) == 0 {
+			return nil
+		}
+		for _, p := range others {
+			if err := p.Close(playwright.PageCloseOptions{RunBeforeUnload: playwright.Bool(false)}); err != nil && pageOpen(p) {
+				return fmt.Errorf("close a page the case opened: %w", err)
+			}
+		}
+	}
+	return errors.New("the case's popups kept opening more")
+}
+
+// windowCount is how many pages the browser has open, in all its contexts, and how
+// many contexts: what the oracle owns is one page in one context.
+func (e *playwrightEngine) windowCount() (pages, contexts int) {
+	e.mu.Lock()
+	b := e.browser
+	e.mu.Unlock()
+	for _, c := range b.Contexts() {
+		contexts++
+		pages += len(c.Pages())
+	}
+	return pages, contexts
 }
 
 // opKey carries what withPage is doing, for its log lines: a case unless the

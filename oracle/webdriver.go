@@ -835,7 +835,55 @@ func (e *webDriverEngine) Reset(ctx context.Context) error {
 		e.restart("reset to about:blank failed: " + err.Error())
 		return e.wrap(ctx, "reset to about:blank", err)
 	}
+	if err := e.closeOtherWindows(ctx); err != nil {
+		e.restart("could not close the windows a case opened: " + err.Error())
+		return e.wrap(ctx, "close the case's windows", err)
+	}
 	return nil
+}
+
+// windowHandles lists the session's windows.
+func (e *webDriverEngine) windowHandles(ctx context.Context) ([]string, error) {
+	raw, err := e.session(ctx, http.MethodGet, "/window/handles", nil)
+	if err != nil {
+		return nil, err
+	}
+	var hs []string
+	if err := json.Unmarshal(raw, &hs); err != nil {
+		return nil, fmt.Errorf("window handles: %v (%s)", err, raw)
+	}
+	return hs, nil
+}
+
+// closeOtherWindows closes every window but the session's current one: the popups
+// and target=_blank windows a case opened (MiniBrowser blocks window.open without a
+// user gesture by default; a launch profile or a future build may not).
+func (e *webDriverEngine) closeOtherWindows(ctx context.Context) error {
+	hs, err := e.windowHandles(ctx)
+	if err != nil || len(hs) <= 1 {
+		return err
+	}
+	raw, err := e.session(ctx, http.MethodGet, "/window", nil)
+	if err != nil {
+		return err
+	}
+	var main string
+	if err := json.Unmarshal(raw, &main); err != nil {
+		return fmt.Errorf("current window: %v (%s)", err, raw)
+	}
+	for _, h := range hs {
+		if h == main {
+			continue
+		}
+		if _, err := e.session(ctx, http.MethodPost, "/window", map[string]string{"handle": h}); err != nil {
+			return err
+		}
+		if _, err := e.session(ctx, http.MethodDelete, "/window", nil); err != nil {
+			return err
+		}
+	}
+	_, err = e.session(ctx, http.MethodPost, "/window", map[string]string{"handle": main})
+	return err
 }
 
 func (e *webDriverEngine) Health() Health {
