@@ -54,6 +54,16 @@ func (p *pool) health() PoolHealth {
 // cannot reset in this time is replaced by a relaunched browser.
 const resetTimeout = 3 * time.Second
 
+// recoveryAllowance is how long a page may take to come back after a case that
+// broke it: the reset's own bound, then a relaunch of up to three attempts with
+// backoff (Firefox took 9-18 s each on a loaded 2-core machine), or a WebKitGTK
+// restart.
+const recoveryAllowance = 90 * time.Second
+
+// pageWait bounds a case's wait for a free page: one deadline (the case ahead of it
+// on that page) plus that page's recovery.
+func pageWait(deadline time.Duration) time.Duration { return deadline + recoveryAllowance }
+
 // caseError is a failure the case itself caused (its script threw, a probe matched
 // nothing): the page is fine and needs no recovery.
 type caseError struct{ msg string }
@@ -88,18 +98,25 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 		}
 		wg.Add(1)
 		go func() {
-			cctx, cancel := context.WithTimeout(ctx, o.deadline)
-			defer cancel()
+			// The wait for a page is not the case's time: a page may still be
+			// recovering from an earlier case that ran past its deadline (a relaunch,
+			// Firefox 9-18 s), and that cost stays with that case. The case's deadline
+			// starts when it has a page; the wait has a bound of its own.
+			wctx, wcancel := context.WithTimeout(ctx, pageWait(o.deadline))
 			var e Engine
 			select {
 			case e = <-p.free:
-			case <-cctx.Done():
+				wcancel()
+			case <-wctx.Done():
+				wcancel()
 				mu.Lock()
-				errs[name] = fmt.Sprintf("no free %s page within %s", name, o.deadline)
+				errs[name] = fmt.Sprintf("no free %s page within %s", name, pageWait(o.deadline))
 				mu.Unlock()
 				wg.Done()
 				return
 			}
+			cctx, cancel := context.WithTimeout(ctx, o.deadline)
+			defer cancel()
 			v, err := callSafely(cctx, e, do)
 			mu.Lock()
 			if err != nil {

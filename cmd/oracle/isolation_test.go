@@ -228,3 +228,54 @@ func TestNetworkAllowlistGeometryCannotReachOtherPorts(t *testing.T) {
 	assert.Zero(t, l.tcp.Load(), "connections reached the listener on another loopback port")
 	assert.Zero(t, l.pkts.Load(), "UDP packets reached the listener on another loopback port")
 }
+
+// sendAsync writes req (with its id) and returns where its answer arrives.
+func (c *client) sendAsync(t *testing.T, id string, req map[string]any) <-chan map[string]any {
+	t.Helper()
+	req["id"] = id
+	b, err := json.Marshal(req)
+	require.NoError(t, err)
+	ch := make(chan map[string]any, 1)
+	c.mu.Lock()
+	c.wait[idKey(id)] = ch
+	c.mu.Unlock()
+	_, err = c.stdin.Write(append(b, '\n'))
+	require.NoError(t, err)
+	return ch
+}
+
+func await(t *testing.T, c *client, ch <-chan map[string]any, what string) map[string]any {
+	t.Helper()
+	select {
+	case m := <-ch:
+		return m
+	case <-time.After(4 * time.Minute):
+		t.Fatalf("no answer to %s in 4 minutes; stderr:\n%s", what, c.stderr.String())
+	}
+	return nil
+}
+
+// Hostile cases that run past their deadline on every page of every engine, and an
+// innocent case right behind them: the innocent case is answered normally, however
+// long the pages take to recover. Fails on the old main with "no free firefox page
+// within 10s" (issue 18): the innocent case's deadline ran while it waited for a
+// page whose browser was being relaunched after the hostile case.
+func TestAHostileTimeoutNeverFailsTheNextInnocentCase(t *testing.T) {
+	c := startOracle(t, "--deadline=10s", "--log-level=warn", "--self-check=false") // default --pages and --inflight
+	defer c.close()
+	defer logOnFailure(t, c)
+	hostile := func() map[string]any { return map[string]any{"html": "<p>x</p>", "script": "while (true) {}"} }
+	h1 := c.sendAsync(t, "hostile-1", hostile())
+	h2 := c.sendAsync(t, "hostile-2", hostile())
+	innocent := c.sendAsync(t, "innocent", caseOK())
+	for _, h := range []<-chan map[string]any{h1, h2} {
+		resp := await(t, c, h, "a hostile case")
+		errs, _ := resp["errors"].(map[string]any)
+		for _, e := range engines {
+			assert.Contains(t, errs[e], "timed out", "%s: the hostile case pays with its own answer", e)
+		}
+	}
+	resp := await(t, c, innocent, "the innocent case")
+	assert.Nil(t, resp["errors"], "the innocent case behind the hostile ones")
+	assert.Len(t, resp["dumps"], 3)
+}
