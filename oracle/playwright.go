@@ -388,6 +388,39 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 	return err
 }
 
+// Prepare checks the page before a case (pool.go): a crashed page, a dead driver
+// or a lost browser is replaced, and a page that does not answer a trivial
+// evaluation within probeTimeout (Firefox's, after its content process was killed
+// while idle, hangs every call) costs a relaunch, here rather than in the case.
+func (e *playwrightEngine) Prepare(ctx context.Context) error {
+	if relaunched, err := e.ensureBrowser(); err != nil || relaunched {
+		return err
+	}
+	e.mu.Lock()
+	page := e.page
+	e.mu.Unlock()
+	if page == nil || !pageOpen(page) {
+		return nil // the case opens a new one
+	}
+	done := make(chan error, 1)
+	go func() { _, err := page.Evaluate("1"); done <- err }()
+	var reason string
+	select {
+	case err := <-done:
+		if err == nil {
+			return nil
+		}
+		reason = "idle page failed a check: " + firstLine(err)
+	case <-time.After(probeTimeout):
+		reason = "idle page did not answer a check within " + probeTimeout.String() + " (its content process died?)"
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	e.log.Warn().Str("engine", e.name).Msg(reason + "; relaunching the browser")
+	_, err := e.relaunchBrowser(reason, true)
+	return err
+}
+
 // closeOtherPages closes every page of keep's context but keep: the popups and
 // target=_blank windows a case opened (issue 18: busy popups kept Firefox burning
 // half a core while idle), and pages abandoned earlier. keep has left the case's

@@ -64,6 +64,16 @@ const recoveryAllowance = 90 * time.Second
 // on that page) plus that page's recovery.
 func pageWait(deadline time.Duration) time.Duration { return deadline + recoveryAllowance }
 
+// preparer is an engine that checks its page before a case: a page whose renderer or
+// content process died while idle is replaced then, outside the case's deadline.
+type preparer interface {
+	Prepare(ctx context.Context) error
+}
+
+// probeTimeout bounds Prepare's check of a page: a live idle page answers in
+// milliseconds; one whose content process died hangs (Firefox) or errs.
+const probeTimeout = 3 * time.Second
+
 // caseError is a failure the case itself caused (its script threw, a probe matched
 // nothing): the page is fine and needs no recovery.
 type caseError struct{ msg string }
@@ -106,6 +116,13 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 			var e Engine
 			select {
 			case e = <-p.free:
+				// A page may have broken while idle (its content process killed):
+				// it is checked, and replaced, before the case's clock starts.
+				if pr, ok := e.(preparer); ok {
+					if err := pr.Prepare(wctx); err != nil {
+						o.log.Warn().Str("engine", name).Err(err).Msg("the page could not be made ready; the case tries anyway")
+					}
+				}
 				wcancel()
 			case <-wctx.Done():
 				wcancel()

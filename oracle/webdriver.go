@@ -842,6 +842,26 @@ func (e *webDriverEngine) Reset(ctx context.Context) error {
 	return nil
 }
 
+// Prepare checks the session before a case (pool.go): a web process that died while
+// idle ("session deleted because of page crash or hang") or a page that does not
+// answer within probeTimeout costs a restart here, outside the case's deadline.
+func (e *webDriverEngine) Prepare(ctx context.Context) error {
+	e.callMu.Lock()
+	defer e.callMu.Unlock()
+	if err := e.ready(ctx); err != nil {
+		return err
+	}
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	_, err := e.session(pctx, http.MethodPost, "/execute/sync", map[string]any{"script": "return 1;", "args": []any{}})
+	cancel()
+	var wdErr *webDriverError
+	if err == nil || (errors.As(err, &wdErr) && wdErr.Code == "unexpected alert open") {
+		return nil
+	}
+	e.restart("idle page failed a check: " + err.Error())
+	return nil
+}
+
 // windowHandles lists the session's windows.
 func (e *webDriverEngine) windowHandles(ctx context.Context) ([]string, error) {
 	raw, err := e.session(ctx, http.MethodGet, "/window/handles", nil)
