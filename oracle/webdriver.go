@@ -600,7 +600,7 @@ func (e *webDriverEngine) callOnce(ctx context.Context, url, html, fn string, ar
 		return nil, e.wrap(ctx, "set timeouts", err)
 	}
 	if url != "" {
-		if _, err := e.session(ctx, http.MethodPost, "/url", map[string]string{"url": url}); err != nil {
+		if err := e.replaceTo(ctx, url); err != nil {
 			return nil, e.wrap(ctx, "navigate to "+url, err)
 		}
 	}
@@ -830,7 +830,7 @@ func (e *webDriverEngine) Reset(ctx context.Context) error {
 	if err := e.ready(ctx); err != nil {
 		return err
 	}
-	if err := e.navigateBlank(ctx); err != nil {
+	if err := e.resetToBlank(ctx); err != nil {
 		// A page that cannot even leave (its web process busy) is replaced whole.
 		e.restart("reset to about:blank failed: " + err.Error())
 		return e.wrap(ctx, "reset to about:blank", err)
@@ -839,7 +839,60 @@ func (e *webDriverEngine) Reset(ctx context.Context) error {
 		e.restart("could not close the windows a case opened: " + err.Error())
 		return e.wrap(ctx, "close the case's windows", err)
 	}
+	raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{"script": "return " + freshCheckJS + ";", "args": []any{}})
+	if err != nil {
+		e.restart("the fresh page failed its check: " + err.Error())
+		return e.wrap(ctx, "check the fresh page", err)
+	}
+	if string(raw) != `"`+firstHistoryLength+`"` {
+		// The case added session-history entries; WebDriver classic cannot clear
+		// them, and a new session has the first case's history.
+		e.restart("the case left session history (history.length " + string(raw) + ")")
+	}
 	return nil
+}
+
+// resetToBlank goes back to about:blank without adding a history entry: from
+// about:blank by navigation (same URL: no new entry), from anywhere else by
+// location.replace.
+func (e *webDriverEngine) resetToBlank(ctx context.Context) error {
+	raw, err := e.session(ctx, http.MethodGet, "/url", nil)
+	if err == nil && string(raw) == `"about:blank"` {
+		return e.navigateBlank(ctx)
+	}
+	if err := e.replaceTo(ctx, "about:blank"); err != nil {
+		return e.navigateBlank(ctx) // adds an entry, which Reset's check catches
+	}
+	return nil
+}
+
+// replaceTo navigates to url replacing the current session-history entry
+// (location.replace), and waits until the document at url has loaded: WebDriver's
+// navigation adds an entry, and history.length would grow with every trace case.
+func (e *webDriverEngine) replaceTo(ctx context.Context, url string) error {
+	if _, err := e.execute(ctx, map[string]any{"script": "window.location.replace(arguments[0]);", "args": []any{url}}); err != nil {
+		var wdErr *webDriverError
+		if errors.As(err, &wdErr) && wdErr.sessionLost() || ctx.Err() != nil {
+			return err
+		}
+		e.log.Debug().Err(err).Msg("replace navigation: the command was cut short; polling for the page")
+	}
+	for {
+		raw, err := e.session(ctx, http.MethodPost, "/execute/sync",
+			map[string]any{"script": "return [location.href, document.readyState];", "args": []any{}})
+		var v [2]string
+		if err == nil && json.Unmarshal(raw, &v) == nil && v[0] == url && v[1] == "complete" {
+			return nil
+		}
+		var wdErr *webDriverError
+		if errors.As(err, &wdErr) && wdErr.sessionLost() {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // Prepare checks the session before a case (pool.go): a web process that died while
