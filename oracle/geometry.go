@@ -11,7 +11,7 @@ import (
 // geometry answers a geometry request: load html, run script, walk, in every engine.
 func (o *Oracle) geometry(ctx context.Context, req *Request) GeometryResponse {
 	dumps, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*dump.Dump, error) {
-		return Geometry(ctx, e, *req.HTML, deref(req.Script))
+		return GeometryLimited(ctx, e, *req.HTML, deref(req.Script), o.dumpMaxNodes)
 	})
 	return GeometryResponse{ID: req.ID, Dumps: dumps, Errors: errs}
 }
@@ -19,9 +19,37 @@ func (o *Oracle) geometry(ctx context.Context, req *Request) GeometryResponse {
 // Geometry produces one engine's dump of one case. A dump whose viewport is not the
 // spec's is withheld: ground truth measured in the wrong viewport is not ground truth.
 func Geometry(ctx context.Context, e Engine, html, script string) (*dump.Dump, error) {
-	raw, err := runCase(ctx, e, html, script, dump.WalkJS, dump.StyleProperties)
+	return GeometryLimited(ctx, e, html, script, DefaultDumpMaxNodes)
+}
+
+// DefaultDumpMaxNodes is --dump-max-nodes' default: generous for any layout case
+// (the WPT corpus's largest pages have a few thousand elements), small enough that a
+// dump at the limit stays tens of MB in the oracle.
+const DefaultDumpMaxNodes = 100000
+
+// GeometryLimited is Geometry with the walk bounded by maxNodes elements (and 4 boxes
+// and 512 bytes of style text per allowed element, dump/walk.js): past it, the
+// engine's answer is an error naming the bound, and the page never sends the rest.
+func GeometryLimited(ctx context.Context, e Engine, html, script string, maxNodes int) (*dump.Dump, error) {
+	if maxNodes <= 0 {
+		maxNodes = DefaultDumpMaxNodes
+	}
+	raw, err := runCase(ctx, e, html, script, dump.WalkJS, dump.StyleProperties, maxNodes)
 	if err != nil {
 		return nil, err
+	}
+	var over struct {
+		What string `json:"overLimit"`
+	}
+	if json.Unmarshal(raw, &over) == nil && over.What != "" {
+		switch over.What {
+		case "nodes":
+			return nil, caseErrorf("the dump exceeded --dump-max-nodes=%d elements", maxNodes)
+		case "boxes":
+			return nil, caseErrorf("the dump exceeded %d boxes (4 per --dump-max-nodes=%d)", 4*maxNodes, maxNodes)
+		default:
+			return nil, caseErrorf("the dump exceeded %d bytes of %s (512 per --dump-max-nodes=%d)", 512*maxNodes, over.What, maxNodes)
+		}
 	}
 	var d *dump.Dump
 	if err := json.Unmarshal(raw, &d); err != nil || d == nil {

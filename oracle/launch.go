@@ -36,6 +36,9 @@ type Config struct {
 	// TraceLimits bound one trace's records and bytes; zero fields mean
 	// trace.DefaultLimits.
 	TraceLimits trace.Limits
+	// DumpMaxNodes bounds one geometry dump's elements (--dump-max-nodes); 0 means
+	// DefaultDumpMaxNodes.
+	DumpMaxNodes int
 
 	// originPort is the origin server's port, which every engine uses as its proxy
 	// (network.go); Launch sets it.
@@ -85,6 +88,10 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 		o.deadline = DefaultDeadline
 	}
 	o.traceLimits = cfg.TraceLimits
+	o.dumpMaxNodes = cfg.DumpMaxNodes
+	if o.dumpMaxNodes <= 0 {
+		o.dumpMaxNodes = DefaultDumpMaxNodes
+	}
 	if o.traceLimits.Records <= 0 {
 		o.traceLimits.Records = trace.DefaultLimits.Records
 	}

@@ -28,7 +28,8 @@ type Oracle struct {
 	failed   map[string]string // engines that did not come up, with the reason
 	origin   *origin           // serves trace pages
 
-	traceLimits trace.Limits // --trace-max-records, --trace-max-bytes
+	traceLimits  trace.Limits // --trace-max-records, --trace-max-bytes
+	dumpMaxNodes int          // --dump-max-nodes
 
 	resets sync.WaitGroup // resets between cases still running; Close waits for them
 

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -318,4 +319,68 @@ func TestContentProcessKilledWhileIdleDoesNotFailTheNextCase(t *testing.T) {
 		assert.Len(t, resp["dumps"], 3, "case %d after the kill", i)
 		t.Logf("case %d after the kill answered in %v", i, time.Since(start))
 	}
+}
+
+// vmHWM is a process's peak resident set, in kB.
+func vmHWM(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			n, err := strconv.Atoi(f[1])
+			require.NoError(t, err)
+			return n
+		}
+	}
+	t.Fatal("no VmHWM")
+	return 0
+}
+
+// A dump over --dump-max-nodes (elements, boxes, or style text) is that engine's
+// error naming the bound, in every engine; a page under it is answered; and a page
+// of 150,000 elements under the default bound is refused with the oracle's memory
+// bounded. Fails on the old main: there was no bound (the 150,000-element dump was
+// sent whole).
+func TestDumpOverTheNodeLimitIsAClearError(t *testing.T) {
+	c := startOracle(t, "--pages=1", "--log-level=warn", "--self-check=false", "--dump-max-nodes=1000")
+	defer c.close()
+	defer logOnFailure(t, c)
+	divs := func(n int) string {
+		return `for (let i = 0; i < ` + strconv.Itoa(n) + `; i++) document.body.appendChild(document.createElement('div'));`
+	}
+	resp := c.send(t, map[string]any{"html": "<p>x</p>", "script": divs(900)})
+	assert.Nil(t, resp["errors"], "900 divs are under the bound")
+	for what, script := range map[string]string{
+		"elements": divs(1001),
+		// One element with 5000 line boxes: 5000 boxes > 4 per allowed node.
+		"boxes": `const s = document.createElement('span'); s.textContent = 'a\n'.repeat(5000); s.style.whiteSpace = 'pre'; document.body.appendChild(s);`,
+		// 100 hidden elements whose computed width is a min() of 400 mixed-unit terms
+		// (kept as written: only used values resolve to px): over 512 bytes of style
+		// text per allowed node.
+		"style text": `const w = 'min(' + Array.from({length: 400}, (_, i) => 'calc(' + (i + 1) + '% + ' + (i + 1) + 'px)').join(', ') + ')'; for (let i = 0; i < 100; i++) { const d = document.createElement('div'); d.style.display = 'none'; d.style.width = w; d.style.minWidth = w; d.style.maxWidth = w; document.body.appendChild(d); }`,
+	} {
+		resp := c.send(t, map[string]any{"html": "<p>x</p>", "script": script})
+		errs, _ := resp["errors"].(map[string]any)
+		for _, e := range engines {
+			assert.Contains(t, errs[e], "--dump-max-nodes=1000", "%s: %s over the bound", e, what)
+		}
+		t.Logf("%s: %v", what, errs)
+	}
+	resp = c.send(t, caseOK())
+	assert.Nil(t, resp["errors"], "the next case is answered")
+
+	// The default bound, and the memory it keeps.
+	// The walk reads 100,000 elements before it stops: a longer deadline than the
+	// default, on a loaded 2-core machine.
+	d := startOracle(t, "--pages=1", "--log-level=warn", "--self-check=false", "--deadline=120s")
+	defer d.close()
+	resp = d.send(t, map[string]any{"html": "<p>x</p>", "script": `document.body.innerHTML = '<i></i>'.repeat(150000);`})
+	errs, _ := resp["errors"].(map[string]any)
+	for _, e := range engines {
+		assert.Contains(t, errs[e], "the dump exceeded --dump-max-nodes=100000 elements", e)
+	}
+	hwm := vmHWM(t, d.cmd.Process.Pid)
+	t.Logf("oracle peak RSS after a 150,000-element page: %d MB", hwm/1024)
+	assert.Less(t, hwm, 400*1024, "the oracle's peak RSS")
 }

@@ -41,6 +41,7 @@ func run() int {
 	inflight := fs.Int("inflight", 0, "requests served at once (0: as many as --pages)")
 	traceMaxRecords := fs.Int("trace-max-records", trace.DefaultLimits.Records, "records one trace may hold; past it that engine's answer is an error")
 	traceMaxBytes := fs.Int("trace-max-bytes", trace.DefaultLimits.Bytes, "bytes of records (UTF-8 JSON) one trace may hold; past it that engine's answer is an error")
+	dumpMaxNodes := fs.Int("dump-max-nodes", oracle.DefaultDumpMaxNodes, "elements one geometry dump may hold (and 4 boxes, 512 bytes of style text per element); past it that engine's answer is an error")
 	logLevel := fs.String("log-level", "info", "stderr log level: debug, info, warn, error")
 	installDriver := fs.Bool("install-driver", false, "install the Playwright driver matching go.mod, without browsers, and exit")
 	selfCheck := fs.Bool("self-check", true, "before serving, run one geometry, one trace and one reflection case per engine and take an engine that fails out of service")
@@ -96,6 +97,7 @@ func run() int {
 		FirefoxPath:      *firefoxPath,
 		WebKitDriverPath: *webkitDriverPath,
 		TraceLimits:      trace.Limits{Records: *traceMaxRecords, Bytes: *traceMaxBytes},
+		DumpMaxNodes:     *dumpMaxNodes,
 	}, log)
 	if err != nil {
 		log.Error().Err(err).Msg("launch")
