@@ -304,6 +304,7 @@ func refuseEscapes(next http.Handler) http.Handler {
 		raw := r.URL.EscapedPath()
 		if r.RequestURI != "" && r.RequestURI != "*" {
 			raw, _, _ = strings.Cut(r.RequestURI, "?")
+			raw = originForm(raw)
 		}
 		if raw != "/" {
 			if _, err := CleanDocPath(raw); err != nil {
@@ -313,6 +314,19 @@ func refuseEscapes(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// originForm is the path of a request target: the browsers reach the origin as their
+// proxy (network.go), so they send the absolute form "http://host:port/path", which
+// the path checks must see as "/path".
+func originForm(target string) string {
+	if len(target) < 7 || !strings.EqualFold(target[:7], "http://") {
+		return target
+	}
+	if i := strings.IndexByte(target[7:], '/'); i >= 0 {
+		return target[7+i:]
+	}
+	return "/"
 }
 
 // setDocRoot makes the origin serve d at / on every case host.

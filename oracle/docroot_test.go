@@ -88,10 +88,11 @@ func TestDocRootServesFilesByExtensionToCaseOriginsOnly(t *testing.T) {
 		assert.Equal(t, http.StatusOK, code, path)
 		assert.Equal(t, want, ct, path)
 	}
-	// Another host than a case origin's gets nothing, even an existing file.
+	// Another host than a case origin's gets nothing, even an existing file: the
+	// origin's guard (network.go) refuses it before any route.
 	for _, other := range []string{fmt.Sprintf("localhost:%d", o.port), fmt.Sprintf("127.0.0.1:%d", o.port), "example.com", "c0.localhost:1"} {
 		code, _, _ := rawGet(t, o, other, "/a.xht")
-		assert.Equal(t, http.StatusNotFound, code, other)
+		assert.Equal(t, http.StatusForbidden, code, other)
 	}
 }
 
@@ -108,7 +109,14 @@ func TestDocRootRefusesEscapesListingsAndWrites(t *testing.T) {
 		code, _, body := rawGet(t, o, host, p)
 		assert.Equal(t, http.StatusBadRequest, code, p)
 		assert.NotContains(t, body, "SECRET", p)
+		// The same through the origin as the browsers' proxy: the absolute form.
+		code, _, body = rawGet(t, o, host, "http://"+host+p)
+		assert.Equal(t, http.StatusBadRequest, code, "proxy form of "+p)
+		assert.NotContains(t, body, "SECRET", "proxy form of "+p)
 	}
+	code, ct, _ := rawGet(t, o, host, "http://"+host+"/a.xht")
+	assert.Equal(t, http.StatusOK, code, "a file through the proxy form")
+	assert.Equal(t, "application/xhtml+xml", ct)
 	notFound := []string{"/out.txt", "/outdir/secret.txt", "/dir", "/", "/nope.html"}
 	for _, p := range notFound {
 		code, _, body := rawGet(t, o, host, p)

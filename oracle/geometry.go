@@ -16,7 +16,7 @@ func (o *Oracle) geometry(ctx context.Context, req *Request) GeometryResponse {
 		dumps, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*dump.Dump, error) {
 			url, release := doc()
 			defer release()
-			d, err := GeometryAt(ctx, e, url, deref(req.Script))
+			d, err := GeometryAt(ctx, e, url, deref(req.Script), o.dumpMaxNodes)
 			if err == nil && req.Screenshot {
 				err = attachScreenshot(ctx, e, d, o.artifacts, req.ID)
 			}
@@ -25,7 +25,7 @@ func (o *Oracle) geometry(ctx context.Context, req *Request) GeometryResponse {
 		return GeometryResponse{ID: req.ID, Dumps: dumps, Errors: errs}
 	}
 	dumps, errs, stored, raw := storedFanOut(ctx, o, req, func(ctx context.Context, e Engine) (*dump.Dump, error) {
-		d, err := Geometry(ctx, e, *req.HTML, deref(req.Script))
+		d, err := GeometryLimited(ctx, e, *req.HTML, deref(req.Script), o.dumpMaxNodes)
 		if err == nil && req.Screenshot {
 			// Before the pool's reset: the page is still the one the walk measured.
 			err = attachScreenshot(ctx, e, d, o.artifacts, req.ID)
@@ -38,21 +38,52 @@ func (o *Oracle) geometry(ctx context.Context, req *Request) GeometryResponse {
 // Geometry produces one engine's dump of one case. A dump whose viewport is not the
 // spec's is withheld: ground truth measured in the wrong viewport is not ground truth.
 func Geometry(ctx context.Context, e Engine, html, script string) (*dump.Dump, error) {
-	raw, err := runCase(ctx, e, html, script, dump.WalkJS, dump.StyleProperties)
-	return geometryDump(e, raw, err)
+	return GeometryLimited(ctx, e, html, script, DefaultDumpMaxNodes)
 }
 
-// GeometryAt is Geometry of the document at url (Engine.LoadURL): a docroot file or
-// an inline document of another type, served by the oracle's origin.
-func GeometryAt(ctx context.Context, e Engine, url, script string) (*dump.Dump, error) {
-	raw, err := runCaseURL(ctx, e, url, script, dump.WalkJS, dump.StyleProperties)
-	return geometryDump(e, raw, err)
+// DefaultDumpMaxNodes is --dump-max-nodes' default: generous for any layout case
+// (the WPT corpus's largest pages have a few thousand elements), small enough that a
+// dump at the limit stays tens of MB in the oracle.
+const DefaultDumpMaxNodes = 100000
+
+// GeometryLimited is Geometry with the walk bounded by maxNodes elements (and 4 boxes
+// and 512 bytes of style text per allowed element, dump/walk.js): past it, the
+// engine's answer is an error naming the bound, and the page never sends the rest.
+func GeometryLimited(ctx context.Context, e Engine, html, script string, maxNodes int) (*dump.Dump, error) {
+	if maxNodes <= 0 {
+		maxNodes = DefaultDumpMaxNodes
+	}
+	raw, err := runCase(ctx, e, html, script, dump.WalkJS, dump.StyleProperties, maxNodes)
+	return geometryDump(e, raw, err, maxNodes)
+}
+
+// GeometryAt is GeometryLimited of the document at url (Engine.LoadURL): a docroot
+// file or an inline document of another type, served by the oracle's origin.
+func GeometryAt(ctx context.Context, e Engine, url, script string, maxNodes int) (*dump.Dump, error) {
+	if maxNodes <= 0 {
+		maxNodes = DefaultDumpMaxNodes
+	}
+	raw, err := runCaseURL(ctx, e, url, script, dump.WalkJS, dump.StyleProperties, maxNodes)
+	return geometryDump(e, raw, err, maxNodes)
 }
 
 // geometryDump checks and completes one engine's walk result.
-func geometryDump(e Engine, raw json.RawMessage, err error) (*dump.Dump, error) {
+func geometryDump(e Engine, raw json.RawMessage, err error, maxNodes int) (*dump.Dump, error) {
 	if err != nil {
 		return nil, err
+	}
+	var over struct {
+		What string `json:"overLimit"`
+	}
+	if json.Unmarshal(raw, &over) == nil && over.What != "" {
+		switch over.What {
+		case "nodes":
+			return nil, caseErrorf("the dump exceeded --dump-max-nodes=%d elements", maxNodes)
+		case "boxes":
+			return nil, caseErrorf("the dump exceeded %d boxes (4 per --dump-max-nodes=%d)", 4*maxNodes, maxNodes)
+		default:
+			return nil, caseErrorf("the dump exceeded %d bytes of %s (512 per --dump-max-nodes=%d)", 512*maxNodes, over.What, maxNodes)
+		}
 	}
 	var d *dump.Dump
 	if err := json.Unmarshal(raw, &d); err != nil || d == nil {

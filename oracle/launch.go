@@ -52,6 +52,13 @@ type Config struct {
 	// Store, when not nil, answers cases whose answers it holds and keeps new ones
 	// (docs/store.md). The caller opens it and closes it after the oracle.
 	Store *store.Store
+	// DumpMaxNodes bounds one geometry dump's elements (--dump-max-nodes); 0 means
+	// DefaultDumpMaxNodes.
+	DumpMaxNodes int
+
+	// originPort is the origin server's port, which every engine uses as its proxy
+	// (network.go); Launch sets it.
+	originPort int
 }
 
 // executablePath is the binary override for engine, or "".
@@ -103,6 +110,10 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 		o.progressEvery = DefaultProgressEvery
 	}
 	o.store = cfg.Store
+	o.dumpMaxNodes = cfg.DumpMaxNodes
+	if o.dumpMaxNodes <= 0 {
+		o.dumpMaxNodes = DefaultDumpMaxNodes
+	}
 	if o.traceLimits.Records <= 0 {
 		o.traceLimits.Records = trace.DefaultLimits.Records
 	}
@@ -125,6 +136,7 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 		o.closers = append(o.closers, d.Close)
 		log.Info().Str("docroot", cfg.DocRoot).Msg("serving the docroot read-only on case origins")
 	}
+	cfg.originPort = o.origin.port
 
 	start := time.Now()
 	var mu sync.Mutex

@@ -64,7 +64,7 @@ func startOrigin(log zerolog.Logger) (*origin, error) {
 	mux.HandleFunc("/", o.serveDocRoot)
 	mux.HandleFunc("/resources/testharnessreport.js", o.serveTestharnessReport)
 	mux.HandleFunc("/favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	o.srv = &http.Server{Handler: refuseEscapes(mux), ReadHeaderTimeout: 10 * time.Second}
+	o.srv = &http.Server{Handler: o.guard(refuseEscapes(mux)), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := o.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error().Err(err).Msg("trace origin stopped")

@@ -396,12 +396,26 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 		return err
 	}
 	ctx = context.WithValue(ctx, opKey{}, "reset to about:blank")
-	_, err := e.withPage(ctx, func(page playwright.Page, timeout float64) error {
-		_, err := page.Goto("about:blank", playwright.PageGotoOptions{Timeout: &timeout})
-		return err
-	}, "", nil)
+	raw, err := e.withPage(ctx, func(page playwright.Page, timeout float64) error {
+		if page.URL() == "about:blank" || replaceTo(page, "about:blank", timeout) != nil {
+			// about:blank to about:blank adds no history entry in any engine; a
+			// failed replace falls back to Goto, whose entry the check below catches.
+			if _, err := page.Goto("about:blank", playwright.PageGotoOptions{Timeout: &timeout}); err != nil {
+				return err
+			}
+		}
+		return closeOtherPages(page)
+	}, freshCheckJS, nil)
 	if err == nil {
-		return nil
+		if string(raw) == firstHistoryLength {
+			return nil
+		}
+		// The case added session-history entries (pushState, hash changes, its own
+		// navigations, an iframe's): only a new page has the first case's history.
+		e.log.Debug().Str("engine", e.name).Str("history", string(raw)).Msg("the case left session history; a new page replaces this one")
+		if err = e.freshPage(); err == nil {
+			return nil
+		}
 	}
 	reason := "page did not reset in time"
 	if ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
@@ -412,6 +426,77 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 	e.log.Warn().Str("engine", e.name).Err(err).Msg(reason + "; relaunching the browser")
 	_, err = e.relaunchBrowser(reason, true)
 	return err
+}
+
+// Prepare checks the page before a case (pool.go): a crashed page, a dead driver
+// or a lost browser is replaced, and a page that does not answer a trivial
+// evaluation within probeTimeout (Firefox's, after its content process was killed
+// while idle, hangs every call) costs a relaunch, here rather than in the case.
+func (e *playwrightEngine) Prepare(ctx context.Context) error {
+	if relaunched, err := e.ensureBrowser(); err != nil || relaunched {
+		return err
+	}
+	e.mu.Lock()
+	page := e.page
+	e.mu.Unlock()
+	if page == nil || !pageOpen(page) {
+		return nil // the case opens a new one
+	}
+	done := make(chan error, 1)
+	go func() { _, err := page.Evaluate("1"); done <- err }()
+	var reason string
+	select {
+	case err := <-done:
+		if err == nil {
+			return nil
+		}
+		reason = "idle page failed a check: " + firstLine(err)
+	case <-time.After(probeTimeout):
+		reason = "idle page did not answer a check within " + probeTimeout.String() + " (its content process died?)"
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	e.log.Warn().Str("engine", e.name).Msg(reason + "; relaunching the browser")
+	_, err := e.relaunchBrowser(reason, true)
+	return err
+}
+
+// closeOtherPages closes every page of keep's context but keep: the popups and
+// target=_blank windows a case opened (issue 18: busy popups kept Firefox burning
+// half a core while idle), and pages abandoned earlier. keep has left the case's
+// document already, so it opens no more; a popup that opens another while it is
+// being closed is caught by the next round.
+func closeOtherPages(keep playwright.Page) error {
+	for round := 0; round < 5; round++ {
+		var others []playwright.Page
+		for _, p := range keep.Context().Pages() {
+			if p != keep {
+				others = append(others, p)
+			}
+		}
+		if len(others) == 0 {
+			return nil
+		}
+		for _, p := range others {
+			if err := p.Close(playwright.PageCloseOptions{RunBeforeUnload: playwright.Bool(false)}); err != nil && pageOpen(p) {
+				return fmt.Errorf("close a page the case opened: %w", err)
+			}
+		}
+	}
+	return errors.New("the case's popups kept opening more")
+}
+
+// windowCount is how many pages the browser has open, in all its contexts, and how
+// many contexts: what the oracle owns is one page in one context.
+func (e *playwrightEngine) windowCount() (pages, contexts int) {
+	e.mu.Lock()
+	b := e.browser
+	e.mu.Unlock()
+	for _, c := range b.Contexts() {
+		contexts++
+		pages += len(c.Pages())
+	}
+	return pages, contexts
 }
 
 // opKey carries what withPage is doing, for its log lines: a case unless the
@@ -449,8 +534,7 @@ func (e *playwrightEngine) Visit(ctx context.Context, url, fn string, args ...an
 		return nil, err
 	}
 	return e.withPage(ctx, func(page playwright.Page, timeout float64) error {
-		_, err := page.Goto(url, playwright.PageGotoOptions{Timeout: &timeout})
-		return err
+		return replaceTo(page, url, timeout)
 	}, CallExpression(fn), plain)
 }
 
@@ -464,9 +548,66 @@ func (e *playwrightEngine) LoadURL(ctx context.Context, url, fn string, args ...
 		return nil, err
 	}
 	return e.withPage(ctx, func(page playwright.Page, timeout float64) error {
-		_, err := page.Goto(url, playwright.PageGotoOptions{Timeout: &timeout, WaitUntil: playwright.WaitUntilStateCommit})
-		return err
+		return replaceUntil(page, url, timeout, playwright.WaitUntilStateCommit)
 	}, caseJS, func() any { return CaseURLArg(fn, plain, settleBudget(ctx)) })
+}
+
+// freshCheckJS runs on the page reset to about:blank: it clears window.name (which
+// outlives navigations in the same window) and returns history.length as JSON text.
+const freshCheckJS = `(() => { window.name = ''; return String(history.length); })()`
+
+// firstHistoryLength is history.length on a fresh page's about:blank, in every engine
+// (measured): what the first case the oracle ran saw, and every case must see.
+const firstHistoryLength = "1"
+
+// replaceTo navigates page to url replacing its current session-history entry, as
+// location.replace does, and waits for the load event: Goto would add an entry, and
+// history.length would grow with every trace case.
+func replaceTo(page playwright.Page, url string, timeout float64) error {
+	return replaceUntil(page, url, timeout, playwright.WaitUntilStateLoad)
+}
+
+// replaceUntil is replaceTo waiting for until instead of load (a url case waits for
+// the commit only: the case program's settle waits for the rest and names what did
+// not settle).
+func replaceUntil(page playwright.Page, url string, timeout float64, until *playwright.WaitUntilState) error {
+	if _, err := page.Evaluate("u => { location.replace(u); }", url); err != nil &&
+		!strings.Contains(err.Error(), "context was destroyed") && !strings.Contains(err.Error(), "navigat") {
+		return err
+	}
+	return page.WaitForURL(url, playwright.PageWaitForURLOptions{Timeout: &timeout, WaitUntil: until})
+}
+
+// freshPage replaces the engine's page by a new one in the same context (a new
+// tab: an empty session history), on its own bound: opening a page took 0.3-3 s on a
+// loaded machine, longer than a reset's. Only cases that left history entries pay it.
+func (e *playwrightEngine) freshPage() error {
+	e.mu.Lock()
+	old, bctx, browser := e.page, e.context, e.browser
+	e.mu.Unlock()
+	done := make(chan error, 1)
+	var page playwright.Page
+	go func() {
+		p, err := bctx.NewPage()
+		if err == nil {
+			e.trackPage(p)
+			page = p
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("%s: new page: %w", e.name, err)
+		}
+	case <-time.After(15 * time.Second):
+		return fmt.Errorf("%s: no new page within 15s", e.name)
+	}
+	e.setPage(browser, page, false)
+	if old != nil {
+		go old.Close(playwright.PageCloseOptions{RunBeforeUnload: playwright.Bool(false)})
+	}
+	return nil
 }
 
 // withPage runs load then evaluates expr with arg on the page under

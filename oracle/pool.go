@@ -70,6 +70,26 @@ func (p *pool) sandbox() (st SandboxState, ok bool) {
 // cannot reset in this time is replaced by a relaunched browser.
 const resetTimeout = 3 * time.Second
 
+// recoveryAllowance is how long a page may take to come back after a case that
+// broke it: the reset's own bound, then a relaunch of up to three attempts with
+// backoff (Firefox took 9-18 s each on a loaded 2-core machine), or a WebKitGTK
+// restart.
+const recoveryAllowance = 90 * time.Second
+
+// pageWait bounds a case's wait for a free page: one deadline (the case ahead of it
+// on that page) plus that page's recovery.
+func pageWait(deadline time.Duration) time.Duration { return deadline + recoveryAllowance }
+
+// preparer is an engine that checks its page before a case: a page whose renderer or
+// content process died while idle is replaced then, outside the case's deadline.
+type preparer interface {
+	Prepare(ctx context.Context) error
+}
+
+// probeTimeout bounds Prepare's check of a page: a live idle page answers in
+// milliseconds; one whose content process died hangs (Firefox) or errs.
+const probeTimeout = 3 * time.Second
+
 // caseError is a failure the case itself caused (its script threw, a probe matched
 // nothing): the page is fine and needs no recovery.
 type caseError struct{ msg string }
@@ -104,18 +124,32 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 		}
 		wg.Add(1)
 		go func() {
-			cctx, cancel := context.WithTimeout(ctx, o.deadline)
-			defer cancel()
+			// The wait for a page is not the case's time: a page may still be
+			// recovering from an earlier case that ran past its deadline (a relaunch,
+			// Firefox 9-18 s), and that cost stays with that case. The case's deadline
+			// starts when it has a page; the wait has a bound of its own.
+			wctx, wcancel := context.WithTimeout(ctx, pageWait(o.deadline))
 			var e Engine
 			select {
 			case e = <-p.free:
-			case <-cctx.Done():
+				// A page may have broken while idle (its content process killed):
+				// it is checked, and replaced, before the case's clock starts.
+				if pr, ok := e.(preparer); ok {
+					if err := pr.Prepare(wctx); err != nil {
+						o.log.Warn().Str("engine", name).Err(err).Msg("the page could not be made ready; the case tries anyway")
+					}
+				}
+				wcancel()
+			case <-wctx.Done():
+				wcancel()
 				mu.Lock()
-				errs[name] = fmt.Sprintf("no free %s page within %s", name, o.deadline)
+				errs[name] = fmt.Sprintf("no free %s page within %s", name, pageWait(o.deadline))
 				mu.Unlock()
 				wg.Done()
 				return
 			}
+			cctx, cancel := context.WithTimeout(ctx, o.deadline)
+			defer cancel()
 			v, err := callSafely(cctx, e, do)
 			mu.Lock()
 			if err != nil {

@@ -29,8 +29,9 @@ type Oracle struct {
 	failed   map[string]string // engines that did not come up, with the reason
 	origin   *origin           // serves trace pages
 
-	traceLimits trace.Limits // --trace-max-records, --trace-max-bytes
-	artifacts   string       // --artifacts: screenshots go to files here, not base64
+	traceLimits  trace.Limits // --trace-max-records, --trace-max-bytes
+	dumpMaxNodes int          // --dump-max-nodes
+	artifacts    string       // --artifacts: screenshots go to files here, not base64
 
 	progress      progress      // answers (not ping, shutdown) counted for the progress line
 	progressEvery time.Duration // --progress-every; <= 0: no progress line

@@ -630,7 +630,7 @@ func (e *webDriverEngine) callOnce(ctx context.Context, url, html, fn string, ar
 	}
 	url, caseURL := strings.CutPrefix(url, caseURLPrefix)
 	if url != "" {
-		if _, err := e.session(ctx, http.MethodPost, "/url", map[string]string{"url": url}); err != nil {
+		if err := e.replaceTo(ctx, url); err != nil {
 			return nil, e.wrap(ctx, "navigate to "+url, err)
 		}
 	}
@@ -862,10 +862,24 @@ func (e *webDriverEngine) Reset(ctx context.Context) error {
 	if err := e.ready(ctx); err != nil {
 		return err
 	}
-	if err := e.navigateBlank(ctx); err != nil {
+	if err := e.resetToBlank(ctx); err != nil {
 		// A page that cannot even leave (its web process busy) is replaced whole.
 		e.restart("reset to about:blank failed: " + err.Error())
 		return e.wrap(ctx, "reset to about:blank", err)
+	}
+	if err := e.closeOtherWindows(ctx); err != nil {
+		e.restart("could not close the windows a case opened: " + err.Error())
+		return e.wrap(ctx, "close the case's windows", err)
+	}
+	raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{"script": "return " + freshCheckJS + ";", "args": []any{}})
+	if err != nil {
+		e.restart("the fresh page failed its check: " + err.Error())
+		return e.wrap(ctx, "check the fresh page", err)
+	}
+	if string(raw) != `"`+firstHistoryLength+`"` {
+		// The case added session-history entries; WebDriver classic cannot clear
+		// them, and a new session has the first case's history.
+		e.restart("the case left session history (history.length " + string(raw) + ")")
 	}
 	return nil
 }
@@ -880,6 +894,113 @@ func (e *webDriverEngine) Sandbox() SandboxState {
 		return SandboxState{User: browserUser().Name, Reason: "no browser process to inspect (being restarted?)"}
 	}
 	return inspectSandbox(WebKit, []int{p.cmd.Process.Pid})
+}
+
+// resetToBlank goes back to about:blank without adding a history entry: from
+// about:blank by navigation (same URL: no new entry), from anywhere else by
+// location.replace.
+func (e *webDriverEngine) resetToBlank(ctx context.Context) error {
+	raw, err := e.session(ctx, http.MethodGet, "/url", nil)
+	if err == nil && string(raw) == `"about:blank"` {
+		return e.navigateBlank(ctx)
+	}
+	if err := e.replaceTo(ctx, "about:blank"); err != nil {
+		return e.navigateBlank(ctx) // adds an entry, which Reset's check catches
+	}
+	return nil
+}
+
+// replaceTo navigates to url replacing the current session-history entry
+// (location.replace), and waits until the document at url has loaded: WebDriver's
+// navigation adds an entry, and history.length would grow with every trace case.
+func (e *webDriverEngine) replaceTo(ctx context.Context, url string) error {
+	if _, err := e.execute(ctx, map[string]any{"script": "window.location.replace(arguments[0]);", "args": []any{url}}); err != nil {
+		var wdErr *webDriverError
+		if errors.As(err, &wdErr) && wdErr.sessionLost() || ctx.Err() != nil {
+			return err
+		}
+		e.log.Debug().Err(err).Msg("replace navigation: the command was cut short; polling for the page")
+	}
+	for {
+		raw, err := e.session(ctx, http.MethodPost, "/execute/sync",
+			map[string]any{"script": "return [location.href, document.readyState];", "args": []any{}})
+		var v [2]string
+		if err == nil && json.Unmarshal(raw, &v) == nil && v[0] == url && v[1] == "complete" {
+			return nil
+		}
+		var wdErr *webDriverError
+		if errors.As(err, &wdErr) && wdErr.sessionLost() {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Prepare checks the session before a case (pool.go): a web process that died while
+// idle ("session deleted because of page crash or hang") or a page that does not
+// answer within probeTimeout costs a restart here, outside the case's deadline.
+func (e *webDriverEngine) Prepare(ctx context.Context) error {
+	e.callMu.Lock()
+	defer e.callMu.Unlock()
+	if err := e.ready(ctx); err != nil {
+		return err
+	}
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	_, err := e.session(pctx, http.MethodPost, "/execute/sync", map[string]any{"script": "return 1;", "args": []any{}})
+	cancel()
+	var wdErr *webDriverError
+	if err == nil || (errors.As(err, &wdErr) && wdErr.Code == "unexpected alert open") {
+		return nil
+	}
+	e.restart("idle page failed a check: " + err.Error())
+	return nil
+}
+
+// windowHandles lists the session's windows.
+func (e *webDriverEngine) windowHandles(ctx context.Context) ([]string, error) {
+	raw, err := e.session(ctx, http.MethodGet, "/window/handles", nil)
+	if err != nil {
+		return nil, err
+	}
+	var hs []string
+	if err := json.Unmarshal(raw, &hs); err != nil {
+		return nil, fmt.Errorf("window handles: %v (%s)", err, raw)
+	}
+	return hs, nil
+}
+
+// closeOtherWindows closes every window but the session's current one: the popups
+// and target=_blank windows a case opened (MiniBrowser blocks window.open without a
+// user gesture by default; a launch profile or a future build may not).
+func (e *webDriverEngine) closeOtherWindows(ctx context.Context) error {
+	hs, err := e.windowHandles(ctx)
+	if err != nil || len(hs) <= 1 {
+		return err
+	}
+	raw, err := e.session(ctx, http.MethodGet, "/window", nil)
+	if err != nil {
+		return err
+	}
+	var main string
+	if err := json.Unmarshal(raw, &main); err != nil {
+		return fmt.Errorf("current window: %v (%s)", err, raw)
+	}
+	for _, h := range hs {
+		if h == main {
+			continue
+		}
+		if _, err := e.session(ctx, http.MethodPost, "/window", map[string]string{"handle": h}); err != nil {
+			return err
+		}
+		if _, err := e.session(ctx, http.MethodDelete, "/window", nil); err != nil {
+			return err
+		}
+	}
+	_, err = e.session(ctx, http.MethodPost, "/window", map[string]string{"handle": main})
+	return err
 }
 
 func (e *webDriverEngine) Health() Health {

@@ -23,15 +23,9 @@ import (
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/layout-oracle/oracle/oracle"
 )
-
-func skipShort(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("drives real browsers; -short runs the pure tests only")
-	}
-}
 
 // oracleResponses serves lines through an in-process oracle on the three engines.
 func oracleResponses(t *testing.T, lines []string) string {
@@ -98,7 +92,7 @@ const readIndex = `() => ({
   page: document.getElementById("page").textContent })`
 
 func TestHTMLReportInARealBrowser(t *testing.T) {
-	skipShort(t)
+	testutil.NeedsBrowsers(t)
 	dir := t.TempDir()
 
 	// The bundled cases, screenshots on some: panels show a screenshot where there
