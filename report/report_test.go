@@ -16,6 +16,7 @@ import (
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/layout-oracle/oracle/oracle"
 )
 
@@ -41,7 +42,7 @@ func TestIndexAtTenThousandCases(t *testing.T) {
 		t.Skip("drives a real browser")
 	}
 	const n = 10000
-	dir := t.TempDir()
+	dir := testutil.BrowserDir(t)
 	w, err := New(dir, dump.DefaultTolerance)
 	require.NoError(t, err)
 	t0 := time.Now()
@@ -134,7 +135,7 @@ func TestIndexAtTenThousandCases(t *testing.T) {
 // still gets its page: JSON has no Inf, and one case must not end the report. A unit
 // test of the writer on hand-built dumps.
 func TestInfiniteDeltaStillWritesThePage(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.BrowserDir(t)
 	w, err := New(dir, dump.DefaultTolerance)
 	require.NoError(t, err)
 	o := map[string]*dump.Dump{"chromium": small("chromium", -1.7e308), "firefox": small("firefox", -1.7e308), "webkit": small("webkit", -1.7e308)}

@@ -93,7 +93,7 @@ const readIndex = `() => ({
 
 func TestHTMLReportInARealBrowser(t *testing.T) {
 	testutil.NeedsBrowsers(t)
-	dir := t.TempDir()
+	dir := testutil.BrowserDir(t)
 
 	// The bundled cases, screenshots on some: panels show a screenshot where there
 	// is one and a wireframe otherwise.

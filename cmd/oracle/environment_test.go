@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -164,7 +165,7 @@ func TestPingNamesThePinnedEnvironment(t *testing.T) {
 // Its monospace is then Debian's DejaVu Sans Mono, its cursive the standard face.
 func unpinnedFontsChromium(t *testing.T) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "chromium-unpinned-fonts")
+	p := filepath.Join(testutil.BrowserDir(t), "chromium-unpinned-fonts")
 	require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\nunset FONTCONFIG_FILE\nexec /usr/bin/chromium \"$@\"\n"), 0o755))
 	return p
 }

@@ -13,13 +13,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layout-oracle/oracle/internal/testutil"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func deadProxyChromium(t *testing.T) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "chromium-dead-proxy")
+	p := filepath.Join(testutil.BrowserDir(t), "chromium-dead-proxy")
 	// After the oracle's own arguments: Chromium takes the last of a repeated switch,
 	// and the oracle points every engine at its origin as a proxy (network allowlist).
 	script := "#!/bin/sh\nexec /usr/bin/chromium \"$@\" --proxy-server=http://127.0.0.1:9 '--proxy-bypass-list=<-loopback>'\n"

@@ -187,7 +187,7 @@ func TestProbeFailureNamesTheProbe(t *testing.T) {
 func TestEnvironmentProbeFailsNamingTheProperty(t *testing.T) {
 	// Chromium without the oracle's fontconfig file: its monospace is Debian's
 	// DejaVu Sans Mono. The probe fails that engine, naming what differs.
-	p := filepath.Join(t.TempDir(), "chromium-unpinned-fonts")
+	p := filepath.Join(testutil.BrowserDir(t), "chromium-unpinned-fonts")
 	require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\nunset FONTCONFIG_FILE\nexec "+oracle.SystemChromium+" \"$@\"\n"), 0o755))
 	code, res, sum, stderr := runJSON(t, "--engines=chromium,firefox", "--chromium-path="+p, "--only=environment")
 	assert.Equal(t, 1, code, "stderr:\n%s", stderr)
@@ -215,7 +215,7 @@ func TestProbeBadFlags(t *testing.T) {
 // included, to a proxy port nothing listens on.
 func deadProxyChromium(t *testing.T) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "chromium-dead-proxy")
+	p := filepath.Join(testutil.BrowserDir(t), "chromium-dead-proxy")
 	script := "#!/bin/sh\nexec " + oracle.SystemChromium + " --proxy-server=http://127.0.0.1:9 '--proxy-bypass-list=<-loopback>' \"$@\"\n"
 	require.NoError(t, os.WriteFile(p, []byte(script), 0o755))
 	return p

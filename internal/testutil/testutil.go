@@ -3,7 +3,10 @@
 // that does not call NeedsBrowsers shows up there as a slow or failing test.
 package testutil
 
-import "testing"
+import (
+	"os"
+	"testing"
+)
 
 // SkipMessage is the one message every browser test skips with under -short.
 const SkipMessage = "drives the real browsers; -short runs the pure tests only"
@@ -15,4 +18,21 @@ func NeedsBrowsers(tb testing.TB) {
 	if testing.Short() {
 		tb.Skip(SkipMessage)
 	}
+}
+
+// BrowserDir is a temporary directory the browsers can read and execute from: they
+// run as the unprivileged oracle-browser (docs/sandbox.md), and t.TempDir's
+// directories are the test user's alone (0700). For wrapper scripts given as
+// --chromium-path and for files a browser opens. Removed when tb ends.
+func BrowserDir(tb testing.TB) string {
+	tb.Helper()
+	dir, err := os.MkdirTemp("", "oracle-test-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	return dir
 }
