@@ -87,25 +87,35 @@ func caseErrorf(format string, args ...any) error {
 // one left (timers, globals, listeners, caches of the document), whatever its markup:
 // no pattern guesses which cases could leave something.
 func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(context.Context, Engine) (T, error)) (map[string]T, map[string]string) {
-	if len(names) == 0 {
-		names = o.order
+	named := len(names) > 0
+	if !named {
+		names = o.requestEngines()
+		if p, ok := ctx.Value(checkPoolKey{}).(*pool); ok {
+			names = []string{p.name}
+		}
 	}
 	results := map[string]T{}
 	errs := map[string]string{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, name := range uniq(names) {
-		p, ok := o.engines[name]
-		if !ok {
-			mu.Lock() // goroutines started for earlier names write errs already
-			errs[name] = ErrNotLaunched.Error()
-			mu.Unlock()
-			continue
-		}
 		wg.Add(1)
 		go func() {
 			cctx, cancel := context.WithTimeout(ctx, o.deadline)
 			defer cancel()
+			// An engine still starting is waited for, within the deadline.
+			p, err := o.enginePool(cctx, name)
+			if err != nil {
+				// Not named: the request asked for the engines that serve, and this
+				// one turned out not to.
+				if named || !errors.Is(err, ErrNotLaunched) {
+					mu.Lock()
+					errs[name] = err.Error()
+					mu.Unlock()
+				}
+				wg.Done()
+				return
+			}
 			var e Engine
 			select {
 			case e = <-p.free:

@@ -72,6 +72,9 @@ type PingResponse struct {
 	Routes   map[string]string     `json:"routes"`
 	States   map[string]PoolHealth `json:"states"`
 	Failed   map[string]string     `json:"failed,omitempty"` // engines that did not launch, with why
+	// Pages is each configured engine's page count (--pages), additive; states[e].pages
+	// is how many of them are up.
+	Pages map[string]int `json:"pages,omitempty"`
 	// Environment is "pinned-" + EnvironmentVersion (environment.go).
 	Environment string `json:"environment"`
 	// Sandbox is each engine's sandbox as /proc shows it at the ping: the user its
