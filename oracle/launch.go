@@ -270,6 +270,11 @@ func (o *Oracle) startEngine(ctx context.Context, name string, cfg Config, check
 	log := o.log
 	t0 := time.Now()
 	want := cfg.pagesFor(name)
+	if name == WebKit && cfg.Browsers == RouteAuto && cfg.executablePath(name) == "" && want > 1 {
+		// Whether a bundled WebKit is installed takes a Playwright driver (a node
+		// process) to ask: ask once for the engine, not once per page.
+		cfg.Browsers = webkitRoute(log)
+	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var pages []Engine
@@ -296,7 +301,11 @@ func (o *Oracle) startEngine(ctx context.Context, name string, cfg Config, check
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				log.Error().Str("engine", name).Int("page", i).Err(err).Msg("engine failed to launch")
+				ev := log.Error()
+				if o.isClosed() {
+					ev = log.Info() // not a failure: the oracle ended its startup
+				}
+				ev.Str("engine", name).Int("page", i).Err(err).Msg("engine failed to launch")
 				if firstErr == nil {
 					firstErr = err
 				}
@@ -393,6 +402,12 @@ func (o *Oracle) addCloser(close func() error) bool {
 	o.closeMu.Unlock()
 	close()
 	return false
+}
+
+func (o *Oracle) isClosed() bool {
+	o.closeMu.Lock()
+	defer o.closeMu.Unlock()
+	return o.closed
 }
 
 // checkEngine runs checks, in order, on p alone, before it serves; it returns what
@@ -545,6 +560,24 @@ func launchEngine(ctx context.Context, name string, cfg Config, log zerolog.Logg
 	}
 	e.(*playwrightEngine).driver = pw
 	return e, nil
+}
+
+// webkitRoute is RoutePlaywright when a bundled WebKit is installed, else RouteSystem
+// (WebKitGTK over WebDriver); a driver that cannot start leaves the choice to each
+// page (RouteAuto), which reports why.
+func webkitRoute(log zerolog.Logger) string {
+	pw, err := StartPlaywright(log)
+	if err != nil {
+		return RouteAuto
+	}
+	_, bundled := pw.BundledPath(WebKit)
+	if err := pw.Stop(); err != nil {
+		log.Warn().Err(err).Msg("stop the Playwright driver started to look for a bundled WebKit")
+	}
+	if bundled {
+		return RoutePlaywright
+	}
+	return RouteSystem
 }
 
 // verifyViewport checks the page really is the spec's 800x600 before it serves a case.
