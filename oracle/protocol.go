@@ -61,7 +61,8 @@ type GeometryResponse struct {
 
 // PingResponse answers ping. Routes, States, Failed and Environment are additive to
 // the spec: how each engine is reached, whether its pages are serving (ready,
-// restarting, failed) with their relaunch count, why an engine is missing, and the
+// restarting, failed; starting while it launches or self-checks, when it is not yet
+// in Engines) with their relaunch count, why an engine is missing, and the
 // version of the pinned environment every engine was launched with.
 type PingResponse struct {
 	ID       json.RawMessage       `json:"id"`
