@@ -259,6 +259,9 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 			ev = o.log.Error()
 		}
 		ev.Strs("engines", serving).Str("profile", o.profile).Dur("startup", time.Since(o.startAt)).Msg("startup complete: every engine serving or failed")
+		if len(checks) > 0 {
+			o.logCheckSummary(serving, len(checks))
+		}
 		close(o.started)
 	}()
 	return o, nil
@@ -338,7 +341,7 @@ func (o *Oracle) startEngine(ctx context.Context, name string, cfg Config, check
 		checked = time.Since(c0)
 		if reasons != "" {
 			reason := "failed self-check: " + reasons
-			log.Error().Str("engine", name).Str("reason", reason).Dur("self_check", checked).Msg("self-check")
+			log.Error().Str("engine", name).Str("reason", reason).Dur("self_check", checked).Msg("self-check failed")
 			o.closePool(name, p)
 			o.decide(name, nil, reason)
 			return
@@ -402,6 +405,27 @@ func (o *Oracle) addCloser(close func() error) bool {
 	o.closeMu.Unlock()
 	close()
 	return false
+}
+
+// logCheckSummary logs the self-check's outcome over every engine, as one line
+// ("self-check", passed, each failed engine's reason), once every engine is decided.
+func (o *Oracle) logCheckSummary(passed []string, checks int) {
+	o.stateMu.RLock()
+	failed := map[string]string{}
+	for name, why := range o.failed {
+		if strings.HasPrefix(why, "failed self-check: ") {
+			failed[name] = why
+		}
+	}
+	o.stateMu.RUnlock()
+	ev := o.log.Info()
+	if len(failed) > 0 {
+		ev = o.log.Error()
+		for _, name := range sortedKeys(failed) {
+			ev = ev.Str(name, failed[name])
+		}
+	}
+	ev.Strs("passed", passed).Int("checks", checks).Dur("took", time.Since(o.startAt)).Msg("self-check")
 }
 
 func (o *Oracle) isClosed() bool {
