@@ -255,7 +255,7 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 		o.startWG.Wait()
 		serving := o.Serving()
 		ev := o.log.Info()
-		if len(serving) == 0 {
+		if len(serving) == 0 && !o.isClosed() {
 			ev = o.log.Error()
 		}
 		ev.Strs("engines", serving).Str("profile", o.profile).Dur("startup", time.Since(o.startAt)).Msg("startup complete: every engine serving or failed")
@@ -341,7 +341,11 @@ func (o *Oracle) startEngine(ctx context.Context, name string, cfg Config, check
 		checked = time.Since(c0)
 		if reasons != "" {
 			reason := "failed self-check: " + reasons
-			log.Error().Str("engine", name).Str("reason", reason).Dur("self_check", checked).Msg("self-check failed")
+			ev := log.Error()
+			if o.isClosed() {
+				ev = log.Info() // cut short by Close, not the engine's fault
+			}
+			ev.Str("engine", name).Str("reason", reason).Dur("self_check", checked).Msg("self-check failed")
 			o.closePool(name, p)
 			o.decide(name, nil, reason)
 			return
@@ -419,7 +423,7 @@ func (o *Oracle) logCheckSummary(passed []string, checks int) {
 	}
 	o.stateMu.RUnlock()
 	ev := o.log.Info()
-	if len(failed) > 0 {
+	if len(failed) > 0 && !o.isClosed() {
 		ev = o.log.Error()
 		for _, name := range sortedKeys(failed) {
 			ev = ev.Str(name, failed[name])
@@ -440,6 +444,10 @@ func (o *Oracle) checkEngine(ctx context.Context, p *pool, checks []SelfCheck) s
 	ctx = context.WithValue(ctx, checkPoolKey{}, p)
 	var reasons []string
 	for i, c := range checks {
+		if ctx.Err() != nil { // the oracle is closing
+			reasons = append(reasons, "not run: "+ctx.Err().Error())
+			break
+		}
 		resp := o.Handle(ctx, c.NewRequest(fmt.Sprintf("self-check-%d-%s-%s", i, c.Name, p.name), []string{p.name}))
 		if msg := checkFailures(c, resp, []string{p.name})[p.name]; msg != "" {
 			reasons = append(reasons, c.Name+": "+msg)
