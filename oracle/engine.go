@@ -73,6 +73,7 @@ type Engine interface {
 // Engine states reported in Health.
 const (
 	StateReady      = "ready"
+	StateStarting   = "starting" // ping only: the engine is launching or self-checking; requests naming it wait
 	StateRestarting = "restarting"
 	StateFailed     = "failed" // the last relaunch failed; the next call tries again
 )

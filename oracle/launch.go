@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -29,7 +30,9 @@ type Config struct {
 	Deadline time.Duration // per engine per request; 0 means DefaultDeadline
 	MaxLine  int           // bytes; 0 means DefaultMaxLine
 	Pages    int           // pages (browser instances) per engine; 0 means DefaultPages
-	Inflight int           // requests served at once; 0 means Pages
+	// EnginePages overrides Pages for the engines it names (--pages firefox=3,...).
+	EnginePages map[string]int
+	Inflight    int // requests served at once; 0 means the largest page count (defaultInflight)
 	// ChromiumPath, FirefoxPath and WebKitDriverPath override an engine's binary
 	// (empty: the system build's). A named binary means the system route for that
 	// engine, whatever Browsers says.
@@ -71,10 +74,114 @@ func (c Config) executablePath(engine string) string {
 // (make bench measures the alternatives).
 const DefaultPages = 2
 
-// Launch starts every configured engine at once and returns the oracle serving the
-// ones that came up. An engine that fails to launch is logged and left out (requests
-// naming it get "engine not launched"); Launch fails only when none came up.
+// ParsePages parses --pages: one number for every engine ("2"), or a list of
+// engine=count ("firefox=3,chromium=1"), where an engine not named gets def. It
+// returns the default and the per-engine counts (nil for a plain number).
+func ParsePages(s string, def int) (int, map[string]int, error) {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.Atoi(s); err == nil {
+		if n <= 0 {
+			return 0, nil, fmt.Errorf("--pages %q: a page count must be at least 1", s)
+		}
+		return n, nil, nil
+	}
+	per := map[string]int{}
+	for _, item := range SplitList(s) {
+		name, count, ok := strings.Cut(item, "=")
+		name = strings.TrimSpace(name)
+		n, err := strconv.Atoi(strings.TrimSpace(count))
+		switch {
+		case !ok:
+			return 0, nil, fmt.Errorf("--pages %q: want a number or engine=count,... (e.g. firefox=3,chromium=1)", s)
+		case !isKnownEngine(name):
+			return 0, nil, fmt.Errorf("--pages %q: unknown engine %q (known: %s)", s, name, strings.Join(AllEngines, ", "))
+		case err != nil || n <= 0:
+			return 0, nil, fmt.Errorf("--pages %q: %s's page count must be a number of at least 1", s, name)
+		}
+		if _, dup := per[name]; dup {
+			return 0, nil, fmt.Errorf("--pages %q: %s named twice", s, name)
+		}
+		per[name] = n
+	}
+	if len(per) == 0 {
+		return 0, nil, fmt.Errorf("--pages %q: want a number or engine=count,...", s)
+	}
+	return def, per, nil
+}
+
+// pagesFor is engine's page count: its own from EnginePages, else Pages.
+func (c Config) pagesFor(engine string) int {
+	if n := c.EnginePages[engine]; n > 0 {
+		return n
+	}
+	return c.Pages
+}
+
+// defaultInflight is --inflight's default: the largest page count among the engines.
+// A request naming no engine holds one page of every engine, so the engine with the
+// most pages bounds how many such requests can run at once; more in flight would
+// only queue inside the other engines, where the wait for a page counts against the
+// deadline. The sum would let single-engine requests use every page at once, at the
+// price of queueing all-engine requests behind each other's deadlines.
+func defaultInflight(cfg Config, names []string) int {
+	n := 0
+	for _, name := range names {
+		n = max(n, cfg.pagesFor(name))
+	}
+	return n
+}
+
+// Launch starts every configured engine at once and returns the oracle once every
+// engine has come up or failed (no self-check: Start runs one). An engine that fails
+// to launch is logged and left out (requests naming it get "engine not launched");
+// Launch fails only when none came up.
 func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error) {
+	o, err := start(ctx, cfg, nil, log)
+	if err != nil {
+		return nil, err
+	}
+	o.WaitStarted()
+	return o.serveOne(cfg.RequireSandbox)
+}
+
+// Start launches every configured engine and all its pages in parallel, runs checks
+// on each engine as soon as its own pages are up (engines in parallel, an engine's
+// checks in order), and returns as soon as one engine passed them and serves. The
+// others keep starting: ping reports them as "starting", a request naming one waits
+// for it within its deadline, and one that fails to launch or fails a check is taken
+// out of service as before ("engine not launched", ping's "failed"). Start fails when
+// no engine comes up. With cfg.RequireSandbox it waits for every engine, since the
+// refusal must come before anything is served.
+func Start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logger) (*Oracle, error) {
+	o, err := start(ctx, cfg, checks, log)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.RequireSandbox {
+		o.WaitStarted()
+	} else {
+		o.waitFirst()
+	}
+	return o.serveOne(cfg.RequireSandbox)
+}
+
+// serveOne returns o when an engine serves (after the sandbox check, when required),
+// else closes it with an error.
+func (o *Oracle) serveOne(requireSandbox bool) (*Oracle, error) {
+	if len(o.Serving()) == 0 {
+		return nil, errors.Join(errors.New("no engine launched"), o.Close())
+	}
+	if requireSandbox {
+		if err := o.checkSandboxes(true); err != nil {
+			return nil, errors.Join(err, o.Close())
+		}
+	}
+	return o, nil
+}
+
+// start validates cfg, starts the origin and one goroutine per engine, and returns
+// at once.
+func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logger) (*Oracle, error) {
 	if cfg.Browsers == "" {
 		cfg.Browsers = RouteAuto
 	}
@@ -87,19 +194,26 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 	if len(names) == 0 {
 		names = AllEngines
 	}
+	names = uniq(names)
 	for _, n := range names {
 		if !isKnownEngine(n) {
 			return nil, fmt.Errorf("unknown engine %q (known: %s)", n, strings.Join(AllEngines, ", "))
+		}
+	}
+	for n := range cfg.EnginePages {
+		if !isKnownEngine(n) {
+			return nil, fmt.Errorf("unknown engine %q in pages (known: %s)", n, strings.Join(AllEngines, ", "))
 		}
 	}
 	if cfg.Pages <= 0 {
 		cfg.Pages = DefaultPages
 	}
 	if cfg.Inflight <= 0 {
-		cfg.Inflight = cfg.Pages
+		cfg.Inflight = defaultInflight(cfg, names)
 	}
 	o := &Oracle{engines: map[string]*pool{}, failed: map[string]string{}, profile: cfg.Profile.Name,
-		deadline: cfg.Deadline, maxLine: cfg.MaxLine, inflight: cfg.Inflight, log: log}
+		deadline: cfg.Deadline, maxLine: cfg.MaxLine, inflight: cfg.Inflight, log: log,
+		starting: map[string]chan struct{}{}, pages: map[string]int{}}
 	if o.deadline <= 0 {
 		o.deadline = DefaultDeadline
 	}
@@ -138,85 +252,304 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 	}
 	cfg.originPort = o.origin.port
 
-	start := time.Now()
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	pages := map[string][]Engine{}
-	for _, name := range uniq(names) {
-		for i := 0; i < cfg.Pages; i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				e, err := launchEngine(ctx, name, cfg, log)
-				if err == nil {
-					err = verifyViewport(ctx, e)
-					if err == nil {
-						// The check ran in the page: the first case gets a fresh global too.
-						err = e.Reset(ctx)
-					}
-					if err != nil {
-						if cerr := e.Close(); cerr != nil {
-							err = fmt.Errorf("%w (closing it failed too: %v)", err, cerr)
-						}
-					}
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				if err != nil {
-					log.Error().Str("engine", name).Int("page", i).Err(err).Msg("engine failed to launch")
-					o.failed[name] = err.Error()
-					return
-				}
-				pages[name] = append(pages[name], e)
-				o.closers = append(o.closers, e.Close)
-			}()
-		}
+	// Close cancels startCtx, so launches and checks still under way end early.
+	startCtx, cancel := context.WithCancel(ctx)
+	o.startCancel = cancel
+	o.started, o.firstReady = make(chan struct{}), make(chan struct{})
+	o.startAt = time.Now()
+	for _, name := range names {
+		o.starting[name] = make(chan struct{})
+		o.pages[name] = cfg.pagesFor(name)
 	}
-	wg.Wait()
-	for _, name := range AllEngines {
-		if len(pages[name]) == 0 {
-			continue
-		}
-		if err := sameBuild(pages[name]); err != nil {
-			return nil, errors.Join(err, o.Close())
-		}
-		if len(pages[name]) < cfg.Pages {
-			log.Warn().Str("engine", name).Int("pages", len(pages[name])).Int("wanted", cfg.Pages).Msg("serving with fewer pages")
-		}
-		delete(o.failed, name) // some pages came up: the engine serves
-		o.engines[name] = newPool(name, pages[name])
-		o.order = append(o.order, name)
+	for _, name := range names {
+		o.startWG.Add(1)
+		go func() {
+			defer o.startWG.Done()
+			o.startEngine(startCtx, name, cfg, checks)
+		}()
 	}
-	if len(o.order) == 0 {
-		return nil, errors.Join(errors.New("no engine launched"), o.Close())
-	}
-	if err := o.checkSandboxes(cfg.RequireSandbox); err != nil {
-		return nil, errors.Join(err, o.Close())
-	}
-	log.Info().Strs("engines", o.order).Str("profile", o.profile).Dur("launch", time.Since(start)).Msg("oracle ready")
+	go func() {
+		o.startWG.Wait()
+		serving := o.Serving()
+		ev := o.log.Info()
+		if len(serving) == 0 && !o.isClosed() {
+			ev = o.log.Error()
+		}
+		ev.Strs("engines", serving).Str("profile", o.profile).Dur("startup", time.Since(o.startAt)).Msg("startup complete: every engine serving or failed")
+		if len(checks) > 0 {
+			o.logCheckSummary(serving, len(checks))
+		}
+		close(o.started)
+	}()
 	return o, nil
 }
 
-// checkSandboxes logs each engine's sandbox as /proc shows it once its pages are
-// open, and with require refuses to go on when one is off.
+// startEngine launches name's pages in parallel, then runs checks on them, then
+// publishes the engine, or records why it cannot serve.
+func (o *Oracle) startEngine(ctx context.Context, name string, cfg Config, checks []SelfCheck) {
+	log := o.log
+	t0 := time.Now()
+	want := cfg.pagesFor(name)
+	if name == WebKit && cfg.Browsers == RouteAuto && cfg.executablePath(name) == "" && want > 1 {
+		// Whether a bundled WebKit is installed takes a Playwright driver (a node
+		// process) to ask: ask once for the engine, not once per page.
+		cfg.Browsers = webkitRoute(log)
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var pages []Engine
+	var firstErr error
+	for i := 0; i < want; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e, err := launchEngine(ctx, name, cfg, log)
+			if err == nil && !o.addCloser(e.Close) {
+				err = errors.New("the oracle closed while the engine launched")
+			} else if err == nil {
+				err = verifyViewport(ctx, e)
+				if err == nil {
+					// The check ran in the page: the first case gets a fresh global too.
+					err = e.Reset(ctx)
+				}
+				if err != nil {
+					if cerr := e.Close(); cerr != nil {
+						err = fmt.Errorf("%w (closing it failed too: %v)", err, cerr)
+					}
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				ev := log.Error()
+				if o.isClosed() {
+					ev = log.Info() // not a failure: the oracle ended its startup
+				}
+				ev.Str("engine", name).Int("page", i).Err(err).Msg("engine failed to launch")
+				if firstErr == nil {
+					firstErr = err
+				}
+				return
+			}
+			pages = append(pages, e)
+		}()
+	}
+	wg.Wait()
+	launched := time.Since(t0)
+	if len(pages) == 0 {
+		o.decide(name, nil, firstErr.Error())
+		return
+	}
+	if err := sameBuild(pages); err != nil {
+		for _, e := range pages {
+			e.Close()
+		}
+		o.decide(name, nil, err.Error())
+		return
+	}
+	if len(pages) < want {
+		log.Warn().Str("engine", name).Int("pages", len(pages)).Int("wanted", want).Msg("serving with fewer pages")
+	}
+	p := newPool(name, pages)
+	var checked time.Duration
+	if len(checks) > 0 {
+		c0 := time.Now()
+		reasons := o.checkEngine(ctx, p, checks)
+		checked = time.Since(c0)
+		if reasons != "" {
+			reason := "failed self-check: " + reasons
+			ev := log.Error()
+			if o.isClosed() {
+				ev = log.Info() // cut short by Close, not the engine's fault
+			}
+			ev.Str("engine", name).Str("reason", reason).Dur("self_check", checked).Msg("self-check failed")
+			o.closePool(name, p)
+			o.decide(name, nil, reason)
+			return
+		}
+		log.Info().Str("engine", name).Int("checks", len(checks)).Dur("took", checked).Msg("self-check passed")
+	}
+	o.logSandbox(name, p)
+	o.decide(name, p, "")
+	log.Info().Str("engine", name).Int("pages", len(pages)).Str("version", p.version()).Str("route", p.route()).
+		Dur("launch", launched).Dur("self_check", checked).Dur("ready_after", time.Since(o.startAt)).Msg("engine serving")
+}
+
+// decide ends name's start: it serves from p, or (p nil) it failed for reason.
+func (o *Oracle) decide(name string, p *pool, reason string) {
+	o.stateMu.Lock()
+	defer o.stateMu.Unlock()
+	if p != nil {
+		o.engines[name] = p
+		o.order = o.order[:0:0]
+		for _, n := range AllEngines {
+			if o.engines[n] != nil {
+				o.order = append(o.order, n)
+			}
+		}
+		delete(o.failed, name)
+	} else {
+		o.failed[name] = reason
+	}
+	if ch, ok := o.starting[name]; ok {
+		delete(o.starting, name)
+		close(ch)
+	}
+	if (p != nil || len(o.starting) == 0) && !o.firstClosed {
+		o.firstClosed = true
+		close(o.firstReady)
+	}
+}
+
+// waitFirst returns once an engine serves or every engine has failed.
+func (o *Oracle) waitFirst() {
+	<-o.firstReady
+}
+
+// WaitStarted returns once every engine serves or has failed to. An oracle not made
+// by Start or Launch has nothing starting.
+func (o *Oracle) WaitStarted() {
+	if o.started != nil {
+		<-o.started
+	}
+}
+
+// addCloser registers close for Close, or, when Close already ran, runs it now and
+// reports false: a browser whose launch ended after Close must not outlive the oracle.
+func (o *Oracle) addCloser(close func() error) bool {
+	o.closeMu.Lock()
+	if !o.closed {
+		o.closers = append(o.closers, close)
+		o.closeMu.Unlock()
+		return true
+	}
+	o.closeMu.Unlock()
+	close()
+	return false
+}
+
+// logCheckSummary logs the self-check's outcome over every engine, as one line
+// ("self-check", passed, each failed engine's reason), once every engine is decided.
+func (o *Oracle) logCheckSummary(passed []string, checks int) {
+	o.stateMu.RLock()
+	failed := map[string]string{}
+	for name, why := range o.failed {
+		if strings.HasPrefix(why, "failed self-check: ") {
+			failed[name] = why
+		}
+	}
+	o.stateMu.RUnlock()
+	ev := o.log.Info()
+	if len(failed) > 0 && !o.isClosed() {
+		ev = o.log.Error()
+		for _, name := range sortedKeys(failed) {
+			ev = ev.Str(name, failed[name])
+		}
+	}
+	ev.Strs("passed", passed).Int("checks", checks).Dur("took", time.Since(o.startAt)).Msg("self-check")
+}
+
+func (o *Oracle) isClosed() bool {
+	o.closeMu.Lock()
+	defer o.closeMu.Unlock()
+	return o.closed
+}
+
+// checkEngine runs checks, in order, on p alone, before it serves; it returns what
+// failed, or "".
+func (o *Oracle) checkEngine(ctx context.Context, p *pool, checks []SelfCheck) string {
+	ctx = context.WithValue(ctx, checkPoolKey{}, p)
+	var reasons []string
+	for i, c := range checks {
+		if ctx.Err() != nil { // the oracle is closing
+			reasons = append(reasons, "not run: "+ctx.Err().Error())
+			break
+		}
+		resp := o.Handle(ctx, c.NewRequest(fmt.Sprintf("self-check-%d-%s-%s", i, c.Name, p.name), []string{p.name}))
+		if msg := checkFailures(c, resp, []string{p.name})[p.name]; msg != "" {
+			reasons = append(reasons, c.Name+": "+msg)
+		}
+	}
+	return strings.Join(reasons, "; ")
+}
+
+// checkPoolKey carries, in a self-check's context, the pool under check, which
+// serves that check before it is published to requests.
+type checkPoolKey struct{}
+
+// enginePool is name's pool for a request: the pool under self-check in ctx, a
+// serving pool, or, while name is still starting, that pool once it serves (waiting
+// within ctx). It is ErrNotLaunched when name did not come up.
+func (o *Oracle) enginePool(ctx context.Context, name string) (*pool, error) {
+	if p, ok := ctx.Value(checkPoolKey{}).(*pool); ok && p.name == name {
+		return p, nil
+	}
+	o.stateMu.RLock()
+	p, ok := o.engines[name]
+	wait := o.starting[name]
+	o.stateMu.RUnlock()
+	if ok {
+		return p, nil
+	}
+	if wait == nil {
+		return nil, ErrNotLaunched
+	}
+	select {
+	case <-wait:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s is still starting: %w", name, ctx.Err())
+	}
+	o.stateMu.RLock()
+	p, ok = o.engines[name]
+	o.stateMu.RUnlock()
+	if !ok {
+		return nil, ErrNotLaunched
+	}
+	return p, nil
+}
+
+// requestEngines is who answers a request naming no engine: every engine serving or
+// still starting, in AllEngines order.
+func (o *Oracle) requestEngines() []string {
+	o.stateMu.RLock()
+	defer o.stateMu.RUnlock()
+	var out []string
+	for _, n := range AllEngines {
+		if o.engines[n] != nil || o.starting[n] != nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// logSandbox logs engine's sandbox as /proc shows it once its pages are open.
+func (o *Oracle) logSandbox(name string, p *pool) {
+	st, ok := p.sandbox()
+	if !ok {
+		return
+	}
+	if st.On {
+		o.log.Info().Str("engine", name).Str("user", st.User).Str("sandbox", st.Sandbox).Msg("sandbox on")
+	} else {
+		o.log.Warn().Str("engine", name).Str("user", st.User).Str("reason", st.Reason).Msg("sandbox unavailable")
+	}
+}
+
+// checkSandboxes, with require, refuses to go on when a serving engine's sandbox is off.
 func (o *Oracle) checkSandboxes(require bool) error {
+	if !require {
+		return nil
+	}
 	states := map[string]SandboxState{}
-	for _, name := range o.order {
-		st, ok := o.engines[name].sandbox()
-		if !ok {
-			continue
-		}
-		states[name] = st
-		if st.On {
-			o.log.Info().Str("engine", name).Str("user", st.User).Str("sandbox", st.Sandbox).Msg("sandbox on")
-		} else {
-			o.log.Warn().Str("engine", name).Str("user", st.User).Str("reason", st.Reason).Msg("sandbox unavailable")
+	for _, name := range o.Serving() {
+		o.stateMu.RLock()
+		p := o.engines[name]
+		o.stateMu.RUnlock()
+		if st, ok := p.sandbox(); ok {
+			states[name] = st
 		}
 	}
-	if require {
-		return requireSandboxes(states)
-	}
-	return nil
+	return requireSandboxes(states)
 }
 
 // sameBuild refuses a pool whose pages would answer from different builds.
@@ -276,6 +609,24 @@ func launchEngine(ctx context.Context, name string, cfg Config, log zerolog.Logg
 	}
 	e.(*playwrightEngine).driver = pw
 	return e, nil
+}
+
+// webkitRoute is RoutePlaywright when a bundled WebKit is installed, else RouteSystem
+// (WebKitGTK over WebDriver); a driver that cannot start leaves the choice to each
+// page (RouteAuto), which reports why.
+func webkitRoute(log zerolog.Logger) string {
+	pw, err := StartPlaywright(log)
+	if err != nil {
+		return RouteAuto
+	}
+	_, bundled := pw.BundledPath(WebKit)
+	if err := pw.Stop(); err != nil {
+		log.Warn().Err(err).Msg("stop the Playwright driver started to look for a bundled WebKit")
+	}
+	if bundled {
+		return RoutePlaywright
+	}
+	return RouteSystem
 }
 
 // verifyViewport checks the page really is the spec's 800x600 before it serves a case.

@@ -107,28 +107,39 @@ func caseErrorf(format string, args ...any) error {
 // one left (timers, globals, listeners, caches of the document), whatever its markup:
 // no pattern guesses which cases could leave something.
 func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(context.Context, Engine) (T, error)) (map[string]T, map[string]string) {
-	if len(names) == 0 {
-		names = o.order
+	named := len(names) > 0
+	if !named {
+		names = o.requestEngines()
+		if p, ok := ctx.Value(checkPoolKey{}).(*pool); ok {
+			names = []string{p.name}
+		}
 	}
 	results := map[string]T{}
 	errs := map[string]string{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, name := range uniq(names) {
-		p, ok := o.engines[name]
-		if !ok {
-			mu.Lock() // goroutines started for earlier names write errs already
-			errs[name] = ErrNotLaunched.Error()
-			mu.Unlock()
-			continue
-		}
 		wg.Add(1)
 		go func() {
-			// The wait for a page is not the case's time: a page may still be
-			// recovering from an earlier case that ran past its deadline (a relaunch,
-			// Firefox 9-18 s), and that cost stays with that case. The case's deadline
-			// starts when it has a page; the wait has a bound of its own.
+			// The wait for a page is not the case's time: the engine may still be
+			// starting, or a page may still be recovering from an earlier case that ran
+			// past its deadline (a relaunch, Firefox 9-18 s), and that cost stays with
+			// that case. The case's deadline starts when it has a page; the wait has a
+			// bound of its own.
 			wctx, wcancel := context.WithTimeout(ctx, pageWait(o.deadline))
+			p, err := o.enginePool(wctx, name)
+			if err != nil {
+				wcancel()
+				// Not named: the request asked for the engines that serve, and this
+				// one turned out not to.
+				if named || !errors.Is(err, ErrNotLaunched) {
+					mu.Lock()
+					errs[name] = err.Error()
+					mu.Unlock()
+				}
+				wg.Done()
+				return
+			}
 			var e Engine
 			select {
 			case e = <-p.free:

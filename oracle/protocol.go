@@ -87,7 +87,8 @@ func (r GeometryResponse) MarshalJSON() ([]byte, error) {
 
 // PingResponse answers ping. Routes, States, Failed and Environment are additive to
 // the spec: how each engine is reached, whether its pages are serving (ready,
-// restarting, failed) with their relaunch count, why an engine is missing, and the
+// restarting, failed; starting while it launches or self-checks, when it is not yet
+// in Engines) with their relaunch count, why an engine is missing, and the
 // version of the pinned environment every engine was launched with.
 type PingResponse struct {
 	ID       json.RawMessage       `json:"id"`
@@ -98,6 +99,9 @@ type PingResponse struct {
 	Routes   map[string]string     `json:"routes"`
 	States   map[string]PoolHealth `json:"states"`
 	Failed   map[string]string     `json:"failed,omitempty"` // engines that did not launch, with why
+	// Pages is each configured engine's page count (--pages), additive; states[e].pages
+	// is how many of them are up.
+	Pages map[string]int `json:"pages,omitempty"`
 	// Environment is "pinned-" + EnvironmentVersion (environment.go).
 	Environment string `json:"environment"`
 	// Sandbox is each engine's sandbox as /proc shows it at the ping: the user its

@@ -46,20 +46,19 @@ type SelfCheckReport struct {
 // serving set, so requests naming it get "engine not launched", its browsers are
 // closed, and ping names it in "failed" with the reason. The rest keep serving.
 //
-// Call it after Launch and before Serve: it changes the serving set, which Serve and
-// ping read without locking.
+// Call it after Launch (Start runs the same checks per engine as each comes up).
 func (o *Oracle) SelfCheck(ctx context.Context, checks []SelfCheck) SelfCheckReport {
 	start := time.Now()
 	reasons := map[string][]string{}
 	ctx = withoutStore(ctx) // the check is of the engines: a stored answer would hide a broken one
 	for i, c := range checks {
 		resp := o.Handle(ctx, c.NewRequest(fmt.Sprintf("self-check-%d-%s", i, c.Name), nil))
-		for name, msg := range checkFailures(c, resp, o.order) {
+		for name, msg := range checkFailures(c, resp, o.Serving()) {
 			reasons[name] = append(reasons[name], c.Name+": "+msg)
 		}
 	}
 	rep := SelfCheckReport{Failed: map[string]string{}}
-	for _, name := range append([]string(nil), o.order...) {
+	for _, name := range o.Serving() {
 		if r := reasons[name]; len(r) > 0 {
 			rep.Failed[name] = "failed self-check: " + strings.Join(r, "; ")
 			o.retire(name, rep.Failed[name])
@@ -126,8 +125,10 @@ func checkFailures(c SelfCheck, resp any, names []string) map[string]string {
 // closed (Close is safe to call again at the oracle's own Close), named in ping's
 // "failed" with the reason.
 func (o *Oracle) retire(name, reason string) {
+	o.stateMu.Lock()
 	p, ok := o.engines[name]
 	if !ok {
+		o.stateMu.Unlock()
 		return
 	}
 	delete(o.engines, name)
@@ -138,8 +139,13 @@ func (o *Oracle) retire(name, reason string) {
 		}
 	}
 	o.failed[name] = reason
-	// Wait for every page to come back from the reset after its last check, so no
-	// close races a reset; a page still out after that is closed anyway.
+	o.stateMu.Unlock()
+	o.closePool(name, p)
+}
+
+// closePool closes p's browsers once every page is back from the reset after its
+// last case, so no close races a reset; a page still out after that is closed anyway.
+func (o *Oracle) closePool(name string, p *pool) {
 	wait := time.After(2 * resetTimeout)
 	for range p.pages {
 		select {
@@ -155,7 +161,11 @@ func (o *Oracle) retire(name, reason string) {
 }
 
 // Serving lists the engines serving requests, in AllEngines order.
-func (o *Oracle) Serving() []string { return append([]string(nil), o.order...) }
+func (o *Oracle) Serving() []string {
+	o.stateMu.RLock()
+	defer o.stateMu.RUnlock()
+	return append([]string(nil), o.order...)
+}
 
 func sortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))

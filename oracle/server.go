@@ -19,6 +19,9 @@ import (
 // Oracle is the long-lived process state: the launched engines, kept open until
 // Close, and the settings every request shares.
 type Oracle struct {
+	// stateMu guards engines, order, failed and starting: engines are published
+	// while Serve already runs (Start serves before the slowest engine is ready).
+	stateMu  sync.RWMutex
 	engines  map[string]*pool // launched engines by name
 	order    []string         // launched engine names, in AllEngines order
 	profile  string
@@ -26,8 +29,17 @@ type Oracle struct {
 	maxLine  int
 	inflight int // requests served at once
 	log      zerolog.Logger
-	failed   map[string]string // engines that did not come up, with the reason
-	origin   *origin           // serves trace pages
+	failed   map[string]string        // engines that did not come up, with the reason
+	starting map[string]chan struct{} // engines still launching or self-checking; closed when decided
+	pages    map[string]int           // configured pages per engine, for ping
+
+	startAt     time.Time
+	startCancel context.CancelFunc // ends launches and checks still under way, at Close
+	startWG     sync.WaitGroup     // one per engine still starting
+	started     chan struct{}      // closed when every engine serves or failed
+	firstReady  chan struct{}      // closed when one engine serves or every one failed
+	firstClosed bool               // under stateMu
+	origin      *origin            // serves trace pages
 
 	traceLimits  trace.Limits // --trace-max-records, --trace-max-bytes
 	dumpMaxNodes int          // --dump-max-nodes
@@ -41,6 +53,7 @@ type Oracle struct {
 	resets sync.WaitGroup // resets between cases still running; Close waits for them
 
 	closeMu sync.Mutex
+	closed  bool           // Close ran: a page launched after it is closed at once
 	closers []func() error // run by Close, last first (engines, then their drivers)
 }
 
@@ -235,9 +248,20 @@ func (o *Oracle) Handle(ctx context.Context, req *Request) any {
 }
 
 func (o *Oracle) ping(id json.RawMessage) PingResponse {
+	o.stateMu.RLock()
+	defer o.stateMu.RUnlock()
 	p := PingResponse{ID: id, OK: true, Engines: append([]string{}, o.order...),
 		Versions: map[string]string{}, Routes: map[string]string{}, States: map[string]PoolHealth{}, Profile: o.profile,
 		Environment: Environment()}
+	for name := range o.starting {
+		p.States[name] = PoolHealth{State: StateStarting}
+	}
+	if len(o.pages) > 0 {
+		p.Pages = map[string]int{}
+		for name, n := range o.pages {
+			p.Pages[name] = n
+		}
+	}
 	for _, name := range o.order {
 		e := o.engines[name]
 		p.Versions[name] = e.version()
@@ -251,7 +275,10 @@ func (o *Oracle) ping(id json.RawMessage) PingResponse {
 		}
 	}
 	if len(o.failed) > 0 {
-		p.Failed = o.failed
+		p.Failed = map[string]string{} // a copy: engines still starting may fail while it is encoded
+		for name, why := range o.failed {
+			p.Failed[name] = why
+		}
 	}
 	if o.store != nil {
 		st := o.store.Stats()
@@ -262,6 +289,15 @@ func (o *Oracle) ping(id json.RawMessage) PingResponse {
 
 // Close ends every engine and driver the oracle started.
 func (o *Oracle) Close() error {
+	// Engines still starting stop early and close what they launched (addCloser);
+	// wait for them, so that no browser launched during startup outlives the oracle.
+	o.closeMu.Lock()
+	o.closed = true
+	o.closeMu.Unlock()
+	if o.startCancel != nil {
+		o.startCancel()
+	}
+	waitAtMost(&o.startWG, startCloseWait)
 	o.closeMu.Lock()
 	defer o.closeMu.Unlock()
 	waitAtMost(&o.resets, resetTimeout+time.Second) // a page mid-reset closes cleanly
@@ -274,6 +310,10 @@ func (o *Oracle) Close() error {
 	o.closers = nil
 	return errors.Join(errs...)
 }
+
+// startCloseWait bounds how long Close waits for launches under way: a browser
+// launch does not take a context, and Firefox's takes up to about 20 s here.
+const startCloseWait = 45 * time.Second
 
 func waitAtMost(wg *sync.WaitGroup, d time.Duration) {
 	done := make(chan struct{})

@@ -33,6 +33,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 type config struct {
 	cases, sample, soak, soakEvery int
 	storeBench                     int
+	startupRuns                    int
 	seed                           uint64
 	oracleBin, logDir              string
 	engines, ways                  []string
@@ -57,6 +58,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.logDir, "log-dir", "", "where the oracles' stderr logs go (default: a temp dir, kept)")
 	fs.IntVar(&c.storeBench, "store-bench", 0, "store mode: answer this many cases cold into a fresh --store, then warm from it in a new oracle; fails unless warm is 50x faster")
 	fs.IntVar(&c.soak, "soak", 0, "soak mode: pipe this many cases through one oracle (defaults) and sample RSS")
+	fs.IntVar(&c.startupRuns, "startup", 0, "startup mode: start the oracle this many times (its defaults plus --oracle-args) and report the median time to the first ping answer and to every engine serving")
+	oracleArgs := fs.String("oracle-args", "", "startup mode: extra oracle flags, space-separated")
 	fs.IntVar(&c.soakEvery, "soak-every", 1000, "soak: sample RSS every this many cases")
 	fs.Float64Var(&c.soakRef, "soak-ref", 0.2, "soak: the reference sample is the first at or after this fraction of the run")
 	fs.Float64Var(&c.soakMaxGrowth, "soak-max-growth", 0.5, "soak: fail when the last sample exceeds the reference by more than this fraction (total, and the oracle process alone)")
@@ -107,6 +110,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		c.oracleBin = bin
 	}
 	fmt.Fprintf(stderr, "bench: logs in %s\n", c.logDir)
+	if c.startupRuns > 0 {
+		return runStartup(c, strings.Fields(*oracleArgs), stdout, stderr)
+	}
 	if c.soak > 0 {
 		return runSoak(c, stdout, stderr)
 	}
@@ -261,7 +267,7 @@ func oracleWay(c config, cases []benchCase, key, name string, extra []string, wi
 		return nil, err
 	}
 	defer p.kill()
-	progress("(%s) oracle up in %.1fs", key, startup.Seconds())
+	progress("(%s) oracle answered ping in %.1fs, every engine serving in %.1fs", key, startup.FirstPing.Seconds(), startup.AllReady.Seconds())
 	if _, err := p.pass(cases[:min(10, len(cases))], "warm-", nil, 0); err != nil {
 		return nil, err
 	}
@@ -273,8 +279,10 @@ func oracleWay(c config, cases []benchCase, key, name string, extra []string, wi
 		CasesPerS: float64(len(cases)) / all.Wall.Seconds(),
 		Latency:   map[string]latency{latencyAll: summarize(all.Latencies)}, Errors: all.Errors,
 		Note: fmt.Sprintf("wall and cases/s: all %d cases to all engines, piped at once (all-engine latency includes pipe queueing); "+
-			"per-engine latency: a pass per engine (\"engines\":[e]) with %d request(s) outstanding. Oracle startup %.1fs (not in wall).",
-			len(cases), window, startup.Seconds())}
+			"per-engine latency: a pass per engine (\"engines\":[e]) with %d request(s) outstanding. "+
+			"Oracle startup (not in wall): first ping answered %.1fs, every engine serving %.1fs.",
+			len(cases), window, startup.FirstPing.Seconds(), startup.AllReady.Seconds()),
+		Startup: &startup}
 	firstErr := all.FirstErr
 	for _, e := range c.engines {
 		progress("(%s) %s pass", key, e)

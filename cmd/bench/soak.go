@@ -38,7 +38,7 @@ func runSoak(c config, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer p.kill()
-	fmt.Fprintf(stderr, "bench: soak: oracle up in %.1fs, %d cases\n", startup.Seconds(), c.soak)
+	fmt.Fprintf(stderr, "bench: soak: oracle up in %.1fs (every engine serving), %d cases\n", startup.AllReady.Seconds(), c.soak)
 	s := sampleRSS(p.pid())
 	rep.Samples = append(rep.Samples, s)
 	start := time.Now()

@@ -66,6 +66,8 @@ type wayResult struct {
 	OverheadVsBare map[string]float64 `json:"overhead_vs_bare,omitempty"`
 	Errors         int                `json:"errors"` // engine answers that were errors
 	Note           string             `json:"note,omitempty"`
+	// Startup is the oracle's startup, for ways a and c (not in the wall time).
+	Startup *startupTimes `json:"startup,omitempty"`
 }
 
 // fillRatios sets every row's ratio against the baseline row and overhead against the

@@ -50,7 +50,7 @@ func runStoreBench(c config, stdout, stderr io.Writer) int {
 			return passResult{}, nil, err
 		}
 		defer p.kill()
-		fmt.Fprintf(stderr, "bench: store %s: oracle up in %.1fs, %d cases\n", name, startup.Seconds(), len(cases))
+		fmt.Fprintf(stderr, "bench: store %s: oracle up in %.1fs, %d cases\n", name, startup.AllReady.Seconds(), len(cases))
 		var all passResult
 		var samples []rssSample
 		chunk := (len(cases) + 3) / 4

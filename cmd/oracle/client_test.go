@@ -69,12 +69,61 @@ type client struct {
 	wait   map[string]chan map[string]any // by id
 	lines  chan string                    // every stdout line, raw, for purity checks
 	done   chan error
+	exited chan struct{} // closed when the process has exited (done still holds its error)
 	nextID int
 }
 
-// startOracle runs the oracle binary with args; it fails the test if the process
-// prints anything on stdout that is not a JSON object.
+// startOracle runs the oracle binary with args and waits until every engine serves
+// or has failed (ping shows none "starting"), as a client that needs every engine
+// would; it fails the test if the process prints anything on stdout that is not a
+// JSON object.
 func startOracle(t testing.TB, args ...string) *client {
+	t.Helper()
+	c := startOracleNow(t, args...)
+	c.waitStarted(t)
+	return c
+}
+
+// waitStarted pings until no engine is "starting", or the process exits.
+func (c *client) waitStarted(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for n := 0; time.Now().Before(deadline); n++ {
+		id := "wait-started-" + strconv.Itoa(n)
+		ch := make(chan map[string]any, 1)
+		c.mu.Lock()
+		c.wait[idKey(id)] = ch
+		c.mu.Unlock()
+		if _, err := io.WriteString(c.stdin, `{"op":"ping","id":"`+id+`"}`+"\n"); err != nil {
+			return // exited before reading stdin: the test sees why
+		}
+		select {
+		case m := <-ch:
+			if !anyStarting(m) {
+				return
+			}
+		case <-c.exited:
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("an engine was still starting after 3 minutes; stderr:\n%s", c.stderr.String())
+}
+
+// anyStarting says whether a ping answer has an engine in state "starting".
+func anyStarting(ping map[string]any) bool {
+	states, _ := ping["states"].(map[string]any)
+	for _, st := range states {
+		if m, _ := st.(map[string]any); m["state"] == "starting" {
+			return true
+		}
+	}
+	return false
+}
+
+// startOracleNow runs the oracle binary with args and returns at once, without
+// waiting for any engine.
+func startOracleNow(t testing.TB, args ...string) *client {
 	t.Helper()
 	testutil.NeedsBrowsers(t)
 	cmd := exec.Command(oracleBin, args...)
@@ -89,7 +138,7 @@ func startOracle(t testing.TB, args ...string) *client {
 	}
 	stderr := &lockedWriter{w: &strings.Builder{}}
 	c := &client{cmd: cmd, stdin: stdin, stderr: stderr, wait: map[string]chan map[string]any{},
-		lines: make(chan string, 10000), done: make(chan error, 1)}
+		lines: make(chan string, 10000), done: make(chan error, 1), exited: make(chan struct{})}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -121,7 +170,9 @@ func startOracle(t testing.TB, args ...string) *client {
 				ch <- m
 			}
 		}
-		c.done <- cmd.Wait()
+		err := cmd.Wait()
+		close(c.exited)
+		c.done <- err
 	}()
 	return c
 }

@@ -232,7 +232,7 @@ func TestNetworkAllowlistGeometryCannotReachOtherPorts(t *testing.T) {
 }
 
 // sendAsync writes req (with its id) and returns where its answer arrives.
-func (c *client) sendAsync(t *testing.T, id string, req map[string]any) <-chan map[string]any {
+func (c *client) sendAsync(t testing.TB, id string, req map[string]any) <-chan map[string]any {
 	t.Helper()
 	req["id"] = id
 	b, err := json.Marshal(req)

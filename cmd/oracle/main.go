@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -42,8 +43,8 @@ func run() int {
 	profile := fs.String("profile", profiles.Default.Name, "launch profile: "+strings.Join(profiles.Names(), ", "))
 	deadline := fs.Duration("deadline", oracle.DefaultDeadline, "per-engine deadline for one request")
 	maxLine := fs.Int("max-line", oracle.DefaultMaxLine, "longest request line accepted, in bytes")
-	pages := fs.Int("pages", oracle.DefaultPages, "pages (browser instances) per engine; each serves one case at a time")
-	inflight := fs.Int("inflight", 0, "requests served at once (0: as many as --pages)")
+	pages := fs.String("pages", strconv.Itoa(oracle.DefaultPages), "pages (browser instances) per engine, each serving one case at a time: a number, or engine=count,... (firefox=3,chromium=1; engines not named get "+strconv.Itoa(oracle.DefaultPages)+")")
+	inflight := fs.Int("inflight", 0, "requests served at once (0: the largest page count of the engines)")
 	traceMaxRecords := fs.Int("trace-max-records", trace.DefaultLimits.Records, "records one trace may hold; past it that engine's answer is an error")
 	traceMaxBytes := fs.Int("trace-max-bytes", trace.DefaultLimits.Bytes, "bytes of records (UTF-8 JSON) one trace may hold; past it that engine's answer is an error")
 	artifacts := fs.String("artifacts", "", "write screenshots (\"screenshot\": true) as PNG files into `DIR` and name them in the dump, instead of base64")
@@ -107,6 +108,11 @@ func run() int {
 		log.Error().Err(err).Msg("bad --profile")
 		return 2
 	}
+	defPages, enginePages, err := oracle.ParsePages(*pages, oracle.DefaultPages)
+	if err != nil {
+		log.Error().Err(err).Msg("bad --pages")
+		return 2
+	}
 	ctx := context.Background()
 	maxBytes, err := parseSize(*storeMax)
 	if err != nil {
@@ -115,15 +121,22 @@ func run() int {
 	}
 	st := openStore(*storePath, maxBytes, log)
 
+	var checks []oracle.SelfCheck
+	if *selfCheck {
+		checks = probes.SelfChecks()
+	}
 	start := time.Now()
-	o, err := oracle.Launch(ctx, oracle.Config{
-		Engines:  oracle.SplitList(*engines),
-		Browsers: *browsers,
-		Profile:  prof,
-		Deadline: *deadline,
-		MaxLine:  *maxLine,
-		Pages:    *pages,
-		Inflight: *inflight,
+	// Start returns once the first engine has passed its self-check; the others keep
+	// starting while requests are served (a request naming one waits for it).
+	o, err := oracle.Start(ctx, oracle.Config{
+		Engines:     oracle.SplitList(*engines),
+		Browsers:    *browsers,
+		Profile:     prof,
+		Deadline:    *deadline,
+		MaxLine:     *maxLine,
+		Pages:       defPages,
+		EnginePages: enginePages,
+		Inflight:    *inflight,
 
 		ChromiumPath:     *chromiumPath,
 		FirefoxPath:      *firefoxPath,
@@ -135,8 +148,11 @@ func run() int {
 		RequireSandbox:   *requireSandbox,
 		Store:            st,
 		DumpMaxNodes:     *dumpMaxNodes,
-	}, log)
+	}, checks, log)
 	if err != nil {
+		if *selfCheck && strings.Contains(err.Error(), "no engine launched") {
+			log.Error().Msg("no engine passed the self-check")
+		}
 		log.Error().Err(err).Msg("launch")
 		closeStore(st)
 		if *requireSandbox {
@@ -145,15 +161,7 @@ func run() int {
 		}
 		return 1
 	}
-	if *selfCheck {
-		if rep := o.SelfCheck(ctx, probes.SelfChecks()); len(rep.Passed) == 0 {
-			log.Error().Msg("no engine passed the self-check")
-			o.Close()
-			closeStore(st)
-			return 1
-		}
-	}
-	log.Info().Dur("startup", time.Since(start)).Msg("serving on stdio")
+	log.Info().Strs("engines", o.Serving()).Dur("startup", time.Since(start)).Msg("serving on stdio")
 
 	// A signal ends the process too, but never leaves a browser behind.
 	sigs := make(chan os.Signal, 1)

@@ -1,0 +1,170 @@
+package main
+
+// Startup (#10): per-engine page counts, parallel startup, and serving before the
+// slowest engine is ready. All against the real engines through the built binary.
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// sendNext writes req (with a fresh id) and returns where its answer arrives, so a
+// test can have several requests outstanding at once.
+func (c *client) sendNext(t testing.TB, req map[string]any) <-chan map[string]any {
+	t.Helper()
+	c.mu.Lock()
+	c.nextID++
+	id := "async-" + strconv.Itoa(c.nextID)
+	c.mu.Unlock()
+	return c.sendAsync(t, id, req)
+}
+
+func (c *client) await(t testing.TB, ch <-chan map[string]any, within time.Duration) map[string]any {
+	t.Helper()
+	select {
+	case m := <-ch:
+		return m
+	case <-c.exited:
+		t.Fatalf("oracle exited before answering; stderr:\n%s", c.stderr.String())
+	case <-time.After(within):
+		t.Fatalf("no answer in %s", within)
+	}
+	return nil
+}
+
+// browserMains counts each engine's browser instances below the oracle: Chromium's
+// and Firefox's main processes (not their children) and WebKit's MiniBrowser.
+func browserMains(oracle int) map[string]int {
+	n := map[string]int{}
+	for _, pid := range descendants(oracle) {
+		args := cmdline(pid)
+		if len(args) == 0 {
+			continue
+		}
+		exe, rest := filepath.Base(args[0]), " "+strings.Join(args[1:], " ")+" "
+		switch {
+		case exe == "chromium" && !strings.Contains(rest, " --type="):
+			n["chromium"]++
+		case exe == "firefox-esr" && !strings.Contains(rest, " -contentproc "):
+			n["firefox"]++
+		case exe == "MiniBrowser":
+			n["webkit"]++
+		}
+	}
+	return n
+}
+
+// Fails on the code before #10: --pages took only a number (exit 2).
+func TestPerEnginePagesShowInPingAndInBrowserProcesses(t *testing.T) {
+	c := startOracle(t, "--pages=firefox=2,chromium=1", "--self-check=false", "--log-level=warn")
+	defer c.close()
+	ping := c.send(t, map[string]any{"op": "ping"})
+	// webkit is not named: it gets the default, 2.
+	assert.Equal(t, map[string]any{"chromium": 1.0, "firefox": 2.0, "webkit": 2.0}, ping["pages"])
+	states := ping["states"].(map[string]any)
+	for e, want := range map[string]float64{"chromium": 1, "firefox": 2, "webkit": 2} {
+		assert.Equal(t, want, states[e].(map[string]any)["pages"], "%s pages up", e)
+	}
+	assert.Equal(t, map[string]int{"chromium": 1, "firefox": 2, "webkit": 2}, browserMains(c.cmd.Process.Pid))
+
+	// Two cases at once (--inflight follows the largest count, 2): both answered by all.
+	a := c.sendNext(t, map[string]any{"html": "<!doctype html><div style='width:7px;height:3px'></div>"})
+	b := c.sendNext(t, map[string]any{"html": "<!doctype html><p>x</p>"})
+	for _, ch := range []<-chan map[string]any{a, b} {
+		resp := c.await(t, ch, 2*time.Minute)
+		assert.Nil(t, resp["errors"])
+		assert.Len(t, resp["dumps"], 3)
+	}
+}
+
+func TestBadPagesIsAUsageError(t *testing.T) {
+	for _, v := range []string{"0", "firefox=0", "netscape=2", "firefox=2,firefox=3", "firefox", "x"} {
+		c := startOracleNow(t, "--pages="+v)
+		assert.Equal(t, 2, c.exitCode(t, 30*time.Second), "--pages=%s", v)
+		assert.Contains(t, c.stderr.String(), "bad --pages", "--pages=%s", v)
+	}
+}
+
+// Fails on the code before #10: it read stdin only once every engine had passed its
+// self-check, so no ping could ever see an engine "starting".
+func TestPingIsAnsweredWhileTheSlowestEngineStarts(t *testing.T) {
+	c := startOracleNow(t, "--pages=1", "--log-level=info")
+	defer c.close()
+	// Sent at once after start, before any engine is ready.
+	all := c.sendNext(t, map[string]any{"html": "<!doctype html><div style='width:10px;height:5px'></div>"})
+	named := map[string]<-chan map[string]any{}
+	for _, e := range []string{"chromium", "firefox", "webkit"} {
+		named[e] = c.sendNext(t, map[string]any{"html": "<!doctype html><p>x</p>", "engines": []string{e}})
+	}
+	ping := c.await(t, c.sendNext(t, map[string]any{"op": "ping"}), 3*time.Minute)
+	assert.Nil(t, ping["failed"])
+	states := ping["states"].(map[string]any)
+	var starting []string
+	for e, st := range states {
+		if st.(map[string]any)["state"] == "starting" {
+			starting = append(starting, e)
+			assert.NotContains(t, ping["engines"], e, "a starting engine is not listed as serving")
+		}
+	}
+	require.NotEmpty(t, starting, "ping answered only once every engine was ready: %v", states)
+	assert.NotEmpty(t, ping["engines"], "ping is answered once an engine serves")
+
+	// The cases sent at once are answered by every engine, the starting ones included.
+	resp := c.await(t, all, 3*time.Minute)
+	assert.Nil(t, resp["errors"])
+	assert.Len(t, resp["dumps"], 3)
+	for e, ch := range named {
+		resp := c.await(t, ch, 3*time.Minute)
+		assert.Nil(t, resp["errors"], e)
+		assert.Contains(t, resp["dumps"], e)
+	}
+	// The engines that were starting passed their self-check after ping was answered.
+	log := c.stderr.String()
+	for _, e := range starting {
+		assert.Contains(t, log, `"engine":"`+e+`","checks":`, "%s's self-check ran", e)
+	}
+	assert.Contains(t, log, "startup complete")
+}
+
+// An oracle told to stop while engines are still launching closes what they launch:
+// no browser started during startup outlives it.
+func TestEOFDuringStartupLeavesNoBrowserBehind(t *testing.T) {
+	c := startOracleNow(t, "--pages=1", "--log-level=info")
+	ping := c.await(t, c.sendNext(t, map[string]any{"op": "ping"}), 3*time.Minute)
+	if !anyStarting(ping) {
+		t.Skip("every engine was ready by the first ping; nothing was starting to test")
+	}
+	seen := map[int]bool{}
+	for _, pid := range descendants(c.cmd.Process.Pid) {
+		seen[pid] = true
+	}
+	c.stdin.Close()
+	// Keep collecting: browsers may still be spawned after EOF, until their launch ends.
+	for done := false; !done; {
+		select {
+		case <-c.exited:
+			done = true
+		case <-time.After(100 * time.Millisecond):
+			for _, pid := range descendants(c.cmd.Process.Pid) {
+				seen[pid] = true
+			}
+		}
+	}
+	code := c.exitCode(t, time.Second)
+	assert.Equal(t, 0, code, c.stderr.String())
+	require.NotEmpty(t, seen)
+	deadline := time.Now().Add(5 * time.Second)
+	for pid := range seen {
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		assert.False(t, alive(pid), "process %d (%v) outlived the oracle", pid, cmdline(pid))
+	}
+	assert.NotContains(t, c.stderr.String(), `"level":"error"`)
+}
