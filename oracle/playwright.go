@@ -534,6 +534,14 @@ func (e *playwrightEngine) Visit(ctx context.Context, url, fn string, args ...an
 		return nil, err
 	}
 	return e.withPage(ctx, func(page playwright.Page, timeout float64) error {
+		if strings.HasPrefix(url, "file:") {
+			// No page may navigate to file: (the allowlist's rule, and the engines'),
+			// so location.replace cannot; the driver's own navigation can. Only the
+			// oracle's callers choose a Visit's url (tests open reports from disk),
+			// never a case; the history entry it adds costs a fresh page at the reset.
+			_, err := page.Goto(url, playwright.PageGotoOptions{Timeout: &timeout})
+			return err
+		}
 		return replaceTo(page, url, timeout)
 	}, CallExpression(fn), plain)
 }
