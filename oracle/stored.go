@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	refl "reflect"
 	"strings"
@@ -174,17 +175,27 @@ func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, do func(c
 		r, e := fanOut(ctx, o, req.Engines, do)
 		return r, e, nil, nil
 	}
+	named := len(req.Engines) > 0
 	names := uniq(req.Engines)
-	if len(names) == 0 {
-		names = o.order
+	if !named {
+		names = o.requestEngines()
 	}
+	// An engine still starting is waited for, as fanOut waits for it: its build is
+	// part of the key. One that then fails to serve is left out of a request that
+	// named no engine, and reported by fanOut to one that named it.
+	wctx, wcancel := context.WithTimeout(ctx, pageWait(o.deadline))
+	defer wcancel()
 	metas := map[string]store.Meta{}
 	var list []store.Meta
+	dropped := map[string]bool{}
 	for _, n := range names {
-		if p, ok := o.engines[n]; ok {
-			metas[n] = o.storeMeta(req, c, p)
-			list = append(list, metas[n])
+		p, err := o.enginePool(wctx, n)
+		if err != nil {
+			dropped[n] = !named && errors.Is(err, ErrNotLaunched)
+			continue
 		}
+		metas[n] = o.storeMeta(req, c, p)
+		list = append(list, metas[n])
 	}
 	found := o.store.Lookup(ctx, list)
 	hits := map[string][]byte{}
@@ -211,7 +222,7 @@ func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, do func(c
 	}
 	var live []string
 	for _, n := range names {
-		if _, ok := hits[n]; !ok {
+		if _, ok := hits[n]; !ok && !dropped[n] {
 			live = append(live, n)
 		}
 	}
@@ -230,7 +241,7 @@ func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, do func(c
 		}
 		o.store.Put(store.Record{Meta: m, ID: req.ID, Answer: b})
 	}
-	for _, n := range o.order {
+	for _, n := range names {
 		b, ok := hits[n]
 		if !ok {
 			continue

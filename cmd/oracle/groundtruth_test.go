@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -151,31 +152,28 @@ func TestIntervalsFromMarkupDoNotReachTheNextCase(t *testing.T) {
 	}
 }
 
-// A resource that never loads does not hang the case: the engine answers, before the
-// deadline, an error naming what did not settle, and serves the next case. The image
-// is on a loopback server that accepts and never answers; Chromium refuses loopback
-// subresources of an about:blank document (Local Network Access), so there the image
-// is broken at once, which is an answer too: the assertion there is only "no hang".
-func TestSettleGivesUpOnAnImageThatNeverLoads(t *testing.T) {
+// An image on a loopback server outside the oracle's origins (one that accepts and
+// never answers) neither reaches that server nor holds the case: the network
+// allowlist refuses it at once (docs/untrusted.md), so the image is broken, the page
+// settles, every engine answers within the deadline and serves the next case. (Before
+// the allowlist, Firefox and WebKitGTK waited on it until the settle's budget ran out;
+// the bounded settle is still tested by a reftest-wait never removed, in
+// webcontent_test.go.)
+func TestAnImageOutsideTheAllowlistNeitherLoadsNorHoldsTheCase(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	held := make(chan net.Conn, 100)
-	go func() { // accept and never answer
+	var accepted atomic.Int32
+	go func() { // count, and never answer
 		for {
 			cn, err := ln.Accept()
 			if err != nil {
-				close(held)
 				return
 			}
-			held <- cn
+			accepted.Add(1)
+			defer cn.Close()
 		}
 	}()
-	defer func() {
-		ln.Close()
-		for cn := range held {
-			cn.Close()
-		}
-	}()
+	defer ln.Close()
 	c := startOracle(t, "--pages=1", "--log-level=warn", "--deadline=4s")
 	defer c.close()
 	c.send(t, map[string]any{"op": "ping"}) // serving: startup is not in the timing
@@ -183,15 +181,11 @@ func TestSettleGivesUpOnAnImageThatNeverLoads(t *testing.T) {
 	resp := c.send(t, map[string]any{"html": `<p>x</p>`,
 		"script": `var i = document.createElement('img'); i.src = 'http://` + ln.Addr().String() + `/never.png'; document.body.appendChild(i);`})
 	assert.Less(t, time.Since(start), 6*time.Second, "answered within the deadline")
-	errs, _ := resp["errors"].(map[string]any)
-	for _, e := range []string{"firefox", "webkit"} {
-		msg, _ := errs[e].(string)
-		assert.Contains(t, msg, "did not settle", "%s", e)
-		assert.Contains(t, msg, "<img> not complete", "%s", e)
+	assert.Nil(t, resp["errors"], "every engine answers")
+	for _, e := range engines {
+		assert.Contains(t, resp["dumps"], e)
 	}
-	if _, ok := errs["chromium"]; !ok {
-		assert.Contains(t, resp["dumps"], "chromium", "chromium answered")
-	}
+	assert.Zero(t, accepted.Load(), "no engine reached the server outside the allowlist")
 	next := c.send(t, map[string]any{"html": `<div></div>`})
 	assert.Nil(t, next["errors"], "the next case is served")
 }

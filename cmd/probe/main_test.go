@@ -216,7 +216,9 @@ func TestProbeBadFlags(t *testing.T) {
 func deadProxyChromium(t *testing.T) string {
 	t.Helper()
 	p := filepath.Join(testutil.BrowserDir(t), "chromium-dead-proxy")
-	script := "#!/bin/sh\nexec " + oracle.SystemChromium + " --proxy-server=http://127.0.0.1:9 '--proxy-bypass-list=<-loopback>' \"$@\"\n"
+	// After the oracle's own arguments: Chromium takes the last of a repeated switch,
+	// and the oracle points every engine at its origin as a proxy (network allowlist).
+	script := "#!/bin/sh\nexec " + oracle.SystemChromium + " \"$@\" --proxy-server=http://127.0.0.1:9 '--proxy-bypass-list=<-loopback>'\n"
 	require.NoError(t, os.WriteFile(p, []byte(script), 0o755))
 	return p
 }
