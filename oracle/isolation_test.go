@@ -114,3 +114,50 @@ func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// originProbeLine is a reflect case that reports what its about:blank document is:
+// its origin, whether it is a secure context, the cookies and storage it can reach.
+func originProbeLine() string {
+	js := `const t = (f) => { try { return String(f()); } catch (e) { return e.name; } };
+  document.getElementById('r').setAttribute('title', [t(() => self.origin), t(() => isSecureContext),
+    t(() => document.cookie), t(() => localStorage.length), t(() => document.domain)].join('|'));`
+	return `{"id":"probe","op":"reflect","html":"<p id=r></p>","script":` + jsonString(js) + `,"probes":[{"selector":"#r","attr":"title"}]}`
+}
+
+// Fails on the old main: the reset after a trace went back to about:blank by the
+// trace page's own location.replace, so Chromium's and Firefox's next about:blank
+// inherited the trace case's origin (self.origin http://c….localhost, a secure
+// context, and in Firefox that case's cookie), while the same case after a geometry
+// case ran in an opaque origin: a case's answer depended on the case before it.
+func TestACaseAfterATraceRunsInAFreshOpaqueDocument(t *testing.T) {
+	o := launchAll(t, Config{})
+	observe := func() map[string]string {
+		t.Helper()
+		resp := handle(t, o, originProbeLine())
+		require.Nil(t, resp["errors"])
+		out := map[string]string{}
+		for name, st := range resp["states"].(map[string]any) {
+			obs := st.(map[string]any)["observations"].([]any)[0].(map[string]any)
+			out[name] = obs["attr_value"].(string)
+		}
+		waitResets(o)
+		return out
+	}
+	first := observe()
+	t.Logf("a case after a geometry case: %v", first)
+	resp := handle(t, o, `{"id":"t","op":"trace","html":"<p>t</p>","script":`+jsonString(
+		`document.cookie = 'leak=1'; localStorage.setItem('leak', '1'); trace.value('origin', self.origin); trace.done();`)+`}`)
+	require.Nil(t, resp["errors"])
+	for name, tr := range resp["traces"].(map[string]any) {
+		recs := tr.(map[string]any)["records"].([]any)
+		require.Len(t, recs, 1, name)
+		assert.Contains(t, recs[0].(map[string]any)["value"], ".localhost:", "%s: the trace ran on its own origin", name)
+	}
+	waitResets(o)
+	after := observe()
+	for _, name := range o.order {
+		assert.Equal(t, first[name], after[name], "%s: the same case after a trace", name)
+		assert.NotContains(t, after[name], "leak", name)
+		assert.NotContains(t, after[name], "localhost", name)
+	}
+}

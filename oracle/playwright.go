@@ -397,12 +397,18 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 	}
 	ctx = context.WithValue(ctx, opKey{}, "reset to about:blank")
 	raw, err := e.withPage(ctx, func(page playwright.Page, timeout float64) error {
-		if page.URL() == "about:blank" || replaceTo(page, "about:blank", timeout) != nil {
-			// about:blank to about:blank adds no history entry in any engine; a
-			// failed replace falls back to Goto, whose entry the check below catches.
-			if _, err := page.Goto("about:blank", playwright.PageGotoOptions{Timeout: &timeout}); err != nil {
-				return err
-			}
+		if page.URL() != "about:blank" {
+			// Back by the page's own location.replace, which adds no history entry
+			// (Goto from elsewhere would); a failed replace falls back to the Goto
+			// below, whose entry the check after it catches.
+			_ = replaceTo(page, "about:blank", timeout)
+		}
+		// Always the driver's own navigation last: an about:blank the page navigated
+		// to inherits the page's origin (a trace case's http://c….localhost, its
+		// cookies and storage), and the next case must run in an opaque one, as the
+		// first case did. about:blank to about:blank adds no history entry.
+		if _, err := page.Goto("about:blank", playwright.PageGotoOptions{Timeout: &timeout}); err != nil {
+			return err
 		}
 		return closeOtherPages(page)
 	}, freshCheckJS, nil)
