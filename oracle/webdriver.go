@@ -444,6 +444,7 @@ func (e *webDriverEngine) navigateBlank(ctx context.Context) error {
 const (
 	oracleCallProp    = "__layoutOracleCall"
 	oracleNativesProp = "__layoutOracleNatives"
+	staleMarkProp     = "__layoutOracleLeaving" // on a document replaceTo is leaving
 )
 
 // dialogPrelude replaces alert, confirm and prompt, for the duration of the call, with
@@ -896,14 +897,13 @@ func (e *webDriverEngine) Sandbox() SandboxState {
 	return inspectSandbox(WebKit, []int{p.cmd.Process.Pid})
 }
 
-// resetToBlank goes back to about:blank without adding a history entry: from
-// about:blank by navigation (same URL: no new entry), from anywhere else by
-// location.replace.
+// resetToBlank goes back to a new about:blank document without adding a history
+// entry, by location.replace from wherever the case left the page. Not by WebDriver's
+// navigation: from an about:blank that a location.replace made (after a trace or url
+// case), WebKit adds an entry for the same URL, which cost a restart of driver and
+// browser at the next reset. WebKit gives the replaced about:blank an opaque origin
+// (TestACaseAfterATraceRunsInAFreshOpaqueDocument).
 func (e *webDriverEngine) resetToBlank(ctx context.Context) error {
-	raw, err := e.session(ctx, http.MethodGet, "/url", nil)
-	if err == nil && string(raw) == `"about:blank"` {
-		return e.navigateBlank(ctx)
-	}
 	if err := e.replaceTo(ctx, "about:blank"); err != nil {
 		return e.navigateBlank(ctx) // adds an entry, which Reset's check catches
 	}
@@ -913,8 +913,12 @@ func (e *webDriverEngine) resetToBlank(ctx context.Context) error {
 // replaceTo navigates to url replacing the current session-history entry
 // (location.replace), and waits until the document at url has loaded: WebDriver's
 // navigation adds an entry, and history.length would grow with every trace case.
+//
+// The document being left is marked first (staleMarkProp), so that a replace to
+// the URL the page is already at waits for the new document, not the old one.
 func (e *webDriverEngine) replaceTo(ctx context.Context, url string) error {
-	if _, err := e.execute(ctx, map[string]any{"script": "window.location.replace(arguments[0]);", "args": []any{url}}); err != nil {
+	mark := "Object.defineProperty(window, '" + staleMarkProp + "', {value: true, configurable: true});"
+	if _, err := e.execute(ctx, map[string]any{"script": "try { " + mark + " } catch (e) {} window.location.replace(arguments[0]);", "args": []any{url}}); err != nil {
 		var wdErr *webDriverError
 		if errors.As(err, &wdErr) && wdErr.sessionLost() || ctx.Err() != nil {
 			return err
@@ -923,9 +927,9 @@ func (e *webDriverEngine) replaceTo(ctx context.Context, url string) error {
 	}
 	for {
 		raw, err := e.session(ctx, http.MethodPost, "/execute/sync",
-			map[string]any{"script": "return [location.href, document.readyState];", "args": []any{}})
-		var v [2]string
-		if err == nil && json.Unmarshal(raw, &v) == nil && v[0] == url && v[1] == "complete" {
+			map[string]any{"script": "return [location.href, document.readyState, String(Object.getOwnPropertyDescriptor(window, '" + staleMarkProp + "') !== undefined)];", "args": []any{}})
+		var v [3]string
+		if err == nil && json.Unmarshal(raw, &v) == nil && v[0] == url && v[1] == "complete" && v[2] == "false" {
 			return nil
 		}
 		var wdErr *webDriverError
