@@ -476,11 +476,19 @@ func TestWebDriverClose(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
+	// SIGKILL is sent to the whole group before Close returns, but a process that is
+	// the init of a PID namespace (WebKitGTK's bwrap) only finishes exiting once the
+	// kernel has torn its namespace down: poll for that, briefly.
+	deadline := time.Now().Add(5 * time.Second)
 	for pid, comm := range procs {
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
 		if alive(pid) {
-			t.Errorf("%s (pid %d) outlived Close", comm, pid)
+			t.Errorf("%s (pid %d) outlived Close by 5s", comm, pid)
 		}
 	}
+	t.Logf("the group's processes were gone %v after Close began", time.Since(start))
 	if alive(xvfbPid) {
 		t.Errorf("Xvfb (pid %d) outlived Close", xvfbPid)
 	}
