@@ -160,4 +160,18 @@ func TestACaseAfterATraceRunsInAFreshOpaqueDocument(t *testing.T) {
 		assert.NotContains(t, after[name], "leak", name)
 		assert.NotContains(t, after[name], "localhost", name)
 	}
+	// A trace after a trace: Firefox's navigation from the inherited about:blank sent
+	// the previous case's origin as the referrer (document.referrer
+	// http://c….localhost:<port>/ on the old main).
+	for i := 0; i < 2; i++ {
+		resp = handle(t, o, `{"id":"t2","op":"trace","html":"<p>t</p>","script":"trace.value('referrer', document.referrer); trace.value('history', history.length); trace.done();"}`)
+		require.Nil(t, resp["errors"])
+		for name, tr := range resp["traces"].(map[string]any) {
+			recs := tr.(map[string]any)["records"].([]any)
+			require.Len(t, recs, 2, name)
+			assert.Equal(t, "", recs[0].(map[string]any)["value"], "%s: document.referrer of a trace after a trace", name)
+			assert.Equal(t, float64(1), recs[1].(map[string]any)["value"], "%s: history.length", name)
+		}
+		waitResets(o)
+	}
 }
