@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/profiles"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/layout-oracle/oracle/trace"
@@ -66,7 +68,7 @@ type Config struct {
 
 // executablePath is the binary override for engine, or "".
 func (c Config) executablePath(engine string) string {
-	return map[string]string{Chromium: c.ChromiumPath, Firefox: c.FirefoxPath, WebKit: c.WebKitDriverPath}[engine]
+	return map[string]string{browser.Chromium: c.ChromiumPath, browser.Firefox: c.FirefoxPath, browser.WebKit: c.WebKitDriverPath}[engine]
 }
 
 // DefaultPages suits the 2-core machines this runs on: two cases per engine in
@@ -94,7 +96,7 @@ func ParsePages(s string, def int) (int, map[string]int, error) {
 		case !ok:
 			return 0, nil, fmt.Errorf("--pages %q: want a number or engine=count,... (e.g. firefox=3,chromium=1)", s)
 		case !isKnownEngine(name):
-			return 0, nil, fmt.Errorf("--pages %q: unknown engine %q (known: %s)", s, name, strings.Join(AllEngines, ", "))
+			return 0, nil, fmt.Errorf("--pages %q: unknown engine %q (known: %s)", s, name, strings.Join(browser.AllEngines, ", "))
 		case err != nil || n <= 0:
 			return 0, nil, fmt.Errorf("--pages %q: %s's page count must be a number of at least 1", s, name)
 		}
@@ -192,17 +194,17 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 	}
 	names := cfg.Engines
 	if len(names) == 0 {
-		names = AllEngines
+		names = browser.AllEngines
 	}
 	names = uniq(names)
 	for _, n := range names {
 		if !isKnownEngine(n) {
-			return nil, fmt.Errorf("unknown engine %q (known: %s)", n, strings.Join(AllEngines, ", "))
+			return nil, fmt.Errorf("unknown engine %q (known: %s)", n, strings.Join(browser.AllEngines, ", "))
 		}
 	}
 	for n := range cfg.EnginePages {
 		if !isKnownEngine(n) {
-			return nil, fmt.Errorf("unknown engine %q in pages (known: %s)", n, strings.Join(AllEngines, ", "))
+			return nil, fmt.Errorf("unknown engine %q in pages (known: %s)", n, strings.Join(browser.AllEngines, ", "))
 		}
 	}
 	if cfg.Pages <= 0 {
@@ -290,14 +292,14 @@ func (o *Oracle) startEngine(ctx context.Context, name string, cfg Config, check
 	log := o.log
 	t0 := time.Now()
 	want := cfg.pagesFor(name)
-	if name == WebKit && cfg.Browsers == RouteAuto && cfg.executablePath(name) == "" && want > 1 {
+	if name == browser.WebKit && cfg.Browsers == RouteAuto && cfg.executablePath(name) == "" && want > 1 {
 		// Whether a bundled WebKit is installed takes a Playwright driver (a node
 		// process) to ask: ask once for the engine, not once per page.
 		cfg.Browsers = webkitRoute(log)
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	var pages []Engine
+	var pages []browser.Engine
 	var firstErr error
 	for i := 0; i < want; i++ {
 		wg.Add(1)
@@ -382,7 +384,7 @@ func (o *Oracle) decide(name string, p *pool, reason string) {
 	if p != nil {
 		o.engines[name] = p
 		o.order = o.order[:0:0]
-		for _, n := range AllEngines {
+		for _, n := range browser.AllEngines {
 			if o.engines[n] != nil {
 				o.order = append(o.order, n)
 			}
@@ -492,7 +494,7 @@ func (o *Oracle) enginePool(ctx context.Context, name string) (*pool, error) {
 		return p, nil
 	}
 	if wait == nil {
-		return nil, ErrNotLaunched
+		return nil, browser.ErrNotLaunched
 	}
 	select {
 	case <-wait:
@@ -503,7 +505,7 @@ func (o *Oracle) enginePool(ctx context.Context, name string) (*pool, error) {
 	p, ok = o.engines[name]
 	o.stateMu.RUnlock()
 	if !ok {
-		return nil, ErrNotLaunched
+		return nil, browser.ErrNotLaunched
 	}
 	return p, nil
 }
@@ -514,7 +516,7 @@ func (o *Oracle) requestEngines() []string {
 	o.stateMu.RLock()
 	defer o.stateMu.RUnlock()
 	var out []string
-	for _, n := range AllEngines {
+	for _, n := range browser.AllEngines {
 		if o.engines[n] != nil || o.starting[n] != nil {
 			out = append(out, n)
 		}
@@ -540,7 +542,7 @@ func (o *Oracle) checkSandboxes(require bool) error {
 	if !require {
 		return nil
 	}
-	states := map[string]SandboxState{}
+	states := map[string]browser.SandboxState{}
 	for _, name := range o.Serving() {
 		o.stateMu.RLock()
 		p := o.engines[name]
@@ -549,11 +551,11 @@ func (o *Oracle) checkSandboxes(require bool) error {
 			states[name] = st
 		}
 	}
-	return requireSandboxes(states)
+	return browser.RequireSandboxes(states)
 }
 
 // sameBuild refuses a pool whose pages would answer from different builds.
-func sameBuild(pages []Engine) error {
+func sameBuild(pages []browser.Engine) error {
 	for _, e := range pages[1:] {
 		if e.Version() != pages[0].Version() || e.Route() != pages[0].Route() {
 			return fmt.Errorf("%s: pages launched different builds: %s (%s) and %s (%s)",
@@ -563,24 +565,38 @@ func sameBuild(pages []Engine) error {
 	return nil
 }
 
+// settingsFor is the merged launch settings every engine of this process gets.
+func settingsFor(cfg Config) (browser.LaunchSettings, error) {
+	var s browser.LaunchSettings
+	env, err := browser.EnvironmentSettings()
+	if err != nil {
+		return s, err
+	}
+	s.Merge(env) // first: a launch profile may still override a pinned pref
+	s.Merge(browser.ProfileSettings(cfg.Profile))
+	s.Merge(browser.LaunchSettings{InitScripts: []string{trace.RecorderJS}})
+	s.Merge(networkSettings(cfg.originPort)) // last: nothing may loosen the allowlist
+	return s, nil
+}
+
 // launchEngine launches one page of engine. A Playwright page gets a Playwright
 // driver (a node process) of its own: the driver relays every byte of a case, so a
 // hostile one (50 MB of html) clogs it for tens of seconds, and a private driver
 // keeps that to the page that took the case while the others serve on.
-func launchEngine(ctx context.Context, name string, cfg Config, log zerolog.Logger) (Engine, error) {
+func launchEngine(ctx context.Context, name string, cfg Config, log zerolog.Logger) (browser.Engine, error) {
 	exe := cfg.executablePath(name)
 	s, err := settingsFor(cfg)
 	if err != nil {
 		return nil, err
 	}
-	webDriver := func() (Engine, error) {
-		return LaunchWebDriver(ctx, WebDriverOptions{DriverPath: exe, BrowserArgs: s.WebKitArgs,
-			Capabilities: s.WebDriverCaps, Env: withEnv(s.Env, s.WebKitEnv)}, log)
+	webDriver := func() (browser.Engine, error) {
+		return browser.LaunchWebDriver(ctx, browser.WebDriverOptions{DriverPath: exe, BrowserArgs: s.WebKitArgs,
+			Capabilities: s.WebDriverCaps, Env: browser.WithEnv(s.Env, s.WebKitEnv)}, log)
 	}
-	if name == WebKit && (cfg.Browsers == RouteSystem || exe != "") {
+	if name == browser.WebKit && (cfg.Browsers == RouteSystem || exe != "") {
 		return webDriver()
 	}
-	pw, err := StartPlaywright(log)
+	pw, err := browser.StartPlaywright(log)
 	if err != nil {
 		return nil, err
 	}
@@ -588,18 +604,18 @@ func launchEngine(ctx context.Context, name string, cfg Config, log zerolog.Logg
 	if cfg.Browsers == RouteAuto && exe == "" {
 		_, bundled = pw.BundledPath(name)
 	}
-	if name == WebKit && !bundled {
+	if name == browser.WebKit && !bundled {
 		if err := pw.Stop(); err != nil { // not fatal: WebKit does not need it
 			log.Warn().Err(err).Msg("stop the Playwright driver started to look for a bundled WebKit")
 		}
 		return webDriver()
 	}
-	opts := PlaywrightOptions{Engine: name, Bundled: bundled, Permissions: s.Permissions,
+	opts := browser.PlaywrightOptions{Engine: name, Bundled: bundled, Permissions: s.Permissions,
 		InitScripts: s.InitScripts, ExecutablePath: exe, Env: s.Env}
 	switch name {
-	case Chromium:
+	case browser.Chromium:
 		opts.Args = s.ChromiumArgs
-	case Firefox:
+	case browser.Firefox:
 		opts.FirefoxPrefs = s.FirefoxPrefs
 		opts.Permissions = nil // Firefox's fake media comes from prefs; it has no camera grant
 	}
@@ -607,7 +623,7 @@ func launchEngine(ctx context.Context, name string, cfg Config, log zerolog.Logg
 	if err != nil {
 		return nil, errors.Join(err, pw.Stop())
 	}
-	e.(*playwrightEngine).driver = pw
+	browser.GiveDriver(e, pw)
 	return e, nil
 }
 
@@ -615,11 +631,11 @@ func launchEngine(ctx context.Context, name string, cfg Config, log zerolog.Logg
 // (WebKitGTK over WebDriver); a driver that cannot start leaves the choice to each
 // page (RouteAuto), which reports why.
 func webkitRoute(log zerolog.Logger) string {
-	pw, err := StartPlaywright(log)
+	pw, err := browser.StartPlaywright(log)
 	if err != nil {
 		return RouteAuto
 	}
-	_, bundled := pw.BundledPath(WebKit)
+	_, bundled := pw.BundledPath(browser.WebKit)
 	if err := pw.Stop(); err != nil {
 		log.Warn().Err(err).Msg("stop the Playwright driver started to look for a bundled WebKit")
 	}
@@ -630,14 +646,14 @@ func webkitRoute(log zerolog.Logger) string {
 }
 
 // verifyViewport checks the page really is the spec's 800x600 before it serves a case.
-func verifyViewport(ctx context.Context, e Engine) error {
+func verifyViewport(ctx context.Context, e browser.Engine) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	raw, err := e.Load(ctx, "", "(function(){ return [innerWidth, innerHeight]; })")
 	if err != nil {
 		return fmt.Errorf("viewport check: %w", err)
 	}
-	want := fmt.Sprintf("[%g,%g]", viewportWidth, viewportHeight)
+	want := fmt.Sprintf("[%g,%g]", dump.Viewport.Width, dump.Viewport.Height)
 	if string(raw) != want {
 		return fmt.Errorf("viewport is %s, want %s", raw, want)
 	}

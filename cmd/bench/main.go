@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/rs/zerolog"
 )
 
@@ -50,7 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.cases, "cases", 500, "number of generated cases, N")
 	seed := fs.Uint64("seed", 1, "case generator seed")
 	fs.StringVar(&c.oracleBin, "oracle", "", "oracle binary (default: go build ./cmd/oracle into a temp dir)")
-	engines := fs.String("engines", strings.Join(oracle.AllEngines, ","), "engines, comma-separated")
+	engines := fs.String("engines", strings.Join(browser.AllEngines, ","), "engines, comma-separated")
 	ways := fs.String("ways", "a,b,c,d", "ways to run, comma-separated: a (oracle defaults), b (browser per case), c (oracle --pages=1 --inflight=1), d (bare round trip)")
 	fs.IntVar(&c.sample, "baseline-sample", 20, "cases the browser-per-case baseline (b) runs; its cases/s is extrapolated from them")
 	fs.BoolVar(&c.trivial, "bare-trivial", true, "also time the bare round trip with a trivial evaluate instead of the walk")

@@ -1,4 +1,4 @@
-package oracle
+package browser
 
 import (
 	"context"
@@ -241,6 +241,10 @@ func (d *PlaywrightDriver) LaunchPlaywright(opts PlaywrightOptions, log zerolog.
 	return e, nil
 }
 
+// GiveDriver makes e, launched by d.LaunchPlaywright, own d: e's Close (or a
+// relaunch that replaces the driver) stops it.
+func GiveDriver(e Engine, d *PlaywrightDriver) { e.(*playwrightEngine).driver = d }
+
 func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.Logger) (*playwrightEngine, error) {
 	bt := d.browserType(opts.Engine)
 	if bt == nil {
@@ -289,7 +293,7 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 	if env := append(append([]string{}, opts.Env...), browserUser().env()...); len(env) > 0 {
 		// Playwright's env replaces the browser's whole environment: start from ours.
 		launch.Env = map[string]string{}
-		for _, kv := range withEnv(os.Environ(), env) {
+		for _, kv := range WithEnv(os.Environ(), env) {
 			k, v, _ := strings.Cut(kv, "=")
 			launch.Env[k] = v
 		}

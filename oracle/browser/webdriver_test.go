@@ -1,4 +1,4 @@
-package oracle
+package browser
 
 import (
 	"context"
@@ -180,20 +180,8 @@ func TestWebDriverWalk(t *testing.T) {
 		t.Errorf("overflowed = true for a small case")
 	}
 
-	// Through the shared geometry path, as the server calls it.
-	g, err := Geometry(caseCtx(t), e, `<p style="height:33.3px;margin:0">x</p>`, "")
-	if err != nil {
-		t.Fatalf("Geometry: %v", err)
-	}
-	if err := g.Validate(); err != nil {
-		t.Errorf("Validate: %v", err)
-	}
-	if p := g.Nodes[len(g.Nodes)-1]; p.Tag != "P" || p.Bounding.H != 33.296875 {
-		t.Errorf("P = %+v, want height 33.296875 (1/64 px)", p)
-	}
-	if g.EngineVersion != e.Version() || g.Engine != WebKit {
-		t.Errorf("dump engine %q %q", g.Engine, g.EngineVersion)
-	}
+	// The shared geometry path, as the server calls it, is
+	// TestWebDriverGeometry in package oracle.
 }
 
 func TestWebDriverCaseScript(t *testing.T) {

@@ -1,4 +1,4 @@
-package oracle
+package browser
 
 import (
 	"bytes"
@@ -261,11 +261,11 @@ func (e *webDriverEngine) driverEnv() []string {
 		}
 		env = append(env, kv)
 	}
-	env = withEnv(env, e.opts.Env)
-	env = withEnv(env, browserUser().env())
+	env = WithEnv(env, e.opts.Env)
+	env = WithEnv(env, browserUser().env())
 	env = append(env, "DISPLAY="+display)
 	if ownX {
-		env = withEnv(env, []string{"GDK_BACKEND=x11", "XAUTHORITY=" + authority})
+		env = WithEnv(env, []string{"GDK_BACKEND=x11", "XAUTHORITY=" + authority})
 	}
 	if os.Getenv("NO_AT_BRIDGE") == "" {
 		env = append(env, "NO_AT_BRIDGE=1") // no accessibility bus to wait for
