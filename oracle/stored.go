@@ -21,17 +21,19 @@ import (
 // WalkVersion names what the oracle itself does to produce an answer beyond the
 // in-page code that Walk() hashes: the Go side of the settle point, the walks'
 // post-processing (Geometry's empty rects, reflect.ParseWalk, trace.Decode), the
-// backends' wrappers around the case program. Bump it with any change there that can
-// change an answer: stored answers keyed on the old version are then never served.
-// Changes to case.js, dump/walk.js, reflect/walk.js, the trace recorder or the style
-// subset need no bump: their text is hashed into the key.
+// backends' Go side. Bump it with any change there that can change an answer: stored
+// answers keyed on the old version are then never served. Changes to the in-page
+// programs (browser.Scripts: case.js, the backends' wrappers and WebDriver's scripts;
+// dump/walk.js, reflect/walk.js, the trace recorder) or the style subset need no bump:
+// their text is hashed into the key.
 const WalkVersion = "1"
 
 // walkKey is WalkVersion plus a hash of every in-page program an answer comes from.
 var walkKey = sync.OnceValue(func() string {
 	h := sha256.New()
-	for _, s := range []string{browser.CaseProgram(), dump.WalkJS, reflect.WalkJS, trace.RunJS,
-		trace.Recorder(strings.Repeat("0", 64), &trace.DefaultLimits), collectAndClearJS, strings.Join(dump.StyleProperties, ",")} {
+	programs := append(browser.Scripts(), dump.WalkJS, reflect.WalkJS, trace.RunJS,
+		trace.Recorder(strings.Repeat("0", 64), &trace.DefaultLimits), collectAndClearJS, strings.Join(dump.StyleProperties, ","))
+	for _, s := range programs {
 		fmt.Fprintf(h, "%d:%s", len(s), s)
 	}
 	return "walk-" + WalkVersion + "/" + hex.EncodeToString(h.Sum(nil))[:16]
