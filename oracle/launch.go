@@ -17,17 +17,10 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Browser routes, chosen by --browsers.
-const (
-	RouteSystem     = "system"     // Debian's builds: Chromium and Firefox ESR via playwright-go, WebKitGTK via WebDriver
-	RoutePlaywright = "playwright" // Playwright's bundled builds of all three (needs `playwright install`)
-	RouteAuto       = "auto"       // per engine, the bundled build where installed, else the system one
-)
-
 // Config is everything chosen once at startup.
 type Config struct {
 	Engines  []string // engines to launch; empty means all
-	Browsers string   // RouteSystem, RoutePlaywright or RouteAuto
+	Browsers string   // browser.RouteSystem, browser.RoutePlaywright or browser.RouteAuto
 	Profile  profiles.Profile
 	Deadline time.Duration // per engine per request; 0 means DefaultDeadline
 	MaxLine  int           // bytes; 0 means DefaultMaxLine
@@ -88,7 +81,7 @@ func ParsePages(s string, def int) (int, map[string]int, error) {
 		return n, nil, nil
 	}
 	per := map[string]int{}
-	for _, item := range SplitList(s) {
+	for _, item := range browser.SplitList(s) {
 		name, count, ok := strings.Cut(item, "=")
 		name = strings.TrimSpace(name)
 		n, err := strconv.Atoi(strings.TrimSpace(count))
@@ -185,10 +178,10 @@ func (o *Oracle) serveOne(requireSandbox bool) (*Oracle, error) {
 // at once.
 func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logger) (*Oracle, error) {
 	if cfg.Browsers == "" {
-		cfg.Browsers = RouteAuto
+		cfg.Browsers = browser.RouteAuto
 	}
 	switch cfg.Browsers {
-	case RouteSystem, RoutePlaywright, RouteAuto:
+	case browser.RouteSystem, browser.RoutePlaywright, browser.RouteAuto:
 	default:
 		return nil, fmt.Errorf("unknown --browsers %q (known: system, playwright, auto)", cfg.Browsers)
 	}
@@ -292,10 +285,10 @@ func (o *Oracle) startEngine(ctx context.Context, name string, cfg Config, check
 	log := o.log
 	t0 := time.Now()
 	want := cfg.pagesFor(name)
-	if name == browser.WebKit && cfg.Browsers == RouteAuto && cfg.executablePath(name) == "" && want > 1 {
+	if name == browser.WebKit && cfg.Browsers == browser.RouteAuto && cfg.executablePath(name) == "" && want > 1 {
 		// Whether a bundled WebKit is installed takes a Playwright driver (a node
 		// process) to ask: ask once for the engine, not once per page.
-		cfg.Browsers = webkitRoute(log)
+		cfg.Browsers = browser.WebKitRoute(log)
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -579,70 +572,14 @@ func settingsFor(cfg Config) (browser.LaunchSettings, error) {
 	return s, nil
 }
 
-// launchEngine launches one page of engine. A Playwright page gets a Playwright
-// driver (a node process) of its own: the driver relays every byte of a case, so a
-// hostile one (50 MB of html) clogs it for tens of seconds, and a private driver
-// keeps that to the page that took the case while the others serve on.
+// launchEngine launches one page of engine with this process's launch settings
+// (browser.Launch).
 func launchEngine(ctx context.Context, name string, cfg Config, log zerolog.Logger) (browser.Engine, error) {
-	exe := cfg.executablePath(name)
 	s, err := settingsFor(cfg)
 	if err != nil {
 		return nil, err
 	}
-	webDriver := func() (browser.Engine, error) {
-		return browser.LaunchWebDriver(ctx, browser.WebDriverOptions{DriverPath: exe, BrowserArgs: s.WebKitArgs,
-			Capabilities: s.WebDriverCaps, Env: browser.WithEnv(s.Env, s.WebKitEnv)}, log)
-	}
-	if name == browser.WebKit && (cfg.Browsers == RouteSystem || exe != "") {
-		return webDriver()
-	}
-	pw, err := browser.StartPlaywright(log)
-	if err != nil {
-		return nil, err
-	}
-	bundled := cfg.Browsers == RoutePlaywright
-	if cfg.Browsers == RouteAuto && exe == "" {
-		_, bundled = pw.BundledPath(name)
-	}
-	if name == browser.WebKit && !bundled {
-		if err := pw.Stop(); err != nil { // not fatal: WebKit does not need it
-			log.Warn().Err(err).Msg("stop the Playwright driver started to look for a bundled WebKit")
-		}
-		return webDriver()
-	}
-	opts := browser.PlaywrightOptions{Engine: name, Bundled: bundled, Permissions: s.Permissions,
-		InitScripts: s.InitScripts, ExecutablePath: exe, Env: s.Env}
-	switch name {
-	case browser.Chromium:
-		opts.Args = s.ChromiumArgs
-	case browser.Firefox:
-		opts.FirefoxPrefs = s.FirefoxPrefs
-		opts.Permissions = nil // Firefox's fake media comes from prefs; it has no camera grant
-	}
-	e, err := pw.LaunchPlaywright(opts, log)
-	if err != nil {
-		return nil, errors.Join(err, pw.Stop())
-	}
-	browser.GiveDriver(e, pw)
-	return e, nil
-}
-
-// webkitRoute is RoutePlaywright when a bundled WebKit is installed, else RouteSystem
-// (WebKitGTK over WebDriver); a driver that cannot start leaves the choice to each
-// page (RouteAuto), which reports why.
-func webkitRoute(log zerolog.Logger) string {
-	pw, err := browser.StartPlaywright(log)
-	if err != nil {
-		return RouteAuto
-	}
-	_, bundled := pw.BundledPath(browser.WebKit)
-	if err := pw.Stop(); err != nil {
-		log.Warn().Err(err).Msg("stop the Playwright driver started to look for a bundled WebKit")
-	}
-	if bundled {
-		return RoutePlaywright
-	}
-	return RouteSystem
+	return browser.Launch(ctx, name, cfg.Browsers, cfg.executablePath(name), s, log)
 }
 
 // verifyViewport checks the page really is the spec's 800x600 before it serves a case.
@@ -658,16 +595,4 @@ func verifyViewport(ctx context.Context, e browser.Engine) error {
 		return fmt.Errorf("viewport is %s, want %s", raw, want)
 	}
 	return nil
-}
-
-// SplitList parses a comma-separated flag value (--engines=chromium,webkit),
-// dropping blanks.
-func SplitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

@@ -71,8 +71,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	c.seed = *seed
-	c.engines = oracle.SplitList(*engines)
-	c.ways = oracle.SplitList(*ways)
+	c.engines = browser.SplitList(*engines)
+	c.ways = browser.SplitList(*ways)
 	if fs.NArg() > 0 || c.cases < 1 || c.sample < 1 || c.soakEvery < 1 {
 		fmt.Fprintln(stderr, "bench: bad arguments (see -h)")
 		return 2

@@ -40,7 +40,7 @@ func run() int {
 
 	fs := flag.NewFlagSet("oracle", flag.ContinueOnError)
 	engines := fs.String("engines", strings.Join(browser.AllEngines, ","), "engines to launch, comma-separated")
-	browsers := fs.String("browsers", oracle.RouteAuto, "system (Debian builds), playwright (Playwright's bundled builds) or auto (bundled where installed)")
+	browsers := fs.String("browsers", browser.RouteAuto, "system (Debian builds), playwright (Playwright's bundled builds) or auto (bundled where installed)")
 	profile := fs.String("profile", profiles.Default.Name, "launch profile: "+strings.Join(profiles.Names(), ", "))
 	deadline := fs.Duration("deadline", browser.DefaultDeadline, "per-engine deadline for one request")
 	maxLine := fs.Int("max-line", oracle.DefaultMaxLine, "longest request line accepted, in bytes")
@@ -130,7 +130,7 @@ func run() int {
 	// Start returns once the first engine has passed its self-check; the others keep
 	// starting while requests are served (a request naming one waits for it).
 	o, err := oracle.Start(ctx, oracle.Config{
-		Engines:     oracle.SplitList(*engines),
+		Engines:     browser.SplitList(*engines),
 		Browsers:    *browsers,
 		Profile:     prof,
 		Deadline:    *deadline,

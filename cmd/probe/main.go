@@ -76,7 +76,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	profile := fs.String("profile", profiles.Default.Name, "launch profile: "+strings.Join(profiles.Names(), ", "))
 	engines := fs.String("engines", strings.Join(browser.AllEngines, ","), "engines to launch and probe, comma-separated")
-	browsers := fs.String("browsers", oracle.RouteAuto, "system, playwright or auto (as the oracle's flag)")
+	browsers := fs.String("browsers", browser.RouteAuto, "system, playwright or auto (as the oracle's flag)")
 	asJSON := fs.Bool("json", false, "one JSON object per probe, then a summary line")
 	only := fs.String("only", "", "comma-separated probe names (default: all): "+strings.Join(probes.Names(), ", "))
 	logLevel := fs.String("log-level", "warn", "stderr log level: debug, info, warn, error")
@@ -100,12 +100,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "probe:", err)
 		return 2
 	}
-	selected, err := probes.Select(oracle.SplitList(*only))
+	selected, err := probes.Select(browser.SplitList(*only))
 	if err != nil {
 		fmt.Fprintln(stderr, "probe:", err)
 		return 2
 	}
-	names := oracle.SplitList(*engines)
+	names := browser.SplitList(*engines)
 	log := zerolog.New(stderr).Level(level).With().Timestamp().Str("proc", "probe").Logger()
 
 	start := time.Now()

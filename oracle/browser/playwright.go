@@ -241,10 +241,6 @@ func (d *PlaywrightDriver) LaunchPlaywright(opts PlaywrightOptions, log zerolog.
 	return e, nil
 }
 
-// GiveDriver makes e, launched by d.LaunchPlaywright, own d: e's Close (or a
-// relaunch that replaces the driver) stops it.
-func GiveDriver(e Engine, d *PlaywrightDriver) { e.(*playwrightEngine).driver = d }
-
 func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.Logger) (*playwrightEngine, error) {
 	bt := d.browserType(opts.Engine)
 	if bt == nil {

@@ -11,7 +11,7 @@ import (
 // profile's arguments and grants, the pinned environment (the same fonts, scrollbars
 // and media features in every engine), the network guard, and the init scripts. Each
 // concern contributes its own LaunchSettings from its own file; settingsFor merges
-// them, so launchEngine has one place to read them from.
+// them, so Launch has one place to read them from.
 type LaunchSettings struct {
 	ChromiumArgs  []string       // Chromium command-line flags
 	FirefoxPrefs  map[string]any // Firefox user prefs
