@@ -321,6 +321,9 @@ func TestWebDriverDialogs(t *testing.T) {
 	}
 	// A real dialog between calls: the session's "dismiss" behavior handles it.
 	load(t, e, "<script>setTimeout(() => { window.afterAlert = alert('between calls') === undefined; }, 30)</script>", "() => 1", new(float64))
+	// A sleep on purpose: the dialog must open between calls, and nothing was found
+	// to show it open without sending a command (polling Get Alert Text never saw
+	// it within 10 s), which would put the dialog in that command instead.
 	time.Sleep(150 * time.Millisecond)
 	var after bool
 	load(t, e, "", "() => window.afterAlert", &after)
@@ -337,7 +340,11 @@ func TestWebDriverDialogs(t *testing.T) {
 	}
 	// Between calls the page's own functions are back.
 	load(t, e, "<p>fine</p>", "() => { setTimeout(() => { window.alertBetween = String(alert); }, 20); return 1; }", new(float64))
-	time.Sleep(100 * time.Millisecond)
+	// A bare Execute Script, not a call: it installs no stand-ins the timer could see.
+	pollUntil(t, "the timer between calls to run", func(ctx context.Context) bool {
+		raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{"script": "return typeof window.alertBetween;", "args": []any{}})
+		return err == nil && string(raw) == `"string"`
+	})
 	var s string
 	load(t, e, "", "() => window.alertBetween + ' / ' + String(alert)", &s)
 	if !strings.Contains(s, "[native code]") || !strings.HasSuffix(s, "/ function alert() {}") {
@@ -504,4 +511,21 @@ func BenchmarkWebDriverLoad(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/load")
+}
+
+// pollUntil calls ok every few milliseconds until it holds, failing the test after
+// 10 s: what a test waits for in the page, instead of sleeping a guess.
+func pollUntil(t *testing.T, what string, ok func(ctx context.Context) bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		done := ok(ctx)
+		cancel()
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10s for %s", what)
+		}
+	}
 }
