@@ -1,11 +1,19 @@
 package oracle
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync/atomic"
 
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/oracle/browser"
 )
 
 // geometry answers a geometry request: load html, run script, walk, in every engine.
@@ -13,7 +21,7 @@ func (o *Oracle) geometry(ctx context.Context, req *Request) GeometryResponse {
 	if doc := o.caseDocument(req); doc != nil {
 		// A served document (url, inline XML) is answered live: its answer depends on
 		// files the store's key does not cover (docs/store.md).
-		dumps, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*dump.Dump, error) {
+		dumps, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e browser.Engine) (*dump.Dump, error) {
 			url, release := doc()
 			defer release()
 			d, err := GeometryAt(ctx, e, url, deref(req.Script), o.dumpMaxNodes)
@@ -24,7 +32,7 @@ func (o *Oracle) geometry(ctx context.Context, req *Request) GeometryResponse {
 		})
 		return GeometryResponse{ID: req.ID, Dumps: dumps, Errors: errs}
 	}
-	dumps, errs, stored, raw := storedFanOut(ctx, o, req, func(ctx context.Context, e Engine) (*dump.Dump, error) {
+	dumps, errs, stored, raw := storedFanOut(ctx, o, req, func(ctx context.Context, e browser.Engine) (*dump.Dump, error) {
 		d, err := GeometryLimited(ctx, e, *req.HTML, deref(req.Script), o.dumpMaxNodes)
 		if err == nil && req.Screenshot {
 			// Before the pool's reset: the page is still the one the walk measured.
@@ -37,7 +45,7 @@ func (o *Oracle) geometry(ctx context.Context, req *Request) GeometryResponse {
 
 // Geometry produces one engine's dump of one case. A dump whose viewport is not the
 // spec's is withheld: ground truth measured in the wrong viewport is not ground truth.
-func Geometry(ctx context.Context, e Engine, html, script string) (*dump.Dump, error) {
+func Geometry(ctx context.Context, e browser.Engine, html, script string) (*dump.Dump, error) {
 	return GeometryLimited(ctx, e, html, script, DefaultDumpMaxNodes)
 }
 
@@ -49,7 +57,7 @@ const DefaultDumpMaxNodes = 100000
 // GeometryLimited is Geometry with the walk bounded by maxNodes elements (and 4 boxes
 // and 512 bytes of style text per allowed element, dump/walk.js): past it, the
 // engine's answer is an error naming the bound, and the page never sends the rest.
-func GeometryLimited(ctx context.Context, e Engine, html, script string, maxNodes int) (*dump.Dump, error) {
+func GeometryLimited(ctx context.Context, e browser.Engine, html, script string, maxNodes int) (*dump.Dump, error) {
 	if maxNodes <= 0 {
 		maxNodes = DefaultDumpMaxNodes
 	}
@@ -59,7 +67,7 @@ func GeometryLimited(ctx context.Context, e Engine, html, script string, maxNode
 
 // GeometryAt is GeometryLimited of the document at url (Engine.LoadURL): a docroot
 // file or an inline document of another type, served by the oracle's origin.
-func GeometryAt(ctx context.Context, e Engine, url, script string, maxNodes int) (*dump.Dump, error) {
+func GeometryAt(ctx context.Context, e browser.Engine, url, script string, maxNodes int) (*dump.Dump, error) {
 	if maxNodes <= 0 {
 		maxNodes = DefaultDumpMaxNodes
 	}
@@ -68,7 +76,7 @@ func GeometryAt(ctx context.Context, e Engine, url, script string, maxNodes int)
 }
 
 // geometryDump checks and completes one engine's walk result.
-func geometryDump(e Engine, raw json.RawMessage, err error, maxNodes int) (*dump.Dump, error) {
+func geometryDump(e browser.Engine, raw json.RawMessage, err error, maxNodes int) (*dump.Dump, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -103,4 +111,50 @@ func geometryDump(e Engine, raw json.RawMessage, err error, maxNodes int) (*dump
 		}
 	}
 	return d, nil
+}
+
+// screenshotter is an Engine that can capture its viewport as a PNG, as the page
+// is at the moment of the call: Geometry calls it right after the walk, before the
+// pool's reset, so picture and boxes describe the same settled page.
+type screenshotter interface {
+	Screenshot(ctx context.Context) ([]byte, error)
+}
+
+// pngMagic starts every PNG file.
+var pngMagic = []byte("\x89PNG\r\n\x1a\n")
+
+// screenshotSeq numbers the files under --artifacts, so that two cases with the
+// same id (or ids that sanitize alike) never share a file.
+var screenshotSeq atomic.Uint64
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// attachScreenshot takes e's screenshot and puts it into d: base64 in d.Screenshot,
+// or, with an artifacts directory, a file there named in d.ScreenshotFile.
+func attachScreenshot(ctx context.Context, e browser.Engine, d *dump.Dump, artifacts string, id json.RawMessage) error {
+	s, ok := e.(screenshotter)
+	if !ok {
+		return fmt.Errorf("%s: this route cannot take screenshots", e.Name())
+	}
+	png, err := s.Screenshot(ctx)
+	if err != nil {
+		return fmt.Errorf("screenshot: %w", err)
+	}
+	if !bytes.HasPrefix(png, pngMagic) {
+		return errors.New("screenshot: the engine returned something that is not a PNG")
+	}
+	if artifacts == "" {
+		d.Screenshot = base64.StdEncoding.EncodeToString(png)
+		return nil
+	}
+	name := unsafeName.ReplaceAllString(string(id), "_")
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	path := filepath.Join(artifacts, fmt.Sprintf("%06d-%s-%s.png", screenshotSeq.Add(1), name, e.Name()))
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		return fmt.Errorf("screenshot: %w", err)
+	}
+	d.ScreenshotFile = path
+	return nil
 }

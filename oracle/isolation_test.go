@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/internal/testutil"
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -41,20 +42,13 @@ func handle(t *testing.T, o *Oracle, line string) map[string]any {
 
 // windows counts what one engine's browser has open: pages and contexts (Playwright),
 // window handles (WebDriver).
-func windows(t *testing.T, e Engine) (pages, contexts int) {
+func windows(t *testing.T, e browser.Engine) (pages, contexts int) {
 	t.Helper()
-	switch e := e.(type) {
-	case *playwrightEngine:
-		return e.windowCount()
-	case *webDriverEngine:
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		hs, err := e.windowHandles(ctx)
-		require.NoError(t, err)
-		return len(hs), 1
-	}
-	t.Fatalf("unknown engine type %T", e)
-	return 0, 0
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pages, contexts, err := browser.OpenWindows(ctx, e)
+	require.NoError(t, err)
+	return pages, contexts
 }
 
 // waitResets waits until every page is back in its pool (its reset ran).
@@ -103,8 +97,8 @@ func TestPopupsAreClosedBeforeTheNextCase(t *testing.T) {
 		}
 	}
 	t.Logf("cases that got their popups, by engine: %v", opened)
-	assert.Equal(t, 2, opened[Chromium], "Chromium opens popups: the test would test nothing")
-	assert.Equal(t, 2, opened[Firefox], "Firefox opens popups: the test would test nothing")
+	assert.Equal(t, 2, opened[browser.Chromium], "Chromium opens popups: the test would test nothing")
+	assert.Equal(t, 2, opened[browser.Firefox], "Firefox opens popups: the test would test nothing")
 	// The next case is answered normally.
 	resp := handle(t, o, `{"id":3,"html":"<div style='width:3px;height:4px'></div>"}`)
 	assert.Nil(t, resp["errors"])

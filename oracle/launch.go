@@ -9,23 +9,18 @@ import (
 	"sync"
 	"time"
 
+	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/profiles"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/layout-oracle/oracle/trace"
 	"github.com/rs/zerolog"
 )
 
-// Browser routes, chosen by --browsers.
-const (
-	RouteSystem     = "system"     // Debian's builds: Chromium and Firefox ESR via playwright-go, WebKitGTK via WebDriver
-	RoutePlaywright = "playwright" // Playwright's bundled builds of all three (needs `playwright install`)
-	RouteAuto       = "auto"       // per engine, the bundled build where installed, else the system one
-)
-
 // Config is everything chosen once at startup.
 type Config struct {
 	Engines  []string // engines to launch; empty means all
-	Browsers string   // RouteSystem, RoutePlaywright or RouteAuto
+	Browsers string   // browser.RouteSystem, browser.RoutePlaywright or browser.RouteAuto
 	Profile  profiles.Profile
 	Deadline time.Duration // per engine per request; 0 means DefaultDeadline
 	MaxLine  int           // bytes; 0 means DefaultMaxLine
@@ -66,7 +61,7 @@ type Config struct {
 
 // executablePath is the binary override for engine, or "".
 func (c Config) executablePath(engine string) string {
-	return map[string]string{Chromium: c.ChromiumPath, Firefox: c.FirefoxPath, WebKit: c.WebKitDriverPath}[engine]
+	return map[string]string{browser.Chromium: c.ChromiumPath, browser.Firefox: c.FirefoxPath, browser.WebKit: c.WebKitDriverPath}[engine]
 }
 
 // DefaultPages suits the 2-core machines this runs on: two cases per engine in
@@ -86,7 +81,7 @@ func ParsePages(s string, def int) (int, map[string]int, error) {
 		return n, nil, nil
 	}
 	per := map[string]int{}
-	for _, item := range SplitList(s) {
+	for _, item := range browser.SplitList(s) {
 		name, count, ok := strings.Cut(item, "=")
 		name = strings.TrimSpace(name)
 		n, err := strconv.Atoi(strings.TrimSpace(count))
@@ -94,7 +89,7 @@ func ParsePages(s string, def int) (int, map[string]int, error) {
 		case !ok:
 			return 0, nil, fmt.Errorf("--pages %q: want a number or engine=count,... (e.g. firefox=3,chromium=1)", s)
 		case !isKnownEngine(name):
-			return 0, nil, fmt.Errorf("--pages %q: unknown engine %q (known: %s)", s, name, strings.Join(AllEngines, ", "))
+			return 0, nil, fmt.Errorf("--pages %q: unknown engine %q (known: %s)", s, name, strings.Join(browser.AllEngines, ", "))
 		case err != nil || n <= 0:
 			return 0, nil, fmt.Errorf("--pages %q: %s's page count must be a number of at least 1", s, name)
 		}
@@ -183,26 +178,26 @@ func (o *Oracle) serveOne(requireSandbox bool) (*Oracle, error) {
 // at once.
 func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logger) (*Oracle, error) {
 	if cfg.Browsers == "" {
-		cfg.Browsers = RouteAuto
+		cfg.Browsers = browser.RouteAuto
 	}
 	switch cfg.Browsers {
-	case RouteSystem, RoutePlaywright, RouteAuto:
+	case browser.RouteSystem, browser.RoutePlaywright, browser.RouteAuto:
 	default:
 		return nil, fmt.Errorf("unknown --browsers %q (known: system, playwright, auto)", cfg.Browsers)
 	}
 	names := cfg.Engines
 	if len(names) == 0 {
-		names = AllEngines
+		names = browser.AllEngines
 	}
 	names = uniq(names)
 	for _, n := range names {
 		if !isKnownEngine(n) {
-			return nil, fmt.Errorf("unknown engine %q (known: %s)", n, strings.Join(AllEngines, ", "))
+			return nil, fmt.Errorf("unknown engine %q (known: %s)", n, strings.Join(browser.AllEngines, ", "))
 		}
 	}
 	for n := range cfg.EnginePages {
 		if !isKnownEngine(n) {
-			return nil, fmt.Errorf("unknown engine %q in pages (known: %s)", n, strings.Join(AllEngines, ", "))
+			return nil, fmt.Errorf("unknown engine %q in pages (known: %s)", n, strings.Join(browser.AllEngines, ", "))
 		}
 	}
 	if cfg.Pages <= 0 {
@@ -290,14 +285,14 @@ func (o *Oracle) startEngine(ctx context.Context, name string, cfg Config, check
 	log := o.log
 	t0 := time.Now()
 	want := cfg.pagesFor(name)
-	if name == WebKit && cfg.Browsers == RouteAuto && cfg.executablePath(name) == "" && want > 1 {
+	if name == browser.WebKit && cfg.Browsers == browser.RouteAuto && cfg.executablePath(name) == "" && want > 1 {
 		// Whether a bundled WebKit is installed takes a Playwright driver (a node
 		// process) to ask: ask once for the engine, not once per page.
-		cfg.Browsers = webkitRoute(log)
+		cfg.Browsers = browser.WebKitRoute(log)
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	var pages []Engine
+	var pages []browser.Engine
 	var firstErr error
 	for i := 0; i < want; i++ {
 		wg.Add(1)
@@ -382,7 +377,7 @@ func (o *Oracle) decide(name string, p *pool, reason string) {
 	if p != nil {
 		o.engines[name] = p
 		o.order = o.order[:0:0]
-		for _, n := range AllEngines {
+		for _, n := range browser.AllEngines {
 			if o.engines[n] != nil {
 				o.order = append(o.order, n)
 			}
@@ -492,7 +487,7 @@ func (o *Oracle) enginePool(ctx context.Context, name string) (*pool, error) {
 		return p, nil
 	}
 	if wait == nil {
-		return nil, ErrNotLaunched
+		return nil, browser.ErrNotLaunched
 	}
 	select {
 	case <-wait:
@@ -503,7 +498,7 @@ func (o *Oracle) enginePool(ctx context.Context, name string) (*pool, error) {
 	p, ok = o.engines[name]
 	o.stateMu.RUnlock()
 	if !ok {
-		return nil, ErrNotLaunched
+		return nil, browser.ErrNotLaunched
 	}
 	return p, nil
 }
@@ -514,7 +509,7 @@ func (o *Oracle) requestEngines() []string {
 	o.stateMu.RLock()
 	defer o.stateMu.RUnlock()
 	var out []string
-	for _, n := range AllEngines {
+	for _, n := range browser.AllEngines {
 		if o.engines[n] != nil || o.starting[n] != nil {
 			out = append(out, n)
 		}
@@ -540,7 +535,7 @@ func (o *Oracle) checkSandboxes(require bool) error {
 	if !require {
 		return nil
 	}
-	states := map[string]SandboxState{}
+	states := map[string]browser.SandboxState{}
 	for _, name := range o.Serving() {
 		o.stateMu.RLock()
 		p := o.engines[name]
@@ -549,11 +544,11 @@ func (o *Oracle) checkSandboxes(require bool) error {
 			states[name] = st
 		}
 	}
-	return requireSandboxes(states)
+	return browser.RequireSandboxes(states)
 }
 
 // sameBuild refuses a pool whose pages would answer from different builds.
-func sameBuild(pages []Engine) error {
+func sameBuild(pages []browser.Engine) error {
 	for _, e := range pages[1:] {
 		if e.Version() != pages[0].Version() || e.Route() != pages[0].Route() {
 			return fmt.Errorf("%s: pages launched different builds: %s (%s) and %s (%s)",
@@ -563,95 +558,41 @@ func sameBuild(pages []Engine) error {
 	return nil
 }
 
-// launchEngine launches one page of engine. A Playwright page gets a Playwright
-// driver (a node process) of its own: the driver relays every byte of a case, so a
-// hostile one (50 MB of html) clogs it for tens of seconds, and a private driver
-// keeps that to the page that took the case while the others serve on.
-func launchEngine(ctx context.Context, name string, cfg Config, log zerolog.Logger) (Engine, error) {
-	exe := cfg.executablePath(name)
+// settingsFor is the merged launch settings every engine of this process gets.
+func settingsFor(cfg Config) (browser.LaunchSettings, error) {
+	var s browser.LaunchSettings
+	env, err := browser.EnvironmentSettings()
+	if err != nil {
+		return s, err
+	}
+	s.Merge(env) // first: a launch profile may still override a pinned pref
+	s.Merge(browser.ProfileSettings(cfg.Profile))
+	s.Merge(browser.LaunchSettings{InitScripts: []string{trace.RecorderJS}})
+	s.Merge(networkSettings(cfg.originPort)) // last: nothing may loosen the allowlist
+	return s, nil
+}
+
+// launchEngine launches one page of engine with this process's launch settings
+// (browser.Launch).
+func launchEngine(ctx context.Context, name string, cfg Config, log zerolog.Logger) (browser.Engine, error) {
 	s, err := settingsFor(cfg)
 	if err != nil {
 		return nil, err
 	}
-	webDriver := func() (Engine, error) {
-		return LaunchWebDriver(ctx, WebDriverOptions{DriverPath: exe, BrowserArgs: s.WebKitArgs,
-			Capabilities: s.WebDriverCaps, Env: withEnv(s.Env, s.WebKitEnv)}, log)
-	}
-	if name == WebKit && (cfg.Browsers == RouteSystem || exe != "") {
-		return webDriver()
-	}
-	pw, err := StartPlaywright(log)
-	if err != nil {
-		return nil, err
-	}
-	bundled := cfg.Browsers == RoutePlaywright
-	if cfg.Browsers == RouteAuto && exe == "" {
-		_, bundled = pw.BundledPath(name)
-	}
-	if name == WebKit && !bundled {
-		if err := pw.Stop(); err != nil { // not fatal: WebKit does not need it
-			log.Warn().Err(err).Msg("stop the Playwright driver started to look for a bundled WebKit")
-		}
-		return webDriver()
-	}
-	opts := PlaywrightOptions{Engine: name, Bundled: bundled, Permissions: s.Permissions,
-		InitScripts: s.InitScripts, ExecutablePath: exe, Env: s.Env}
-	switch name {
-	case Chromium:
-		opts.Args = s.ChromiumArgs
-	case Firefox:
-		opts.FirefoxPrefs = s.FirefoxPrefs
-		opts.Permissions = nil // Firefox's fake media comes from prefs; it has no camera grant
-	}
-	e, err := pw.LaunchPlaywright(opts, log)
-	if err != nil {
-		return nil, errors.Join(err, pw.Stop())
-	}
-	e.(*playwrightEngine).driver = pw
-	return e, nil
-}
-
-// webkitRoute is RoutePlaywright when a bundled WebKit is installed, else RouteSystem
-// (WebKitGTK over WebDriver); a driver that cannot start leaves the choice to each
-// page (RouteAuto), which reports why.
-func webkitRoute(log zerolog.Logger) string {
-	pw, err := StartPlaywright(log)
-	if err != nil {
-		return RouteAuto
-	}
-	_, bundled := pw.BundledPath(WebKit)
-	if err := pw.Stop(); err != nil {
-		log.Warn().Err(err).Msg("stop the Playwright driver started to look for a bundled WebKit")
-	}
-	if bundled {
-		return RoutePlaywright
-	}
-	return RouteSystem
+	return browser.Launch(ctx, name, cfg.Browsers, cfg.executablePath(name), s, log)
 }
 
 // verifyViewport checks the page really is the spec's 800x600 before it serves a case.
-func verifyViewport(ctx context.Context, e Engine) error {
+func verifyViewport(ctx context.Context, e browser.Engine) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	raw, err := e.Load(ctx, "", "(function(){ return [innerWidth, innerHeight]; })")
 	if err != nil {
 		return fmt.Errorf("viewport check: %w", err)
 	}
-	want := fmt.Sprintf("[%g,%g]", viewportWidth, viewportHeight)
+	want := fmt.Sprintf("[%g,%g]", dump.Viewport.Width, dump.Viewport.Height)
 	if string(raw) != want {
 		return fmt.Errorf("viewport is %s, want %s", raw, want)
 	}
 	return nil
-}
-
-// SplitList parses a comma-separated flag value (--engines=chromium,webkit),
-// dropping blanks.
-func SplitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -21,13 +22,13 @@ func TestParsePages(t *testing.T) {
 	def, per, err = ParsePages(" firefox=3, chromium=1 ", 2)
 	require.NoError(t, err)
 	assert.Equal(t, 2, def)
-	assert.Equal(t, map[string]int{Firefox: 3, Chromium: 1}, per)
+	assert.Equal(t, map[string]int{browser.Firefox: 3, browser.Chromium: 1}, per)
 
 	cfg := Config{Pages: def, EnginePages: per}
-	assert.Equal(t, 3, cfg.pagesFor(Firefox))
-	assert.Equal(t, 2, cfg.pagesFor(WebKit), "an engine not named gets the default")
-	assert.Equal(t, 3, defaultInflight(cfg, AllEngines), "the largest count")
-	assert.Equal(t, 2, defaultInflight(cfg, []string{Chromium, WebKit}), "only launched engines count")
+	assert.Equal(t, 3, cfg.pagesFor(browser.Firefox))
+	assert.Equal(t, 2, cfg.pagesFor(browser.WebKit), "an engine not named gets the default")
+	assert.Equal(t, 3, defaultInflight(cfg, browser.AllEngines), "the largest count")
+	assert.Equal(t, 2, defaultInflight(cfg, []string{browser.Chromium, browser.WebKit}), "only launched engines count")
 
 	for _, bad := range []string{"", "0", "-1", "firefox", "firefox=", "firefox=0", "firefox=x", "opera=2", "firefox=1,firefox=2", ","} {
 		_, _, err := ParsePages(bad, 2)
@@ -40,10 +41,10 @@ func TestParsePages(t *testing.T) {
 // naming an engine still starting waits for it; one that then serves answers, one
 // that then fails gives "engine not launched" when named and is left out when not.
 func TestRequestsWaitForStartingEngines(t *testing.T) {
-	o := fakeOracle(&fakeEngine{name: Chromium})
+	o := fakeOracle(&fakeEngine{name: browser.Chromium})
 	o.deadline = 10 * time.Second
 	o.failed = map[string]string{}
-	o.starting = map[string]chan struct{}{Firefox: make(chan struct{}), WebKit: make(chan struct{})}
+	o.starting = map[string]chan struct{}{browser.Firefox: make(chan struct{}), browser.WebKit: make(chan struct{})}
 	o.firstReady = make(chan struct{})
 	ctx := context.Background()
 	req := func(engines ...string) *Request {
@@ -52,27 +53,27 @@ func TestRequestsWaitForStartingEngines(t *testing.T) {
 	}
 	named := make(chan any, 1)
 	all := make(chan any, 1)
-	go func() { named <- o.Handle(ctx, req(Firefox, WebKit)) }()
+	go func() { named <- o.Handle(ctx, req(browser.Firefox, browser.WebKit)) }()
 	go func() { all <- o.Handle(ctx, req()) }()
 
 	ping := o.ping(json.RawMessage(`1`))
-	assert.Equal(t, StateStarting, ping.States[Firefox].State)
-	assert.Equal(t, []string{Chromium}, ping.Engines)
+	assert.Equal(t, browser.StateStarting, ping.States[browser.Firefox].State)
+	assert.Equal(t, []string{browser.Chromium}, ping.Engines)
 	select {
 	case <-named:
 		t.Fatal("answered before its engines were decided")
 	case <-time.After(100 * time.Millisecond):
 	}
-	o.decide(Firefox, newPool(Firefox, []Engine{&fakeEngine{name: Firefox}}), "")
-	o.decide(WebKit, nil, "launch failed")
+	o.decide(browser.Firefox, newPool(browser.Firefox, []browser.Engine{&fakeEngine{name: browser.Firefox}}), "")
+	o.decide(browser.WebKit, nil, "launch failed")
 
 	n := (<-named).(GeometryResponse)
-	assert.Contains(t, n.Dumps, Firefox)
-	assert.Equal(t, map[string]string{WebKit: ErrNotLaunched.Error()}, n.Errors)
+	assert.Contains(t, n.Dumps, browser.Firefox)
+	assert.Equal(t, map[string]string{browser.WebKit: browser.ErrNotLaunched.Error()}, n.Errors)
 	a := (<-all).(GeometryResponse)
 	assert.Len(t, a.Dumps, 2)
 	assert.Nil(t, a.Errors, "an engine that failed is left out of a request naming none")
 	ping = o.ping(json.RawMessage(`2`))
-	assert.Equal(t, []string{Chromium, Firefox}, ping.Engines)
-	assert.Equal(t, map[string]string{WebKit: "launch failed"}, ping.Failed)
+	assert.Equal(t, []string{browser.Chromium, browser.Firefox}, ping.Engines)
+	assert.Equal(t, map[string]string{browser.WebKit: "launch failed"}, ping.Failed)
 }

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/layout-oracle/oracle/oracle/browser"
 )
 
 // The network allowlist (issue 17). Every browser is pointed at the oracle's origin
@@ -61,12 +63,12 @@ func (o *origin) guard(next http.Handler) http.Handler {
 
 // networkSettings points every engine at the origin server (on 127.0.0.1:port) as
 // its proxy, with every implicit bypass of loopback removed.
-func networkSettings(port int) launchSettings {
+func networkSettings(port int) browser.LaunchSettings {
 	if port == 0 {
-		return launchSettings{}
+		return browser.LaunchSettings{}
 	}
 	hostPort := "127.0.0.1:" + strconv.Itoa(port)
-	return launchSettings{
+	return browser.LaunchSettings{
 		ChromiumArgs: []string{
 			"--proxy-server=http://" + hostPort,
 			// Chromium never proxies loopback (localhost, *.localhost, 127/8, [::1])

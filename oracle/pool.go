@@ -6,18 +6,20 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/layout-oracle/oracle/oracle/browser"
 )
 
 // pool is one engine's pages: each an Engine serving one call at a time. A request
 // takes a free page, uses it, and gives it back after a reset to a fresh about:blank.
 type pool struct {
 	name  string
-	pages []Engine
-	free  chan Engine
+	pages []browser.Engine
+	free  chan browser.Engine
 }
 
-func newPool(name string, pages []Engine) *pool {
-	p := &pool{name: name, pages: pages, free: make(chan Engine, len(pages))}
+func newPool(name string, pages []browser.Engine) *pool {
+	p := &pool{name: name, pages: pages, free: make(chan browser.Engine, len(pages))}
 	for _, e := range pages {
 		p.free <- e
 	}
@@ -38,8 +40,8 @@ type PoolHealth struct {
 
 // health is the worst page state and the sum of restarts.
 func (p *pool) health() PoolHealth {
-	h := PoolHealth{State: StateReady, Pages: len(p.pages)}
-	rank := map[string]int{StateReady: 0, StateRestarting: 1, StateFailed: 2}
+	h := PoolHealth{State: browser.StateReady, Pages: len(p.pages)}
+	rank := map[string]int{browser.StateReady: 0, browser.StateRestarting: 1, browser.StateFailed: 2}
 	for _, e := range p.pages {
 		ph := e.Health()
 		h.Restarts += ph.Restarts
@@ -52,9 +54,9 @@ func (p *pool) health() PoolHealth {
 
 // sandbox is the pages' sandbox state: the first page's, or the first page whose
 // sandbox is off. ok is false when no page can report one.
-func (p *pool) sandbox() (st SandboxState, ok bool) {
+func (p *pool) sandbox() (st browser.SandboxState, ok bool) {
 	for _, e := range p.pages {
-		r, is := e.(sandboxReporter)
+		r, is := e.(browser.SandboxReporter)
 		if !is {
 			continue
 		}
@@ -86,10 +88,6 @@ type preparer interface {
 	Prepare(ctx context.Context) error
 }
 
-// probeTimeout bounds Prepare's check of a page: a live idle page answers in
-// milliseconds; one whose content process died hangs (Firefox) or errs.
-const probeTimeout = 3 * time.Second
-
 // caseError is a failure the case itself caused (its script threw, a probe matched
 // nothing): the page is fine and needs no recovery.
 type caseError struct{ msg string }
@@ -106,7 +104,7 @@ func caseErrorf(format string, args ...any) error {
 // and global after every case, after the result is in, so no case sees what an earlier
 // one left (timers, globals, listeners, caches of the document), whatever its markup:
 // no pattern guesses which cases could leave something.
-func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(context.Context, Engine) (T, error)) (map[string]T, map[string]string) {
+func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(context.Context, browser.Engine) (T, error)) (map[string]T, map[string]string) {
 	named := len(names) > 0
 	if !named {
 		names = o.requestEngines()
@@ -132,7 +130,7 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 				wcancel()
 				// Not named: the request asked for the engines that serve, and this
 				// one turned out not to.
-				if named || !errors.Is(err, ErrNotLaunched) {
+				if named || !errors.Is(err, browser.ErrNotLaunched) {
 					mu.Lock()
 					errs[name] = err.Error()
 					mu.Unlock()
@@ -140,7 +138,7 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 				wg.Done()
 				return
 			}
-			var e Engine
+			var e browser.Engine
 			select {
 			case e = <-p.free:
 				// A page may have broken while idle (its content process killed):
@@ -203,7 +201,7 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 
 // callSafely turns a panic in one engine's work into that engine's error: it runs
 // on its own goroutine, where handleSafely's recover cannot reach.
-func callSafely[T any](ctx context.Context, e Engine, do func(context.Context, Engine) (T, error)) (v T, err error) {
+func callSafely[T any](ctx context.Context, e browser.Engine, do func(context.Context, browser.Engine) (T, error)) (v T, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("internal error: %v", p)

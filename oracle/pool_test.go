@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,13 +19,13 @@ import (
 // fanOut wrote the "engine not launched" error without the lock its goroutines
 // write under. Under -race this failed before the fix ("DATA RACE" on errs).
 func TestFanOutNotLaunchedBesideAFastErrorIsRaceFree(t *testing.T) {
-	o := fakeOracle(&fakeEngine{name: Chromium})
+	o := fakeOracle(&fakeEngine{name: browser.Chromium})
 	for i := 0; i < 20; i++ {
-		results, errs := fanOut(context.Background(), o, []string{Chromium, WebKit, Firefox},
-			func(ctx context.Context, e Engine) (int, error) { return 0, caseErrorf("script threw") })
+		results, errs := fanOut(context.Background(), o, []string{browser.Chromium, browser.WebKit, browser.Firefox},
+			func(ctx context.Context, e browser.Engine) (int, error) { return 0, caseErrorf("script threw") })
 		assert.Empty(t, results)
-		assert.Equal(t, map[string]string{Chromium: "script threw", WebKit: "engine not launched",
-			Firefox: "engine not launched"}, errs)
+		assert.Equal(t, map[string]string{browser.Chromium: "script threw", browser.WebKit: "engine not launched",
+			browser.Firefox: "engine not launched"}, errs)
 	}
 }
 
@@ -49,8 +50,8 @@ func (s *slowResetEngine) Reset(ctx context.Context) error {
 // zero: under -race this failed before the fix (the WaitGroup misuse is reported
 // as a race between Add and Wait).
 func TestCloseWaitsForTheResetOfTheLastCase(t *testing.T) {
-	e := &slowResetEngine{fakeEngine: fakeEngine{name: Chromium}}
-	o := &Oracle{engines: map[string]*pool{Chromium: newPool(Chromium, []Engine{e})}, order: []string{Chromium},
+	e := &slowResetEngine{fakeEngine: fakeEngine{name: browser.Chromium}}
+	o := &Oracle{engines: map[string]*pool{browser.Chromium: newPool(browser.Chromium, []browser.Engine{e})}, order: []string{browser.Chromium},
 		profile: "default", deadline: time.Second, inflight: 1, log: fakeOracle().log}
 	got := serveLines(t, o, `{"id":1,"html":"<p>","script":"window.x=1"}`+"\n")
 	require.Len(t, got, 1)

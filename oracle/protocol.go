@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/layout-oracle/oracle/trace"
@@ -102,12 +103,12 @@ type PingResponse struct {
 	// Pages is each configured engine's page count (--pages), additive; states[e].pages
 	// is how many of them are up.
 	Pages map[string]int `json:"pages,omitempty"`
-	// Environment is "pinned-" + EnvironmentVersion (environment.go).
+	// Environment is "pinned-" + browser.EnvironmentVersion (browser/environment.go).
 	Environment string `json:"environment"`
 	// Sandbox is each engine's sandbox as /proc shows it at the ping: the user its
 	// processes run as, whether its sandbox is on and which, or why not
 	// (docs/sandbox.md).
-	Sandbox map[string]SandboxState `json:"sandbox,omitempty"`
+	Sandbox map[string]browser.SandboxState `json:"sandbox,omitempty"`
 	// Store (additive) is the ground-truth store's path and counters; absent when
 	// the store is off.
 	Store *store.Stats `json:"store,omitempty"`
@@ -364,14 +365,14 @@ func (r *Request) validate() error {
 	}
 	for _, e := range r.Engines {
 		if !isKnownEngine(e) {
-			return fmt.Errorf("unknown engine %q (known: %s)", e, strings.Join(AllEngines, ", "))
+			return fmt.Errorf("unknown engine %q (known: %s)", e, strings.Join(browser.AllEngines, ", "))
 		}
 	}
 	return nil
 }
 
 func isKnownEngine(name string) bool {
-	for _, e := range AllEngines {
+	for _, e := range browser.AllEngines {
 		if e == name {
 			return true
 		}

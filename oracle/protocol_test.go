@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -90,11 +91,11 @@ type fakeEngine struct {
 	resets atomic.Int32
 }
 
-func (f *fakeEngine) Name() string    { return f.name }
-func (f *fakeEngine) Version() string { return "0.0-fake" }
-func (f *fakeEngine) Route() string   { return "fake" }
-func (f *fakeEngine) Close() error    { return nil }
-func (f *fakeEngine) Health() Health  { return Health{State: StateReady} }
+func (f *fakeEngine) Name() string           { return f.name }
+func (f *fakeEngine) Version() string        { return "0.0-fake" }
+func (f *fakeEngine) Route() string          { return "fake" }
+func (f *fakeEngine) Close() error           { return nil }
+func (f *fakeEngine) Health() browser.Health { return browser.Health{State: browser.StateReady} }
 func (f *fakeEngine) Reset(ctx context.Context) error {
 	f.resets.Add(1)
 	return nil
@@ -122,7 +123,7 @@ func fakeOracle(engines ...*fakeEngine) *Oracle {
 	o := &Oracle{engines: map[string]*pool{}, profile: "default", deadline: time.Second, inflight: 1, log: zerolog.Nop(),
 		origin: &origin{pages: map[string]tracePage{}}} // registers pages; the fake never fetches them
 	for _, e := range engines {
-		o.engines[e.name] = newPool(e.name, []Engine{e})
+		o.engines[e.name] = newPool(e.name, []browser.Engine{e})
 		o.order = append(o.order, e.name)
 	}
 	return o
@@ -161,7 +162,7 @@ func byID(t *testing.T, got []map[string]any) (map[string]map[string]any, []map[
 }
 
 func TestServeAnswersEveryLineAndKeepsServing(t *testing.T) {
-	o := fakeOracle(&fakeEngine{name: Chromium})
+	o := fakeOracle(&fakeEngine{name: browser.Chromium})
 	input := strings.Join([]string{
 		`not json`,
 		`{"id":"a","op":"nope"}`,
@@ -180,14 +181,14 @@ func TestServeAnswersEveryLineAndKeepsServing(t *testing.T) {
 		{"id": nil, "error": `request has no "id"`},
 	}, nulls)
 	assert.Contains(t, ids["a"]["error"], "unknown op")
-	assert.Contains(t, ids["ok"]["dumps"], Chromium)
+	assert.Contains(t, ids["ok"]["dumps"], browser.Chromium)
 	assert.NotContains(t, ids["ok"], "errors", "errors is omitted when empty")
 	assert.Equal(t, map[string]any{"webkit": "engine not launched"}, ids["w"]["errors"])
 	assert.Equal(t, map[string]any{"chromium": "script threw: Error: boom"}, ids["th"]["errors"])
 	assert.Equal(t, map[string]any{}, ids["th"]["dumps"])
 	if diff := cmp.Diff(map[string]any{
 		"id": "p", "ok": true, "engines": []any{"chromium"}, "versions": map[string]any{"chromium": "0.0-fake"},
-		"profile": "default", "routes": map[string]any{"chromium": "fake"}, "environment": Environment(),
+		"profile": "default", "routes": map[string]any{"chromium": "fake"}, "environment": browser.Environment(),
 		"states": map[string]any{"chromium": map[string]any{"state": "ready", "restarts": 0.0, "pages": 1.0}},
 	}, ids["p"]); diff != "" {
 		t.Errorf("ping (-want +got):\n%s", diff)
@@ -195,7 +196,7 @@ func TestServeAnswersEveryLineAndKeepsServing(t *testing.T) {
 }
 
 func TestServeStopsAtShutdownAndAtEOFWithoutNewline(t *testing.T) {
-	o := fakeOracle(&fakeEngine{name: Chromium})
+	o := fakeOracle(&fakeEngine{name: browser.Chromium})
 	got := serveLines(t, o, `{"id":"s","op":"shutdown"}`+"\n"+`{"id":"never","op":"ping"}`+"\n")
 	assert.Equal(t, []map[string]any{{"id": "s", "ok": true}}, got)
 
@@ -205,16 +206,16 @@ func TestServeStopsAtShutdownAndAtEOFWithoutNewline(t *testing.T) {
 }
 
 func TestServeDeadlineIsAnEngineError(t *testing.T) {
-	o := fakeOracle(&fakeEngine{name: Chromium, delay: time.Hour}, &fakeEngine{name: Firefox})
+	o := fakeOracle(&fakeEngine{name: browser.Chromium, delay: time.Hour}, &fakeEngine{name: browser.Firefox})
 	o.deadline = 50 * time.Millisecond
 	got := serveLines(t, o, `{"id":"slow","html":"<p>"}`+"\n")
 	require.Len(t, got, 1)
 	assert.Equal(t, map[string]any{"chromium": "timed out after 50ms"}, got[0]["errors"])
-	assert.Contains(t, got[0]["dumps"], Firefox)
+	assert.Contains(t, got[0]["dumps"], browser.Firefox)
 }
 
 func TestServeRejectsOverlongLineAndReadsTheNext(t *testing.T) {
-	o := fakeOracle(&fakeEngine{name: Chromium})
+	o := fakeOracle(&fakeEngine{name: browser.Chromium})
 	o.maxLine = 100
 	long := `{"id":"big","html":"` + strings.Repeat("x", 200_000) + `"}`
 	got := serveLines(t, o, long+"\n"+`{"id":"next","op":"ping"}`+"\n")
@@ -226,7 +227,7 @@ func TestServeRejectsOverlongLineAndReadsTheNext(t *testing.T) {
 // A unit test of the pool's own bookkeeping, on a fake engine: every case is followed
 // by a reset, whatever its markup (no pattern decides).
 func TestServeResetsPageAfterEveryCase(t *testing.T) {
-	e := &fakeEngine{name: Chromium}
+	e := &fakeEngine{name: browser.Chromium}
 	o := fakeOracle(e)
 	serveLines(t, o, strings.Join([]string{
 		`{"id":1,"html":"<div style='width:10px'></div>"}`,
@@ -259,9 +260,9 @@ func (c *countingEngine) Load(ctx context.Context, html, fn string, args ...any)
 }
 
 func TestServeKeepsInflightRequestsOnSeparatePages(t *testing.T) {
-	a := &countingEngine{fakeEngine: fakeEngine{name: Chromium, delay: 20 * time.Millisecond}}
-	b := &countingEngine{fakeEngine: fakeEngine{name: Chromium, delay: 20 * time.Millisecond}}
-	o := &Oracle{engines: map[string]*pool{Chromium: newPool(Chromium, []Engine{a, b})}, order: []string{Chromium},
+	a := &countingEngine{fakeEngine: fakeEngine{name: browser.Chromium, delay: 20 * time.Millisecond}}
+	b := &countingEngine{fakeEngine: fakeEngine{name: browser.Chromium, delay: 20 * time.Millisecond}}
+	o := &Oracle{engines: map[string]*pool{browser.Chromium: newPool(browser.Chromium, []browser.Engine{a, b})}, order: []string{browser.Chromium},
 		profile: "default", deadline: 5 * time.Second, inflight: 2, log: zerolog.Nop()}
 	var lines []string
 	for i := 0; i < 20; i++ {
@@ -271,7 +272,7 @@ func TestServeKeepsInflightRequestsOnSeparatePages(t *testing.T) {
 	ids, _ := byID(t, got)
 	require.Len(t, ids, 20, "every request answered once")
 	for i := 0; i < 20; i++ {
-		assert.Contains(t, ids[fmt.Sprint(i)]["dumps"], Chromium)
+		assert.Contains(t, ids[fmt.Sprint(i)]["dumps"], browser.Chromium)
 	}
 	assert.Equal(t, int32(1), a.max.Load(), "a page serves one call at a time")
 	assert.Equal(t, int32(1), b.max.Load(), "a page serves one call at a time")
@@ -290,7 +291,7 @@ func FuzzServe(f *testing.F) {
 		f.Add(seed + "\n" + `{"id":"z","op":"ping"}`)
 	}
 	f.Fuzz(func(t *testing.T, input string) {
-		o := fakeOracle(&fakeEngine{name: Chromium})
+		o := fakeOracle(&fakeEngine{name: browser.Chromium})
 		var out strings.Builder
 		if err := o.Serve(context.Background(), strings.NewReader(input), &out); err != nil {
 			t.Fatalf("Serve: %v", err)
@@ -320,12 +321,12 @@ func (p *panickingEngine) Load(ctx context.Context, html, fn string, args ...any
 }
 
 func TestServeTurnsAPanicIntoThatEnginesError(t *testing.T) {
-	o := fakeOracle(&fakeEngine{name: Firefox})
-	o.engines[Chromium] = newPool(Chromium, []Engine{&panickingEngine{fakeEngine{name: Chromium}}})
-	o.order = append(o.order, Chromium)
+	o := fakeOracle(&fakeEngine{name: browser.Firefox})
+	o.engines[browser.Chromium] = newPool(browser.Chromium, []browser.Engine{&panickingEngine{fakeEngine{name: browser.Chromium}}})
+	o.order = append(o.order, browser.Chromium)
 	got := serveLines(t, o, `{"id":"p","html":"<p>"}`+"\n"+`{"id":"next","op":"ping"}`+"\n")
 	ids, _ := byID(t, got)
 	assert.Equal(t, map[string]any{"chromium": "internal error: boom"}, ids["p"]["errors"])
-	assert.Contains(t, ids["p"]["dumps"], Firefox)
+	assert.Contains(t, ids["p"]["dumps"], browser.Firefox)
 	assert.Equal(t, true, ids["next"]["ok"])
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/reflect"
 )
 
@@ -11,7 +12,7 @@ import (
 func (o *Oracle) reflectCase(ctx context.Context, req *Request) ReflectResponse {
 	if doc := o.caseDocument(req); doc != nil {
 		// Served documents are answered live, never stored (docs/store.md).
-		states, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*reflect.State, error) {
+		states, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e browser.Engine) (*reflect.State, error) {
 			url, release := doc()
 			defer release()
 			raw, err := runCaseURL(ctx, e, url, deref(req.Script), reflect.WalkJS, req.Probes)
@@ -19,20 +20,20 @@ func (o *Oracle) reflectCase(ctx context.Context, req *Request) ReflectResponse 
 		})
 		return ReflectResponse{ID: req.ID, States: states, Errors: errs}
 	}
-	states, errs, stored, raw := storedFanOut(ctx, o, req, func(ctx context.Context, e Engine) (*reflect.State, error) {
+	states, errs, stored, raw := storedFanOut(ctx, o, req, func(ctx context.Context, e browser.Engine) (*reflect.State, error) {
 		return Reflect(ctx, e, deref(req.HTML), deref(req.Script), req.Probes)
 	}, func(*reflect.State) bool { return true }, nil)
 	return ReflectResponse{ID: req.ID, States: states, Errors: errs, Stored: stored, raw: raw}
 }
 
 // Reflect produces one engine's reflection dump of one case.
-func Reflect(ctx context.Context, e Engine, html, script string, probes []reflect.Probe) (*reflect.State, error) {
+func Reflect(ctx context.Context, e browser.Engine, html, script string, probes []reflect.Probe) (*reflect.State, error) {
 	raw, err := runCase(ctx, e, html, script, reflect.WalkJS, probes)
 	return reflectState(e, raw, err)
 }
 
 // reflectState reads one engine's reflection walk result.
-func reflectState(e Engine, raw json.RawMessage, err error) (*reflect.State, error) {
+func reflectState(e browser.Engine, raw json.RawMessage, err error) (*reflect.State, error) {
 	if err != nil {
 		return nil, err
 	}

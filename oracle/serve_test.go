@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,7 +23,7 @@ import (
 // the loop blocked on a free place for the second case and read the ping only after
 // the first case's answer.
 func TestPingIsAnsweredWhileCasesWaitForAPlace(t *testing.T) {
-	o := fakeOracle(&fakeEngine{name: Chromium, delay: 300 * time.Millisecond})
+	o := fakeOracle(&fakeEngine{name: browser.Chromium, delay: 300 * time.Millisecond})
 	got := serveLines(t, o, `{"id":1,"html":"<p>"}`+"\n"+`{"id":2,"html":"<p>"}`+"\n"+`{"id":3,"html":"<p>"}`+"\n"+`{"id":"p","op":"ping"}`+"\n")
 	require.Len(t, got, 4)
 	assert.Equal(t, "p", got[0]["id"], "the ping is the first answer")
@@ -40,7 +41,7 @@ func (brokenWriter) Write(p []byte) (int, error) { return 0, syscall.EPIPE }
 // ignored and Serve went on reading.
 func TestServeStopsWhenStdoutIsBroken(t *testing.T) {
 	var logs lockedBuffer // reset goroutines may still log while the test reads
-	o := fakeOracle(&fakeEngine{name: Chromium})
+	o := fakeOracle(&fakeEngine{name: browser.Chromium})
 	o.log = zerolog.New(&logs)
 	pr, pw := io.Pipe()
 	defer pw.Close()
@@ -61,7 +62,7 @@ func TestServeStopsWhenStdoutIsBroken(t *testing.T) {
 // Lines after shutdown are not read, and the log says so.
 func TestLinesAfterShutdownAreNotReadAndTheLogSaysSo(t *testing.T) {
 	var logs lockedBuffer // reset goroutines may still log while the test reads
-	o := fakeOracle(&fakeEngine{name: Chromium})
+	o := fakeOracle(&fakeEngine{name: browser.Chromium})
 	o.log = zerolog.New(&logs)
 	got := serveLines(t, o, `{"id":1,"html":"<p>"}`+"\n"+`{"id":"s","op":"shutdown"}`+"\n"+`{"id":"after","op":"ping"}`+"\n")
 	require.Len(t, got, 2)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/layout-oracle/oracle/trace"
 	"github.com/rs/zerolog"
@@ -59,7 +60,7 @@ type Oracle struct {
 
 // DefaultDeadline bounds one engine's work on one request: long enough for any real
 // layout case, short enough that a stuck case (while(true){}) cannot hold the oracle.
-const DefaultDeadline = 30 * time.Second
+const DefaultDeadline = browser.DefaultDeadline
 
 // DefaultMaxLine is the longest request line accepted (bytes).
 const DefaultMaxLine = 64 << 20
@@ -252,9 +253,9 @@ func (o *Oracle) ping(id json.RawMessage) PingResponse {
 	defer o.stateMu.RUnlock()
 	p := PingResponse{ID: id, OK: true, Engines: append([]string{}, o.order...),
 		Versions: map[string]string{}, Routes: map[string]string{}, States: map[string]PoolHealth{}, Profile: o.profile,
-		Environment: Environment()}
+		Environment: browser.Environment()}
 	for name := range o.starting {
-		p.States[name] = PoolHealth{State: StateStarting}
+		p.States[name] = PoolHealth{State: browser.StateStarting}
 	}
 	if len(o.pages) > 0 {
 		p.Pages = map[string]int{}
@@ -269,7 +270,7 @@ func (o *Oracle) ping(id json.RawMessage) PingResponse {
 		p.States[name] = e.health()
 		if st, ok := e.sandbox(); ok {
 			if p.Sandbox == nil {
-				p.Sandbox = map[string]SandboxState{}
+				p.Sandbox = map[string]browser.SandboxState{}
 			}
 			p.Sandbox[name] = st
 		}

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/layout-oracle/oracle/trace"
@@ -20,17 +21,23 @@ import (
 // WalkVersion names what the oracle itself does to produce an answer beyond the
 // in-page code that Walk() hashes: the Go side of the settle point, the walks'
 // post-processing (Geometry's empty rects, reflect.ParseWalk, trace.Decode), the
-// backends' wrappers around the case program. Bump it with any change there that can
-// change an answer: stored answers keyed on the old version are then never served.
-// Changes to case.js, dump/walk.js, reflect/walk.js, the trace recorder or the style
-// subset need no bump: their text is hashed into the key.
-const WalkVersion = "1"
+// backends' Go side. Bump it with any change there that can change an answer: stored
+// answers keyed on the old version are then never served. Changes to the in-page
+// programs (browser.Scripts: case.js, the backends' wrappers and WebDriver's scripts;
+// dump/walk.js, reflect/walk.js, the trace recorder) or the style subset need no bump:
+// their text is hashed into the key.
+//
+// 2: the reset after a trace or url case no longer leaves an about:blank that
+// inherited that case's origin (Chromium, Firefox): an html case stored after a
+// trace may have been answered in it.
+const WalkVersion = "2"
 
 // walkKey is WalkVersion plus a hash of every in-page program an answer comes from.
 var walkKey = sync.OnceValue(func() string {
 	h := sha256.New()
-	for _, s := range []string{caseJS, dump.WalkJS, reflect.WalkJS, trace.RunJS,
-		trace.Recorder(strings.Repeat("0", 64), &trace.DefaultLimits), collectAndClearJS, strings.Join(dump.StyleProperties, ",")} {
+	programs := append(browser.Scripts(), dump.WalkJS, reflect.WalkJS, trace.RunJS,
+		trace.Recorder(strings.Repeat("0", 64), &trace.DefaultLimits), collectAndClearJS, strings.Join(dump.StyleProperties, ","))
+	for _, s := range programs {
 		fmt.Fprintf(h, "%d:%s", len(s), s)
 	}
 	return "walk-" + WalkVersion + "/" + hex.EncodeToString(h.Sum(nil))[:16]
@@ -39,14 +46,7 @@ var walkKey = sync.OnceValue(func() string {
 // environmentKey is the pinned environment's version plus a hash of the files and
 // prefs it gives the browsers, so an edit that forgot to bump EnvironmentVersion
 // still misses.
-var environmentKey = sync.OnceValue(func() string {
-	h := sha256.New()
-	prefs, _ := json.Marshal(firefoxEnvironmentPrefs()) // map keys sorted: canonical
-	for _, s := range []string{fontconfigXML(), gtkSettingsINI(), string(prefs)} {
-		fmt.Fprintf(h, "%d:%s", len(s), s)
-	}
-	return Environment() + "/" + hex.EncodeToString(h.Sum(nil))[:16]
-})
+var environmentKey = browser.EnvironmentKey
 
 // Which request fields enter the key. Every field of Request must be named in
 // exactly one of these lists (TestStoreKeyCoversEveryRequestField fails otherwise);
@@ -164,7 +164,7 @@ func forTheWire(ctx context.Context) context.Context {
 // encoding/json. together, when not nil, lets a kind of answer refuse a mix (a
 // trace's engines share one origin): given the stored answers and how many launched
 // engines were asked, false runs every engine live.
-func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, do func(context.Context, Engine) (T, error),
+func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, do func(context.Context, browser.Engine) (T, error),
 	storable func(T) bool, together func(hits map[string][]byte, asked int) bool) (results map[string]T, errs map[string]string, stored []string, raw map[string]json.RawMessage) {
 	if o.store == nil || ctx.Value(noStoreKey{}) != nil {
 		r, e := fanOut(ctx, o, req.Engines, do)
@@ -191,7 +191,7 @@ func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, do func(c
 	for _, n := range names {
 		p, err := o.enginePool(wctx, n)
 		if err != nil {
-			dropped[n] = !named && errors.Is(err, ErrNotLaunched)
+			dropped[n] = !named && errors.Is(err, browser.ErrNotLaunched)
 			continue
 		}
 		metas[n] = o.storeMeta(req, c, p)

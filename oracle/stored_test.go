@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
@@ -79,14 +80,14 @@ func TestCaseHashIsCanonical(t *testing.T) {
 // profile, the walk, the environment.
 func TestStoreKeyNamesTheEngineBuildAndEverythingElse(t *testing.T) {
 	base := store.Meta{Format: store.Format, Walk: walkKey(), Environment: environmentKey(), Profile: "default",
-		Engine: Chromium, EngineVersion: "1.0", Route: "r", Op: "geometry", Case: "c"}
+		Engine: browser.Chromium, EngineVersion: "1.0", Route: "r", Op: "geometry", Case: "c"}
 	k := store.KeyOf(base)
 	for name, change := range map[string]func(*store.Meta){
 		"format":         func(m *store.Meta) { m.Format++ },
 		"walk":           func(m *store.Meta) { m.Walk += "x" },
 		"environment":    func(m *store.Meta) { m.Environment += "x" },
 		"profile":        func(m *store.Meta) { m.Profile = "media" },
-		"engine":         func(m *store.Meta) { m.Engine = Firefox },
+		"engine":         func(m *store.Meta) { m.Engine = browser.Firefox },
 		"engine_version": func(m *store.Meta) { m.EngineVersion = "1.0.1" },
 		"route":          func(m *store.Meta) { m.Route = "r2" },
 		"op":             func(m *store.Meta) { m.Op = "reflect" },
@@ -97,7 +98,7 @@ func TestStoreKeyNamesTheEngineBuildAndEverythingElse(t *testing.T) {
 		assert.NotEqual(t, k, store.KeyOf(m), name)
 	}
 	assert.Regexp(t, `^walk-`+WalkVersion+`/[0-9a-f]{16}$`, walkKey())
-	assert.Regexp(t, `^pinned-`+EnvironmentVersion+`/[0-9a-f]{16}$`, environmentKey())
+	assert.Regexp(t, `^pinned-`+browser.EnvironmentVersion+`/[0-9a-f]{16}$`, environmentKey())
 }
 
 // A stored answer written out raw (Serve) and decoded (Handle for library callers)
@@ -108,7 +109,7 @@ func TestStoredAnswerEncodesLikeTheLiveOne(t *testing.T) {
 	st, err := store.Open(filepath.Join(t.TempDir(), "s.sqlite"), store.Options{}, zerolog.Nop())
 	require.NoError(t, err)
 	defer st.Close()
-	o := fakeOracle(&fakeEngine{name: Chromium}, &fakeEngine{name: WebKit})
+	o := fakeOracle(&fakeEngine{name: browser.Chromium}, &fakeEngine{name: browser.WebKit})
 	o.store = st
 	req := parse(t, `{"id":"a","html":"<p>"}`)
 	live, err := json.Marshal(o.Handle(context.Background(), req))
@@ -127,7 +128,7 @@ func TestStoredAnswerEncodesLikeTheLiveOne(t *testing.T) {
 		}
 	}
 	// A partial hit mixes a live and a raw stored answer, keys still in order.
-	o2 := fakeOracle(&fakeEngine{name: Chromium}, &fakeEngine{name: Firefox}, &fakeEngine{name: WebKit})
+	o2 := fakeOracle(&fakeEngine{name: browser.Chromium}, &fakeEngine{name: browser.Firefox}, &fakeEngine{name: browser.WebKit})
 	o2.store = st
 	got, err := json.Marshal(o2.Handle(forTheWire(context.Background()), req))
 	require.NoError(t, err)

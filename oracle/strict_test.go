@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -31,7 +32,7 @@ func TestParseRequestRefusesDuplicateAndMiscasedKeys(t *testing.T) {
 
 // Every response line is valid UTF-8 JSON, whatever bytes the request held.
 func TestServeWritesValidUTF8ForAnInvalidID(t *testing.T) {
-	o := fakeOracle(&fakeEngine{name: Chromium})
+	o := fakeOracle(&fakeEngine{name: browser.Chromium})
 	var out strings.Builder
 	require.NoError(t, o.Serve(t.Context(), strings.NewReader("{\"id\":\"\xff\",\"op\":\"ping\"}\n"), &out))
 	assert.True(t, utf8.ValidString(out.String()), "%q", out.String())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/trace"
 )
 
@@ -13,12 +14,12 @@ func (o *Oracle) traceCase(ctx context.Context, req *Request) TraceResponse {
 	host := o.origin.newHost()
 	if req.URL != nil || isXMLInline(req) {
 		// Served documents are answered live, never stored (docs/store.md).
-		traces, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e Engine) (*trace.Trace, error) {
+		traces, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e browser.Engine) (*trace.Trace, error) {
 			return o.traceDocument(ctx, e, host, req)
 		})
 		return TraceResponse{ID: req.ID, Traces: traces, Errors: errs}
 	}
-	traces, errs, stored, raw := storedFanOut(ctx, o, req, func(ctx context.Context, e Engine) (*trace.Trace, error) {
+	traces, errs, stored, raw := storedFanOut(ctx, o, req, func(ctx context.Context, e browser.Engine) (*trace.Trace, error) {
 		return o.Trace(ctx, e, host, idText(req.ID), deref(req.HTML), *req.Script)
 	}, storableTrace, sameCase)
 	return TraceResponse{ID: req.ID, Traces: traces, Errors: errs, Stored: stored, raw: raw}
@@ -60,7 +61,7 @@ func sameCase(hits map[string][]byte, asked int) bool {
 // never enters the markup (so nothing in the html can turn it into text), it goes to
 // the recorder with the call that collects the trace, and runs once the document has
 // loaded. The recorder seals what it hands back with its key, which Decode checks.
-func (o *Oracle) Trace(ctx context.Context, e Engine, host, id, html, script string) (*trace.Trace, error) {
+func (o *Oracle) Trace(ctx context.Context, e browser.Engine, host, id, html, script string) (*trace.Trace, error) {
 	key, recorder := trace.InitKey, ""
 	if !hasRecorderInitScript(e) {
 		// A copy for this page alone: its key is in the page's text (until the
@@ -100,7 +101,7 @@ var collectAndClearJS = `async function (script, opts) {
 
 // hasRecorderInitScript says whether the engine installs the recorder itself, before
 // any page script (Playwright's addInitScript); WebDriver classic has no such hook.
-func hasRecorderInitScript(e Engine) bool {
+func hasRecorderInitScript(e browser.Engine) bool {
 	i, ok := e.(interface{ RunsInitScripts() bool })
 	return ok && i.RunsInitScripts()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/trace"
 )
 
@@ -52,7 +53,7 @@ func (o *Oracle) caseDocument(req *Request) func() (string, func()) {
 // recorder's /trace/ gate holds and relative URLs still resolve in the docroot) or
 // of an inline XML document, with the recorder inlined where the engine has no init
 // scripts.
-func (o *Oracle) traceDocument(ctx context.Context, e Engine, host string, req *Request) (*trace.Trace, error) {
+func (o *Oracle) traceDocument(ctx context.Context, e browser.Engine, host string, req *Request) (*trace.Trace, error) {
 	key, recorder := trace.InitKey, ""
 	if !hasRecorderInitScript(e) {
 		key = trace.NewKey()

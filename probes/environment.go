@@ -6,13 +6,14 @@ import (
 	"strings"
 
 	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/trace"
 )
 
 // EnvironmentProperty is one answer of the pinned environment: the trace label the
 // environment probe records it under, the value every engine must give, and the
 // platform differences that remain (engine -> its documented other answer). What
-// the oracle pins is oracle/environment.go; this is the probe that checks it.
+// the oracle pins is oracle/browser/environment.go; this is the probe that checks it.
 type EnvironmentProperty struct {
 	Label string
 	Want  string
@@ -57,20 +58,20 @@ var environmentMedia = []struct {
 // it. The README's "Pinned environment" table is this list.
 var PinnedEnvironment = func() []EnvironmentProperty {
 	p := []EnvironmentProperty{
-		{Label: "font default", Want: oracle.FaceStandard},
-		{Label: "font serif", Want: oracle.FaceSerif},
-		{Label: "font sans-serif", Want: oracle.FaceSansSerif},
-		{Label: "font monospace", Want: oracle.FaceMonospace},
-		{Label: "font cursive", Want: oracle.FaceCursive},
-		{Label: "font fantasy", Want: oracle.FaceFantasy},
-		{Label: "font system-ui", Want: oracle.FaceSystemUI},
+		{Label: "font default", Want: browser.FaceStandard},
+		{Label: "font serif", Want: browser.FaceSerif},
+		{Label: "font sans-serif", Want: browser.FaceSansSerif},
+		{Label: "font monospace", Want: browser.FaceMonospace},
+		{Label: "font cursive", Want: browser.FaceCursive},
+		{Label: "font fantasy", Want: browser.FaceFantasy},
+		{Label: "font system-ui", Want: browser.FaceSystemUI},
 		// No engine here implements the ui-* generics; each treats the name as a
 		// family, which the fontconfig file aliases like the generic it names.
-		{Label: "font ui-serif", Want: oracle.FaceSerif},
-		{Label: "font ui-sans-serif", Want: oracle.FaceSansSerif},
-		{Label: "font ui-monospace", Want: oracle.FaceMonospace},
-		{Label: "default font size", Want: fmt.Sprintf("%dpx", oracle.DefaultFontSize)},
-		{Label: "monospace font size", Want: fmt.Sprintf("%dpx", oracle.DefaultMonospaceSize)},
+		{Label: "font ui-serif", Want: browser.FaceSerif},
+		{Label: "font ui-sans-serif", Want: browser.FaceSansSerif},
+		{Label: "font ui-monospace", Want: browser.FaceMonospace},
+		{Label: "default font size", Want: fmt.Sprintf("%dpx", browser.DefaultFontSize)},
+		{Label: "monospace font size", Want: fmt.Sprintf("%dpx", browser.DefaultMonospaceSize)},
 		{Label: "scrollbar width", Want: "0px"},
 		{Label: "scrollbar height", Want: "0px"},
 		{Label: "device pixel ratio", Want: "1"},
@@ -78,9 +79,9 @@ var PinnedEnvironment = func() []EnvironmentProperty {
 	differs := map[string]map[string]string{
 		// MiniBrowser is not a "browser" display mode to WebKitGTK, and no setting
 		// changes that.
-		"display-mode": {oracle.WebKit: noMatch},
+		"display-mode": {browser.WebKit: noMatch},
 		// Chromium and Firefox do not implement inverted-colors.
-		"inverted-colors": {oracle.Chromium: noMatch, oracle.Firefox: noMatch},
+		"inverted-colors": {browser.Chromium: noMatch, browser.Firefox: noMatch},
 	}
 	for _, m := range environmentMedia {
 		p = append(p, EnvironmentProperty{Label: "media " + m.feature, Want: m.values[0], Differs: differs[m.feature]})

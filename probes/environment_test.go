@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/trace"
 	"github.com/stretchr/testify/assert"
 )
@@ -28,11 +28,11 @@ func TestCheckEnvironmentNamesEachDifferingProperty(t *testing.T) {
 		}
 		return tr
 	}
-	assert.Empty(t, CheckEnvironment(oracle.Firefox, pinned(nil, "")))
+	assert.Empty(t, CheckEnvironment(browser.Firefox, pinned(nil, "")))
 	assert.Equal(t, []string{"monospace font size is 12px, want 13px", "scrollbar width is 12px, want 0px"},
-		CheckEnvironment(oracle.Firefox, pinned(map[string]string{"monospace font size": "12px", "scrollbar width": "12px"}, "")))
+		CheckEnvironment(browser.Firefox, pinned(map[string]string{"monospace font size": "12px", "scrollbar width": "12px"}, "")))
 	noDisplayMode := map[string]string{"media display-mode": noMatch}
-	assert.Empty(t, CheckEnvironment(oracle.WebKit, pinned(noDisplayMode, "")), "WebKitGTK's documented difference")
-	assert.Equal(t, []string{"media display-mode is no value matches, want browser"}, CheckEnvironment(oracle.Chromium, pinned(noDisplayMode, "")))
-	assert.Equal(t, []string{"font serif was not measured"}, CheckEnvironment(oracle.Chromium, pinned(nil, "font serif")))
+	assert.Empty(t, CheckEnvironment(browser.WebKit, pinned(noDisplayMode, "")), "WebKitGTK's documented difference")
+	assert.Equal(t, []string{"media display-mode is no value matches, want browser"}, CheckEnvironment(browser.Chromium, pinned(noDisplayMode, "")))
+	assert.Equal(t, []string{"font serif was not measured"}, CheckEnvironment(browser.Chromium, pinned(nil, "font serif")))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/trace"
 	"github.com/layout-oracle/oracle/vote"
@@ -404,10 +405,10 @@ func evalReflect(r *Result, states map[string]*reflect.State) {
 	}
 }
 
-// ordered sorts engine names in oracle.AllEngines order.
+// ordered sorts engine names in browser.AllEngines order.
 func ordered(names []string) []string {
 	rank := map[string]int{}
-	for i, e := range oracle.AllEngines {
+	for i, e := range browser.AllEngines {
 		rank[e] = i + 1
 	}
 	out := append([]string(nil), names...)

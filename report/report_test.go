@@ -17,7 +17,7 @@ import (
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/internal/testutil"
-	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/oracle/browser"
 )
 
 // small is a three-node dump (html > body > div); the div's width is w.
@@ -69,10 +69,10 @@ func TestIndexAtTenThousandCases(t *testing.T) {
 	require.NoError(t, w.Close())
 	t.Logf("wrote %d case pages in %s", n, time.Since(t0))
 
-	d, err := oracle.StartPlaywright(zerolog.Nop())
+	d, err := browser.StartPlaywright(zerolog.Nop())
 	require.NoError(t, err)
 	defer d.Stop()
-	e, err := d.LaunchPlaywright(oracle.PlaywrightOptions{Engine: oracle.Chromium}, zerolog.Nop())
+	e, err := d.LaunchPlaywright(browser.PlaywrightOptions{Engine: browser.Chromium}, zerolog.Nop())
 	require.NoError(t, err)
 	defer e.Close()
 

@@ -30,7 +30,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/internal/testutil"
-	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/trace"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
@@ -40,7 +40,7 @@ import (
 // engine is one launched browser and the route by which the recorder reaches its pages.
 type engine struct {
 	name   string
-	e      oracle.Engine
+	e      browser.Engine
 	inline bool // serve the recorder as the page's first <script> (WebDriver route)
 	err    error
 }
@@ -71,13 +71,13 @@ func TestMain(m *testing.M) {
 	srv = httptest.NewServer(http.HandlerFunc(serve))
 	base = "http://localhost:" + strconv.Itoa(srv.Listener.Addr().(*net.TCPAddr).Port)
 
-	d, err := oracle.StartPlaywright(log)
+	d, err := browser.StartPlaywright(log)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "playwright:", err)
 		os.Exit(1)
 	}
 	var wg sync.WaitGroup
-	launch := func(en *engine, f func() (oracle.Engine, error)) {
+	launch := func(en *engine, f func() (browser.Engine, error)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -85,21 +85,21 @@ func TestMain(m *testing.M) {
 		}()
 	}
 	init := []string{trace.RecorderJS}
-	chromium := &engine{name: oracle.Chromium}
-	firefox := &engine{name: oracle.Firefox}
-	webkit := &engine{name: oracle.WebKit, inline: true}
-	chromeIn = &engine{name: oracle.Chromium, inline: true}
-	launch(chromium, func() (oracle.Engine, error) {
-		return d.LaunchPlaywright(oracle.PlaywrightOptions{Engine: oracle.Chromium, InitScripts: init}, log)
+	chromium := &engine{name: browser.Chromium}
+	firefox := &engine{name: browser.Firefox}
+	webkit := &engine{name: browser.WebKit, inline: true}
+	chromeIn = &engine{name: browser.Chromium, inline: true}
+	launch(chromium, func() (browser.Engine, error) {
+		return d.LaunchPlaywright(browser.PlaywrightOptions{Engine: browser.Chromium, InitScripts: init}, log)
 	})
-	launch(firefox, func() (oracle.Engine, error) {
-		return d.LaunchPlaywright(oracle.PlaywrightOptions{Engine: oracle.Firefox, InitScripts: init}, log)
+	launch(firefox, func() (browser.Engine, error) {
+		return d.LaunchPlaywright(browser.PlaywrightOptions{Engine: browser.Firefox, InitScripts: init}, log)
 	})
-	launch(chromeIn, func() (oracle.Engine, error) {
-		return d.LaunchPlaywright(oracle.PlaywrightOptions{Engine: oracle.Chromium}, log)
+	launch(chromeIn, func() (browser.Engine, error) {
+		return d.LaunchPlaywright(browser.PlaywrightOptions{Engine: browser.Chromium}, log)
 	})
-	launch(webkit, func() (oracle.Engine, error) {
-		return oracle.LaunchWebDriver(context.Background(), oracle.WebDriverOptions{}, log)
+	launch(webkit, func() (browser.Engine, error) {
+		return browser.LaunchWebDriver(context.Background(), browser.WebDriverOptions{}, log)
 	})
 	wg.Wait()
 	engines = []*engine{chromium, firefox, webkit}
@@ -237,7 +237,7 @@ func wantRecords(t *testing.T, engine string, tr *trace.Trace, want string) {
 // wantAll requires every engine's records to equal want, and the trace not timed out.
 func wantAll(t *testing.T, traces map[string]*trace.Trace, want string) {
 	t.Helper()
-	for _, name := range []string{oracle.Chromium, oracle.Firefox, oracle.WebKit} {
+	for _, name := range []string{browser.Chromium, browser.Firefox, browser.WebKit} {
 		tr := traces[name]
 		assert.False(t, tr.TimedOut, "%s: timed out", name)
 		wantRecords(t, name, tr, want)
@@ -444,7 +444,7 @@ ctx.oncomplete = () => setTimeout(() => trace.done(), 0);
 // reportPairs logs every pair's comparison, exact and within tol.
 func reportPairs(t *testing.T, traces map[string]*trace.Trace, tol trace.BufferTolerance) {
 	t.Helper()
-	names := []string{oracle.Chromium, oracle.Firefox, oracle.WebKit}
+	names := []string{browser.Chromium, browser.Firefox, browser.WebKit}
 	for i := range names {
 		for j := i + 1; j < len(names); j++ {
 			a, b := traces[names[i]], traces[names[j]]
@@ -518,7 +518,7 @@ trace.done();
 `)
 	t.Logf("took %v", time.Since(start))
 	var first string
-	for _, name := range []string{oracle.Chromium, oracle.Firefox, oracle.WebKit} {
+	for _, name := range []string{browser.Chromium, browser.Firefox, browser.WebKit} {
 		tr := traces[name]
 		require.Len(t, tr.Records, 3, name)
 		w := string(tr.Records[0].Value)
@@ -542,7 +542,7 @@ trace.value('url', new URL('https://user:pw@example.com:8080/p/a?q=1#h'));
 trace.value('rect', new DOMRect(1, 2, 3, 4));
 trace.done();
 `)
-	for _, name := range []string{oracle.Chromium, oracle.Firefox, oracle.WebKit} {
+	for _, name := range []string{browser.Chromium, browser.Firefox, browser.WebKit} {
 		u := valueOf(t, traces[name], "url")
 		assert.Equal(t, "URL", u["class"], name)
 		props := u["props"].(map[string]any)
@@ -791,7 +791,7 @@ func TestBundledCases(t *testing.T) {
 				assert.False(t, tr.TimedOut, name)
 				assert.NotEmpty(t, tr.Records, name)
 			}
-			t.Logf("%s: whole %s (outlier %q), %d records", req.ID, v.Whole.Kind, v.Whole.Outlier, len(traces[oracle.Chromium].Records))
+			t.Logf("%s: whole %s (outlier %q), %d records", req.ID, v.Whole.Kind, v.Whole.Outlier, len(traces[browser.Chromium].Records))
 			if v.Whole.Kind != "unanimous" {
 				reportPairs(t, traces, trace.DefaultBufferTolerance)
 			}

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/dump"
-	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/mxschmitt/playwright-go"
 	"github.com/rs/zerolog"
 )
@@ -39,7 +39,7 @@ import (
 // excluded), "trivial" evaluates a constant (so the settle and walk's own cost shows too).
 
 // walkFn is what the oracle's case program calls for a geometry case.
-var walkFn = oracle.WithCaseScript(dump.WalkJS)
+var walkFn = browser.WithCaseScript(dump.WalkJS)
 
 // bareBudget is the case program's settle budget in the bare runs.
 const bareBudget = 20 * time.Second
@@ -75,7 +75,7 @@ func runBare(ctx context.Context, cases []benchCase, engines []string, trivial b
 	for _, name := range engines {
 		var r bareRunner
 		var err error
-		if name == oracle.WebKit {
+		if name == browser.WebKit {
 			r, err = newBareWebDriver(ctx, log)
 		} else {
 			if pw == nil {
@@ -129,21 +129,21 @@ func newBarePlaywright(pw *playwright.Playwright, name string) (*barePlaywright,
 	opts := playwright.BrowserTypeLaunchOptions{Headless: playwright.Bool(true)}
 	var bt playwright.BrowserType
 	switch name {
-	case oracle.Chromium:
+	case browser.Chromium:
 		bt = pw.Chromium
-		opts.Args = oracle.ChromiumArgs
+		opts.Args = browser.ChromiumArgs
 		if os.Geteuid() == 0 {
 			// The bare baseline runs the browser as this process's user, unlike the
 			// oracle (docs/sandbox.md): as root Chromium starts only unsandboxed.
-			opts.Args = append(append([]string{}, oracle.ChromiumArgs...), "--no-sandbox")
+			opts.Args = append(append([]string{}, browser.ChromiumArgs...), "--no-sandbox")
 		}
 		if !exists(bt.ExecutablePath()) {
-			opts.ExecutablePath = playwright.String(oracle.SystemChromium)
+			opts.ExecutablePath = playwright.String(browser.SystemChromium)
 		}
-	case oracle.Firefox:
+	case browser.Firefox:
 		bt = pw.Firefox
 		if !exists(bt.ExecutablePath()) {
-			opts.ExecutablePath = playwright.String(oracle.SystemFirefox)
+			opts.ExecutablePath = playwright.String(browser.SystemFirefox)
 			opts.Channel = playwright.String("moz-firefox")
 		}
 	default:
@@ -176,8 +176,8 @@ func exists(p string) bool {
 
 func (b *barePlaywright) roundTrip(c benchCase, walk bool) error {
 	if walk {
-		v, err := b.page.Evaluate(oracle.CaseProgram(),
-			oracle.CaseArg(c.HTML, walkFn, []any{c.Script, dump.StyleProperties}, bareBudget))
+		v, err := b.page.Evaluate(browser.CaseProgram(),
+			browser.CaseArg(c.HTML, walkFn, []any{c.Script, dump.StyleProperties}, bareBudget))
 		if _, ok := v.(string); err == nil && !ok {
 			err = fmt.Errorf("walk returned %T", v)
 		}
@@ -195,14 +195,14 @@ func (b *barePlaywright) close() { b.browser.Close() }
 // bareWebDriver is a minimal W3C WebDriver client for WebKitGTK: one driver, one
 // session, one window, on an Xvfb of its own.
 //
-// It is a second WebDriver client beside the oracle's (oracle/webdriver.go) on
+// It is a second WebDriver client beside the oracle's (oracle/browser) on
 // purpose, not a copy to be merged: way (d) measures the engine's own round trip
 // without the oracle, so it must not go through the oracle's client, with its
 // restart and deadline handling, dialog recovery and serialization repair. Keep it
 // this small; a fix to the oracle's client does not belong here.
 type bareWebDriver struct {
 	cmd     *exec.Cmd
-	xvfb    *oracle.Xvfb
+	xvfb    *browser.Xvfb
 	base    string
 	client  *http.Client
 	walkJS  string
@@ -213,7 +213,7 @@ func newBareWebDriver(ctx context.Context, log zerolog.Logger) (*bareWebDriver, 
 	display := os.Getenv("DISPLAY")
 	w := &bareWebDriver{client: &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 2}}}
 	if display == "" {
-		x, err := oracle.StartXvfb(ctx, "", log)
+		x, err := browser.StartXvfb(ctx, "", log)
 		if err != nil {
 			return nil, err
 		}
@@ -226,7 +226,7 @@ func newBareWebDriver(ctx context.Context, log zerolog.Logger) (*bareWebDriver, 
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	w.cmd = exec.Command(oracle.DefaultWebKitWebDriver, "--port="+strconv.Itoa(port), "--host=127.0.0.1")
+	w.cmd = exec.Command(browser.DefaultWebKitWebDriver, "--port="+strconv.Itoa(port), "--host=127.0.0.1")
 	w.cmd.Env = append(os.Environ(), "DISPLAY="+display, "GDK_BACKEND=x11", "NO_AT_BRIDGE=1")
 	if w.xvfb != nil {
 		w.cmd.Env = append(w.cmd.Env, "XAUTHORITY="+w.xvfb.Authority) // our Xvfb wants its cookie
@@ -248,7 +248,7 @@ func newBareWebDriver(ctx context.Context, log zerolog.Logger) (*bareWebDriver, 
 		time.Sleep(20 * time.Millisecond)
 	}
 	caps := map[string]any{"capabilities": map[string]any{"alwaysMatch": map[string]any{
-		"webkitgtk:browserOptions": map[string]any{"binary": oracle.DefaultMiniBrowser, "args": []string{"--automation"}},
+		"webkitgtk:browserOptions": map[string]any{"binary": browser.DefaultMiniBrowser, "args": []string{"--automation"}},
 	}}}
 	raw, err := w.do(http.MethodPost, "/session", caps)
 	if err != nil {
@@ -291,7 +291,7 @@ func newBareWebDriver(ctx context.Context, log zerolog.Logger) (*bareWebDriver, 
 		win[1] += 600 - in[1]
 	}
 	load := "document.open(); document.write(arguments[0]); document.close();\n"
-	w.walkJS = "return (" + oracle.CaseProgram() + ")(arguments[0]);"
+	w.walkJS = "return (" + browser.CaseProgram() + ")(arguments[0]);"
 	w.trivial = load + "return 1;"
 	return w, nil
 }
@@ -299,7 +299,7 @@ func newBareWebDriver(ctx context.Context, log zerolog.Logger) (*bareWebDriver, 
 func (w *bareWebDriver) roundTrip(c benchCase, walk bool) error {
 	body := map[string]any{"script": w.trivial, "args": []any{c.HTML}}
 	if walk {
-		body = map[string]any{"script": w.walkJS, "args": []any{oracle.CaseArg(c.HTML, walkFn, []any{c.Script, dump.StyleProperties}, bareBudget)}}
+		body = map[string]any{"script": w.walkJS, "args": []any{browser.CaseArg(c.HTML, walkFn, []any{c.Script, dump.StyleProperties}, bareBudget)}}
 	}
 	_, err := w.do(http.MethodPost, "/execute/sync", body)
 	return err

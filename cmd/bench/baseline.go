@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/rs/zerolog"
 )
 
@@ -30,19 +31,19 @@ func runBaseline(ctx context.Context, sample []benchCase, engines []string, log 
 	res := baselineResult{Cases: len(sample), Engine: map[string][]time.Duration{}}
 	// One Playwright driver per engine, started once: the engines' launches of a
 	// case run in parallel, and a driver launches one browser at a time.
-	drivers := map[string]*oracle.PlaywrightDriver{}
+	drivers := map[string]*browser.PlaywrightDriver{}
 	var display, xauth string
 	for _, e := range engines {
-		if e != oracle.WebKit {
-			pw, err := oracle.StartPlaywright(log)
+		if e != browser.WebKit {
+			pw, err := browser.StartPlaywright(log)
 			if err != nil {
 				return res, err
 			}
 			defer pw.Stop()
 			drivers[e] = pw
 		}
-		if e == oracle.WebKit {
-			x, err := oracle.StartXvfb(ctx, "", log)
+		if e == browser.WebKit {
+			x, err := browser.StartXvfb(ctx, "", log)
 			if err != nil {
 				return res, fmt.Errorf("baseline xvfb: %w", err)
 			}
@@ -81,16 +82,16 @@ func runBaseline(ctx context.Context, sample []benchCase, engines []string, log 
 }
 
 // browserPerCase launches one engine, answers one case, and closes the engine.
-func browserPerCase(ctx context.Context, pw *oracle.PlaywrightDriver, name, display, xauth string, c benchCase, log zerolog.Logger) error {
+func browserPerCase(ctx context.Context, pw *browser.PlaywrightDriver, name, display, xauth string, c benchCase, log zerolog.Logger) error {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	var e oracle.Engine
+	var e browser.Engine
 	var err error
-	if name == oracle.WebKit {
-		e, err = oracle.LaunchWebDriver(ctx, oracle.WebDriverOptions{Display: display, Env: []string{"XAUTHORITY=" + xauth}}, log)
+	if name == browser.WebKit {
+		e, err = browser.LaunchWebDriver(ctx, browser.WebDriverOptions{Display: display, Env: []string{"XAUTHORITY=" + xauth}}, log)
 	} else {
 		_, bundled := pw.BundledPath(name) // the oracle's default route (--browsers=auto)
-		e, err = pw.LaunchPlaywright(oracle.PlaywrightOptions{Engine: name, Bundled: bundled}, log)
+		e, err = pw.LaunchPlaywright(browser.PlaywrightOptions{Engine: name, Bundled: bundled}, log)
 	}
 	if err != nil {
 		return err

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/rs/zerolog"
 )
 
@@ -50,7 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.cases, "cases", 500, "number of generated cases, N")
 	seed := fs.Uint64("seed", 1, "case generator seed")
 	fs.StringVar(&c.oracleBin, "oracle", "", "oracle binary (default: go build ./cmd/oracle into a temp dir)")
-	engines := fs.String("engines", strings.Join(oracle.AllEngines, ","), "engines, comma-separated")
+	engines := fs.String("engines", strings.Join(browser.AllEngines, ","), "engines, comma-separated")
 	ways := fs.String("ways", "a,b,c,d", "ways to run, comma-separated: a (oracle defaults), b (browser per case), c (oracle --pages=1 --inflight=1), d (bare round trip)")
 	fs.IntVar(&c.sample, "baseline-sample", 20, "cases the browser-per-case baseline (b) runs; its cases/s is extrapolated from them")
 	fs.BoolVar(&c.trivial, "bare-trivial", true, "also time the bare round trip with a trivial evaluate instead of the walk")
@@ -70,8 +71,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	c.seed = *seed
-	c.engines = oracle.SplitList(*engines)
-	c.ways = oracle.SplitList(*ways)
+	c.engines = browser.SplitList(*engines)
+	c.ways = browser.SplitList(*ways)
 	if fs.NArg() > 0 || c.cases < 1 || c.sample < 1 || c.soakEvery < 1 {
 		fmt.Fprintln(stderr, "bench: bad arguments (see -h)")
 		return 2

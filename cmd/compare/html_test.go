@@ -25,6 +25,7 @@ import (
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/oracle/browser"
 )
 
 // oracleResponses serves lines through an in-process oracle on the three engines.
@@ -41,14 +42,14 @@ func oracleResponses(t *testing.T, lines []string) string {
 
 // viewer is the oracle's own Chromium (Debian's build through playwright-go, as
 // oracle.Launch finds it), used here to read the report.
-type viewer struct{ e oracle.Engine }
+type viewer struct{ e browser.Engine }
 
 func newViewer(t *testing.T) *viewer {
 	t.Helper()
-	d, err := oracle.StartPlaywright(zerolog.Nop())
+	d, err := browser.StartPlaywright(zerolog.Nop())
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Stop() })
-	e, err := d.LaunchPlaywright(oracle.PlaywrightOptions{Engine: oracle.Chromium}, zerolog.Nop())
+	e, err := d.LaunchPlaywright(browser.PlaywrightOptions{Engine: browser.Chromium}, zerolog.Nop())
 	require.NoError(t, err)
 	t.Cleanup(func() { e.Close() })
 	return &viewer{e: e}

@@ -1,6 +1,6 @@
 package main
 
-// The pinned environment (oracle/environment.go), against the real three engines.
+// The pinned environment (oracle/browser/environment.go), against the real three engines.
 // Each test reproduces a difference measured before the environment was pinned
 // (../shared/ENGINES.md, "Measured later") with its own in-page measurement, not the
 // environment probe's, so a fault in the probe cannot hide one here.
@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/internal/testutil"
-	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -44,9 +44,9 @@ func traceValues(t *testing.T, script string) map[string]map[string]any {
 // are within 1.5% of the others', where a different face differs by 10% or more
 // (Liberation Mono and DejaVu Sans Mono, 0.3% apart, the face check tells apart).
 func TestGenericFamiliesAreTheSameFaceInEveryEngine(t *testing.T) {
-	generics := map[string]string{"serif": oracle.FaceSerif, "sans-serif": oracle.FaceSansSerif,
-		"monospace": oracle.FaceMonospace, "cursive": oracle.FaceCursive, "fantasy": oracle.FaceFantasy,
-		"system-ui": oracle.FaceSystemUI}
+	generics := map[string]string{"serif": browser.FaceSerif, "sans-serif": browser.FaceSansSerif,
+		"monospace": browser.FaceMonospace, "cursive": browser.FaceCursive, "fantasy": browser.FaceFantasy,
+		"system-ui": browser.FaceSystemUI}
 	faces := []string{"Liberation Serif", "Liberation Sans", "Liberation Mono", "DejaVu Serif", "DejaVu Sans", "DejaVu Sans Mono"}
 	gj, _ := json.Marshal(generics)
 	fj, _ := json.Marshal(faces)
@@ -157,7 +157,7 @@ trace.done();`, fj))
 
 func TestPingNamesThePinnedEnvironment(t *testing.T) {
 	resp := shared.get(t).send(t, map[string]any{"op": "ping"})
-	assert.Equal(t, "pinned-"+oracle.EnvironmentVersion, resp["environment"])
+	assert.Equal(t, "pinned-"+browser.EnvironmentVersion, resp["environment"])
 }
 
 // unpinnedFontsChromium is Chromium launched without the oracle's fontconfig file:

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/probes"
 	"github.com/layout-oracle/oracle/profiles"
 	"github.com/layout-oracle/oracle/trace"
@@ -38,10 +39,10 @@ func run() int {
 	}
 
 	fs := flag.NewFlagSet("oracle", flag.ContinueOnError)
-	engines := fs.String("engines", strings.Join(oracle.AllEngines, ","), "engines to launch, comma-separated")
-	browsers := fs.String("browsers", oracle.RouteAuto, "system (Debian builds), playwright (Playwright's bundled builds) or auto (bundled where installed)")
+	engines := fs.String("engines", strings.Join(browser.AllEngines, ","), "engines to launch, comma-separated")
+	browsers := fs.String("browsers", browser.RouteAuto, "system (Debian builds), playwright (Playwright's bundled builds) or auto (bundled where installed)")
 	profile := fs.String("profile", profiles.Default.Name, "launch profile: "+strings.Join(profiles.Names(), ", "))
-	deadline := fs.Duration("deadline", oracle.DefaultDeadline, "per-engine deadline for one request")
+	deadline := fs.Duration("deadline", browser.DefaultDeadline, "per-engine deadline for one request")
 	maxLine := fs.Int("max-line", oracle.DefaultMaxLine, "longest request line accepted, in bytes")
 	pages := fs.String("pages", strconv.Itoa(oracle.DefaultPages), "pages (browser instances) per engine, each serving one case at a time: a number, or engine=count,... (firefox=3,chromium=1; engines not named get "+strconv.Itoa(oracle.DefaultPages)+")")
 	inflight := fs.Int("inflight", 0, "requests served at once (0: the largest page count of the engines)")
@@ -53,10 +54,10 @@ func run() int {
 	logLevel := fs.String("log-level", "info", "stderr log level: debug, info, warn, error")
 	installDriver := fs.Bool("install-driver", false, "install the Playwright driver matching go.mod, without browsers, and exit")
 	selfCheck := fs.Bool("self-check", true, "before serving, run one geometry, one trace and one reflection case per engine and take an engine that fails out of service")
-	chromiumPath := fs.String("chromium-path", "", "Chromium binary (default "+oracle.SystemChromium+"); implies the system route for chromium")
-	firefoxPath := fs.String("firefox-path", "", "Firefox binary (default "+oracle.SystemFirefox+"); implies the system route for firefox")
+	chromiumPath := fs.String("chromium-path", "", "Chromium binary (default "+browser.SystemChromium+"); implies the system route for chromium")
+	firefoxPath := fs.String("firefox-path", "", "Firefox binary (default "+browser.SystemFirefox+"); implies the system route for firefox")
 	requireSandbox := fs.Bool("require-sandbox", false, "refuse to start unless every engine runs under an unprivileged user with its own sandbox on (docs/sandbox.md)")
-	webkitDriverPath := fs.String("webkit-driver-path", "", "WebKitWebDriver binary (default "+oracle.DefaultWebKitWebDriver+"); implies the WebDriver route for webkit")
+	webkitDriverPath := fs.String("webkit-driver-path", "", "WebKitWebDriver binary (default "+browser.DefaultWebKitWebDriver+"); implies the WebDriver route for webkit")
 	docRoot := fs.String("docroot", "", "directory served read-only at / on the oracle's case origins; \"url\" requests name paths under it")
 	storePath := fs.String("store", storeDefault(), "ground-truth store file (docs/store.md), or off; default $ORACLE_STORE, else under $XDG_CACHE_HOME or ~/.cache")
 	storeMax := fs.String("store-max", "4G", "bound on the store's size (bytes, or with K, M, G); past it the least recently used answers are evicted")
@@ -80,7 +81,7 @@ func run() int {
 				os.Setenv("PLAYWRIGHT_NODEJS_PATH", node)
 			}
 		}
-		if err := oracle.InstallDriver(log); err != nil {
+		if err := browser.InstallDriver(log); err != nil {
 			log.Error().Err(err).Msg("install driver")
 			return 1
 		}
@@ -129,7 +130,7 @@ func run() int {
 	// Start returns once the first engine has passed its self-check; the others keep
 	// starting while requests are served (a request naming one waits for it).
 	o, err := oracle.Start(ctx, oracle.Config{
-		Engines:     oracle.SplitList(*engines),
+		Engines:     browser.SplitList(*engines),
 		Browsers:    *browsers,
 		Profile:     prof,
 		Deadline:    *deadline,

@@ -25,6 +25,7 @@ import (
 
 	"github.com/layout-oracle/oracle/internal/progress"
 	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/probes"
 	"github.com/layout-oracle/oracle/profiles"
 	"github.com/layout-oracle/oracle/vote"
@@ -74,8 +75,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	profile := fs.String("profile", profiles.Default.Name, "launch profile: "+strings.Join(profiles.Names(), ", "))
-	engines := fs.String("engines", strings.Join(oracle.AllEngines, ","), "engines to launch and probe, comma-separated")
-	browsers := fs.String("browsers", oracle.RouteAuto, "system, playwright or auto (as the oracle's flag)")
+	engines := fs.String("engines", strings.Join(browser.AllEngines, ","), "engines to launch and probe, comma-separated")
+	browsers := fs.String("browsers", browser.RouteAuto, "system, playwright or auto (as the oracle's flag)")
 	asJSON := fs.Bool("json", false, "one JSON object per probe, then a summary line")
 	only := fs.String("only", "", "comma-separated probe names (default: all): "+strings.Join(probes.Names(), ", "))
 	logLevel := fs.String("log-level", "warn", "stderr log level: debug, info, warn, error")
@@ -99,12 +100,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "probe:", err)
 		return 2
 	}
-	selected, err := probes.Select(oracle.SplitList(*only))
+	selected, err := probes.Select(browser.SplitList(*only))
 	if err != nil {
 		fmt.Fprintln(stderr, "probe:", err)
 		return 2
 	}
-	names := oracle.SplitList(*engines)
+	names := browser.SplitList(*engines)
 	log := zerolog.New(stderr).Level(level).With().Timestamp().Str("proc", "probe").Logger()
 
 	start := time.Now()
@@ -119,7 +120,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer o.Close()
 	ping := o.Handle(ctx, &oracle.Request{ID: json.RawMessage(`"ping"`), Op: oracle.OpPing}).(oracle.PingResponse)
 	if len(names) == 0 {
-		names = oracle.AllEngines
+		names = browser.AllEngines
 	}
 	// Probe every engine asked for, launched or not: one that failed to launch then
 	// answers "engine not launched" and fails its probes, as it should.
@@ -263,11 +264,11 @@ func printTable(w io.Writer, results []probes.Result, engines []string, ping ora
 // abbrev is an engine's one-letter name in the pairwise column.
 func abbrev(e string) string {
 	switch e {
-	case oracle.Chromium:
+	case browser.Chromium:
 		return "C"
-	case oracle.Firefox:
+	case browser.Firefox:
 		return "F"
-	case oracle.WebKit:
+	case browser.WebKit:
 		return "W"
 	}
 	return e
@@ -275,7 +276,7 @@ func abbrev(e string) string {
 
 func ordered(names []string) []string {
 	var out []string
-	for _, e := range oracle.AllEngines {
+	for _, e := range browser.AllEngines {
 		for _, n := range names {
 			if n == e {
 				out = append(out, e)

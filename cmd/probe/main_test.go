@@ -16,6 +16,7 @@ import (
 
 	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/probes"
 	"github.com/layout-oracle/oracle/vote"
 	"github.com/stretchr/testify/assert"
@@ -49,7 +50,7 @@ func runJSON(t *testing.T, args ...string) (int, map[string]probes.Result, Summa
 func allOK(t *testing.T, r probes.Result) {
 	t.Helper()
 	assert.False(t, r.Failed, "%s failed: %v", r.Probe, r.Engines)
-	for _, e := range oracle.AllEngines {
+	for _, e := range browser.AllEngines {
 		assert.Equal(t, probes.StatusOK, r.Engines[e].Status, "%s on %s: %s", r.Probe, e, r.Engines[e].Error)
 		assert.NotEmpty(t, r.Engines[e].Version, "%s on %s: no version", r.Probe, e)
 	}
@@ -97,7 +98,7 @@ func TestProbesDefaultProfile(t *testing.T) {
 	cam := res["fake-camera-track-settings"]
 	assert.False(t, cam.Failed)
 	assert.Contains(t, cam.Skipped, "--profile=media")
-	for _, e := range oracle.AllEngines {
+	for _, e := range browser.AllEngines {
 		assert.Equal(t, probes.StatusSkipped, cam.Engines[e].Status)
 	}
 	assert.Equal(t, 1, sum.Skipped)
@@ -123,7 +124,7 @@ func TestProbesDefaultProfile(t *testing.T) {
 	for _, p := range probes.All {
 		ordered = append(ordered, res[p.Name])
 	}
-	printTable(&table, ordered, oracle.AllEngines, oracle.PingResponse{Versions: sum.Versions, Routes: sum.Routes}, sum)
+	printTable(&table, ordered, browser.AllEngines, oracle.PingResponse{Versions: sum.Versions, Routes: sum.Routes}, sum)
 	lines := strings.Split(table.String(), "\n")
 	header := strings.Join(strings.Fields(lines[5]), " ")
 	assert.Equal(t, "probe chromium firefox webkit pairwise agreement vote outlier", header, table.String())
@@ -188,7 +189,7 @@ func TestEnvironmentProbeFailsNamingTheProperty(t *testing.T) {
 	// Chromium without the oracle's fontconfig file: its monospace is Debian's
 	// DejaVu Sans Mono. The probe fails that engine, naming what differs.
 	p := filepath.Join(testutil.BrowserDir(t), "chromium-unpinned-fonts")
-	require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\nunset FONTCONFIG_FILE\nexec "+oracle.SystemChromium+" \"$@\"\n"), 0o755))
+	require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\nunset FONTCONFIG_FILE\nexec "+browser.SystemChromium+" \"$@\"\n"), 0o755))
 	code, res, sum, stderr := runJSON(t, "--engines=chromium,firefox", "--chromium-path="+p, "--only=environment")
 	assert.Equal(t, 1, code, "stderr:\n%s", stderr)
 	assert.Equal(t, []string{"environment"}, sum.Failed)
@@ -218,7 +219,7 @@ func deadProxyChromium(t *testing.T) string {
 	p := filepath.Join(testutil.BrowserDir(t), "chromium-dead-proxy")
 	// After the oracle's own arguments: Chromium takes the last of a repeated switch,
 	// and the oracle points every engine at its origin as a proxy (network allowlist).
-	script := "#!/bin/sh\nexec " + oracle.SystemChromium + " \"$@\" --proxy-server=http://127.0.0.1:9 '--proxy-bypass-list=<-loopback>'\n"
+	script := "#!/bin/sh\nexec " + browser.SystemChromium + " \"$@\" --proxy-server=http://127.0.0.1:9 '--proxy-bypass-list=<-loopback>'\n"
 	require.NoError(t, os.WriteFile(p, []byte(script), 0o755))
 	return p
 }

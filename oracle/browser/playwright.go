@@ -1,4 +1,4 @@
-package oracle
+package browser
 
 import (
 	"context"
@@ -289,7 +289,7 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 	if env := append(append([]string{}, opts.Env...), browserUser().env()...); len(env) > 0 {
 		// Playwright's env replaces the browser's whole environment: start from ours.
 		launch.Env = map[string]string{}
-		for _, kv := range withEnv(os.Environ(), env) {
+		for _, kv := range WithEnv(os.Environ(), env) {
 			k, v, _ := strings.Cut(kv, "=")
 			launch.Env[k] = v
 		}

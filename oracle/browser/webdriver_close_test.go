@@ -1,4 +1,4 @@
-package oracle
+package browser
 
 // Close racing a restart of the real WebKitGTK (WebKitWebDriver, MiniBrowser, and an
 // Xvfb the engine owns). Before the fix, Close read xvfb and the session without the

@@ -1,4 +1,4 @@
-package oracle
+package browser
 
 import (
 	"context"
@@ -180,20 +180,8 @@ func TestWebDriverWalk(t *testing.T) {
 		t.Errorf("overflowed = true for a small case")
 	}
 
-	// Through the shared geometry path, as the server calls it.
-	g, err := Geometry(caseCtx(t), e, `<p style="height:33.3px;margin:0">x</p>`, "")
-	if err != nil {
-		t.Fatalf("Geometry: %v", err)
-	}
-	if err := g.Validate(); err != nil {
-		t.Errorf("Validate: %v", err)
-	}
-	if p := g.Nodes[len(g.Nodes)-1]; p.Tag != "P" || p.Bounding.H != 33.296875 {
-		t.Errorf("P = %+v, want height 33.296875 (1/64 px)", p)
-	}
-	if g.EngineVersion != e.Version() || g.Engine != WebKit {
-		t.Errorf("dump engine %q %q", g.Engine, g.EngineVersion)
-	}
+	// The shared geometry path, as the server calls it, is
+	// TestWebDriverGeometry in package oracle.
 }
 
 func TestWebDriverCaseScript(t *testing.T) {
@@ -333,6 +321,9 @@ func TestWebDriverDialogs(t *testing.T) {
 	}
 	// A real dialog between calls: the session's "dismiss" behavior handles it.
 	load(t, e, "<script>setTimeout(() => { window.afterAlert = alert('between calls') === undefined; }, 30)</script>", "() => 1", new(float64))
+	// A sleep on purpose: the dialog must open between calls, and nothing was found
+	// to show it open without sending a command (polling Get Alert Text never saw
+	// it within 10 s), which would put the dialog in that command instead.
 	time.Sleep(150 * time.Millisecond)
 	var after bool
 	load(t, e, "", "() => window.afterAlert", &after)
@@ -349,7 +340,11 @@ func TestWebDriverDialogs(t *testing.T) {
 	}
 	// Between calls the page's own functions are back.
 	load(t, e, "<p>fine</p>", "() => { setTimeout(() => { window.alertBetween = String(alert); }, 20); return 1; }", new(float64))
-	time.Sleep(100 * time.Millisecond)
+	// A bare Execute Script, not a call: it installs no stand-ins the timer could see.
+	pollUntil(t, "the timer between calls to run", func(ctx context.Context) bool {
+		raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{"script": "return typeof window.alertBetween;", "args": []any{}})
+		return err == nil && string(raw) == `"string"`
+	})
 	var s string
 	load(t, e, "", "() => window.alertBetween + ' / ' + String(alert)", &s)
 	if !strings.Contains(s, "[native code]") || !strings.HasSuffix(s, "/ function alert() {}") {
@@ -524,4 +519,21 @@ func BenchmarkWebDriverLoad(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/load")
+}
+
+// pollUntil calls ok every few milliseconds until it holds, failing the test after
+// 10 s: what a test waits for in the page, instead of sleeping a guess.
+func pollUntil(t *testing.T, what string, ok func(ctx context.Context) bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		done := ok(ctx)
+		cancel()
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10s for %s", what)
+		}
+	}
 }

@@ -1,8 +1,9 @@
-package oracle
+package browser
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -238,12 +239,12 @@ var environmentFiles = sync.OnceValues(func() ([2]string, error) {
 	return [2]string{filepath.Join(dir, "xdg", "fontconfig", "fonts.conf"), filepath.Join(dir, "xdg")}, nil
 })
 
-// environmentSettings is the pinned environment's share of every engine's launch.
+// EnvironmentSettings is the pinned environment's share of every engine's launch.
 // The files go to the browsers' environment only (Env), never the oracle's own.
-func environmentSettings() (launchSettings, error) {
+func EnvironmentSettings() (LaunchSettings, error) {
 	files, err := environmentFiles()
 	if err != nil {
-		return launchSettings{}, fmt.Errorf("pinned environment: %w", err)
+		return LaunchSettings{}, fmt.Errorf("pinned environment: %w", err)
 	}
 	xdg := []string{"XDG_CONFIG_HOME=" + files[1]}
 	var webkit []string
@@ -256,7 +257,7 @@ func environmentSettings() (launchSettings, error) {
 		xdg = []string{"XDG_CONFIG_DIRS=" + files[1] + ":/etc/xdg", "XDG_CONFIG_HOME=" + filepath.Join(u.Home, ".config")}
 		webkit = []string{"XDG_CONFIG_HOME=" + files[1]}
 	}
-	return launchSettings{
+	return LaunchSettings{
 		Env: append(append([]string{"FONTCONFIG_FILE=" + files[0]}, xdg...),
 			"GTK_THEME=Adwaita", "GTK_OVERLAY_SCROLLING=1", "GDK_SCALE=1", "GDK_DPI_SCALE=1"),
 		WebKitEnv:    webkit,
@@ -273,3 +274,15 @@ func environmentSettings() (launchSettings, error) {
 		},
 	}, nil
 }
+
+// EnvironmentKey is the pinned environment's version plus a hash of the files and
+// prefs it gives the browsers, so an edit that forgot to bump EnvironmentVersion
+// still misses (the store's key).
+var EnvironmentKey = sync.OnceValue(func() string {
+	h := sha256.New()
+	prefs, _ := json.Marshal(firefoxEnvironmentPrefs()) // map keys sorted: canonical
+	for _, s := range []string{fontconfigXML(), gtkSettingsINI(), string(prefs)} {
+		fmt.Fprintf(h, "%d:%s", len(s), s)
+	}
+	return Environment() + "/" + hex.EncodeToString(h.Sum(nil))[:16]
+})

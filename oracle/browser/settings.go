@@ -1,19 +1,18 @@
-package oracle
+package browser
 
 import (
 	"maps"
 	"strings"
 
 	"github.com/layout-oracle/oracle/profiles"
-	"github.com/layout-oracle/oracle/trace"
 )
 
-// launchSettings is everything one engine's launch adds beyond its route: the launch
+// LaunchSettings is everything one engine's launch adds beyond its route: the launch
 // profile's arguments and grants, the pinned environment (the same fonts, scrollbars
 // and media features in every engine), the network guard, and the init scripts. Each
-// concern contributes its own launchSettings from its own file; settingsFor merges
-// them, so launchEngine has one place to read them from.
-type launchSettings struct {
+// concern contributes its own LaunchSettings from its own file; settingsFor merges
+// them, so Launch has one place to read them from.
+type LaunchSettings struct {
 	ChromiumArgs  []string       // Chromium command-line flags
 	FirefoxPrefs  map[string]any // Firefox user prefs
 	WebKitArgs    []string       // MiniBrowser arguments (WebKitSettings properties), after --automation
@@ -24,8 +23,8 @@ type launchSettings struct {
 	InitScripts   []string       // Playwright: run before any page script in every document
 }
 
-// merge adds o to s: lists append, maps are joined (o wins on a repeated key).
-func (s *launchSettings) merge(o launchSettings) {
+// Merge adds o to s: lists append, maps are joined (o wins on a repeated key).
+func (s *LaunchSettings) Merge(o LaunchSettings) {
 	s.ChromiumArgs = append(s.ChromiumArgs, o.ChromiumArgs...)
 	s.WebKitArgs = append(s.WebKitArgs, o.WebKitArgs...)
 	s.Env = append(s.Env, o.Env...)
@@ -46,28 +45,14 @@ func (s *launchSettings) merge(o launchSettings) {
 	}
 }
 
-// settingsFor is the merged launch settings every engine of this process gets.
-func settingsFor(cfg Config) (launchSettings, error) {
-	var s launchSettings
-	env, err := environmentSettings()
-	if err != nil {
-		return s, err
-	}
-	s.merge(env) // first: a launch profile may still override a pinned pref
-	s.merge(profileSettings(cfg.Profile))
-	s.merge(launchSettings{InitScripts: []string{trace.RecorderJS}})
-	s.merge(networkSettings(cfg.originPort)) // last: nothing may loosen the allowlist
-	return s, nil
-}
-
-// profileSettings is what the launch profile adds.
-func profileSettings(p profiles.Profile) launchSettings {
-	return launchSettings{ChromiumArgs: p.ChromiumArgs, FirefoxPrefs: p.FirefoxPrefs,
+// ProfileSettings is what the launch profile adds.
+func ProfileSettings(p profiles.Profile) LaunchSettings {
+	return LaunchSettings{ChromiumArgs: p.ChromiumArgs, FirefoxPrefs: p.FirefoxPrefs,
 		WebKitArgs: p.WebKitGTKArgs, Permissions: p.Permissions}
 }
 
-// withEnv is base with every KEY=VALUE of extra set, replacing base's own KEY.
-func withEnv(base, extra []string) []string {
+// WithEnv is base with every KEY=VALUE of extra set, replacing base's own KEY.
+func WithEnv(base, extra []string) []string {
 	if len(extra) == 0 {
 		return base
 	}

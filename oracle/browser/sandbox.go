@@ -1,4 +1,4 @@
-package oracle
+package browser
 
 import (
 	"crypto/sha256"
@@ -195,8 +195,8 @@ type SandboxState struct {
 	transient bool // off for a reason a moment may change (a process just starting)
 }
 
-// sandboxReporter is implemented by engines whose processes the oracle can inspect.
-type sandboxReporter interface{ Sandbox() SandboxState }
+// SandboxReporter is implemented by engines whose processes the oracle can inspect.
+type SandboxReporter interface{ Sandbox() SandboxState }
 
 // procInfo is what /proc says of one process.
 type procInfo struct {
@@ -406,9 +406,9 @@ func inspectSandboxOnce(engine string, roots []int) SandboxState {
 	return st
 }
 
-// requireSandboxes is --require-sandbox's decision: nil when every engine launched
+// RequireSandboxes is --require-sandbox's decision: nil when every engine launched
 // has its sandbox on, else an error naming each that has not and why.
-func requireSandboxes(states map[string]SandboxState) error {
+func RequireSandboxes(states map[string]SandboxState) error {
 	var off []string
 	for _, name := range AllEngines {
 		if st, ok := states[name]; ok && !st.On {

@@ -1,32 +1,25 @@
-package oracle
+package browser
+
+// WebKitGTK over W3C WebDriver classic, in four files: the engine (this file: launch,
+// Load/Visit/LoadURL, Reset, Prepare, restart, Close), the driver process
+// (webdriver_process.go), the wire client (webdriver_wire.go: session, commands,
+// errors) and the in-page scripts every call sends (webdriver_scripts.go and its
+// webdriver_*.js).
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"maps"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
-)
-
-// Debian's WebKitGTK route (../shared/ENGINES.md): WebKitWebDriver from
-// webkit2gtk-driver, driving the MiniBrowser of libwebkit2gtk-4.1-0.
-const (
-	DefaultWebKitWebDriver = "/usr/bin/WebKitWebDriver"
-	DefaultMiniBrowser     = "/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser"
 )
 
 // WebDriverOptions chooses the WebKitGTK build, its launch profile and its display.
@@ -81,17 +74,6 @@ type webDriverEngine struct {
 	chrome        [2]int        // window size minus viewport size, as measured at launch
 	callSeq       uint64
 	closeOnce     sync.Once
-}
-
-// wdProc is one driver process and its session.
-type wdProc struct {
-	cmd      *exec.Cmd
-	exited   chan struct{}
-	watchdog *exec.Cmd
-	watchW   *os.File // the watchdog kills the driver's group when this closes
-	base     string   // http://127.0.0.1:port
-	session  string   // guarded by the engine's mu
-	out      *tailLog
 }
 
 // LaunchWebDriver starts WebKitWebDriver (and an Xvfb when there is no display), opens
@@ -189,198 +171,6 @@ func (e *webDriverEngine) start(ctx context.Context) error {
 	return fmt.Errorf("webkit: start %s: %w", e.opts.DriverPath, lastErr)
 }
 
-// startDriver runs the driver on a free loopback port, in its own process group, and
-// waits until /status says ready.
-func (e *webDriverEngine) startDriver(ctx context.Context) (*wdProc, error) {
-	port, err := freeLoopbackPort()
-	if err != nil {
-		return nil, err
-	}
-	out := newTailLog(e.log.With().Str("proc", "webkitwebdriver").Logger())
-	cmd := exec.Command(e.opts.DriverPath, "--port="+strconv.Itoa(port), "--host=127.0.0.1")
-	cmd.Env = e.driverEnv()
-	cmd.Stdout = out // never the oracle's stdout: that is the protocol channel
-	cmd.Stderr = out
-	// The driver, MiniBrowser and its web and network processes run as the browser
-	// user (sandbox.go); WebKitGTK's bubblewrap sandbox then confines the web process.
-	cmd.SysProcAttr = browserUser().sysProcAttr(&syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL})
-	cmd.WaitDelay = 2 * time.Second
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	p := &wdProc{cmd: cmd, exited: make(chan struct{}), base: "http://127.0.0.1:" + strconv.Itoa(port), out: out}
-	go func() {
-		_ = cmd.Wait()
-		close(p.exited)
-	}()
-	if err := p.startWatchdog(); err != nil {
-		p.kill()
-		return nil, fmt.Errorf("watchdog: %w", err)
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		ready, err := p.status(ctx, e.client)
-		if ready {
-			e.log.Debug().Int("pid", cmd.Process.Pid).Int("port", port).Msg("driver ready")
-			return p, nil
-		}
-		select {
-		case <-p.exited:
-			return nil, fmt.Errorf("%s exited: %s", e.opts.DriverPath, out.tail())
-		case <-ctx.Done():
-			p.kill()
-			return nil, ctx.Err()
-		case <-time.After(15 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			p.kill()
-			return nil, fmt.Errorf("driver not ready within 20s (last: %v): %s", err, out.tail())
-		}
-	}
-}
-
-// driverEnv is the process environment with the browser's display; the oracle's own
-// environment is never changed.
-func (e *webDriverEngine) driverEnv() []string {
-	e.mu.Lock()
-	ownX, display, authority := e.xvfb != nil, e.display, ""
-	if ownX {
-		authority = e.xvfb.Authority
-	}
-	e.mu.Unlock()
-	env := make([]string, 0, len(os.Environ())+3)
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "DISPLAY":
-			continue
-		case "WAYLAND_DISPLAY", "GDK_BACKEND":
-			if ownX {
-				continue // our Xvfb, not a compositor GTK would otherwise prefer
-			}
-		}
-		env = append(env, kv)
-	}
-	env = withEnv(env, e.opts.Env)
-	env = withEnv(env, browserUser().env())
-	env = append(env, "DISPLAY="+display)
-	if ownX {
-		env = withEnv(env, []string{"GDK_BACKEND=x11", "XAUTHORITY=" + authority})
-	}
-	if os.Getenv("NO_AT_BRIDGE") == "" {
-		env = append(env, "NO_AT_BRIDGE=1") // no accessibility bus to wait for
-	}
-	return env
-}
-
-// startWatchdog puts a shell into the driver's process group that kills the group
-// when its stdin (a pipe only this process holds) reaches EOF, that is when the oracle
-// dies by any means. Pdeathsig alone ends only the driver: MiniBrowser, its child,
-// would be reparented and live on.
-func (p *wdProc) startWatchdog() error {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	wd := exec.Command("/bin/sh", "-c", "read x; kill -KILL 0")
-	wd.Stdin = r
-	// As the browser user, like the group it kills: no root process in that group.
-	wd.SysProcAttr = browserUser().sysProcAttr(&syscall.SysProcAttr{Setpgid: true, Pgid: p.cmd.Process.Pid})
-	err = wd.Start()
-	r.Close()
-	if err != nil {
-		w.Close()
-		return err
-	}
-	go func() { _ = wd.Wait() }()
-	p.watchdog, p.watchW = wd, w
-	return nil
-}
-
-// kill ends the driver's whole process group (driver, MiniBrowser, its web and
-// network processes, the watchdog) and waits for the driver to be reaped.
-func (p *wdProc) kill() {
-	killGroup(p.cmd.Process.Pid, syscall.SIGKILL)
-	select {
-	case <-p.exited:
-	case <-time.After(5 * time.Second):
-	}
-	if p.watchW != nil {
-		p.watchW.Close()
-	}
-}
-
-func (p *wdProc) status(ctx context.Context, c *http.Client) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.base+"/status", nil)
-	if err != nil {
-		return false, err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return false, err
-	}
-	defer resp.Body.Close()
-	var s struct {
-		Value struct {
-			Ready bool `json:"ready"`
-		} `json:"value"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&s); err != nil {
-		return false, err
-	}
-	return s.Value.Ready, nil
-}
-
-// newSession opens the session and returns its browserVersion.
-func (e *webDriverEngine) newSession(ctx context.Context, p *wdProc) (string, error) {
-	// --enable-sandbox: WebKitGTK's bubblewrap sandbox for the web process, which
-	// MiniBrowser leaves off unless asked (docs/sandbox.md).
-	args := append([]string{"--automation", "--enable-sandbox"}, e.opts.BrowserArgs...)
-	caps := map[string]any{
-		"webkitgtk:browserOptions": map[string]any{"binary": e.opts.BrowserPath, "args": args},
-		"unhandledPromptBehavior":  "dismiss",
-		"pageLoadStrategy":         "normal",
-	}
-	maps.Copy(caps, e.opts.Capabilities)
-	body := map[string]any{"capabilities": map[string]any{"alwaysMatch": caps}}
-	raw, err := e.do(ctx, p, http.MethodPost, "/session", body)
-	var wdErr *webDriverError
-	if errors.As(err, &wdErr) && wdErr.Code == "invalid argument" {
-		// A driver that rejects the prompt capability: dialogs are then handled by
-		// dismissing on "unexpected alert open".
-		e.log.Warn().Err(err).Msg("driver rejected unhandledPromptBehavior; retrying without it")
-		delete(caps, "unhandledPromptBehavior")
-		raw, err = e.do(ctx, p, http.MethodPost, "/session", body)
-	}
-	if err != nil {
-		return "", err
-	}
-	var s struct {
-		SessionID    string `json:"sessionId"`
-		Capabilities struct {
-			BrowserName    string `json:"browserName"`
-			BrowserVersion string `json:"browserVersion"`
-		} `json:"capabilities"`
-	}
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", fmt.Errorf("malformed new-session response: %v", err)
-	}
-	if s.SessionID == "" {
-		return "", fmt.Errorf("new-session response has no sessionId: %s", raw)
-	}
-	e.mu.Lock()
-	p.session = s.SessionID
-	e.mu.Unlock()
-	if s.Capabilities.BrowserVersion == "" {
-		return "", fmt.Errorf("session capabilities carry no browserVersion: %s", raw)
-	}
-	e.log.Debug().Str("session", s.SessionID).Str("browser", s.Capabilities.BrowserName).
-		Str("version", s.Capabilities.BrowserVersion).Msg("session created")
-	return s.Capabilities.BrowserVersion, nil
-}
-
 // fixViewport sets the window so the viewport is exactly the spec's, correcting by the
 // measured difference (MiniBrowser's window chrome, 38 px of height in ENGINES.md),
 // and fails when it cannot verify innerWidth/innerHeight.
@@ -435,120 +225,6 @@ func (e *webDriverEngine) navigateBlank(ctx context.Context) error {
 	_, err := e.session(ctx, http.MethodPost, "/url", map[string]string{"url": "about:blank"})
 	return err
 }
-
-// oracleCallProp is the window property holding the pending call, so that a call whose
-// command a dialog cut short (WebKitWebDriver dismisses it and answers null while the
-// script goes on) can be collected by a second command. Non-enumerable, and replaced by
-// each call rather than removed, so no property appears or vanishes mid-case.
-// oracleNativesProp keeps the page's own dialog functions (see dialogPrelude).
-const (
-	oracleCallProp    = "__layoutOracleCall"
-	oracleNativesProp = "__layoutOracleNatives"
-	staleMarkProp     = "__layoutOracleLeaving" // on a document replaceTo is leaving
-)
-
-// dialogPrelude replaces alert, confirm and prompt, for the duration of the call, with
-// functions that answer as a dismissed dialog does (undefined, false, null): what
-// Playwright does with no dialog handler, and what WebDriver's "dismiss" prompt
-// behavior answers too. Real dialogs are not used during a call because WebKitWebDriver
-// answers the pending command with null when one opens, and a dialog opening while a
-// second command awaits the same call was seen to hang that command until its
-// deadline. A dialog from a timer between calls is still a real one, which the
-// session's unhandledPromptBehavior "dismiss" takes care of.
-const dialogPrelude = `const natives = Object.getOwnPropertyDescriptor(window, '` + oracleNativesProp + `') ? window.` + oracleNativesProp + ` : {};
-if (!Object.getOwnPropertyDescriptor(window, '` + oracleNativesProp + `')) {
-  for (const n of ['alert', 'confirm', 'prompt']) natives[n] = Object.getOwnPropertyDescriptor(window, n) || null;
-  Object.defineProperty(window, '` + oracleNativesProp + `', {value: natives, configurable: true, writable: true, enumerable: false});
-}
-const dismissed = {alert: function alert() {}, confirm: function confirm() { return false; }, prompt: function prompt() { return null; }};
-for (const n in dismissed) {
-  Object.defineProperty(window, n, {value: dismissed[n], configurable: true, writable: true, enumerable: natives[n] ? natives[n].enumerable : true});
-}
-const restore = () => {
-  for (const n in dismissed) {
-    if (natives[n]) Object.defineProperty(window, n, natives[n]); else delete window[n];
-  }
-};
-`
-
-// repairPrelude captures, before any of the case's script runs, what WebKitWebDriver's
-// own in-page code (WebAutomationSessionProxy.js, in the page's world) uses to send the
-// answer back after the call's promise settles: JSON.stringify, which it looks up at
-// that moment, and the Promise machinery of its race/finally chain. repair() puts them
-// back and says whether that worked: a case that replaced them beyond repair (a
-// non-configurable window.JSON) gets a clear error, never the page's serialization of
-// the answer. The walk's own answer does not depend on this: it is JSON text made by
-// the case program with built-ins captured before the case ran.
-const repairPrelude = `const pristine = {O: Object, dp: Object.defineProperty, gopd: Object.getOwnPropertyDescriptor, create: Object.create,
-  J: JSON, stringify: JSON.stringify, P: Promise, PP: Promise.prototype};
-pristine.then = pristine.PP.then; pristine.fin = pristine.PP.finally;
-pristine.species = pristine.gopd(Promise, Symbol.species);
-const unrepairable = 'layout oracle: the case replaced JSON.stringify or Promise beyond repair; WebDriver cannot return the answer';
-const repair = () => {
-  const desc = (v) => { const d = pristine.create(null); d.value = v; d.writable = true; d.configurable = true; d.enumerable = false; return d; };
-  const fix = (o, k, d) => { try { pristine.dp(o, k, d); } catch (e) {} };
-  fix(window, 'JSON', desc(pristine.J));
-  fix(window, 'Promise', desc(pristine.P));
-  fix(pristine.J, 'stringify', desc(pristine.stringify));
-  fix(pristine.PP, 'then', desc(pristine.then));
-  fix(pristine.PP, 'finally', desc(pristine.fin));
-  fix(pristine.PP, 'constructor', desc(pristine.P));
-  if (pristine.species) fix(pristine.P, Symbol.species, pristine.species);
-  const g = pristine.gopd;
-  const same = (o, k, v) => { const d = g(o, k); return !!d && d.value === v; };
-  return same(window, 'JSON', pristine.J) && same(pristine.J, 'stringify', pristine.stringify) &&
-    same(pristine.PP, 'then', pristine.then) && same(pristine.PP, 'finally', pristine.fin) &&
-    same(pristine.PP, 'constructor', pristine.P);
-};
-`
-
-// callScript is the Execute Script body for one call, whose JSON text result
-// WebDriver awaits. For a Visit it is CallExpression(fn) on arguments[1]; for a Load
-// it is the case program (case.js) on arguments[1], CaseArg's value, which writes and
-// settles the document itself. arguments[0] is the call's token. Everything here runs
-// before any of the case's script (the program writes the document from a later
-// task), so the callbacks below are attached through the page's pristine built-ins.
-// On a page that has navigated away from about:blank, a Load returns a marker object
-// instead of writing, and the Go side navigates back and retries.
-//
-// A LoadURL (caseURL) runs the case program too, on the page it navigated to, with no
-// about:blank check: the program then settles the navigated document, not a written one.
-func callScript(fn string, load bool) string { return callScriptFor(fn, load, false) }
-
-func callScriptFor(fn string, load, caseURL bool) string {
-	var b strings.Builder
-	b.WriteString("const token = arguments[0], arg = arguments[1];\n")
-	if load && !caseURL {
-		b.WriteString("if (location.href !== 'about:blank') return {oracleNavigated: String(location.href)};\n")
-	}
-	b.WriteString("let settle;\nconst p = new Promise((res, rej) => { settle = [res, rej]; });\n")
-	b.WriteString("Object.defineProperty(window, '" + oracleCallProp + "', {value: {token: token, p: p}, configurable: true, writable: true, enumerable: false});\n")
-	b.WriteString(dialogPrelude)
-	b.WriteString(repairPrelude)
-	// restore runs after the case's script, which may have broken what it uses; the
-	// page is reset after every case anyway, so a failed restore must not lose the answer.
-	b.WriteString("const finish = (i, v) => { try { restore(); } catch (e) {} if (!repair()) { i = 1; v = new Error(unrepairable); } settle[i](v); };\n")
-	if load || caseURL {
-		b.WriteString("(" + caseJS + ")(arg)")
-	} else {
-		b.WriteString("(" + CallExpression(fn) + ")(arg)")
-	}
-	b.WriteString(".then(v => finish(0, v), e => finish(1, e));\nreturn p;")
-	return b.String()
-}
-
-// collectScript awaits the pending call token after a dialog cut its command short.
-const collectScript = `const token = arguments[0];
-return new Promise((res, rej) => {
-  const t0 = Date.now();
-  const look = () => {
-    const s = window.` + oracleCallProp + `;
-    if (s && s.token === token) s.p.then(res, rej);
-    else if (Date.now() - t0 > 2000) rej(new Error('layout oracle: the call was lost after a dialog'));
-    else setTimeout(look, 5);
-  };
-  look();
-});`
 
 func (e *webDriverEngine) Load(ctx context.Context, html, fn string, args ...any) (json.RawMessage, error) {
 	e.callMu.Lock()
@@ -689,83 +365,6 @@ func (e *webDriverEngine) callOnce(ctx context.Context, url, html, fn string, ar
 		}
 	}
 }
-
-// execute is Execute Script, dismissing a dialog that is somehow still open once.
-func (e *webDriverEngine) execute(ctx context.Context, body any) (json.RawMessage, error) {
-	raw, err := e.session(ctx, http.MethodPost, "/execute/sync", body)
-	var wdErr *webDriverError
-	if errors.As(err, &wdErr) && wdErr.Code == "unexpected alert open" {
-		e.log.Debug().Err(err).Msg("dismissing a dialog")
-		if _, derr := e.session(ctx, http.MethodPost, "/alert/dismiss", map[string]any{}); derr != nil {
-			e.log.Warn().Err(derr).Msg("dismiss alert")
-		}
-		raw, err = e.session(ctx, http.MethodPost, "/execute/sync", body)
-	}
-	return raw, err
-}
-
-// setTimeouts keeps the session's script timeout just inside ctx's deadline, so that
-// a never-settling case ends as WebDriver's "script timeout" (cheap) rather than as
-// ctx's deadline (a restart). It is set only when the deadline moved a lot, not per call.
-func (e *webDriverEngine) setTimeouts(ctx context.Context) error {
-	remaining := DefaultDeadline
-	if dl, ok := ctx.Deadline(); ok {
-		remaining = time.Until(dl)
-	}
-	if remaining <= 0 {
-		return context.DeadlineExceeded
-	}
-	margin := 50 * time.Millisecond
-	if remaining/10 < margin {
-		margin = remaining / 10
-	}
-	if e.scriptTimeout <= remaining-margin && e.scriptTimeout >= remaining*7/10 {
-		return nil
-	}
-	want := (remaining - margin) * 9 / 10
-	if want < time.Millisecond {
-		want = time.Millisecond
-	}
-	ms := want.Milliseconds()
-	if ms < 1 {
-		ms = 1
-	}
-	if _, err := e.session(ctx, http.MethodPost, "/timeouts", map[string]int64{"script": ms, "pageLoad": ms}); err != nil {
-		return err
-	}
-	e.scriptTimeout = time.Duration(ms) * time.Millisecond
-	return nil
-}
-
-// wrap names what failed; a deadline reads as a timeout and matches
-// context.DeadlineExceeded.
-func (e *webDriverEngine) wrap(ctx context.Context, what string, err error) error {
-	var wdErr *webDriverError
-	if errors.As(err, &wdErr) {
-		if wdErr.Code == "script timeout" || wdErr.Code == "timeout" {
-			return &timeoutError{msg: fmt.Sprintf("webkit: %s: case timed out: %s", what, wdErr), cause: wdErr}
-		}
-		if wdErr.Code == "no such frame" {
-			return fmt.Errorf("webkit: %s: the page navigated away during the call: %w", what, err)
-		}
-		return fmt.Errorf("webkit: %s: %w", what, err)
-	}
-	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
-		return &timeoutError{msg: fmt.Sprintf("webkit: %s: case timed out (context deadline)", what)}
-	}
-	return fmt.Errorf("webkit: %s: %w", what, err)
-}
-
-// timeoutError is a case's timeout; errors.Is(err, context.DeadlineExceeded) holds.
-// cause is WebDriver's "script timeout" error, nil when ctx's deadline hit first.
-type timeoutError struct {
-	msg   string
-	cause error
-}
-
-func (t *timeoutError) Error() string        { return t.msg }
-func (t *timeoutError) Unwrap() error        { return t.cause }
-func (t *timeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
 
 // ready makes sure there is a live session, restarting after an earlier failure.
 func (e *webDriverEngine) ready(ctx context.Context) error {
@@ -910,6 +509,9 @@ func (e *webDriverEngine) resetToBlank(ctx context.Context) error {
 	return nil
 }
 
+// staleMarkProp is the window property replaceTo sets on the document it leaves.
+const staleMarkProp = "__layoutOracleLeaving"
+
 // replaceTo navigates to url replacing the current session-history entry
 // (location.replace), and waits until the document at url has loaded: WebDriver's
 // navigation adds an entry, and history.length would grow with every trace case.
@@ -961,19 +563,6 @@ func (e *webDriverEngine) Prepare(ctx context.Context) error {
 	}
 	e.restart("idle page failed a check: " + err.Error())
 	return nil
-}
-
-// windowHandles lists the session's windows.
-func (e *webDriverEngine) windowHandles(ctx context.Context) ([]string, error) {
-	raw, err := e.session(ctx, http.MethodGet, "/window/handles", nil)
-	if err != nil {
-		return nil, err
-	}
-	var hs []string
-	if err := json.Unmarshal(raw, &hs); err != nil {
-		return nil, fmt.Errorf("window handles: %v (%s)", err, raw)
-	}
-	return hs, nil
 }
 
 // closeOtherWindows closes every window but the session's current one: the popups
@@ -1050,143 +639,4 @@ func (e *webDriverEngine) Close() error {
 		e.log.Debug().Msg("engine closed")
 	})
 	return nil
-}
-
-// session sends a command to the current session.
-func (e *webDriverEngine) session(ctx context.Context, method, path string, body any) (json.RawMessage, error) {
-	e.mu.Lock()
-	p := e.proc
-	session := ""
-	if p != nil {
-		session = p.session
-	}
-	e.mu.Unlock()
-	if session == "" {
-		return nil, errors.New("no live session")
-	}
-	return e.do(ctx, p, method, "/session/"+session+path, body)
-}
-
-// webDriverError is an error response: WebDriver's error code and message.
-type webDriverError struct {
-	Status  int
-	Code    string // e.g. "javascript error"
-	Message string
-}
-
-func (w *webDriverError) Error() string { return w.Code + ": " + w.Message }
-
-// sessionLost says the error means the session or its window is gone.
-func (w *webDriverError) sessionLost() bool {
-	switch w.Code {
-	case "invalid session id", "no such window", "session not created":
-		return true
-	}
-	return false
-}
-
-// do is one WebDriver HTTP command; it returns the response's value.
-func (e *webDriverEngine) do(ctx context.Context, p *wdProc, method, path string, body any) (json.RawMessage, error) {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return nil, err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, p.base+path, rd)
-	if err != nil {
-		return nil, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	}
-	resp, err := e.client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	var env struct {
-		Value json.RawMessage `json:"value"`
-	}
-	if err := json.Unmarshal(data, &env); err != nil {
-		return nil, fmt.Errorf("%s %s: HTTP %d, malformed body: %.200s", method, path, resp.StatusCode, data)
-	}
-	if resp.StatusCode >= 400 {
-		var we struct {
-			Error   string `json:"error"`
-			Message string `json:"message"`
-		}
-		_ = json.Unmarshal(env.Value, &we)
-		if we.Error == "" {
-			we.Error = "unknown error"
-			we.Message = fmt.Sprintf("HTTP %d: %.200s", resp.StatusCode, data)
-		}
-		return nil, &webDriverError{Status: resp.StatusCode, Code: we.Error, Message: we.Message}
-	}
-	return env.Value, nil
-}
-
-// freeLoopbackPort asks the kernel for a free TCP port on 127.0.0.1. The driver binds
-// it a moment later; a lost race shows as the driver exiting, and start retries.
-func freeLoopbackPort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// tailLog sends a child's output, line by line, to the debug log and keeps the last
-// lines for error messages.
-type tailLog struct {
-	log     zerolog.Logger
-	mu      sync.Mutex
-	partial []byte
-	lines   []string
-}
-
-const tailLines = 12
-
-func newTailLog(log zerolog.Logger) *tailLog { return &tailLog{log: log} }
-
-func (t *tailLog) Write(b []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.partial = append(t.partial, b...)
-	for {
-		i := bytes.IndexByte(t.partial, '\n')
-		if i < 0 {
-			break
-		}
-		line := strings.TrimRight(string(t.partial[:i]), "\r")
-		t.partial = t.partial[i+1:]
-		if line == "" {
-			continue
-		}
-		t.log.Debug().Msg(line)
-		t.lines = append(t.lines, line)
-		if len(t.lines) > tailLines {
-			t.lines = t.lines[len(t.lines)-tailLines:]
-		}
-	}
-	if len(t.partial) > 64<<10 {
-		t.partial = t.partial[:0]
-	}
-	return len(b), nil
-}
-
-func (t *tailLog) tail() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.lines) == 0 {
-		return "(no output)"
-	}
-	return strings.Join(t.lines, " | ")
 }

@@ -1,4 +1,4 @@
-package oracle
+package browser
 
 import (
 	"bufio"
@@ -75,7 +75,7 @@ func StartXvfb(ctx context.Context, path string, log zerolog.Logger) (*Xvfb, err
 	cmd := exec.Command(path, "-displayfd", "3", "-screen", "0", xvfbScreen, "-nolisten", "tcp", "-auth", authority)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.ExtraFiles = []*os.File{w} // fd 3 in the child
-	cmd.Env = withEnv(os.Environ(), browserUser().env())
+	cmd.Env = WithEnv(os.Environ(), browserUser().env())
 	// SIGTERM, not SIGKILL, when the oracle dies: Xvfb then removes its socket and
 	// lock file, which SIGKILL would leave behind.
 	cmd.SysProcAttr = browserUser().sysProcAttr(&syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM})

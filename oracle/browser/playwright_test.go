@@ -1,4 +1,4 @@
-package oracle
+package browser
 
 // Tests of the Playwright backend against the real Chromium (Debian's build through
 // playwright-go): its environment, a relaunch racing Close, and what a reset that

@@ -1,11 +1,10 @@
-package oracle
+package browser
 
 import (
 	"context"
 	_ "embed"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/layout-oracle/oracle/dump"
@@ -93,6 +92,14 @@ func (h Health) reported() Health {
 	return h
 }
 
+// DefaultDeadline bounds one engine's work on one request when the caller's context
+// has no deadline of its own (the oracle's --deadline default).
+const DefaultDeadline = 30 * time.Second
+
+// probeTimeout bounds Prepare's check of a page: a live idle page answers in
+// milliseconds; one whose content process died hangs (Firefox) or errs.
+const probeTimeout = 3 * time.Second
+
 // ErrNotLaunched is the per-engine error for an engine the request names but the
 // process did not launch.
 var ErrNotLaunched = errors.New("engine not launched")
@@ -170,45 +177,6 @@ func settleBudget(ctx context.Context) time.Duration {
 		remaining = 0
 	}
 	return remaining * 3 / 4
-}
-
-// caseResult is what WithCaseScript's wrapper returns.
-type caseResult struct {
-	Result      json.RawMessage `json:"result"`
-	ScriptError string          `json:"scriptError"`
-}
-
-// runCase loads html, runs the case's script, then fn with args, and returns fn's
-// JSON result; a throwing script is a caseError.
-func runCase(ctx context.Context, e Engine, html, script, fn string, args ...any) (json.RawMessage, error) {
-	raw, err := e.Load(ctx, html, WithCaseScript(fn), append([]any{script}, args...)...)
-	if err != nil {
-		return nil, err
-	}
-	var res caseResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("walk returned malformed JSON: %v", err)
-	}
-	if res.ScriptError != "" {
-		return nil, caseErrorf("script threw: %s", res.ScriptError)
-	}
-	return res.Result, nil
-}
-
-// runCaseURL is runCase on the document at url (LoadURL) instead of written html.
-func runCaseURL(ctx context.Context, e Engine, url, script, fn string, args ...any) (json.RawMessage, error) {
-	raw, err := e.LoadURL(ctx, url, WithCaseScript(fn), append([]any{script}, args...)...)
-	if err != nil {
-		return nil, err
-	}
-	var res caseResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("walk returned malformed JSON: %v", err)
-	}
-	if res.ScriptError != "" {
-		return nil, caseErrorf("script threw: %s", res.ScriptError)
-	}
-	return res.Result, nil
 }
 
 // CallExpression wraps fn, a function expression, into one that takes the args array

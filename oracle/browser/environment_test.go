@@ -1,8 +1,9 @@
-package oracle
+package browser
 
 import (
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,7 +20,7 @@ func TestFontconfigFileResolvesEveryGenericToItsFace(t *testing.T) {
 		t.Skip("fc-match not installed")
 	}
 	before := os.Getenv("FONTCONFIG_FILE")
-	s, err := settingsFor(Config{})
+	s, err := EnvironmentSettings()
 	require.NoError(t, err)
 	assert.Equal(t, before, os.Getenv("FONTCONFIG_FILE"), "the oracle's own environment changed")
 	var file string
@@ -31,7 +32,7 @@ func TestFontconfigFileResolvesEveryGenericToItsFace(t *testing.T) {
 	require.NotEmpty(t, file, "no FONTCONFIG_FILE in the browsers' environment")
 	fc := func(args ...string) string {
 		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Env = withEnv(os.Environ(), []string{"FONTCONFIG_FILE=" + file})
+		cmd.Env = WithEnv(os.Environ(), []string{"FONTCONFIG_FILE=" + file})
 		out, err := cmd.Output()
 		require.NoError(t, err, "%v", args)
 		return strings.TrimSpace(string(out))
@@ -46,5 +47,5 @@ func TestFontconfigFileResolvesEveryGenericToItsFace(t *testing.T) {
 	for _, l := range strings.Split(fc("fc-list", ":", "family"), "\n") {
 		listed = append(listed, strings.Split(l, ",")[0])
 	}
-	assert.ElementsMatch(t, pinnedFaces, uniq(listed), "fonts other than the pinned ones are visible")
+	assert.ElementsMatch(t, pinnedFaces, slices.Compact(slices.Sorted(slices.Values(listed))), "fonts other than the pinned ones are visible")
 }

@@ -1,0 +1,92 @@
+package browser
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/rs/zerolog"
+)
+
+// Browser routes, chosen by --browsers.
+const (
+	RouteSystem     = "system"     // Debian's builds: Chromium and Firefox ESR via playwright-go, WebKitGTK via WebDriver
+	RoutePlaywright = "playwright" // Playwright's bundled builds of all three (needs `playwright install`)
+	RouteAuto       = "auto"       // per engine, the bundled build where installed, else the system one
+)
+
+// Launch launches one page of engine by route (RouteSystem, RoutePlaywright or
+// RouteAuto) with the launch settings s; exe, when not "", is the engine's binary
+// (Chromium, Firefox, or WebKitWebDriver), which means the system route for that
+// engine. A Playwright page gets a Playwright driver (a node process) of its own:
+// the driver relays every byte of a case, so a hostile one (50 MB of html) clogs it
+// for tens of seconds, and a private driver keeps that to the page that took the
+// case while the others serve on.
+func Launch(ctx context.Context, name, route, exe string, s LaunchSettings, log zerolog.Logger) (Engine, error) {
+	webDriver := func() (Engine, error) {
+		return LaunchWebDriver(ctx, WebDriverOptions{DriverPath: exe, BrowserArgs: s.WebKitArgs,
+			Capabilities: s.WebDriverCaps, Env: WithEnv(s.Env, s.WebKitEnv)}, log)
+	}
+	if name == WebKit && (route == RouteSystem || exe != "") {
+		return webDriver()
+	}
+	pw, err := StartPlaywright(log)
+	if err != nil {
+		return nil, err
+	}
+	bundled := route == RoutePlaywright
+	if route == RouteAuto && exe == "" {
+		_, bundled = pw.BundledPath(name)
+	}
+	if name == WebKit && !bundled {
+		if err := pw.Stop(); err != nil { // not fatal: WebKit does not need it
+			log.Warn().Err(err).Msg("stop the Playwright driver started to look for a bundled WebKit")
+		}
+		return webDriver()
+	}
+	opts := PlaywrightOptions{Engine: name, Bundled: bundled, Permissions: s.Permissions,
+		InitScripts: s.InitScripts, ExecutablePath: exe, Env: s.Env}
+	switch name {
+	case Chromium:
+		opts.Args = s.ChromiumArgs
+	case Firefox:
+		opts.FirefoxPrefs = s.FirefoxPrefs
+		opts.Permissions = nil // Firefox's fake media comes from prefs; it has no camera grant
+	}
+	e, err := pw.LaunchPlaywright(opts, log)
+	if err != nil {
+		return nil, errors.Join(err, pw.Stop())
+	}
+	e.(*playwrightEngine).driver = pw // Close stops it
+	return e, nil
+}
+
+// WebKitRoute is RoutePlaywright when a bundled WebKit is installed, else RouteSystem
+// (WebKitGTK over WebDriver); a driver that cannot start leaves the choice to each
+// page (RouteAuto), which reports why.
+func WebKitRoute(log zerolog.Logger) string {
+	pw, err := StartPlaywright(log)
+	if err != nil {
+		return RouteAuto
+	}
+	_, bundled := pw.BundledPath(WebKit)
+	if err := pw.Stop(); err != nil {
+		log.Warn().Err(err).Msg("stop the Playwright driver started to look for a bundled WebKit")
+	}
+	if bundled {
+		return RoutePlaywright
+	}
+	return RouteSystem
+}
+
+// SplitList parses a comma-separated flag value (--engines=chromium,webkit),
+// dropping blanks.
+func SplitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,243 @@
+package browser
+
+// The WebKitWebDriver process (with MiniBrowser and its web processes in its process
+// group): its environment, start, watchdog, readiness and kill, and its log tail.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Debian's WebKitGTK route (../shared/ENGINES.md): WebKitWebDriver from
+// webkit2gtk-driver, driving the MiniBrowser of libwebkit2gtk-4.1-0.
+const (
+	DefaultWebKitWebDriver = "/usr/bin/WebKitWebDriver"
+	DefaultMiniBrowser     = "/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser"
+)
+
+// wdProc is one driver process and its session.
+type wdProc struct {
+	cmd      *exec.Cmd
+	exited   chan struct{}
+	watchdog *exec.Cmd
+	watchW   *os.File // the watchdog kills the driver's group when this closes
+	base     string   // http://127.0.0.1:port
+	session  string   // guarded by the engine's mu
+	out      *tailLog
+}
+
+// startDriver runs the driver on a free loopback port, in its own process group, and
+// waits until /status says ready.
+func (e *webDriverEngine) startDriver(ctx context.Context) (*wdProc, error) {
+	port, err := freeLoopbackPort()
+	if err != nil {
+		return nil, err
+	}
+	out := newTailLog(e.log.With().Str("proc", "webkitwebdriver").Logger())
+	cmd := exec.Command(e.opts.DriverPath, "--port="+strconv.Itoa(port), "--host=127.0.0.1")
+	cmd.Env = e.driverEnv()
+	cmd.Stdout = out // never the oracle's stdout: that is the protocol channel
+	cmd.Stderr = out
+	// The driver, MiniBrowser and its web and network processes run as the browser
+	// user (sandbox.go); WebKitGTK's bubblewrap sandbox then confines the web process.
+	cmd.SysProcAttr = browserUser().sysProcAttr(&syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL})
+	cmd.WaitDelay = 2 * time.Second
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &wdProc{cmd: cmd, exited: make(chan struct{}), base: "http://127.0.0.1:" + strconv.Itoa(port), out: out}
+	go func() {
+		_ = cmd.Wait()
+		close(p.exited)
+	}()
+	if err := p.startWatchdog(); err != nil {
+		p.kill()
+		return nil, fmt.Errorf("watchdog: %w", err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ready, err := p.status(ctx, e.client)
+		if ready {
+			e.log.Debug().Int("pid", cmd.Process.Pid).Int("port", port).Msg("driver ready")
+			return p, nil
+		}
+		select {
+		case <-p.exited:
+			return nil, fmt.Errorf("%s exited: %s", e.opts.DriverPath, out.tail())
+		case <-ctx.Done():
+			p.kill()
+			return nil, ctx.Err()
+		case <-time.After(15 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			p.kill()
+			return nil, fmt.Errorf("driver not ready within 20s (last: %v): %s", err, out.tail())
+		}
+	}
+}
+
+// driverEnv is the process environment with the browser's display; the oracle's own
+// environment is never changed.
+func (e *webDriverEngine) driverEnv() []string {
+	e.mu.Lock()
+	ownX, display, authority := e.xvfb != nil, e.display, ""
+	if ownX {
+		authority = e.xvfb.Authority
+	}
+	e.mu.Unlock()
+	env := make([]string, 0, len(os.Environ())+3)
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "DISPLAY":
+			continue
+		case "WAYLAND_DISPLAY", "GDK_BACKEND":
+			if ownX {
+				continue // our Xvfb, not a compositor GTK would otherwise prefer
+			}
+		}
+		env = append(env, kv)
+	}
+	env = WithEnv(env, e.opts.Env)
+	env = WithEnv(env, browserUser().env())
+	env = append(env, "DISPLAY="+display)
+	if ownX {
+		env = WithEnv(env, []string{"GDK_BACKEND=x11", "XAUTHORITY=" + authority})
+	}
+	if os.Getenv("NO_AT_BRIDGE") == "" {
+		env = append(env, "NO_AT_BRIDGE=1") // no accessibility bus to wait for
+	}
+	return env
+}
+
+// startWatchdog puts a shell into the driver's process group that kills the group
+// when its stdin (a pipe only this process holds) reaches EOF, that is when the oracle
+// dies by any means. Pdeathsig alone ends only the driver: MiniBrowser, its child,
+// would be reparented and live on.
+func (p *wdProc) startWatchdog() error {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	wd := exec.Command("/bin/sh", "-c", "read x; kill -KILL 0")
+	wd.Stdin = r
+	// As the browser user, like the group it kills: no root process in that group.
+	wd.SysProcAttr = browserUser().sysProcAttr(&syscall.SysProcAttr{Setpgid: true, Pgid: p.cmd.Process.Pid})
+	err = wd.Start()
+	r.Close()
+	if err != nil {
+		w.Close()
+		return err
+	}
+	go func() { _ = wd.Wait() }()
+	p.watchdog, p.watchW = wd, w
+	return nil
+}
+
+// kill ends the driver's whole process group (driver, MiniBrowser, its web and
+// network processes, the watchdog) and waits for the driver to be reaped.
+func (p *wdProc) kill() {
+	killGroup(p.cmd.Process.Pid, syscall.SIGKILL)
+	select {
+	case <-p.exited:
+	case <-time.After(5 * time.Second):
+	}
+	if p.watchW != nil {
+		p.watchW.Close()
+	}
+}
+
+func (p *wdProc) status(ctx context.Context, c *http.Client) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.base+"/status", nil)
+	if err != nil {
+		return false, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	var s struct {
+		Value struct {
+			Ready bool `json:"ready"`
+		} `json:"value"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&s); err != nil {
+		return false, err
+	}
+	return s.Value.Ready, nil
+}
+
+// freeLoopbackPort asks the kernel for a free TCP port on 127.0.0.1. The driver binds
+// it a moment later; a lost race shows as the driver exiting, and start retries.
+func freeLoopbackPort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// tailLog sends a child's output, line by line, to the debug log and keeps the last
+// lines for error messages.
+type tailLog struct {
+	log     zerolog.Logger
+	mu      sync.Mutex
+	partial []byte
+	lines   []string
+}
+
+const tailLines = 12
+
+func newTailLog(log zerolog.Logger) *tailLog { return &tailLog{log: log} }
+
+func (t *tailLog) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.partial = append(t.partial, b...)
+	for {
+		i := bytes.IndexByte(t.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := strings.TrimRight(string(t.partial[:i]), "\r")
+		t.partial = t.partial[i+1:]
+		if line == "" {
+			continue
+		}
+		t.log.Debug().Msg(line)
+		t.lines = append(t.lines, line)
+		if len(t.lines) > tailLines {
+			t.lines = t.lines[len(t.lines)-tailLines:]
+		}
+	}
+	if len(t.partial) > 64<<10 {
+		t.partial = t.partial[:0]
+	}
+	return len(b), nil
+}
+
+func (t *tailLog) tail() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.lines) == 0 {
+		return "(no output)"
+	}
+	return strings.Join(t.lines, " | ")
+}

@@ -1,0 +1,87 @@
+package browser
+
+import (
+	_ "embed"
+	"strings"
+)
+
+// oracleCallProp is the window property holding the pending call, so that a call whose
+// command a dialog cut short (WebKitWebDriver dismisses it and answers null while the
+// script goes on) can be collected by a second command. Non-enumerable, and replaced by
+// each call rather than removed, so no property appears or vanishes mid-case.
+// oracleNativesProp keeps the page's own dialog functions (see dialogPrelude).
+const (
+	oracleCallProp    = "__layoutOracleCall"
+	oracleNativesProp = "__layoutOracleNatives"
+)
+
+// dialogPrelude replaces alert, confirm and prompt, for the duration of the call, with
+// functions that answer as a dismissed dialog does (undefined, false, null): what
+// Playwright does with no dialog handler, and what WebDriver's "dismiss" prompt
+// behavior answers too. Real dialogs are not used during a call because WebKitWebDriver
+// answers the pending command with null when one opens, and a dialog opening while a
+// second command awaits the same call was seen to hang that command until its
+// deadline. A dialog from a timer between calls is still a real one, which the
+// session's unhandledPromptBehavior "dismiss" takes care of.
+//
+// The text is webdriver_dialog.js, which names oracleNativesProp literally.
+//
+//go:embed webdriver_dialog.js
+var dialogPrelude string
+
+// repairPrelude captures, before any of the case's script runs, what WebKitWebDriver's
+// own in-page code (WebAutomationSessionProxy.js, in the page's world) uses to send the
+// answer back after the call's promise settles: JSON.stringify, which it looks up at
+// that moment, and the Promise machinery of its race/finally chain. repair() puts them
+// back and says whether that worked: a case that replaced them beyond repair (a
+// non-configurable window.JSON) gets a clear error, never the page's serialization of
+// the answer. The walk's own answer does not depend on this: it is JSON text made by
+// the case program with built-ins captured before the case ran.
+//
+// The text is webdriver_repair.js.
+//
+//go:embed webdriver_repair.js
+var repairPrelude string
+
+// callScript is the Execute Script body for one call, whose JSON text result
+// WebDriver awaits. For a Visit it is CallExpression(fn) on arguments[1]; for a Load
+// it is the case program (case.js) on arguments[1], CaseArg's value, which writes and
+// settles the document itself. arguments[0] is the call's token. Everything here runs
+// before any of the case's script (the program writes the document from a later
+// task), so the callbacks below are attached through the page's pristine built-ins.
+// On a page that has navigated away from about:blank, a Load returns a marker object
+// instead of writing, and the Go side navigates back and retries.
+//
+// A LoadURL (caseURL) runs the case program too, on the page it navigated to, with no
+// about:blank check: the program then settles the navigated document, not a written one.
+func callScript(fn string, load bool) string { return callScriptFor(fn, load, false) }
+
+func callScriptFor(fn string, load, caseURL bool) string {
+	var b strings.Builder
+	b.WriteString("const token = arguments[0], arg = arguments[1];\n")
+	if load && !caseURL {
+		b.WriteString("if (location.href !== 'about:blank') return {oracleNavigated: String(location.href)};\n")
+	}
+	b.WriteString("let settle;\nconst p = new Promise((res, rej) => { settle = [res, rej]; });\n")
+	b.WriteString("Object.defineProperty(window, '" + oracleCallProp + "', {value: {token: token, p: p}, configurable: true, writable: true, enumerable: false});\n")
+	b.WriteString(dialogPrelude)
+	b.WriteString(repairPrelude)
+	// restore runs after the case's script, which may have broken what it uses; the
+	// page is reset after every case anyway, so a failed restore must not lose the answer.
+	b.WriteString("const finish = (i, v) => { try { restore(); } catch (e) {} if (!repair()) { i = 1; v = new Error(unrepairable); } settle[i](v); };\n")
+	if load || caseURL {
+		b.WriteString("(" + caseJS + ")(arg)")
+	} else {
+		b.WriteString("(" + CallExpression(fn) + ")(arg)")
+	}
+	b.WriteString(".then(v => finish(0, v), e => finish(1, e));\nreturn p;")
+	return b.String()
+}
+
+// collectScript awaits the pending call token after a dialog cut its command short.
+// It is webdriver_collect.js (which names oracleCallProp literally), minus the
+// file's final newline.
+var collectScript = strings.TrimSuffix(collectJS, "\n")
+
+//go:embed webdriver_collect.js
+var collectJS string

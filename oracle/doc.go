@@ -1,0 +1,11 @@
+// Package oracle is the layout oracle's service: it parses the NDJSON protocol
+// (protocol.go), serves requests from stdin to stdout (server.go), keeps each
+// engine's pages in a pool and fans a request out to them (pool.go), starts the
+// engines and runs the self-check before they serve (launch.go, selfcheck.go), and
+// answers the three operations on a page: geometry (geometry.go), trace (trace.go)
+// and reflect (reflect.go), from the store when it holds the answer (stored.go). The
+// case origin, its network allowlist and --docroot are here too (origin.go,
+// network.go, docroot.go, webcontent.go).
+//
+// The browsers themselves, and how each is reached, are package oracle/browser.
+package oracle
