@@ -28,6 +28,14 @@ import (
 // over the browser user) and sets TCP_NODELAY, which is a property of the socket,
 // not of the descriptor. It returns how many connections it changed.
 func noDelayAccepted(pid int) (int, error) {
+	return eachAccepted(pid, func(fd int) error {
+		return unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	})
+}
+
+// eachAccepted calls f with a duplicate of every TCP connection pid accepted on one
+// of its listening sockets, and returns how many calls succeeded.
+func eachAccepted(pid int, f func(fd int) error) (int, error) {
 	inodes, err := socketInodes(pid)
 	if err != nil {
 		return 0, err
@@ -68,12 +76,12 @@ func noDelayAccepted(pid int) (int, error) {
 		}
 		fd, err := unix.PidfdGetfd(pidfd, inodes[c.inode], 0)
 		if err == nil {
-			err = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+			err = f(fd)
 			unix.Close(fd)
 		}
 		if err != nil {
 			if firstErr == nil {
-				firstErr = fmt.Errorf("TCP_NODELAY on the browser's socket: %w", err)
+				firstErr = fmt.Errorf("the browser's socket: %w", err)
 			}
 			continue
 		}
