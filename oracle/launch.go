@@ -205,6 +205,7 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 			return nil, fmt.Errorf("unknown engine %q in pages (known: %s)", n, strings.Join(AllEngines, ", "))
 		}
 	}
+	defaultEnginePages(&cfg) // pages.go
 	if cfg.Pages <= 0 {
 		cfg.Pages = DefaultPages
 	}
