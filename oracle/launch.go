@@ -200,6 +200,7 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 			return nil, fmt.Errorf("unknown engine %q in pages (known: %s)", n, strings.Join(browser.AllEngines, ", "))
 		}
 	}
+	defaultEnginePages(&cfg) // pages.go
 	if cfg.Pages <= 0 {
 		cfg.Pages = DefaultPages
 	}
@@ -568,6 +569,7 @@ func settingsFor(cfg Config) (browser.LaunchSettings, error) {
 	s.Merge(env) // first: a launch profile may still override a pinned pref
 	s.Merge(browser.ProfileSettings(cfg.Profile))
 	s.Merge(browser.LaunchSettings{InitScripts: []string{trace.RecorderJS}})
+	s.Merge(processSettings())
 	s.Merge(networkSettings(cfg.originPort)) // last: nothing may loosen the allowlist
 	return s, nil
 }

@@ -280,14 +280,22 @@ func oracleWay(c config, cases []benchCase, key, name string, extra []string, wi
 		CasesPerS: float64(len(cases)) / all.Wall.Seconds(),
 		Latency:   map[string]latency{latencyAll: summarize(all.Latencies)}, Errors: all.Errors,
 		Note: fmt.Sprintf("wall and cases/s: all %d cases to all engines, piped at once (all-engine latency includes pipe queueing); "+
-			"per-engine latency: a pass per engine (\"engines\":[e]) with %d request(s) outstanding. "+
+			"per-engine latency: a pass per engine (\"engines\":[e]) with %d request(s) outstanding (row a: the engine's default page count). "+
 			"Oracle startup (not in wall): first ping answered %.1fs, every engine serving %.1fs.",
 			len(cases), window, startup.FirstPing.Seconds(), startup.AllReady.Seconds()),
 		Startup: &startup}
 	firstErr := all.FirstErr
 	for _, e := range c.engines {
 		progress("(%s) %s pass", key, e)
-		r, err := p.pass(cases, e+"-", []string{e}, window)
+		w := window
+		if key == "a" {
+			// The defaults give each engine its own page count (oracle.DefaultEnginePages):
+			// its pass keeps that many requests outstanding, its pages full.
+			if n := oracle.DefaultEnginePages[e]; n > 0 {
+				w = n
+			}
+		}
+		r, err := p.pass(cases, e+"-", []string{e}, w)
 		if err != nil {
 			return nil, err
 		}

@@ -44,7 +44,7 @@ func run() int {
 	profile := fs.String("profile", profiles.Default.Name, "launch profile: "+strings.Join(profiles.Names(), ", "))
 	deadline := fs.Duration("deadline", browser.DefaultDeadline, "per-engine deadline for one request")
 	maxLine := fs.Int("max-line", oracle.DefaultMaxLine, "longest request line accepted, in bytes")
-	pages := fs.String("pages", strconv.Itoa(oracle.DefaultPages), "pages (browser instances) per engine, each serving one case at a time: a number, or engine=count,... (firefox=3,chromium=1; engines not named get "+strconv.Itoa(oracle.DefaultPages)+")")
+	pages := fs.String("pages", oracle.DefaultPagesFlag(), "pages (browser instances) per engine, each serving one case at a time: a number, or engine=count,... (firefox=3,chromium=1; engines not named get "+strconv.Itoa(oracle.DefaultPages)+")")
 	inflight := fs.Int("inflight", 0, "requests served at once (0: the largest page count of the engines)")
 	traceMaxRecords := fs.Int("trace-max-records", trace.DefaultLimits.Records, "records one trace may hold; past it that engine's answer is an error")
 	traceMaxBytes := fs.Int("trace-max-bytes", trace.DefaultLimits.Bytes, "bytes of records (UTF-8 JSON) one trace may hold; past it that engine's answer is an error")

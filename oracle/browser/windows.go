@@ -19,3 +19,14 @@ func OpenWindows(ctx context.Context, e Engine) (pages, contexts int, err error)
 	}
 	return 0, 0, fmt.Errorf("unknown engine type %T", e)
 }
+
+// BrowserPIDs are the main process ids of a Playwright engine's browser (nil for
+// WebDriver's): the oracle's process-model test looks for content processes below them.
+func BrowserPIDs(e Engine) []int {
+	if e, ok := e.(*playwrightEngine); ok {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return append([]int(nil), e.pids...)
+	}
+	return nil
+}

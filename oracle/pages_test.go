@@ -1,0 +1,34 @@
+package oracle
+
+import (
+	"github.com/layout-oracle/oracle/oracle/browser"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Unit test of the default page counts (no browser): --pages' default text parses
+// back to DefaultEnginePages, a Config that chose nothing gets them, and any choice
+// (one number, or a list) replaces them.
+func TestDefaultEnginePages(t *testing.T) {
+	def, per, err := ParsePages(DefaultPagesFlag(), DefaultPages)
+	require.NoError(t, err)
+	assert.Equal(t, DefaultPages, def)
+	assert.Equal(t, DefaultEnginePages, per)
+
+	var cfg Config
+	defaultEnginePages(&cfg)
+	for name, n := range DefaultEnginePages {
+		assert.Equal(t, n, cfg.pagesFor(name), name)
+	}
+
+	one := Config{Pages: 1}
+	defaultEnginePages(&one)
+	assert.Nil(t, one.EnginePages, "--pages=1 means one page for every engine")
+	assert.Equal(t, 1, one.pagesFor(browser.Firefox))
+
+	list := Config{EnginePages: map[string]int{browser.Chromium: 1}}
+	defaultEnginePages(&list)
+	assert.Equal(t, map[string]int{browser.Chromium: 1}, list.EnginePages)
+}
