@@ -59,13 +59,17 @@ func (o *origin) guard(next http.Handler) http.Handler {
 	})
 }
 
-// networkSettings points every engine at the origin server (on 127.0.0.1:port) as
-// its proxy, with every implicit bypass of loopback removed.
-func networkSettings(port int) launchSettings {
+// networkSettings points every engine at the origin server (on host:port, host
+// 127.0.0.1 unless --origin-listen named another) as its proxy, with every implicit
+// bypass of loopback removed.
+func networkSettings(host string, port int) launchSettings {
 	if port == 0 {
 		return launchSettings{}
 	}
-	hostPort := "127.0.0.1:" + strconv.Itoa(port)
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	hostPort := net.JoinHostPort(host, strconv.Itoa(port))
 	return launchSettings{
 		ChromiumArgs: []string{
 			"--proxy-server=http://" + hostPort,
@@ -77,9 +81,9 @@ func networkSettings(port int) launchSettings {
 		},
 		FirefoxPrefs: map[string]any{
 			"network.proxy.type":                            1, // manual
-			"network.proxy.http":                            "127.0.0.1",
+			"network.proxy.http":                            host,
 			"network.proxy.http_port":                       port,
-			"network.proxy.ssl":                             "127.0.0.1",
+			"network.proxy.ssl":                             host,
 			"network.proxy.ssl_port":                        port,
 			"network.proxy.share_proxy_settings":            false,
 			"network.proxy.socks":                           "",

@@ -56,7 +56,7 @@ func settingsFor(cfg Config) (launchSettings, error) {
 	s.merge(env) // first: a launch profile may still override a pinned pref
 	s.merge(profileSettings(cfg.Profile))
 	s.merge(launchSettings{InitScripts: []string{trace.RecorderJS}})
-	s.merge(networkSettings(cfg.originPort)) // last: nothing may loosen the allowlist
+	s.merge(networkSettings(cfg.originHost, cfg.originPort)) // last: nothing may loosen the allowlist
 	return s, nil
 }
 

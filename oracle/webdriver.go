@@ -48,6 +48,10 @@ type WebDriverOptions struct {
 	Capabilities map[string]any
 	// Env is KEY=VALUE added to the driver's and browser's environment.
 	Env []string
+	// RemoteURL, when not "", is a running W3C WebDriver endpoint (a driver on another
+	// host, a Grid) to open sessions on, instead of starting a driver here
+	// (remote_webdriver.go); DriverPath, Display and Env are then unused.
+	RemoteURL string
 }
 
 // webDriverEngine is WebKitGTK over W3C WebDriver classic (HTTP JSON): one driver
@@ -92,6 +96,8 @@ type wdProc struct {
 	base     string   // http://127.0.0.1:port
 	session  string   // guarded by the engine's mu
 	out      *tailLog
+	// endRemote, for a remote endpoint (cmd nil), deletes the session (kill).
+	endRemote func()
 }
 
 // LaunchWebDriver starts WebKitWebDriver (and an Xvfb when there is no display), opens
@@ -106,7 +112,7 @@ func LaunchWebDriver(ctx context.Context, opts WebDriverOptions, log zerolog.Log
 		opts.BrowserPath = DefaultMiniBrowser
 	}
 	for _, p := range []string{opts.DriverPath, opts.BrowserPath} {
-		if _, err := os.Stat(p); err != nil {
+		if _, err := os.Stat(p); err != nil && opts.RemoteURL == "" {
 			return nil, fmt.Errorf("webkit: %w (install webkit2gtk-driver)", err)
 		}
 	}
@@ -126,7 +132,9 @@ func LaunchWebDriver(ctx context.Context, opts WebDriverOptions, log zerolog.Log
 	if e.display == "" {
 		e.display = os.Getenv("DISPLAY")
 	}
-	if e.display == "" || opts.StartXvfb {
+	if opts.RemoteURL != "" { // remote_webdriver.go
+		e.route, e.display = remoteWebDriverRoute(opts), "remote"
+	} else if e.display == "" || opts.StartXvfb {
 		x, err := StartXvfb(ctx, opts.XvfbPath, log)
 		if err != nil {
 			return nil, fmt.Errorf("webkit: no DISPLAY and %w", err)
@@ -174,7 +182,7 @@ func (e *webDriverEngine) start(ctx context.Context) error {
 			return fmt.Errorf("webkit: new session: %w (driver output: %s)", err, p.out.tail())
 		}
 		if e.version != "" && version != e.version {
-			return fmt.Errorf("webkit: browser version changed from %s to %s on restart", e.version, version)
+			return fmt.Errorf("webkit: %w from %s to %s on restart", errVersionChanged, e.version, version)
 		}
 		e.version = version
 		e.scriptTimeout = 30 * time.Second // WebDriver's default
@@ -192,6 +200,9 @@ func (e *webDriverEngine) start(ctx context.Context) error {
 // startDriver runs the driver on a free loopback port, in its own process group, and
 // waits until /status says ready.
 func (e *webDriverEngine) startDriver(ctx context.Context) (*wdProc, error) {
+	if e.opts.RemoteURL != "" {
+		return e.remoteDriver(ctx) // remote_webdriver.go
+	}
 	port, err := freeLoopbackPort()
 	if err != nil {
 		return nil, err
@@ -300,6 +311,12 @@ func (p *wdProc) startWatchdog() error {
 // kill ends the driver's whole process group (driver, MiniBrowser, its web and
 // network processes, the watchdog) and waits for the driver to be reaped.
 func (p *wdProc) kill() {
+	if p.cmd == nil { // a remote endpoint: end the session, nothing to kill here
+		if p.endRemote != nil {
+			p.endRemote()
+		}
+		return
+	}
 	killGroup(p.cmd.Process.Pid, syscall.SIGKILL)
 	select {
 	case <-p.exited:
@@ -890,8 +907,8 @@ func (e *webDriverEngine) Sandbox() SandboxState {
 	e.mu.Lock()
 	p := e.proc
 	e.mu.Unlock()
-	if p == nil {
-		return SandboxState{User: browserUser().Name, Reason: "no browser process to inspect (being restarted?)"}
+	if p == nil || p.cmd == nil {
+		return SandboxState{User: browserUser().Name, Reason: "no browser process to inspect (being restarted, or remote)"}
 	}
 	return inspectSandbox(WebKit, []int{p.cmd.Process.Pid})
 }
