@@ -121,7 +121,12 @@ func (d *PlaywrightDriver) connectPlaywright(endpoint string, launch map[string]
 		Timeout: playwright.Float(90_000),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: connect %s: %w", opts.Engine, endpoint, err)
+		hint := ""
+		if strings.Contains(err.Error(), " 431 ") {
+			// Firefox's pinned prefs make an 18 KB header; Node's default limit is 16 KB.
+			hint = " (the launch options exceed the server's header limit: start it with NODE_OPTIONS=--max-http-header-size=65536; docs/remote.md)"
+		}
+		return nil, fmt.Errorf("%s: connect %s: %w%s", opts.Engine, endpoint, err, hint)
 	}
 	route := "playwright-go connect " + endpoint
 	if exe, ok := launch["executablePath"].(string); ok {
