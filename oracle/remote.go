@@ -39,7 +39,7 @@ type Endpoint struct {
 	Engine   string
 	URL      string
 	Protocol string // EndpointPlaywright or EndpointWebDriver
-	Pages    int    // pages (connections, sessions) on it; 0 means Config.Pages
+	Pages    int    // pages (connections, sessions) on it; 0: endpointPages's default
 }
 
 // ParseEndpoint parses one --connect (protocol EndpointPlaywright) or --webdriver
@@ -107,9 +107,16 @@ func (c Config) localPages(engine string) int {
 	return c.EnginePages[engine]
 }
 
+// endpointPages is ep's page count: its own, else --pages for a Playwright server
+// (one browser per connection), else 1 for a WebDriver endpoint: a bare
+// WebKitWebDriver holds one session at a time ("Maximum number of active
+// sessions"); a Grid with more nodes is given webkit:N=URL.
 func (c Config) endpointPages(ep Endpoint) int {
-	if ep.Pages > 0 {
+	switch {
+	case ep.Pages > 0:
 		return ep.Pages
+	case ep.Protocol == EndpointWebDriver:
+		return 1
 	}
 	return c.Pages
 }

@@ -360,10 +360,13 @@ func newVersionProxy(t *testing.T, target string) *versionProxy {
 // has one WebKitGTK. On the old code the flags do not exist.
 func TestRemoteVersionMismatchIsRefused(t *testing.T) {
 	testutil.NeedsBrowsers(t)
-	wdPort := freePort(t)
-	startWebKitWebDriver(t, wdPort)
-	real := fmt.Sprintf("http://127.0.0.1:%d", wdPort)
-	other, later := newVersionProxy(t, real), newVersionProxy(t, real)
+	// A bare WebKitWebDriver holds one session: one driver per endpoint.
+	otherPort, laterPort := freePort(t), freePort(t)
+	startWebKitWebDriver(t, otherPort)
+	startWebKitWebDriver(t, laterPort)
+	real := fmt.Sprintf("http://127.0.0.1:%d", laterPort)
+	other := newVersionProxy(t, fmt.Sprintf("http://127.0.0.1:%d", otherPort))
+	later := newVersionProxy(t, real)
 	fake := "2.99.0"
 	other.fake.Store(&fake)
 
