@@ -421,3 +421,42 @@ func TestRemoteVersionMismatchIsRefused(t *testing.T) {
 		assert.NotEqual(t, fake, d["engine_version"])
 	}
 }
+
+// TestOriginListenServesRemoteBrowsers: with --origin-listen on another loopback
+// address (127.0.0.2, where a browser told the default 127.0.0.1 proxy would reach
+// nothing), remote browsers get that address as their proxy, trace pages load there,
+// and a trace's origin is http://c<token>.localhost:<that port>, a secure context as
+// on the local route. On the old code the flag does not exist.
+func TestOriginListenServesRemoteBrowsers(t *testing.T) {
+	testutil.NeedsBrowsers(t)
+	l, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Skipf("no 127.0.0.2 on this machine's loopback: %v", err)
+	}
+	originPort := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	pwPort, wdPort := freePort(t), freePort(t)
+	startPlaywrightServer(t, pwPort, true)
+	startWebKitWebDriver(t, wdPort)
+	ws := fmt.Sprintf("ws://127.0.0.1:%d/", pwPort)
+
+	c := startOracle(t, "--log-level=warn", "--engines=chromium,firefox,webkit", "--pages=1",
+		"--origin-listen", fmt.Sprintf("127.0.0.2:%d", originPort),
+		"--connect", "chromium="+ws, "--connect", "firefox="+ws, "--webdriver", fmt.Sprintf("webkit=http://127.0.0.1:%d", wdPort))
+	defer c.close()
+	for key, ep := range endpointsOf(t, c) {
+		require.Equal(t, "ready", ep["state"], "%s passed the self-check (its trace check loads the origin): %v", key, ep)
+	}
+	_, err = net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", originPort), time.Second)
+	assert.Error(t, err, "the origin listens on 127.0.0.2 only")
+
+	r := c.send(t, withID(remoteTraceReq, "origin-listen-trace"))
+	require.Nil(t, r["errors"])
+	require.Len(t, r["traces"], 3)
+	for _, e := range engines {
+		tr := r["traces"].(map[string]any)[e].(map[string]any)
+		assert.Regexp(t, regexp.MustCompile(`^http://c[0-9a-f]+\.localhost:`+strconv.Itoa(originPort)+`$`), tr["origin"], e)
+		assert.Equal(t, true, tr["is_secure_context"], e)
+		assert.Equal(t, false, tr["timed_out"], e)
+	}
+}
