@@ -154,6 +154,11 @@ type EndpointHealth struct {
 type endpointState struct {
 	ep    Endpoint // URL "" for local pages
 	local bool
+	// launchMu opens a WebDriver endpoint's sessions one at a time: a bare
+	// WebKitWebDriver asked for two at once was seen to break both (one "invalid
+	// session id", the other hanging), where one at a time the second is refused
+	// at once ("Maximum number of active sessions").
+	launchMu sync.Mutex
 
 	mu      sync.Mutex
 	pages   []Engine
@@ -279,6 +284,9 @@ func outOfService(e Engine) bool {
 	return ok && p.ep.isRefused()
 }
 
+// remoteLaunchWithin bounds opening one page on a remote WebDriver endpoint.
+const remoteLaunchWithin = 2 * time.Minute
+
 // launchRemote opens one page on ep.
 func launchRemote(ctx context.Context, ep Endpoint, cfg Config, log zerolog.Logger) (Engine, error) {
 	s, err := settingsFor(cfg)
@@ -287,7 +295,11 @@ func launchRemote(ctx context.Context, ep Endpoint, cfg Config, log zerolog.Logg
 	}
 	switch ep.Protocol {
 	case EndpointWebDriver:
-		return LaunchWebDriver(ctx, WebDriverOptions{RemoteURL: ep.URL, BrowserArgs: s.WebKitArgs,
+		// A remote driver may never answer (a bare WebKitWebDriver asked for a second
+		// session was seen to leave the request hanging): the launch has a bound.
+		lctx, cancel := context.WithTimeout(ctx, remoteLaunchWithin)
+		defer cancel()
+		return LaunchWebDriver(lctx, WebDriverOptions{RemoteURL: ep.URL, BrowserArgs: s.WebKitArgs,
 			Capabilities: s.WebDriverCaps}, log)
 	case EndpointPlaywright:
 		pw, err := StartPlaywright(log)
@@ -355,7 +367,13 @@ func (o *Oracle) startWithEndpoints(ctx context.Context, name string, cfg Config
 				if g.local {
 					e, err = launchEngine(ctx, name, cfg, log)
 				} else {
+					if g.ep.Protocol == EndpointWebDriver {
+						g.launchMu.Lock()
+					}
 					e, err = launchRemote(ctx, g.ep, cfg, log)
+					if g.ep.Protocol == EndpointWebDriver {
+						g.launchMu.Unlock()
+					}
 					if err == nil {
 						e = &endpointPage{Engine: e, ep: g}
 					}
