@@ -209,10 +209,6 @@ func (s *endpointState) health() EndpointHealth {
 	return h
 }
 
-// errVersionChanged marks a reconnection that met another browser build than the
-// endpoint served before: the endpoint is refused, never mixed in.
-var errVersionChanged = errors.New("browser version changed")
-
 // endpointPage is a page on a remote endpoint: the backend's Engine, plus the
 // endpoint it belongs to, which a version change on reconnection takes out of
 // service. It has no Sandbox: a remote host's processes are not in this /proc.
@@ -223,7 +219,7 @@ type endpointPage struct {
 
 // note refuses the endpoint when err says its build changed.
 func (p *endpointPage) note(err error) error {
-	if err != nil && errors.Is(err, errVersionChanged) {
+	if err != nil && errors.Is(err, ErrVersionChanged) {
 		p.ep.refuse("refused on reconnection: " + firstLine(err))
 	}
 	return err

@@ -30,7 +30,7 @@ import (
 // RoutePlaywright (the server's own bundled builds). A launch-options query in wsURL is
 // merged over the oracle's (a null value removes the oracle's key) and sent as the
 // header. A dropped connection reconnects with relaunchBrowser's backoff; a browser
-// of another version on reconnection is errVersionChanged.
+// of another version on reconnection is ErrVersionChanged.
 //
 // proxy (host:port) is also sent as Playwright's proxy option, which a server keeps
 // without --unsafe, so the allowlist holds even where the args are dropped.
@@ -51,7 +51,7 @@ func (d *PlaywrightDriver) ConnectPlaywright(wsURL, route, proxy string, opts Pl
 		}
 		if fresh.version != version {
 			fresh.Close()
-			return nil, fmt.Errorf("%s at %s: %w: it was %s, it is now %s", opts.Engine, endpoint, errVersionChanged, version, fresh.version)
+			return nil, fmt.Errorf("%s at %s: %w: it was %s, it is now %s", opts.Engine, endpoint, ErrVersionChanged, version, fresh.version)
 		}
 		return fresh, nil
 	}

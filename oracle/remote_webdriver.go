@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -16,9 +17,15 @@ import (
 // pinned environment's arguments, the proxy, unhandledPromptBehavior). A restart (a
 // wedged or lost session, a dropped connection) deletes the old session and opens a
 // new one after the endpoint's /status says ready again, polling with backoff; a
-// browserVersion other than the first session's is errVersionChanged. The driver's
+// browserVersion other than the first session's is ErrVersionChanged. The driver's
 // and browser's environment (the pinned fonts' FONTCONFIG_FILE, DISPLAY) is the
 // endpoint host's to set: the self-check's environment probe verifies it.
+
+// ErrVersionChanged marks a reconnection (WebDriver restart, Playwright reconnect)
+// that met another browser build than the page served before: a remote endpoint is
+// then refused, never mixed in (remote.go). It lives beside the backends, which
+// return it.
+var ErrVersionChanged = errors.New("browser version changed")
 
 func remoteWebDriverRoute(opts WebDriverOptions) string {
 	return fmt.Sprintf("webdriver remote %s + %s (WebKitGTK)", opts.RemoteURL, opts.BrowserPath)

@@ -182,7 +182,7 @@ func (e *webDriverEngine) start(ctx context.Context) error {
 			return fmt.Errorf("webkit: new session: %w (driver output: %s)", err, p.out.tail())
 		}
 		if e.version != "" && version != e.version {
-			return fmt.Errorf("webkit: %w from %s to %s on restart", errVersionChanged, e.version, version)
+			return fmt.Errorf("webkit: %w from %s to %s on restart", ErrVersionChanged, e.version, version)
 		}
 		e.version = version
 		e.scriptTimeout = 30 * time.Second // WebDriver's default
