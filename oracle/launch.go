@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,8 +55,16 @@ type Config struct {
 	// DefaultDumpMaxNodes.
 	DumpMaxNodes int
 
-	// originPort is the origin server's port, which every engine uses as its proxy
-	// (network.go); Launch sets it.
+	// Endpoints are remote browsers whose pages join their engine's pool
+	// (--connect, --webdriver; remote.go, docs/remote.md).
+	Endpoints []Endpoint
+	// OriginListen, when not "", is the address the origin listens on, and every
+	// browser's proxy (--origin-listen): one remote browsers reach.
+	OriginListen string
+
+	// originHost and originPort are the origin server's address, which every engine
+	// uses as its proxy (network.go); Launch sets them.
+	originHost string
 	originPort int
 }
 
@@ -121,7 +130,7 @@ func (c Config) pagesFor(engine string) int {
 func defaultInflight(cfg Config, names []string) int {
 	n := 0
 	for _, name := range names {
-		n = max(n, cfg.pagesFor(name))
+		n = max(n, cfg.totalPages(name))
 	}
 	return n
 }
@@ -189,7 +198,7 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 	if len(names) == 0 {
 		names = browser.AllEngines
 	}
-	names = uniq(names)
+	names = withEndpointEngines(names, cfg)
 	for _, n := range names {
 		if !isKnownEngine(n) {
 			return nil, fmt.Errorf("unknown engine %q (known: %s)", n, strings.Join(browser.AllEngines, ", "))
@@ -209,7 +218,7 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 	}
 	o := &Oracle{engines: map[string]*pool{}, failed: map[string]string{}, profile: cfg.Profile.Name,
 		deadline: cfg.Deadline, maxLine: cfg.MaxLine, inflight: cfg.Inflight, log: log,
-		starting: map[string]chan struct{}{}, pages: map[string]int{}}
+		starting: map[string]chan struct{}{}, pages: map[string]int{}, endpoints: map[string][]*endpointState{}}
 	if o.deadline <= 0 {
 		o.deadline = DefaultDeadline
 	}
@@ -232,7 +241,7 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 	}
 
 	var err error
-	if o.origin, err = startOrigin(log); err != nil {
+	if o.origin, err = startOriginAt(cfg.OriginListen, log); err != nil {
 		return nil, err
 	}
 	o.closers = append(o.closers, o.origin.Close)
@@ -247,6 +256,9 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 		log.Info().Str("docroot", cfg.DocRoot).Msg("serving the docroot read-only on case origins")
 	}
 	cfg.originPort = o.origin.port
+	if cfg.OriginListen != "" {
+		cfg.originHost, _, _ = net.SplitHostPort(cfg.OriginListen)
+	}
 
 	// Close cancels startCtx, so launches and checks still under way end early.
 	startCtx, cancel := context.WithCancel(ctx)
@@ -255,7 +267,8 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 	o.startAt = time.Now()
 	for _, name := range names {
 		o.starting[name] = make(chan struct{})
-		o.pages[name] = cfg.pagesFor(name)
+		o.pages[name] = cfg.totalPages(name)
+		o.endpoints[name] = newEndpointStates(cfg, name)
 	}
 	for _, name := range names {
 		o.startWG.Add(1)
@@ -283,6 +296,10 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 // startEngine launches name's pages in parallel, then runs checks on them, then
 // publishes the engine, or records why it cannot serve.
 func (o *Oracle) startEngine(ctx context.Context, name string, cfg Config, checks []SelfCheck) {
+	if len(cfg.endpointsFor(name)) > 0 {
+		o.startWithEndpoints(ctx, name, cfg, checks) // remote.go
+		return
+	}
 	log := o.log
 	t0 := time.Now()
 	want := cfg.pagesFor(name)
@@ -570,7 +587,7 @@ func settingsFor(cfg Config) (browser.LaunchSettings, error) {
 	s.Merge(browser.ProfileSettings(cfg.Profile))
 	s.Merge(browser.LaunchSettings{InitScripts: []string{trace.RecorderJS}})
 	s.Merge(processSettings())
-	s.Merge(networkSettings(cfg.originPort)) // last: nothing may loosen the allowlist
+	s.Merge(networkSettings(cfg.originHost, cfg.originPort)) // last: nothing may loosen the allowlist
 	return s, nil
 }
 

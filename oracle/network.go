@@ -61,13 +61,17 @@ func (o *origin) guard(next http.Handler) http.Handler {
 	})
 }
 
-// networkSettings points every engine at the origin server (on 127.0.0.1:port) as
-// its proxy, with every implicit bypass of loopback removed.
-func networkSettings(port int) browser.LaunchSettings {
+// networkSettings points every engine at the origin server (on host:port, host
+// 127.0.0.1 unless --origin-listen named another) as its proxy, with every implicit
+// bypass of loopback removed.
+func networkSettings(host string, port int) browser.LaunchSettings {
 	if port == 0 {
 		return browser.LaunchSettings{}
 	}
-	hostPort := "127.0.0.1:" + strconv.Itoa(port)
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	hostPort := net.JoinHostPort(host, strconv.Itoa(port))
 	return browser.LaunchSettings{
 		ChromiumArgs: []string{
 			"--proxy-server=http://" + hostPort,
@@ -79,9 +83,9 @@ func networkSettings(port int) browser.LaunchSettings {
 		},
 		FirefoxPrefs: map[string]any{
 			"network.proxy.type":                            1, // manual
-			"network.proxy.http":                            "127.0.0.1",
+			"network.proxy.http":                            host,
 			"network.proxy.http_port":                       port,
-			"network.proxy.ssl":                             "127.0.0.1",
+			"network.proxy.ssl":                             host,
 			"network.proxy.ssl_port":                        port,
 			"network.proxy.share_proxy_settings":            false,
 			"network.proxy.socks":                           "",

@@ -52,8 +52,15 @@ type tracePage struct {
 	traced      bool // served at /trace/<key> (with the recorder), never at /inline/
 }
 
-func startOrigin(log zerolog.Logger) (*origin, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func startOrigin(log zerolog.Logger) (*origin, error) { return startOriginAt("", log) }
+
+// startOriginAt is startOrigin listening on addr (--origin-listen: an address remote
+// browsers reach, docs/remote.md); "" is a free port on 127.0.0.1.
+func startOriginAt(addr string, log zerolog.Logger) (*origin, error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("trace origin: %w", err)
 	}
@@ -70,7 +77,7 @@ func startOrigin(log zerolog.Logger) (*origin, error) {
 			log.Error().Err(err).Msg("trace origin stopped")
 		}
 	}()
-	log.Info().Int("port", o.port).Msg("trace origin listening on 127.0.0.1")
+	log.Info().Int("port", o.port).Str("addr", ln.Addr().String()).Msg("trace origin listening")
 	return o, nil
 }
 

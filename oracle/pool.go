@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,19 +17,52 @@ type pool struct {
 	name  string
 	pages []browser.Engine
 	free  chan browser.Engine
+
+	// dropped counts pages taken out of service for good (a remote endpoint whose
+	// build changed, remote.go); gone closes when every page is.
+	dropMu  sync.Mutex
+	dropped map[browser.Engine]bool
+	gone    chan struct{}
 }
 
 func newPool(name string, pages []browser.Engine) *pool {
-	p := &pool{name: name, pages: pages, free: make(chan browser.Engine, len(pages))}
+	p := &pool{name: name, pages: pages, free: make(chan browser.Engine, len(pages)), gone: make(chan struct{})}
 	for _, e := range pages {
 		p.free <- e
 	}
 	return p
 }
 
-// version and route are the same for every page of a pool (Launch checks).
+// drop takes e out of the pool for good and closes it.
+func (p *pool) drop(e browser.Engine) {
+	p.dropMu.Lock()
+	if p.dropped == nil {
+		p.dropped = map[browser.Engine]bool{}
+	}
+	if !p.dropped[e] {
+		p.dropped[e] = true
+		if len(p.dropped) == len(p.pages) {
+			close(p.gone)
+		}
+	}
+	p.dropMu.Unlock()
+	go e.Close()
+}
+
+// version is the same for every page of a pool (Launch checks); the route may differ
+// between local pages and remote endpoints' (remote.go): route names each once.
 func (p *pool) version() string { return p.pages[0].Version() }
-func (p *pool) route() string   { return p.pages[0].Route() }
+func (p *pool) route() string {
+	var routes []string
+	seen := map[string]bool{}
+	for _, e := range p.pages {
+		if r := e.Route(); !seen[r] {
+			seen[r] = true
+			routes = append(routes, r)
+		}
+	}
+	return strings.Join(routes, "; ")
+}
 
 // PoolHealth is one engine's pages' state, as ping reports it.
 type PoolHealth struct {
@@ -39,10 +73,14 @@ type PoolHealth struct {
 }
 
 // health is the worst page state and the sum of restarts.
-func (p *pool) health() PoolHealth {
-	h := PoolHealth{State: browser.StateReady, Pages: len(p.pages)}
-	rank := map[string]int{browser.StateReady: 0, browser.StateRestarting: 1, browser.StateFailed: 2}
-	for _, e := range p.pages {
+func (p *pool) health() PoolHealth { return newPoolHealth(p.pages) }
+
+// newPoolHealth is the worst state of pages and the sum of their restarts. A page
+// out of service counts as failed.
+func newPoolHealth(pages []browser.Engine) PoolHealth {
+	h := PoolHealth{State: browser.StateReady, Pages: len(pages)}
+	rank := map[string]int{browser.StateReady: 0, browser.StateRestarting: 1, browser.StateFailed: 2, StateOutOfService: 2}
+	for _, e := range pages {
 		ph := e.Health()
 		h.Restarts += ph.Restarts
 		if rank[ph.State] > rank[h.State] {
@@ -139,8 +177,13 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 				return
 			}
 			var e browser.Engine
+		take:
 			select {
 			case e = <-p.free:
+				if outOfService(e) {
+					p.drop(e)
+					goto take
+				}
 				// A page may have broken while idle (its content process killed):
 				// it is checked, and replaced, before the case's clock starts.
 				if pr, ok := e.(preparer); ok {
@@ -149,6 +192,13 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 					}
 				}
 				wcancel()
+			case <-p.gone:
+				wcancel()
+				mu.Lock()
+				errs[name] = fmt.Sprintf("every %s page is out of service (ping names why)", name)
+				mu.Unlock()
+				wg.Done()
+				return
 			case <-wctx.Done():
 				wcancel()
 				mu.Lock()
@@ -189,6 +239,10 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 			}
 			rcancel()
 			o.log.Debug().Str("engine", name).Dur("took", time.Since(t0)).Msg("page reset")
+			if outOfService(e) {
+				p.drop(e)
+				return
+			}
 			p.free <- e
 		}()
 	}

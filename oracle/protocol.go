@@ -112,6 +112,10 @@ type PingResponse struct {
 	// Store (additive) is the ground-truth store's path and counters; absent when
 	// the store is off.
 	Store *store.Stats `json:"store,omitempty"`
+	// Endpoints (additive) lists, for every engine with remote endpoints, its local
+	// pages and each endpoint: route, version and state, out-of-service ones with
+	// why (docs/remote.md); absent when there are none.
+	Endpoints []EndpointHealth `json:"endpoints,omitempty"`
 }
 
 // ReflectResponse answers a reflect request.

@@ -33,6 +33,9 @@ type Oracle struct {
 	failed   map[string]string        // engines that did not come up, with the reason
 	starting map[string]chan struct{} // engines still launching or self-checking; closed when decided
 	pages    map[string]int           // configured pages per engine, for ping
+	// endpoints is, per engine with remote endpoints, its local pages and each
+	// endpoint (remote.go); set before any engine starts, read by ping.
+	endpoints map[string][]*endpointState
 
 	startAt     time.Time
 	startCancel context.CancelFunc // ends launches and checks still under way, at Close
@@ -281,6 +284,7 @@ func (o *Oracle) ping(id json.RawMessage) PingResponse {
 			p.Failed[name] = why
 		}
 	}
+	p.Endpoints = o.endpointHealth()
 	if o.store != nil {
 		st := o.store.Stats()
 		p.Store = &st

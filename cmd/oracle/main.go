@@ -37,6 +37,9 @@ func run() int {
 	if len(os.Args) > 1 && os.Args[1] == "store" {
 		return storeCommand(os.Args[2:], protocol, os.Stderr)
 	}
+	if len(os.Args) > 1 && os.Args[1] == "browser-env" {
+		return browserEnvCommand(os.Args[2:], protocol, os.Stderr)
+	}
 
 	fs := flag.NewFlagSet("oracle", flag.ContinueOnError)
 	engines := fs.String("engines", strings.Join(browser.AllEngines, ","), "engines to launch, comma-separated")
@@ -61,8 +64,27 @@ func run() int {
 	docRoot := fs.String("docroot", "", "directory served read-only at / on the oracle's case origins; \"url\" requests name paths under it")
 	storePath := fs.String("store", storeDefault(), "ground-truth store file (docs/store.md), or off; default $ORACLE_STORE, else under $XDG_CACHE_HOME or ~/.cache")
 	storeMax := fs.String("store-max", "4G", "bound on the store's size (bytes, or with K, M, G); past it the least recently used answers are evicted")
+	var endpoints []oracle.Endpoint
+	endpointFlag := func(protocol string) func(string) error {
+		return func(s string) error {
+			ep, err := oracle.ParseEndpoint(protocol, s)
+			if err == nil {
+				endpoints = append(endpoints, ep)
+			}
+			return err
+		}
+	}
+	fs.Func("connect", "a Playwright browser server whose browsers join ENGINE's pages: `ENGINE[:PAGES]=ws://host:port/...` (chromium or firefox; repeatable; docs/remote.md)", endpointFlag(oracle.EndpointPlaywright))
+	fs.Func("webdriver", "a remote W3C WebDriver endpoint (a WebKitWebDriver or a Grid), one session per page: `webkit[:PAGES]=http://host:port` (repeatable; docs/remote.md)", endpointFlag(oracle.EndpointWebDriver))
+	originListen := fs.String("origin-listen", "", "serve the trace/case origin, every browser's proxy, on `HOST:PORT`, an address remote browsers reach (default: a free port on 127.0.0.1)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
+	}
+	if *originListen != "" {
+		if _, err := oracle.ParseOriginListen(*originListen); err != nil {
+			fmt.Fprintln(os.Stderr, "oracle:", err)
+			return 2
+		}
 	}
 
 	level, err := zerolog.ParseLevel(*logLevel)
@@ -149,6 +171,8 @@ func run() int {
 		RequireSandbox:   *requireSandbox,
 		Store:            st,
 		DumpMaxNodes:     *dumpMaxNodes,
+		Endpoints:        endpoints,
+		OriginListen:     *originListen,
 	}, checks, log)
 	if err != nil {
 		if *selfCheck && strings.Contains(err.Error(), "no engine launched") {

@@ -41,6 +41,10 @@ type WebDriverOptions struct {
 	Capabilities map[string]any
 	// Env is KEY=VALUE added to the driver's and browser's environment.
 	Env []string
+	// RemoteURL, when not "", is a running W3C WebDriver endpoint (a driver on another
+	// host, a Grid) to open sessions on, instead of starting a driver here
+	// (remote_webdriver.go); DriverPath, Display and Env are then unused.
+	RemoteURL string
 }
 
 // webDriverEngine is WebKitGTK over W3C WebDriver classic (HTTP JSON): one driver
@@ -88,7 +92,7 @@ func LaunchWebDriver(ctx context.Context, opts WebDriverOptions, log zerolog.Log
 		opts.BrowserPath = DefaultMiniBrowser
 	}
 	for _, p := range []string{opts.DriverPath, opts.BrowserPath} {
-		if _, err := os.Stat(p); err != nil {
+		if _, err := os.Stat(p); err != nil && opts.RemoteURL == "" {
 			return nil, fmt.Errorf("webkit: %w (install webkit2gtk-driver)", err)
 		}
 	}
@@ -108,7 +112,9 @@ func LaunchWebDriver(ctx context.Context, opts WebDriverOptions, log zerolog.Log
 	if e.display == "" {
 		e.display = os.Getenv("DISPLAY")
 	}
-	if e.display == "" || opts.StartXvfb {
+	if opts.RemoteURL != "" { // remote_webdriver.go
+		e.route, e.display = remoteWebDriverRoute(opts), "remote"
+	} else if e.display == "" || opts.StartXvfb {
 		x, err := StartXvfb(ctx, opts.XvfbPath, log)
 		if err != nil {
 			return nil, fmt.Errorf("webkit: no DISPLAY and %w", err)
@@ -156,7 +162,7 @@ func (e *webDriverEngine) start(ctx context.Context) error {
 			return fmt.Errorf("webkit: new session: %w (driver output: %s)", err, p.out.tail())
 		}
 		if e.version != "" && version != e.version {
-			return fmt.Errorf("webkit: browser version changed from %s to %s on restart", e.version, version)
+			return fmt.Errorf("webkit: %w from %s to %s on restart", ErrVersionChanged, e.version, version)
 		}
 		e.version = version
 		e.scriptTimeout = 30 * time.Second // WebDriver's default
@@ -490,8 +496,8 @@ func (e *webDriverEngine) Sandbox() SandboxState {
 	e.mu.Lock()
 	p := e.proc
 	e.mu.Unlock()
-	if p == nil {
-		return SandboxState{User: browserUser().Name, Reason: "no browser process to inspect (being restarted?)"}
+	if p == nil || p.cmd == nil {
+		return SandboxState{User: browserUser().Name, Reason: "no browser process to inspect (being restarted, or remote)"}
 	}
 	return inspectSandbox(WebKit, []int{p.cmd.Process.Pid})
 }

@@ -37,11 +37,16 @@ type wdProc struct {
 	base     string   // http://127.0.0.1:port
 	session  string   // guarded by the engine's mu
 	out      *tailLog
+	// endRemote, for a remote endpoint (cmd nil), deletes the session (kill).
+	endRemote func()
 }
 
 // startDriver runs the driver on a free loopback port, in its own process group, and
 // waits until /status says ready.
 func (e *webDriverEngine) startDriver(ctx context.Context) (*wdProc, error) {
+	if e.opts.RemoteURL != "" {
+		return e.remoteDriver(ctx) // remote_webdriver.go
+	}
 	port, err := freeLoopbackPort()
 	if err != nil {
 		return nil, err
@@ -150,6 +155,12 @@ func (p *wdProc) startWatchdog() error {
 // kill ends the driver's whole process group (driver, MiniBrowser, its web and
 // network processes, the watchdog) and waits for the driver to be reaped.
 func (p *wdProc) kill() {
+	if p.cmd == nil { // a remote endpoint: end the session, nothing to kill here
+		if p.endRemote != nil {
+			p.endRemote()
+		}
+		return
+	}
 	killGroup(p.cmd.Process.Pid, syscall.SIGKILL)
 	select {
 	case <-p.exited:

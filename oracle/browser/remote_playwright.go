@@ -1,0 +1,160 @@
+package browser
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mxschmitt/playwright-go"
+	"github.com/rs/zerolog"
+)
+
+// A page on Playwright's browser server (`playwright run-server`, launchServer; the
+// protocol of Playwright's containers and hosted grids): BrowserType.Connect over a
+// WebSocket, the server launching one browser per connection. The server takes the
+// browser's name from the x-playwright-browser header (playwright-go sets it to the
+// browser type's name: chromium or firefox) and its launch options from
+// x-playwright-launch-options (JSON), or from the URL's ?browser= and
+// ?launch-options= when present, which then win over the headers. Without --unsafe
+// the server drops args, executablePath, firefoxUserPrefs and chromiumSandbox from
+// them (playwright-core's filterLaunchOptions): headless, channel, proxy and timeout
+// remain. What is dropped is caught by the self-check's environment probe.
+
+// ConnectPlaywright connects to the browser server at wsURL and opens the same
+// context and page a local launch opens (openContext), on a browser the server
+// launches with the launch options a local launch of opts would use, as far as the
+// protocol carries them. route is RouteSystem (Debian's builds: Chromium at its
+// system path, Firefox ESR over WebDriver BiDi, channel moz-firefox) or
+// RoutePlaywright (the server's own bundled builds). A launch-options query in wsURL is
+// merged over the oracle's (a null value removes the oracle's key) and sent as the
+// header. A dropped connection reconnects with relaunchBrowser's backoff; a browser
+// of another version on reconnection is ErrVersionChanged.
+//
+// proxy (host:port) is also sent as Playwright's proxy option, which a server keeps
+// without --unsafe, so the allowlist holds even where the args are dropped.
+func (d *PlaywrightDriver) ConnectPlaywright(wsURL, route, proxy string, opts PlaywrightOptions, log zerolog.Logger) (Engine, error) {
+	endpoint, launch, err := remoteLaunchOptions(wsURL, route, proxy, opts)
+	if err != nil {
+		return nil, err
+	}
+	e, err := d.connectPlaywright(endpoint, launch, opts, log)
+	if err != nil {
+		return nil, err
+	}
+	version := e.version
+	e.relaunch = func(on *PlaywrightDriver) (*playwrightEngine, error) {
+		fresh, err := on.connectPlaywright(endpoint, launch, opts, log)
+		if err != nil {
+			return nil, err
+		}
+		if fresh.version != version {
+			fresh.Close()
+			return nil, fmt.Errorf("%s at %s: %w: it was %s, it is now %s", opts.Engine, endpoint, ErrVersionChanged, version, fresh.version)
+		}
+		return fresh, nil
+	}
+	return e, nil
+}
+
+// remoteLaunchOptions is the endpoint to dial (wsURL without its launch-options
+// query) and the launch options to send.
+func remoteLaunchOptions(wsURL, route, proxy string, opts PlaywrightOptions) (string, map[string]any, error) {
+	launch := map[string]any{"headless": true, "timeout": 60_000}
+	if proxy != "" {
+		launch["proxy"] = map[string]any{"server": "http://" + proxy, "bypass": ""}
+	}
+	switch {
+	case route == RoutePlaywright:
+	case opts.Engine == Chromium:
+		launch["executablePath"] = orDefault(opts.ExecutablePath, SystemChromium)
+	case opts.Engine == Firefox:
+		launch["executablePath"] = orDefault(opts.ExecutablePath, SystemFirefox)
+		launch["channel"] = "moz-firefox"
+	}
+	switch opts.Engine {
+	case Chromium:
+		// The server's host decides the sandbox (Playwright adds --no-sandbox unless
+		// chromiumSandbox is set): its user is not this process's to know.
+		launch["args"] = append(append([]string{}, ChromiumArgs...), opts.Args...)
+	case Firefox:
+		if len(opts.FirefoxPrefs) > 0 {
+			launch["firefoxUserPrefs"] = opts.FirefoxPrefs
+		}
+	}
+	u, err := url.Parse(wsURL)
+	if err != nil {
+		return "", nil, err
+	}
+	q := u.Query()
+	if own := q.Get("launch-options"); own != "" {
+		var user map[string]any
+		if err := json.Unmarshal([]byte(own), &user); err != nil {
+			return "", nil, fmt.Errorf("%s: launch-options in the URL is not a JSON object: %v", wsURL, err)
+		}
+		for k, v := range user {
+			if v == nil {
+				delete(launch, k)
+			} else {
+				launch[k] = v
+			}
+		}
+		q.Del("launch-options")
+		u.RawQuery = q.Encode()
+	}
+	return u.String(), launch, nil
+}
+
+func (d *PlaywrightDriver) connectPlaywright(endpoint string, launch map[string]any, opts PlaywrightOptions, log zerolog.Logger) (*playwrightEngine, error) {
+	bt := d.browserType(opts.Engine)
+	if bt == nil {
+		return nil, fmt.Errorf("unknown engine %q", opts.Engine)
+	}
+	header, err := json.Marshal(launch)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	browser, err := bt.Connect(endpoint, playwright.BrowserTypeConnectOptions{
+		Headers: map[string]string{"x-playwright-launch-options": string(header)},
+		Timeout: playwright.Float(90_000),
+	})
+	if err != nil {
+		hint := ""
+		if strings.Contains(err.Error(), " 431 ") {
+			// Firefox's pinned prefs make an 18 KB header; Node's default limit is 16 KB.
+			hint = " (the launch options exceed the server's header limit: start it with NODE_OPTIONS=--max-http-header-size=65536; docs/remote.md)"
+		}
+		return nil, fmt.Errorf("%s: connect %s: %w%s", opts.Engine, endpoint, err, hint)
+	}
+	route := "playwright-go connect " + endpoint
+	if exe, ok := launch["executablePath"].(string); ok {
+		route += " " + exe
+	} else {
+		route += " (the server's bundled build)"
+	}
+	if ch, ok := launch["channel"].(string); ok && strings.HasPrefix(ch, "moz-") {
+		route += " (WebDriver BiDi, channel " + ch + ")"
+	}
+	e := &playwrightEngine{name: opts.Engine, version: browser.Version(), route: route, browser: browser, log: log,
+		initScripts: len(opts.InitScripts) > 0, pw: d, opts: opts}
+	if e.context, e.page, err = e.openContext(browser); err != nil {
+		e.Close()
+		return nil, err
+	}
+	log.Info().Str("engine", e.name).Str("version", e.version).Str("route", route).
+		Dur("connect", time.Since(start)).Msg("engine connected")
+	return e, nil
+}
+
+// OwnDriver makes e, a Playwright engine, stop pw when it closes (a remote
+// endpoint's page has a driver of its own, as a local page does).
+func OwnDriver(e Engine, pw *PlaywrightDriver) {
+	if e, ok := e.(*playwrightEngine); ok {
+		e.driver = pw
+	}
+}
+
+// FirstLine is err's message up to its first newline.
+func FirstLine(err error) string { return firstLine(err) }
