@@ -207,6 +207,7 @@ type PlaywrightOptions struct {
 
 type playwrightEngine struct {
 	name, version, route string
+	remote               bool // connected to a Playwright browser server (remote_playwright.go)
 	initScripts          bool // the context installs init scripts (the trace recorder)
 	// relaunch launches the same browser again on a driver (the same one, or a new
 	// one when the old driver died).
@@ -611,7 +612,19 @@ func (e *playwrightEngine) freshPage() error {
 	e.mu.Unlock()
 	done := make(chan error, 1)
 	var page playwright.Page
+	closeOld := func() {
+		if old != nil {
+			old.Close(playwright.PageCloseOptions{RunBeforeUnload: playwright.Bool(false)})
+		}
+	}
 	go func() {
+		if e.remote {
+			// Through Playwright's browser server, closing the old page once the new
+			// one was open left the new one closed too ("target closed" on the next
+			// case, Firefox; TestOriginListenServesRemoteBrowsers): close it first. Not
+			// locally, where Firefox would then start a new content process each time.
+			closeOld()
+		}
 		p, err := bctx.NewPage()
 		if err == nil {
 			e.trackPage(p)
@@ -628,8 +641,8 @@ func (e *playwrightEngine) freshPage() error {
 		return fmt.Errorf("%s: no new page within 15s", e.name)
 	}
 	e.setPage(browser, page, false)
-	if old != nil {
-		go old.Close(playwright.PageCloseOptions{RunBeforeUnload: playwright.Bool(false)})
+	if !e.remote {
+		go closeOld()
 	}
 	return nil
 }

@@ -137,7 +137,7 @@ func (d *PlaywrightDriver) connectPlaywright(endpoint string, launch map[string]
 	if ch, ok := launch["channel"].(string); ok && strings.HasPrefix(ch, "moz-") {
 		route += " (WebDriver BiDi, channel " + ch + ")"
 	}
-	e := &playwrightEngine{name: opts.Engine, version: browser.Version(), route: route, browser: browser, log: log,
+	e := &playwrightEngine{remote: true, name: opts.Engine, version: browser.Version(), route: route, browser: browser, log: log,
 		initScripts: len(opts.InitScripts) > 0, pw: d, opts: opts}
 	if e.context, e.page, err = e.openContext(browser); err != nil {
 		e.Close()
