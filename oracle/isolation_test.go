@@ -110,11 +110,13 @@ func jsonString(s string) string {
 }
 
 // originProbeLine is a reflect case that reports what its about:blank document is:
-// its origin, whether it is a secure context, the cookies and storage it can reach.
+// its origin, whether it is a secure context, the cookies and storage it can reach,
+// its referrer, history length and window name.
 func originProbeLine() string {
 	js := `const t = (f) => { try { return String(f()); } catch (e) { return e.name; } };
   document.getElementById('r').setAttribute('title', [t(() => self.origin), t(() => isSecureContext),
-    t(() => document.cookie), t(() => localStorage.length), t(() => document.domain)].join('|'));`
+    t(() => document.cookie), t(() => localStorage.length), t(() => document.domain),
+    t(() => document.referrer), t(() => history.length), t(() => window.name)].join('|'));`
 	return `{"id":"probe","op":"reflect","html":"<p id=r></p>","script":` + jsonString(js) + `,"probes":[{"selector":"#r","attr":"title"}]}`
 }
 
@@ -122,7 +124,8 @@ func originProbeLine() string {
 // trace page's own location.replace, so Chromium's and Firefox's next about:blank
 // inherited the trace case's origin (self.origin http://c….localhost, a secure
 // context, and in Firefox that case's cookie), while the same case after a geometry
-// case ran in an opaque origin: a case's answer depended on the case before it.
+// case ran in an opaque origin: a case's answer depended on the case before it. And
+// WebKit's next about:blank had the trace's origin as its document.referrer.
 func TestACaseAfterATraceRunsInAFreshOpaqueDocument(t *testing.T) {
 	o := launchAll(t, Config{})
 	observe := func() map[string]string {
