@@ -48,8 +48,9 @@ func TestPingIsAnsweredAtOnceWhileCasesRun(t *testing.T) {
 	took := time.Since(start)
 	assert.Equal(t, true, resp["ok"])
 	t.Logf("ping answered in %s while 4 cases of 2 s ran on %d pages", took, 2)
-	assert.Less(t, took, time.Second, "ping waited behind cases")
-	assert.Empty(t, answered, "the ping came back before any case")
+	// Not a time bound (a CI run under -race took 1.1 s with both cores busy): a ping
+	// queued behind a case would come back after that case's answer.
+	assert.Empty(t, answered, "the ping came back before any case: it did not wait behind them")
 	wg.Wait()
 }
 
