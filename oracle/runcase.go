@@ -17,23 +17,17 @@ type caseResult struct {
 // runCase loads html, runs the case's script, then fn with args, and returns fn's
 // JSON result; a throwing script is a caseError.
 func runCase(ctx context.Context, e browser.Engine, html, script, fn string, args ...any) (json.RawMessage, error) {
-	raw, err := e.Load(ctx, html, browser.WithCaseScript(fn), append([]any{script}, args...)...)
-	if err != nil {
-		return nil, err
-	}
-	var res caseResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("walk returned malformed JSON: %v", err)
-	}
-	if res.ScriptError != "" {
-		return nil, caseErrorf("script threw: %s", res.ScriptError)
-	}
-	return res.Result, nil
+	return caseOutcome(e.Load(ctx, html, browser.WithCaseScript(fn), append([]any{script}, args...)...))
 }
 
 // runCaseURL is runCase on the document at url (LoadURL) instead of written html.
 func runCaseURL(ctx context.Context, e browser.Engine, url, script, fn string, args ...any) (json.RawMessage, error) {
-	raw, err := e.LoadURL(ctx, url, browser.WithCaseScript(fn), append([]any{script}, args...)...)
+	return caseOutcome(e.LoadURL(ctx, url, browser.WithCaseScript(fn), append([]any{script}, args...)...))
+}
+
+// caseOutcome reads what WithCaseScript's wrapper returned: fn's result, or the
+// case script's exception as a caseError.
+func caseOutcome(raw json.RawMessage, err error) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
