@@ -64,7 +64,7 @@ func TestMain(m *testing.M) {
 type client struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stderr *lockedWriter // the oracle's stderr, still being written while a test reads it
+	stderr *testutil.LockedBuffer // the oracle's stderr, still being written while a test reads it
 	mu     sync.Mutex
 	wait   map[string]chan map[string]any // by id
 	lines  chan string                    // every stdout line, raw, for purity checks
@@ -136,7 +136,7 @@ func startOracleNow(t testing.TB, args ...string) *client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr := &lockedWriter{w: &strings.Builder{}}
+	stderr := &testutil.LockedBuffer{}
 	c := &client{cmd: cmd, stdin: stdin, stderr: stderr, wait: map[string]chan map[string]any{},
 		lines: make(chan string, 10000), done: make(chan error, 1), exited: make(chan struct{})}
 	cmd.Stderr = stderr
@@ -175,23 +175,6 @@ func startOracleNow(t testing.TB, args ...string) *client {
 		c.done <- err
 	}()
 	return c
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  *strings.Builder
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-func (l *lockedWriter) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.String()
 }
 
 func idKey(id any) string {

@@ -9,6 +9,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/layout-oracle/oracle/internal/testutil"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -184,7 +185,7 @@ func afterFault(t *testing.T, c *client, what string, bound time.Duration) map[s
 // logOnFailure shows the oracle's log when the test failed.
 func logOnFailure(t *testing.T, c *client) {
 	if t.Failed() {
-		t.Logf("oracle stderr:\n%s", c.cmd.Stderr.(*lockedWriter).String()) // still being written
+		t.Logf("oracle stderr:\n%s", c.cmd.Stderr.(*testutil.LockedBuffer).String()) // still being written
 	}
 }
 

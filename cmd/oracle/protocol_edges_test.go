@@ -71,14 +71,14 @@ type oracleProc struct {
 	cmd    *exec.Cmd
 	stdin  *os.File
 	stdout *os.File
-	stderr *lockedWriter
+	stderr *testutil.LockedBuffer
 	done   chan error
 }
 
 func startRaw(t *testing.T, args ...string) *oracleProc {
 	t.Helper()
 	testutil.NeedsBrowsers(t)
-	p := &oracleProc{cmd: exec.Command(oracleBin, args...), done: make(chan error, 1), stderr: &lockedWriter{w: &strings.Builder{}}}
+	p := &oracleProc{cmd: exec.Command(oracleBin, args...), done: make(chan error, 1), stderr: &testutil.LockedBuffer{}}
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	inR, inW, err := os.Pipe()
 	require.NoError(t, err)

@@ -50,7 +50,7 @@ func freePort(t *testing.T) int {
 // hostProc is one browser host's server process (its own process group).
 type hostProc struct {
 	cmd *exec.Cmd
-	out *lockedWriter
+	out *testutil.LockedBuffer
 }
 
 func (h *hostProc) kill() {
@@ -62,7 +62,7 @@ func startHost(t *testing.T, env []string, name string, args ...string) *hostPro
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Env = append(os.Environ(), env...)
-	out := &lockedWriter{w: &strings.Builder{}}
+	out := &testutil.LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	require.NoError(t, cmd.Start())

@@ -4,8 +4,12 @@
 package testutil
 
 import (
+	"bytes"
 	"os"
+	"sync"
 	"testing"
+
+	"github.com/rs/zerolog"
 )
 
 // SkipMessage is the one message every browser test skips with under -short.
@@ -35,4 +39,31 @@ func BrowserDir(tb testing.TB) string {
 		tb.Fatal(err)
 	}
 	return dir
+}
+
+// Logger is the tests' log: warnings only, or everything with ORACLE_TEST_LOG set.
+func Logger(tb testing.TB) zerolog.Logger {
+	if os.Getenv("ORACLE_TEST_LOG") != "" {
+		return zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr}).Level(zerolog.DebugLevel).With().Timestamp().Logger()
+	}
+	return zerolog.New(os.Stderr).Level(zerolog.WarnLevel)
+}
+
+// LockedBuffer is a log or stderr sink that goroutines (a browser's, an oracle
+// process's pipe) write to while a test reads it.
+type LockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *LockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *LockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -5,11 +5,9 @@ package browser
 // cannot finish logs. Each failed on the code before its fix.
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,23 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// lockedBuffer is a log sink the browser goroutines may write to concurrently.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type lockedBuffer = testutil.LockedBuffer
 
 // The driver runs on the node InstallDriver links into its directory, with
 // PLAYWRIGHT_NODEJS_PATH unset, and the variable stays unset: before, driverOptions

@@ -31,12 +31,7 @@ var (
 	wdLaunch time.Duration
 )
 
-func testLogger(tb testing.TB) zerolog.Logger {
-	if os.Getenv("ORACLE_TEST_LOG") != "" {
-		return zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr}).Level(zerolog.DebugLevel).With().Timestamp().Logger()
-	}
-	return zerolog.New(os.Stderr).Level(zerolog.WarnLevel)
-}
+func testLogger(tb testing.TB) zerolog.Logger { return testutil.Logger(tb) }
 
 // skipWithoutWebKit skips on a machine without WebKitGTK, except under CI (CI=true),
 // where .ci/run installs it and a missing engine must fail, not pass quietly.
