@@ -3,57 +3,14 @@ package oracle
 import (
 	"context"
 	"fmt"
-	"github.com/layout-oracle/oracle/oracle/browser"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/layout-oracle/oracle/internal/testutil"
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// contentProcesses lists the content (Firefox) or renderer (Chromium) processes
-// below the browser main processes pids.
-func contentProcesses(pids []int) map[int]bool {
-	parent := map[int]int{}
-	ents, _ := os.ReadDir("/proc")
-	for _, ent := range ents {
-		pid, err := strconv.Atoi(ent.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + ent.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(f) > 1 {
-			parent[pid], _ = strconv.Atoi(f[1])
-		}
-	}
-	below := func(pid int) bool {
-		for p, n := parent[pid], 0; p > 1 && n < 20; p, n = parent[p], n+1 {
-			for _, root := range pids {
-				if p == root {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	out := map[int]bool{}
-	for pid := range parent {
-		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		c := string(cmd)
-		if (strings.Contains(c, "-isForBrowser") || strings.Contains(c, "--type=renderer")) && below(pid) {
-			out[pid] = true
-		}
-	}
-	return out
-}
 
 // Trace cases, each on an origin (and so a site) of its own, run in the content
 // process the page already has (processmodel.go): after a first trace case, three
@@ -76,14 +33,14 @@ func TestTraceCasesKeepTheirContentProcess(t *testing.T) {
 			}
 			trace(0)
 			waitResets(o)
-			before := contentProcesses(browser.BrowserPIDs(e))
-			require.NotEmpty(t, before, "no content process found below %v", browser.BrowserPIDs(e))
+			before := browser.ContentProcesses(e)
+			require.NotEmpty(t, before, "no content process found")
 			for i := 1; i <= 3; i++ {
 				trace(i)
 				waitResets(o)
 			}
 			var started []int
-			for pid := range contentProcesses(browser.BrowserPIDs(e)) {
+			for pid := range browser.ContentProcesses(e) {
 				if !before[pid] {
 					started = append(started, pid)
 				}

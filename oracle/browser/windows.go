@@ -20,13 +20,22 @@ func OpenWindows(ctx context.Context, e Engine) (pages, contexts int, err error)
 	return 0, 0, fmt.Errorf("unknown engine type %T", e)
 }
 
-// BrowserPIDs are the main process ids of a Playwright engine's browser (nil for
-// WebDriver's): the oracle's process-model test looks for content processes below them.
-func BrowserPIDs(e Engine) []int {
-	if e, ok := e.(*playwrightEngine); ok {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		return append([]int(nil), e.pids...)
+// ContentProcesses are the pids of a Playwright engine's content processes (Chromium's
+// renderers, Firefox's web content; processTree and contentProcess, as the sandbox
+// check finds them); nil for WebDriver's. The oracle's process-model test counts them.
+func ContentProcesses(e Engine) map[int]bool {
+	pe, ok := e.(*playwrightEngine)
+	if !ok {
+		return nil
 	}
-	return nil
+	pe.mu.Lock()
+	roots := append([]int(nil), pe.pids...)
+	pe.mu.Unlock()
+	out := map[int]bool{}
+	for _, p := range processTree(roots) {
+		if contentProcess(pe.name, p) {
+			out[p.pid] = true
+		}
+	}
+	return out
 }
