@@ -1,10 +1,11 @@
 package oracle
 
 import (
-	"github.com/layout-oracle/oracle/oracle/browser"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/layout-oracle/oracle/oracle/browser"
 )
 
 // DefaultEnginePages are the page counts an oracle starts with when --pages is not

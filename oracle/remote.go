@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/layout-oracle/oracle/oracle/browser"
 	"net"
 	"net/url"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/rs/zerolog"
 )
 

@@ -1,9 +1,9 @@
 package oracle
 
 import (
-	"github.com/layout-oracle/oracle/oracle/browser"
 	"testing"
 
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

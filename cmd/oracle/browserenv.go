@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
-	"github.com/layout-oracle/oracle/oracle/browser"
 	"io"
 	"strings"
 
 	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/oracle/browser"
 )
 
 // browserEnvCommand is `oracle browser-env ENGINE`: on a browser host, it writes the

@@ -9,7 +9,6 @@ package main
 
 import (
 	"bytes"
-	"github.com/layout-oracle/oracle/internal/testutil"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

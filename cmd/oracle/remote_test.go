@@ -10,7 +10,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"github.com/layout-oracle/oracle/oracle/browser"
 	"io"
 	"net"
 	"net/http"
@@ -32,6 +31,7 @@ import (
 
 	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/mxschmitt/playwright-go"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
