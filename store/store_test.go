@@ -15,36 +15,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-type logBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 func meta(c string) Meta {
 	return Meta{Format: Format, Walk: "w", Environment: "e", Profile: "default", Engine: "chromium",
 		EngineVersion: "1.0", Route: "r", Op: "geometry", Case: c}
 }
 
-func open(t *testing.T, path string, opts Options) (*Store, *logBuf) {
+func open(t *testing.T, path string, opts Options) (*Store, *testutil.LockedBuffer) {
 	t.Helper()
-	var logs logBuf
+	var logs testutil.LockedBuffer
 	s, err := Open(path, opts, zerolog.New(&logs))
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
