@@ -528,14 +528,26 @@ func (e *webDriverEngine) resetToBlank(ctx context.Context) error {
 // staleMarkProp is the window property replaceTo sets on the document it leaves.
 const staleMarkProp = "__layoutOracleLeaving"
 
+// webElementKey names an element reference in W3C WebDriver's JSON.
+const webElementKey = "element-6066-11e4-a52e-4f735466cecf"
+
 // replaceTo navigates to url replacing the current session-history entry
 // (location.replace), and waits until the document at url has loaded: WebDriver's
 // navigation adds an entry, and history.length would grow with every trace case.
 //
-// The document being left is marked first (staleMarkProp), so that a replace to
-// the URL the page is already at waits for the new document, not the old one.
+// A replace to the URL the page is already at (about:blank) must wait for the new
+// document, not see the old one: the old document's root element, held as a
+// WebDriver element reference, goes stale when it is gone, which nothing in the page
+// can fake (a case that overrides built-ins or keeps timers running). A document
+// without a root element is told by a property set on its window (staleMarkProp)
+// instead.
 func (e *webDriverEngine) replaceTo(ctx context.Context, url string) error {
-	mark := "Object.defineProperty(window, '" + staleMarkProp + "', {value: true, configurable: true});"
+	var root map[string]string
+	if raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{"script": "return document.documentElement;", "args": []any{}}); err == nil {
+		_ = json.Unmarshal(raw, &root) // null: no root element
+	}
+	leaving := root[webElementKey]
+	mark := "window['" + staleMarkProp + "'] = true;"
 	if _, err := e.execute(ctx, map[string]any{"script": "try { " + mark + " } catch (e) {} window.location.replace(arguments[0]);", "args": []any{url}}); err != nil {
 		var wdErr *webDriverError
 		if errors.As(err, &wdErr) && wdErr.sessionLost() || ctx.Err() != nil {
@@ -545,9 +557,9 @@ func (e *webDriverEngine) replaceTo(ctx context.Context, url string) error {
 	}
 	for {
 		raw, err := e.session(ctx, http.MethodPost, "/execute/sync",
-			map[string]any{"script": "return [location.href, document.readyState, String(Object.getOwnPropertyDescriptor(window, '" + staleMarkProp + "') !== undefined)];", "args": []any{}})
+			map[string]any{"script": "return [location.href, document.readyState, String('" + staleMarkProp + "' in window)];", "args": []any{}})
 		var v [3]string
-		if err == nil && json.Unmarshal(raw, &v) == nil && v[0] == url && v[1] == "complete" && v[2] == "false" {
+		if err == nil && json.Unmarshal(raw, &v) == nil && v[0] == url && v[1] == "complete" && v[2] == "false" && e.gone(ctx, leaving) {
 			return nil
 		}
 		var wdErr *webDriverError
@@ -559,6 +571,17 @@ func (e *webDriverEngine) replaceTo(ctx context.Context, url string) error {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// gone says whether the element reference el (from a document replaceTo left) no
+// longer names a live element; "" (no reference was taken) counts as gone.
+func (e *webDriverEngine) gone(ctx context.Context, el string) bool {
+	if el == "" {
+		return true
+	}
+	_, err := e.session(ctx, http.MethodGet, "/element/"+el+"/name", nil)
+	var wdErr *webDriverError
+	return errors.As(err, &wdErr) && (wdErr.Code == "stale element reference" || wdErr.Code == "no such element")
 }
 
 // Prepare checks the session before a case (pool.go): a web process that died while
