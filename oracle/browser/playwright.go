@@ -405,16 +405,20 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 			// inherits the page's origin (a trace case's http://c….localhost, its
 			// cookies and storage), and the next case must run in an opaque one, as
 			// the first case did: the driver's own navigation must come last.
+			// First back by the page's own location.replace, which adds no history
+			// entry (Goto from elsewhere would) and ends the case's timers; a failed
+			// replace falls back to the Goto below, whose entry the check after it
+			// catches.
+			_ = replaceTo(page, "about:blank", timeout)
 			if e.name == Firefox {
-				// Gecko adds a history entry for that navigation, and its load was
-				// not always reported (resets timed out on WPT url cases): a new page.
+				// Gecko adds a history entry for the driver's navigation, and its load
+				// was not always reported (resets timed out on WPT url cases): a new
+				// page. The replace above still matters: a trace page left running a
+				// 1 ms timer that calls history.replaceState flooded the driver with
+				// events, and the new page did not open within 15 s.
 				leftBlank = true
 				return closeOtherPages(page)
 			}
-			// Back by the page's own location.replace, which adds no history entry
-			// (Goto from elsewhere would); a failed replace falls back to the Goto
-			// below, whose entry the check after it catches.
-			_ = replaceTo(page, "about:blank", timeout)
 		}
 		// about:blank to about:blank adds no history entry (Chromium, measured).
 		if _, err := page.Goto("about:blank", playwright.PageGotoOptions{Timeout: &timeout}); err != nil {
