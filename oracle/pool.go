@@ -49,6 +49,25 @@ func (p *pool) drop(e browser.Engine) {
 	go e.Close()
 }
 
+// drain takes every page back out of the pool, waiting up to d for the ones still
+// in a call or in the reset after it (which runs after the answer, pool.go's fanOut),
+// and returns those that came back; dropped pages never do. The pool serves no more.
+func (p *pool) drain(d time.Duration) []browser.Engine {
+	var back []browser.Engine
+	wait := time.After(d)
+	for range p.pages {
+		select {
+		case e := <-p.free:
+			back = append(back, e)
+		case <-p.gone:
+			return back
+		case <-wait:
+			return back
+		}
+	}
+	return back
+}
+
 // version is the same for every page of a pool (Launch checks); the route may differ
 // between local pages and remote endpoints' (remote.go): route names each once.
 func (p *pool) version() string { return p.pages[0].Version() }

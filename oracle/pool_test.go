@@ -58,3 +58,22 @@ func TestCloseWaitsForTheResetOfTheLastCase(t *testing.T) {
 	require.NoError(t, o.Close())
 	assert.Equal(t, int32(1), e.resetDone.Load(), "the reset finished before Close returned")
 }
+
+// drain, right after an answer, waits for that case's reset: the remote path moves a
+// checked pool's pages into the engine's pool, and a page still in its reset there
+// met the first request (Firefox via run-server: "target closed" on that request,
+// TestOriginListenServesRemoteBrowsers, every run). Before drain the pages were taken
+// as they were.
+func TestDrainWaitsForTheResetAfterTheLastCase(t *testing.T) {
+	e := &slowResetEngine{fakeEngine: fakeEngine{name: browser.Chromium}}
+	p := newPool(browser.Chromium, []browser.Engine{e})
+	o := &Oracle{engines: map[string]*pool{browser.Chromium: p}, order: []string{browser.Chromium},
+		profile: "default", deadline: time.Second, inflight: 1, log: fakeOracle().log}
+	_, errs := fanOut(context.Background(), o, []string{browser.Chromium},
+		func(ctx context.Context, e browser.Engine) (int, error) { return 1, nil })
+	require.Empty(t, errs)
+	assert.Equal(t, int32(0), e.resetDone.Load(), "the answer comes before the reset")
+	back := p.drain(5 * time.Second)
+	assert.Equal(t, []browser.Engine{e}, back)
+	assert.Equal(t, int32(1), e.resetDone.Load(), "drain returned after the reset")
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -429,6 +430,22 @@ func (o *Oracle) startWithEndpoints(ctx context.Context, name string, cfg Config
 				log.Error().Str("engine", name).Str("endpoint", g.label()).Str("reason", reasons).Msg("self-check failed; endpoint out of service")
 				o.closePool(name, p)
 				g.refuse("failed self-check: " + reasons)
+				return
+			}
+			// The pages move to the engine's pool below: the reset after the last
+			// check must be over first, or the first request meets a page in the
+			// middle of it (Firefox's remote page closed under a trace case).
+			back := p.drain(recoveryAllowance)
+			for _, e := range p.pages {
+				if !slices.Contains(back, e) {
+					e.Close()
+				}
+			}
+			g.mu.Lock()
+			g.pages = back
+			g.mu.Unlock()
+			if len(back) == 0 {
+				g.refuse("no page came back from the self-check")
 			}
 		}()
 	}

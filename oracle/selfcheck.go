@@ -146,13 +146,7 @@ func (o *Oracle) retire(name, reason string) {
 // closePool closes p's browsers once every page is back from the reset after its
 // last case, so no close races a reset; a page still out after that is closed anyway.
 func (o *Oracle) closePool(name string, p *pool) {
-	wait := time.After(2 * resetTimeout)
-	for range p.pages {
-		select {
-		case <-p.free:
-		case <-wait:
-		}
-	}
+	p.drain(2 * resetTimeout)
 	for _, e := range p.pages {
 		if err := e.Close(); err != nil {
 			o.log.Warn().Str("engine", name).Err(err).Msg("close after failed self-check")
