@@ -272,9 +272,14 @@ func oracleWay(c config, cases []benchCase, key, name string, extra []string, wi
 	if _, err := p.pass(cases[:min(10, len(cases))], "warm-", nil, 0); err != nil {
 		return nil, err
 	}
+	cpu0 := sampleCPU(p.pid())
 	all, err := p.pass(cases, "all-", nil, 0)
 	if err != nil {
 		return nil, err
+	}
+	cpu := sampleCPU(p.pid())
+	for g, v := range cpu {
+		cpu[g] = (v - cpu0[g]) * 1000 / float64(len(cases))
 	}
 	row := &wayResult{Key: key, Way: name, Cases: len(cases), WallS: all.Wall.Seconds(),
 		CasesPerS: float64(len(cases)) / all.Wall.Seconds(),
@@ -283,7 +288,7 @@ func oracleWay(c config, cases []benchCase, key, name string, extra []string, wi
 			"per-engine latency: a pass per engine (\"engines\":[e]) with %d request(s) outstanding (row a: the engine's default page count). "+
 			"Oracle startup (not in wall): first ping answered %.1fs, every engine serving %.1fs.",
 			len(cases), window, startup.FirstPing.Seconds(), startup.AllReady.Seconds()),
-		Startup: &startup}
+		Startup: &startup, CPUPerCase: cpu}
 	firstErr := all.FirstErr
 	for _, e := range c.engines {
 		progress("(%s) %s pass", key, e)

@@ -53,6 +53,64 @@ type rssSample struct {
 // sampleRSS sums VmRSS over root and all its descendants, by group. The root is the
 // "oracle" group whatever its name. Processes that exit mid-scan are skipped.
 func sampleRSS(root int) rssSample {
+	s := rssSample{KiB: map[string]int{}, Procs: map[string]int{}, PSS: map[string]int{}}
+	walkTree(root, func(pid int, g string) {
+		if kib, ok := readVmRSS(pid); ok {
+			s.KiB[g] += kib
+			s.Procs[g]++
+			s.Total += kib
+			if pss, ok := readPss(pid); ok {
+				s.PSS[g] += pss
+				s.TotalPSS += pss
+			}
+		}
+	})
+	return s
+}
+
+// sampleCPU is the CPU time, in seconds, that root and its descendants have used, by
+// group: each process's user and system time plus that of its children it has reaped
+// (a content process that exited counts in its browser's). Between two samples the
+// difference is what the tree spent, once per CPU second, as long as a process's
+// reaper is in the tree too.
+func sampleCPU(root int) map[string]float64 {
+	cpu := map[string]float64{}
+	walkTree(root, func(pid int, g string) {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return
+		}
+		cpu[g] += parseCPUSeconds(b)
+	})
+	return cpu
+}
+
+// parseCPUSeconds is utime+stime+cutime+cstime (fields 14-17 of /proc/<pid>/stat),
+// in seconds: the kernel reports them in USER_HZ ticks, 100 per second on Linux
+// whatever the kernel's own tick rate.
+func parseCPUSeconds(stat []byte) float64 {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(stat[i+1:])) // f[0] is field 3 (state)
+	if len(f) < 15 {
+		return 0
+	}
+	ticks := 0
+	for _, s := range f[11:15] {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return 0
+		}
+		ticks += n
+	}
+	return float64(ticks) / 100
+}
+
+// walkTree calls visit for root and every descendant with its group: its own
+// executable's (groupOf), else its parent's; the root is "oracle" whatever its name.
+func walkTree(root int, visit func(pid int, group string)) {
 	parent := map[int]int{}
 	children := map[int][]int{}
 	ents, _ := os.ReadDir("/proc")
@@ -68,7 +126,6 @@ func sampleRSS(root int) rssSample {
 		parent[pid] = ppid
 		children[ppid] = append(children[ppid], pid)
 	}
-	s := rssSample{KiB: map[string]int{}, Procs: map[string]int{}, PSS: map[string]int{}}
 	var walk func(pid int, inherited string)
 	walk = func(pid int, inherited string) {
 		g := inherited
@@ -80,15 +137,7 @@ func sampleRSS(root int) rssSample {
 				g = own
 			}
 		}
-		if kib, ok := readVmRSS(pid); ok {
-			s.KiB[g] += kib
-			s.Procs[g]++
-			s.Total += kib
-			if pss, ok := readPss(pid); ok {
-				s.PSS[g] += pss
-				s.TotalPSS += pss
-			}
-		}
+		visit(pid, g)
 		for _, c := range children[pid] {
 			walk(c, g)
 		}
@@ -96,7 +145,6 @@ func sampleRSS(root int) rssSample {
 	if _, ok := parent[root]; ok {
 		walk(root, "other")
 	}
-	return s
 }
 
 // readPPid is the parent pid from /proc/<pid>/stat (field 4, after the parenthesized

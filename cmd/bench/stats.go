@@ -68,6 +68,10 @@ type wayResult struct {
 	Note           string             `json:"note,omitempty"`
 	// Startup is the oracle's startup, for ways a and c (not in the wall time).
 	Startup *startupTimes `json:"startup,omitempty"`
+	// CPUPerCase is, for ways a and c, the CPU time the oracle's process tree spent
+	// per case in the throughput pass, in ms, by process group (rss.go's groups):
+	// where the machine's cores go when the pass is CPU bound.
+	CPUPerCase map[string]float64 `json:"cpu_ms_per_case,omitempty"`
 }
 
 // fillRatios sets every row's ratio against the baseline row and overhead against the
@@ -170,6 +174,24 @@ func writeTable(w io.Writer, rows []*wayResult, engines []string) {
 			fmt.Fprintf(w, "  %s: %s\n", r.Key, r.Note)
 		}
 	}
+	for _, r := range rows {
+		if len(r.CPUPerCase) > 0 {
+			fmt.Fprintf(w, "  %s: CPU ms per case in the throughput pass: %s\n", r.Key, fmtCPU(r.CPUPerCase))
+		}
+	}
+}
+
+// fmtCPU lists CPU ms per case by group, in rssGroups order, and their total.
+func fmtCPU(cpu map[string]float64) string {
+	var parts []string
+	total := 0.0
+	for _, g := range rssGroups {
+		if v, ok := cpu[g]; ok {
+			parts = append(parts, g+" "+fmtNum(v))
+			total += v
+		}
+	}
+	return strings.Join(append(parts, "total "+fmtNum(total)), ", ")
 }
 
 func abbrev(engine string) string {
