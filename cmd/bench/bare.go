@@ -51,8 +51,11 @@ type bareResult struct {
 	Walk, Trivial []time.Duration
 	WallWalk      time.Duration
 	WallTrivial   time.Duration
-	Errors        int
-	FirstErr      string
+	// WalkCPU is the CPU ms per case of the walk pass by process group, the bench's
+	// own process left out (it is the client, not the engine).
+	WalkCPU  map[string]float64
+	Errors   int
+	FirstErr string
 }
 
 func (r *bareResult) fail(id string, err error) {
@@ -95,6 +98,7 @@ func runBare(ctx context.Context, cases []benchCase, engines []string, trivial b
 		for _, c := range cases[:min(5, len(cases))] {
 			_ = r.roundTrip(c, true)
 		}
+		cpu0 := sampleCPU(os.Getpid())
 		t0 := time.Now()
 		for _, c := range cases {
 			s := time.Now()
@@ -104,6 +108,11 @@ func runBare(ctx context.Context, cases []benchCase, engines []string, trivial b
 			res.Walk = append(res.Walk, time.Since(s))
 		}
 		res.WallWalk = time.Since(t0)
+		res.WalkCPU = sampleCPU(os.Getpid())
+		delete(res.WalkCPU, "oracle")
+		for g, v := range res.WalkCPU {
+			res.WalkCPU[g] = (v - cpu0[g]) * 1000 / float64(len(cases))
+		}
 		if trivial {
 			t0 = time.Now()
 			for _, c := range cases {

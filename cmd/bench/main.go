@@ -333,6 +333,12 @@ func bareRows(bare map[string]*bareResult, c config) []*wayResult {
 		}
 		walk.Latency[e] = summarize(r.Walk)
 		wallW += r.WallWalk
+		for g, v := range r.WalkCPU { // the engines ran one after another: a three-engine case costs the sum
+			if walk.CPUPerCase == nil {
+				walk.CPUPerCase = map[string]float64{}
+			}
+			walk.CPUPerCase[g] += v
+		}
 		walk.Errors += r.Errors
 		if r.FirstErr != "" {
 			walk.Note += " First error: " + e + " " + r.FirstErr
