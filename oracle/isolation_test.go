@@ -111,12 +111,19 @@ func jsonString(s string) string {
 
 // originProbeLine is a reflect case that reports what its about:blank document is:
 // its origin, whether it is a secure context, the cookies and storage it can reach,
-// its referrer, history length and window name.
+// its referrer, history length and window name, and how the document came to be (the
+// Navigation API's activation, the navigation timing entry): Firefox's first case
+// after a trace ran in a new page's initial about:blank (activation null) where every
+// other case ran in one the driver navigated to ("push").
 func originProbeLine() string {
 	js := `const t = (f) => { try { return String(f()); } catch (e) { return e.name; } };
+  const nav = () => performance.getEntriesByType('navigation');
   document.getElementById('r').setAttribute('title', [t(() => self.origin), t(() => isSecureContext),
     t(() => document.cookie), t(() => localStorage.length), t(() => document.domain),
-    t(() => document.referrer), t(() => history.length), t(() => window.name)].join('|'));`
+    t(() => document.referrer), t(() => history.length), t(() => window.name),
+    t(() => typeof navigation === 'object' ? navigation.activation && navigation.activation.navigationType : 'no API'),
+    t(() => typeof navigation === 'object' ? navigation.entries().length : 'no API'),
+    t(() => nav().length), t(() => nav().length && nav()[0].type)].join('|'));`
 	return `{"id":"probe","op":"reflect","html":"<p id=r></p>","script":` + jsonString(js) + `,"probes":[{"selector":"#r","attr":"title"}]}`
 }
 
@@ -126,6 +133,9 @@ func originProbeLine() string {
 // context, and in Firefox that case's cookie), while the same case after a geometry
 // case ran in an opaque origin: a case's answer depended on the case before it. And
 // WebKit's next about:blank had the trace's origin as its document.referrer.
+// Fails on 31349df too: Firefox's case after a trace ran in a new page's initial
+// about:blank (navigation.activation null), after a geometry case in one the driver
+// navigated to ("push").
 func TestACaseAfterATraceRunsInAFreshOpaqueDocument(t *testing.T) {
 	o := launchAll(t, Config{})
 	observe := func() map[string]string {

@@ -30,7 +30,10 @@ import (
 // 2: the reset after a trace or url case no longer leaves an about:blank that
 // inherited that case's origin (Chromium, Firefox): an html case stored after a
 // trace may have been answered in it.
-const WalkVersion = "2"
+// 3: every html case runs in an about:blank the driver navigated to: Firefox's case
+// after a trace ran in a new page's initial one (navigation.activation null, not
+// "push").
+const WalkVersion = "3"
 
 // walkKey is WalkVersion plus a hash of every in-page program an answer comes from.
 var walkKey = sync.OnceValue(func() string {

@@ -221,11 +221,17 @@ type playwrightEngine struct {
 	browser playwright.Browser
 	context playwright.BrowserContext
 	page    playwright.Page
-	health  Health
-	closed  bool
-	pids    []int             // the browser's main processes (each leads its process group)
-	pw      *PlaywrightDriver // the driver the browser runs on
-	opts    PlaywrightOptions // what a new context needs
+	// blank is the page whose document is the about:blank the reset's own
+	// navigation made, not used by a case yet (nil: none). Every html case runs in
+	// such a document (Load): a new page's initial about:blank differs from it in
+	// what a page can observe (Firefox's navigation.activation is null there,
+	// "push" here), and a case's answer must not depend on the case before it.
+	blank  playwright.Page
+	health Health
+	closed bool
+	pids   []int             // the browser's main processes (each leads its process group)
+	pw     *PlaywrightDriver // the driver the browser runs on
+	opts   PlaywrightOptions // what a new context needs
 }
 
 // relaunchBackoff is the wait before each relaunch attempt of a crashed browser.
@@ -399,35 +405,41 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 	}
 	ctx = context.WithValue(ctx, opKey{}, "reset to about:blank")
 	leftBlank := false
+	var made playwright.Page
 	raw, err := e.withPage(ctx, func(page playwright.Page, timeout float64) error {
 		if page.URL() != "about:blank" {
 			// A trace or url case. An about:blank the page navigates to itself
 			// inherits the page's origin (a trace case's http://c….localhost, its
 			// cookies and storage), and the next case must run in an opaque one, as
-			// the first case did: the driver's own navigation must come last.
-			// First back by the page's own location.replace, which adds no history
-			// entry (Goto from elsewhere would) and ends the case's timers; a failed
-			// replace falls back to the Goto below, whose entry the check after it
-			// catches.
+			// the first case did. First back by the page's own location.replace,
+			// which adds no history entry (Goto from elsewhere would) and ends the
+			// case's timers; a failed replace falls back to the Goto below, whose
+			// entry the check after it catches.
 			_ = replaceTo(page, "about:blank", timeout)
 			if e.name == Firefox {
 				// Gecko adds a history entry for the driver's navigation, and its load
 				// was not always reported (resets timed out on WPT url cases): a new
-				// page. The replace above still matters: a trace page left running a
-				// 1 ms timer that calls history.replaceState flooded the driver with
-				// events, and the new page did not open within 15 s.
+				// page, which the next case navigates to about:blank (Load). The replace
+				// above still matters: a trace page left running a 1 ms timer that
+				// calls history.replaceState flooded the driver with events, and the
+				// new page did not open within 15 s.
 				leftBlank = true
 				return closeOtherPages(page)
 			}
 		}
-		// about:blank to about:blank adds no history entry (Chromium, measured).
+		// The driver's own navigation comes last: an opaque origin, and about:blank
+		// to about:blank adds no history entry (Chromium, Firefox, measured).
 		if _, err := page.Goto("about:blank", playwright.PageGotoOptions{Timeout: &timeout}); err != nil {
 			return err
 		}
+		made = page
 		return closeOtherPages(page)
 	}, freshCheckJS, nil)
 	if err == nil {
 		if string(raw) == firstHistoryLength && !leftBlank {
+			e.mu.Lock()
+			e.blank = made
+			e.mu.Unlock()
 			return nil
 		}
 		// The case added session-history entries (pushState, hash changes, its own
@@ -541,9 +553,16 @@ func (e *playwrightEngine) Load(ctx context.Context, html, fn string, args ...an
 		return nil, err
 	}
 	return e.withPage(ctx, func(page playwright.Page, timeout float64) error {
-		if page.URL() == "about:blank" {
-			return nil
+		e.mu.Lock()
+		ready := e.blank == page
+		e.blank = nil
+		e.mu.Unlock()
+		if ready {
+			return nil // the reset's about:blank (the common case)
 		}
+		// A new page (the first, a relaunched browser's, Firefox's after a trace,
+		// one opened after the case before closed its window), or a reset that did
+		// not finish: the same kind of document the reset makes.
 		_, err := page.Goto("about:blank", playwright.PageGotoOptions{Timeout: &timeout})
 		return err
 	}, caseJS, CaseArg(html, fn, plain, settleBudget(ctx)))

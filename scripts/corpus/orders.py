@@ -2,7 +2,7 @@
 """orders.py OUT_A OUT_B FILE...: the requests of FILE... (NDJSON) in two random orders,
 each with a probe case after every 10th request that reports what its about:blank
 document is (origin, secure context, cookies, storage, history length, referrer,
-window.name). Pipe both through the same oracle and compare the answers by id
+window.name, and how it came to be: navigation.activation, the navigation timing entry). Pipe both through the same oracle and compare the answers by id
 (scripts/speed/cmpdumps.py): a case's answer must not depend on the cases before it.
 
   python3 scripts/corpus/orders.py /tmp/A.ndjson /tmp/B.ndjson wpt300.ndjson testdata/cases.ndjson ...
@@ -12,9 +12,13 @@ window.name). Pipe both through the same oracle and compare the answers by id
 import json, random, sys
 
 PROBE_JS = ("const t = (f) => { try { return String(f()); } catch (e) { return e.name; } };"
+            " const nav = () => performance.getEntriesByType('navigation');"
             " document.getElementById('r').setAttribute('title', [t(() => self.origin), t(() => isSecureContext),"
             " t(() => document.cookie), t(() => localStorage.length), t(() => history.length),"
-            " t(() => document.referrer), t(() => window.name)].join('|'));")
+            " t(() => document.referrer), t(() => window.name),"
+            " t(() => typeof navigation === 'object' ? navigation.activation && navigation.activation.navigationType : 'no API'),"
+            " t(() => typeof navigation === 'object' ? navigation.entries().length : 'no API'),"
+            " t(() => nav().length), t(() => nav().length && nav()[0].type)].join('|'));")
 
 
 def probe(n):
