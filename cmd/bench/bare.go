@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/layout-oracle/oracle/internal/proctree"
+
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/mxschmitt/playwright-go"
@@ -98,7 +100,7 @@ func runBare(ctx context.Context, cases []benchCase, engines []string, trivial b
 		for _, c := range cases[:min(5, len(cases))] {
 			_ = r.roundTrip(c, true)
 		}
-		cpu0 := sampleCPU(os.Getpid())
+		cpu0 := proctree.CPU(os.Getpid())
 		t0 := time.Now()
 		for _, c := range cases {
 			s := time.Now()
@@ -108,7 +110,7 @@ func runBare(ctx context.Context, cases []benchCase, engines []string, trivial b
 			res.Walk = append(res.Walk, time.Since(s))
 		}
 		res.WallWalk = time.Since(t0)
-		res.WalkCPU = sampleCPU(os.Getpid())
+		res.WalkCPU = proctree.CPU(os.Getpid())
 		delete(res.WalkCPU, "oracle")
 		for g, v := range res.WalkCPU {
 			res.WalkCPU[g] = (v - cpu0[g]) * 1000 / float64(len(cases))

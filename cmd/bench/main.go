@@ -24,6 +24,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/layout-oracle/oracle/internal/proctree"
+
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/rs/zerolog"
@@ -272,12 +274,12 @@ func oracleWay(c config, cases []benchCase, key, name string, extra []string, wi
 	if _, err := p.pass(cases[:min(10, len(cases))], "warm-", nil, 0); err != nil {
 		return nil, err
 	}
-	cpu0 := sampleCPU(p.pid())
+	cpu0 := proctree.CPU(p.pid())
 	all, err := p.pass(cases, "all-", nil, 0)
 	if err != nil {
 		return nil, err
 	}
-	cpu := sampleCPU(p.pid())
+	cpu := proctree.CPU(p.pid())
 	for g, v := range cpu {
 		cpu[g] = (v - cpu0[g]) * 1000 / float64(len(cases))
 	}

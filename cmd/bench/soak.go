@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/layout-oracle/oracle/internal/proctree"
 )
 
 type soakReport struct {
@@ -92,7 +94,7 @@ func writeSoakTable(w io.Writer, rep soakReport) {
 		rep.Cases, rep.Seed, strings.Join(rep.Engines, ","), rep.Load, rep.Wall)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := []string{"cases"}
-	for _, g := range rssGroups {
+	for _, g := range proctree.Groups {
 		head = append(head, g)
 	}
 	head = append(head, "total RSS", "total PSS", "procs", "cases/s", "")
@@ -100,7 +102,7 @@ func writeSoakTable(w io.Writer, rep soakReport) {
 	for i, s := range rep.Samples {
 		cells := []string{fmt.Sprint(s.Cases)}
 		procs := 0
-		for _, g := range rssGroups {
+		for _, g := range proctree.Groups {
 			cells = append(cells, fmt.Sprintf("%.0f", float64(s.KiB[g])/1024))
 			procs += s.Procs[g]
 		}

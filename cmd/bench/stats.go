@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/layout-oracle/oracle/internal/proctree"
 )
 
 // percentile is the nearest-rank percentile of xs (0 < p <= 100): the smallest value
@@ -181,11 +183,11 @@ func writeTable(w io.Writer, rows []*wayResult, engines []string) {
 	}
 }
 
-// fmtCPU lists CPU ms per case by group, in rssGroups order, and their total.
+// fmtCPU lists CPU ms per case by group, in proctree.Groups order, and their total.
 func fmtCPU(cpu map[string]float64) string {
 	var parts []string
 	total := 0.0
-	for _, g := range rssGroups {
+	for _, g := range proctree.Groups {
 		if v, ok := cpu[g]; ok {
 			parts = append(parts, g+" "+fmtNum(v))
 			total += v

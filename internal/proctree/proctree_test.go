@@ -1,0 +1,51 @@
+package proctree
+
+// Unit tests of the /proc parsing; CPU reads this test's own process.
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+func TestParsing(t *testing.T) {
+	if got := ParsePPid([]byte("1234 (Web Content (x)) S 987 1234 1 0 -1")); got != 987 {
+		t.Errorf("ppid %d, want 987", got)
+	}
+	if got := ParsePPid([]byte("garbage")); got != -1 {
+		t.Errorf("ppid of garbage %d", got)
+	}
+	// A real line's shape (fields 14-17: utime 250, stime 50, cutime 7, cstime 3).
+	stat := "4242 (Isolated Web Co) S 4200 4200 4200 0 -1 4194560 9 0 0 0 250 50 7 3 20 0 28 0 1234 0 0"
+	if got := ParseCPUSeconds([]byte(stat)); got != 3.10 {
+		t.Errorf("cpu %v s, want 3.10", got)
+	}
+	if got := ParseCPUSeconds([]byte("4242 (x) S 1")); got != 0 {
+		t.Errorf("cpu of a short line %v", got)
+	}
+	// Spin until the kernel has counted a tick (10 ms) of this process's CPU.
+	var got float64
+	for start := time.Now(); got == 0 && time.Since(start) < 5*time.Second; {
+		for spin := time.Now(); time.Since(spin) < 20*time.Millisecond; {
+		}
+		got = CPU(os.Getpid())["oracle"]
+	}
+	if got <= 0 {
+		t.Errorf("this test process has used %v s of CPU after spinning, want > 0", got)
+	}
+	for exe, want := range map[string]string{
+		"/usr/lib/chromium/chromium":                                "chromium",
+		"/usr/lib/firefox-esr/firefox-esr":                          "firefox",
+		"/usr/bin/node":                                             "node",
+		"/usr/bin/WebKitWebDriver":                                  "wk-driver",
+		"/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser":      "minibrowser",
+		"/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/WebKitWebProcess": "wk-procs",
+		"/usr/bin/Xvfb":                                             "xvfb",
+		"/usr/bin/dash":                                             "",
+		"/usr/lib/chromium/chromium (deleted)":                      "chromium",
+	} {
+		if got := GroupOf(exe); got != want {
+			t.Errorf("GroupOf(%s) = %q, want %q", exe, got, want)
+		}
+	}
+}
