@@ -182,3 +182,29 @@ func TestACaseAfterATraceRunsInAFreshOpaqueDocument(t *testing.T) {
 		waitResets(o)
 	}
 }
+
+// No global the harness leaves is visible to a case: Playwright's BiDi route gave
+// every Firefox document an enumerable window.__pw_bidiInsertText, so a case that
+// lists the window's own enumerable properties (Object.keys(window), for-in) saw one
+// more in Firefox alone, a difference of the harness the vote would blame on Firefox.
+// Fails on 1166aa6 (Firefox, in both the html case and the trace).
+func TestNoHarnessGlobalIsVisibleToACase(t *testing.T) {
+	o := launchAll(t, Config{})
+	const list = `Object.keys(window).filter(k => /^__|playwright|oracle/i.test(k)).join(',')`
+	resp := handle(t, o, `{"id":"g","op":"reflect","html":"<p id=r></p>","script":`+jsonString(
+		`document.getElementById('r').setAttribute('title', `+list+`);`)+`,"probes":[{"selector":"#r","attr":"title"}]}`)
+	require.Nil(t, resp["errors"])
+	for name, st := range resp["states"].(map[string]any) {
+		obs := st.(map[string]any)["observations"].([]any)[0].(map[string]any)
+		assert.Equal(t, "", obs["attr_value"], "%s: harness globals an html case sees", name)
+	}
+	waitResets(o)
+	resp = handle(t, o, `{"id":"t","op":"trace","html":"<p>t</p>","script":`+jsonString(`trace.value('globals', `+list+`); trace.done();`)+`}`)
+	require.Nil(t, resp["errors"])
+	require.Len(t, resp["traces"], 3)
+	for name, tr := range resp["traces"].(map[string]any) {
+		recs := tr.(map[string]any)["records"].([]any)
+		require.Len(t, recs, 1, name)
+		assert.Equal(t, "", recs[0].(map[string]any)["value"], "%s: harness globals a trace's script sees", name)
+	}
+}

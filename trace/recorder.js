@@ -657,6 +657,10 @@
         if (ended) { hand(); return; } // ended before the script: by inline markup's trace.done(), or a bound
         onEnd = hand;
         setTimeoutFn(function () { finish(true); }, 5000);
+        // Playwright's BiDi route (Firefox) leaves an enumerable
+        // window.__pw_bidiInsertText in every document (case.js says more): gone
+        // before the case's script, which would see it in Firefox alone.
+        try { delete G.__pw_bidiInsertText; } catch (e) { /* the page made it permanent */ }
         try {
           evalFn(src);
         } catch (e) {

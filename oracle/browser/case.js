@@ -366,6 +366,11 @@
     // The document is written from a task of its own, so the driver has attached its
     // callbacks to the returned promise before any of the case's script runs.
     task(function () {
+      // Playwright's WebDriver BiDi route (Firefox) assigns window.__pw_bidiInsertText
+      // in every new document (its keyboard.insertText helper, which the oracle never
+      // calls): an enumerable global a case listing the window's properties would see
+      // in Firefox alone. A navigated document's own scripts ran before this.
+      try { delete G.__pw_bidiInsertText; } catch (e) { /* the page made it permanent */ }
       // c.navigated: the page navigated to its document (Engine.LoadURL); nothing
       // to write, the same settle point.
       if (!c.navigated) {
