@@ -6,6 +6,7 @@ package oracle
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -207,4 +208,33 @@ func TestNoHarnessGlobalIsVisibleToACase(t *testing.T) {
 		require.Len(t, recs, 1, name)
 		assert.Equal(t, "", recs[0].(map[string]any)["value"], "%s: harness globals a trace's script sees", name)
 	}
+}
+
+// A case that resizes or moves its window leaves the next case the window the first
+// case had. WebKitGTK obeys window.resizeTo and moveTo (the Playwright engines keep
+// their emulated viewport): on 1166aa6, after one such case every later case on that
+// page ran in a 447x262 viewport at (50, 50), without the focus (its geometry dumps
+// withheld by the walk's viewport check, its reflect and trace answers not).
+func TestACaseThatResizesItsWindowLeavesTheNextOneItsWindow(t *testing.T) {
+	o := launchAll(t, Config{})
+	const probe = `{"id":"p","op":"reflect","html":"<p id=r></p>","script":"document.getElementById('r').setAttribute('title', [innerWidth, innerHeight, screenX, screenY, document.hasFocus()].join(','))","probes":[{"selector":"#r","attr":"title"}]}`
+	observe := func() map[string]string {
+		t.Helper()
+		resp := handle(t, o, probe)
+		require.Nil(t, resp["errors"])
+		out := map[string]string{}
+		for name, st := range resp["states"].(map[string]any) {
+			out[name] = st.(map[string]any)["observations"].([]any)[0].(map[string]any)["attr_value"].(string)
+		}
+		waitResets(o)
+		return out
+	}
+	first := observe()
+	for name, v := range first {
+		assert.True(t, strings.HasPrefix(v, "800,600,"), "%s: the first case's window: %s", name, v)
+	}
+	// Its own answer: WebKit's dump is withheld (the walk checks the viewport).
+	handle(t, o, `{"id":"r","html":"<p>x</p>","script":"window.resizeTo(400, 300); window.moveTo(50, 50);"}`)
+	waitResets(o)
+	assert.Equal(t, first, observe(), "the case after the one that resized its window")
 }

@@ -76,6 +76,7 @@ type webDriverEngine struct {
 
 	scriptTimeout time.Duration // as last set on the session
 	chrome        [2]int        // window size minus viewport size, as measured at launch
+	window        windowState   // the window as the first case saw it, measured at launch
 	callSeq       uint64
 	closeOnce     sync.Once
 }
@@ -172,9 +173,79 @@ func (e *webDriverEngine) start(ctx context.Context) error {
 		if err := e.fixViewport(ctx); err != nil {
 			return err
 		}
+		w, err := e.windowNow(ctx)
+		if err != nil {
+			return fmt.Errorf("webkit: measure the window: %w", err)
+		}
+		e.window = w
 		return nil
 	}
 	return fmt.Errorf("webkit: start %s: %w", e.opts.DriverPath, lastErr)
+}
+
+// windowState is what a case can see of its window: the viewport, the window's place
+// on the screen, and whether the document has the focus.
+type windowState struct {
+	Inner  [2]int
+	Screen [2]int
+	Focus  bool
+}
+
+func (e *webDriverEngine) windowNow(ctx context.Context) (windowState, error) {
+	raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{
+		"script": "return [innerWidth, innerHeight, screenX, screenY, document.hasFocus()];", "args": []any{}})
+	if err != nil {
+		return windowState{}, err
+	}
+	var v [5]any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return windowState{}, fmt.Errorf("window state: %v (%s)", err, raw)
+	}
+	var w windowState
+	for i, p := range []*int{&w.Inner[0], &w.Inner[1], &w.Screen[0], &w.Screen[1]} {
+		f, ok := v[i].(float64)
+		if !ok {
+			return w, fmt.Errorf("window state: %s", raw)
+		}
+		*p = int(f)
+	}
+	w.Focus, _ = v[4].(bool)
+	return w, nil
+}
+
+// restoreWindow puts back the window a case resized or moved (window.resizeTo,
+// moveTo: WebKitGTK obeys them, where the Playwright engines keep their emulated
+// viewport), or says it could not: every case must start in the window the first
+// case had. It was seen: after a case's resizeTo(400, 300), every later case on that
+// page ran in a 447x262 viewport, without the focus.
+func (e *webDriverEngine) restoreWindow(ctx context.Context) error {
+	w, err := e.windowNow(ctx)
+	if err != nil || w == e.window {
+		return err
+	}
+	want := e.window
+	rect := map[string]int{"x": want.Screen[0], "y": want.Screen[1],
+		"width": want.Inner[0] + e.chrome[0], "height": want.Inner[1] + e.chrome[1]}
+	if _, err := e.session(ctx, http.MethodPost, "/window/rect", rect); err != nil {
+		return fmt.Errorf("set window rect: %w", err)
+	}
+	focused := false
+	for try := 0; try < 10; try++ { // a resize may land after the command returns
+		if w, err = e.windowNow(ctx); err != nil || w == want {
+			return err
+		}
+		if w.Inner == want.Inner && w.Screen == want.Screen && w.Focus != want.Focus && !focused {
+			// Put back, but without the focus: WebDriver's switch to the window gives
+			// it back.
+			focused = true
+			if err := e.focusCurrentWindow(ctx); err != nil {
+				return err
+			}
+			continue
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("the window is %+v after the case, %+v put back, want %+v", w, rect, want)
 }
 
 // fixViewport sets the window so the viewport is exactly the spec's, correcting by the
@@ -486,6 +557,10 @@ func (e *webDriverEngine) Reset(ctx context.Context) error {
 		// The case added session-history entries; WebDriver classic cannot clear
 		// them, and a new session has the first case's history.
 		e.restart("the case left session history (history.length " + string(raw) + ")")
+		return nil
+	}
+	if err := e.restoreWindow(ctx); err != nil {
+		e.restart("the case's window could not be put back: " + err.Error())
 	}
 	return nil
 }
@@ -602,6 +677,20 @@ func (e *webDriverEngine) Prepare(ctx context.Context) error {
 	}
 	e.restart("idle page failed a check: " + err.Error())
 	return nil
+}
+
+// focusCurrentWindow switches to the session's current window, which focuses it.
+func (e *webDriverEngine) focusCurrentWindow(ctx context.Context) error {
+	raw, err := e.session(ctx, http.MethodGet, "/window", nil)
+	if err != nil {
+		return err
+	}
+	var h string
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return fmt.Errorf("current window: %v (%s)", err, raw)
+	}
+	_, err = e.session(ctx, http.MethodPost, "/window", map[string]string{"handle": h})
+	return err
 }
 
 // closeOtherWindows closes every window but the session's current one: the popups
