@@ -110,11 +110,8 @@ func runBare(ctx context.Context, cases []benchCase, engines []string, trivial b
 			res.Walk = append(res.Walk, time.Since(s))
 		}
 		res.WallWalk = time.Since(t0)
-		res.WalkCPU = proctree.CPU(os.Getpid())
+		res.WalkCPU = cpuPerCase(cpu0, proctree.CPU(os.Getpid()), len(cases))
 		delete(res.WalkCPU, "oracle")
-		for g, v := range res.WalkCPU {
-			res.WalkCPU[g] = (v - cpu0[g]) * 1000 / float64(len(cases))
-		}
 		if trivial {
 			t0 = time.Now()
 			for _, c := range cases {

@@ -279,10 +279,7 @@ func oracleWay(c config, cases []benchCase, key, name string, extra []string, wi
 	if err != nil {
 		return nil, err
 	}
-	cpu := proctree.CPU(p.pid())
-	for g, v := range cpu {
-		cpu[g] = (v - cpu0[g]) * 1000 / float64(len(cases))
-	}
+	cpu := cpuPerCase(cpu0, proctree.CPU(p.pid()), len(cases))
 	row := &wayResult{Key: key, Way: name, Cases: len(cases), WallS: all.Wall.Seconds(),
 		CasesPerS: float64(len(cases)) / all.Wall.Seconds(),
 		Latency:   map[string]latency{latencyAll: summarize(all.Latencies)}, Errors: all.Errors,
@@ -356,6 +353,15 @@ func bareRows(bare map[string]*bareResult, c config) []*wayResult {
 	}
 	triv.WallS, triv.CasesPerS = wallT.Seconds(), float64(c.cases)/wallT.Seconds()
 	return []*wayResult{walk, triv}
+}
+
+// cpuPerCase is the CPU ms per case, by group, between two proctree.CPU samples.
+func cpuPerCase(before, after map[string]float64, cases int) map[string]float64 {
+	out := map[string]float64{}
+	for g, v := range after {
+		out[g] = (v - before[g]) * 1000 / float64(cases)
+	}
+	return out
 }
 
 func loadavg() string {

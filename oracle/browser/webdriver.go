@@ -679,15 +679,24 @@ func (e *webDriverEngine) Prepare(ctx context.Context) error {
 	return nil
 }
 
-// focusCurrentWindow switches to the session's current window, which focuses it.
-func (e *webDriverEngine) focusCurrentWindow(ctx context.Context) error {
+// currentWindow is the handle of the session's current window.
+func (e *webDriverEngine) currentWindow(ctx context.Context) (string, error) {
 	raw, err := e.session(ctx, http.MethodGet, "/window", nil)
 	if err != nil {
-		return err
+		return "", err
 	}
 	var h string
 	if err := json.Unmarshal(raw, &h); err != nil {
-		return fmt.Errorf("current window: %v (%s)", err, raw)
+		return "", fmt.Errorf("current window: %v (%s)", err, raw)
+	}
+	return h, nil
+}
+
+// focusCurrentWindow switches to the session's current window, which focuses it.
+func (e *webDriverEngine) focusCurrentWindow(ctx context.Context) error {
+	h, err := e.currentWindow(ctx)
+	if err != nil {
+		return err
 	}
 	_, err = e.session(ctx, http.MethodPost, "/window", map[string]string{"handle": h})
 	return err
@@ -701,13 +710,9 @@ func (e *webDriverEngine) closeOtherWindows(ctx context.Context) error {
 	if err != nil || len(hs) <= 1 {
 		return err
 	}
-	raw, err := e.session(ctx, http.MethodGet, "/window", nil)
+	main, err := e.currentWindow(ctx)
 	if err != nil {
 		return err
-	}
-	var main string
-	if err := json.Unmarshal(raw, &main); err != nil {
-		return fmt.Errorf("current window: %v (%s)", err, raw)
 	}
 	for _, h := range hs {
 		if h == main {
