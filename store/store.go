@@ -426,6 +426,9 @@ func (s *Store) touch(k Key) {
 	}
 }
 
+// maxBatch is the most answers and touches one commit takes off the queues.
+const maxBatch = 512
+
 // writer commits queued answers in batches (one transaction each: a kill at any
 // moment leaves either the whole batch or none of it), and evicts past MaxBytes.
 func (s *Store) writer() {
@@ -445,7 +448,7 @@ func (s *Store) writer() {
 		}
 		// Take whatever else is waiting, so one commit (one fsync) covers many.
 	more:
-		for len(batch)+len(touched) < 512 {
+		for len(batch)+len(touched) < maxBatch {
 			select {
 			case rec, ok := <-s.queue:
 				if !ok {

@@ -183,7 +183,10 @@ func TestWriteLockedStoreStillServesAndPutNeverWaits(t *testing.T) {
 
 	start := time.Now()
 	assert.Len(t, s.Lookup(context.Background(), []Meta{meta("a")}), 1)
-	for i := 0; i < 2*writeQueue; i++ {
+	// Enough that some must drop: the writer may take up to maxBatch off the queue
+	// while these go in (it did in CI, under -race) before it waits for the lock with
+	// them, and the queue holds writeQueue more.
+	for i := 0; i < maxBatch+2*writeQueue; i++ {
 		s.Put(Record{Meta: meta(fmt.Sprint("p", i)), Answer: answer("p")})
 	}
 	assert.Less(t, time.Since(start), time.Second, "lookups and Put never wait for the lock")
