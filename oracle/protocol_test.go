@@ -237,6 +237,7 @@ func TestServeResetsPageAfterEveryCase(t *testing.T) {
 		`{"id":5,"op":"reflect","html":"<input id=a>","probes":[{"selector":"#a","attr":"value"}]}`,
 		`{"id":6,"html":"<p>on stage = fine</p>"}`,
 	}, "\n")+"\n")
+	o.resets.Wait() // resets run after the answers, so after Serve may return (Close waits, too)
 	assert.Equal(t, int32(6), e.resets.Load(), "every case, pure markup too, is followed by a reset")
 }
 
