@@ -201,6 +201,12 @@ func (e *webDriverEngine) windowNow(ctx context.Context) (windowState, error) {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return windowState{}, fmt.Errorf("window state: %v (%s)", err, raw)
 	}
+	return parseWindowState(v[:], raw)
+}
+
+// parseWindowState reads [innerWidth, innerHeight, screenX, screenY, hasFocus] as a
+// script returned them (raw, for the error).
+func parseWindowState(v []any, raw json.RawMessage) (windowState, error) {
 	var w windowState
 	for i, p := range []*int{&w.Inner[0], &w.Inner[1], &w.Screen[0], &w.Screen[1]} {
 		f, ok := v[i].(float64)
@@ -539,30 +545,53 @@ func (e *webDriverEngine) Reset(ctx context.Context) error {
 	if err := e.ready(ctx); err != nil {
 		return err
 	}
-	if err := e.resetToBlank(ctx); err != nil {
+	st, err := e.resetToBlank(ctx)
+	if err != nil {
 		// A page that cannot even leave (its web process busy) is replaced whole.
 		e.restart("reset to about:blank failed: " + err.Error())
 		return e.wrap(ctx, "reset to about:blank", err)
 	}
-	if err := e.closeOtherWindows(ctx); err != nil {
-		e.restart("could not close the windows a case opened: " + err.Error())
-		return e.wrap(ctx, "close the case's windows", err)
-	}
-	raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{"script": "return " + freshCheckJS + ";", "args": []any{}})
-	if err != nil {
-		e.restart("the fresh page failed its check: " + err.Error())
-		return e.wrap(ctx, "check the fresh page", err)
-	}
-	if string(raw) != `"`+firstHistoryLength+`"` {
+	if st.History != firstHistoryLength {
 		// The case added session-history entries; WebDriver classic cannot clear
 		// them, and a new session has the first case's history.
-		e.restart("the case left session history (history.length " + string(raw) + ")")
+		e.restart("the case left session history (history.length " + st.History + ")")
 		return nil
 	}
-	if err := e.restoreWindow(ctx); err != nil {
-		e.restart("the case's window could not be put back: " + err.Error())
+	if st.Window != e.window {
+		if err := e.restoreWindow(ctx); err != nil {
+			e.restart("the case's window could not be put back: " + err.Error())
+		}
 	}
 	return nil
+}
+
+// blankState is what Reset checks on the about:blank it reached, read by one script
+// (blankStateJS): each WebDriver call costs the driver, MiniBrowser and the web
+// process CPU, and three-engine throughput is CPU bound (issue 10).
+type blankState struct {
+	Referrer string      // left by a replace from a trace or url page
+	History  string      // history.length, as freshCheckJS returns it
+	Window   windowState // as windowNow measures it
+}
+
+// blankStateJS clears window.name as freshCheckJS does and returns the referrer,
+// history.length and the window.
+const blankStateJS = `window.name = ''; return [document.referrer, String(history.length), innerWidth, innerHeight, screenX, screenY, document.hasFocus()];`
+
+func (e *webDriverEngine) blankState(ctx context.Context) (blankState, error) {
+	raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{"script": blankStateJS, "args": []any{}})
+	if err != nil {
+		return blankState{}, err
+	}
+	var v [7]any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return blankState{}, fmt.Errorf("blank state: %v (%s)", err, raw)
+	}
+	var st blankState
+	st.Referrer, _ = v[0].(string)
+	st.History, _ = v[1].(string)
+	st.Window, err = parseWindowState(v[2:], raw)
+	return st, err
 }
 
 // Sandbox is WebKitGTK's sandbox as /proc shows it now: the processes under the
@@ -586,18 +615,23 @@ func (e *webDriverEngine) Sandbox() SandboxState {
 //
 // An about:blank replaced from a trace or url page has that page's origin as its
 // document.referrer (which the next html case's document.open keeps): a second
-// replace, from about:blank, leaves none.
-func (e *webDriverEngine) resetToBlank(ctx context.Context) error {
-	for i := 0; i < 2; i++ {
+// replace, from about:blank, leaves none. It closes the windows the case opened and
+// returns the state of the about:blank it reached, for Reset's checks.
+func (e *webDriverEngine) resetToBlank(ctx context.Context) (blankState, error) {
+	for i := 0; ; i++ {
 		if err := e.replaceTo(ctx, "about:blank"); err != nil {
-			return e.navigateBlank(ctx) // adds an entry, which Reset's check catches
+			if err := e.navigateBlank(ctx); err != nil { // adds an entry, which Reset's check catches
+				return blankState{}, err
+			}
 		}
-		raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{"script": "return document.referrer;", "args": []any{}})
-		if err != nil || string(raw) == `""` {
-			return err
+		if err := e.closeOtherWindows(ctx); err != nil {
+			return blankState{}, fmt.Errorf("close the case's windows: %w", err)
+		}
+		st, err := e.blankState(ctx)
+		if err != nil || st.Referrer == "" || i == 1 {
+			return st, err
 		}
 	}
-	return nil
 }
 
 // staleMarkProp is the window property replaceTo sets on the document it leaves.
