@@ -151,6 +151,31 @@ func TestFillRatiosAndTable(t *testing.T) {
 	}
 }
 
+// With a fresh-document bare row, overhead is measured against it (the fastest correct
+// round trip, issue 10), and its goal is 1.2x; the walk row is compared like any other.
+func TestOverheadIsAgainstTheFreshDocumentRow(t *testing.T) {
+	engines := []string{"firefox"}
+	rows := []*wayResult{
+		{Key: "c", Latency: map[string]latency{"firefox": {N: 10, Median: 130}}},
+		{Key: "d-walk", Latency: map[string]latency{"firefox": {N: 10, Median: 50}}},
+		{Key: "d-fresh", Latency: map[string]latency{"firefox": {N: 10, Median: 100}}},
+	}
+	fillRatios(rows, engines)
+	if x := rows[0].OverheadVsBare["firefox"]; x != 1.3 || rows[0].BareRef != "d-fresh" {
+		t.Errorf("c against %q: %g, want 1.3 against d-fresh", rows[0].BareRef, x)
+	}
+	if x := rows[1].OverheadVsBare["firefox"]; x != 0.5 {
+		t.Errorf("d-walk against d-fresh: %g, want 0.5", x)
+	}
+	if rows[2].OverheadVsBare != nil {
+		t.Error("d-fresh got a ratio against itself")
+	}
+	g := goals(rows, engines)
+	if len(g) != 1 || g[0].Limit != "<= 1.2" || g[0].Met {
+		t.Errorf("goals %+v, want one unmet <= 1.2", g)
+	}
+}
+
 func TestFmtNum(t *testing.T) {
 	for x, want := range map[float64]string{1234.5: "1234", 12.345: "12.3", 1.2345: "1.23", math.NaN(): "-"} {
 		if got := fmtNum(x); got != want {

@@ -54,7 +54,7 @@ const latencyAll = "all"
 
 // wayResult is one row of the table: one way of running the cases.
 type wayResult struct {
-	Key          string             `json:"key"` // a, b, c, d-walk, d-trivial
+	Key          string             `json:"key"` // a, b, c, d-walk, d-fresh, d-triv
 	Way          string             `json:"way"`
 	Cases        int                `json:"cases"` // cases the wall time covers (per engine for d)
 	WallS        float64            `json:"wall_s"`
@@ -64,9 +64,11 @@ type wayResult struct {
 	// RatioVsBaseline is CasesPerS over the baseline's (b) CasesPerS.
 	RatioVsBaseline float64 `json:"ratio_vs_baseline,omitempty"`
 	// OverheadVsBare is, per engine, this way's median latency over the bare round
-	// trip's (d-walk) median latency for the same engine.
+	// trip's median latency for the same engine: d-fresh's (a new document per case,
+	// as the oracle gives), or d-walk's where the run has no d-fresh.
 	OverheadVsBare map[string]float64 `json:"overhead_vs_bare,omitempty"`
-	Errors         int                `json:"errors"` // engine answers that were errors
+	BareRef        string             `json:"overhead_ref,omitempty"` // the row OverheadVsBare is against
+	Errors         int                `json:"errors"`                 // engine answers that were errors
 	Note           string             `json:"note,omitempty"`
 	// Startup is the oracle's startup, for ways a and c (not in the wall time).
 	Startup *startupTimes `json:"startup,omitempty"`
@@ -77,15 +79,19 @@ type wayResult struct {
 }
 
 // fillRatios sets every row's ratio against the baseline row and overhead against the
-// bare-walk row, where both exist.
+// bare row (d-fresh, else d-walk), where both exist.
 func fillRatios(rows []*wayResult, engines []string) {
 	var base, bare *wayResult
 	for _, r := range rows {
 		switch r.Key {
 		case "b":
 			base = r
-		case "d-walk":
+		case "d-fresh":
 			bare = r
+		case "d-walk":
+			if bare == nil {
+				bare = r
+			}
 		}
 	}
 	for _, r := range rows {
@@ -103,6 +109,7 @@ func fillRatios(rows []*wayResult, engines []string) {
 					r.OverheadVsBare = map[string]float64{}
 				}
 				r.OverheadVsBare[e] = l.Median / bl.Median
+				r.BareRef = bare.Key
 			}
 		}
 	}
