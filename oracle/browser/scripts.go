@@ -9,5 +9,5 @@ package browser
 func Scripts() []string {
 	return []string{caseJS, WithCaseScript(""), CallExpression(""),
 		callScriptFor("", false, false), callScriptFor("", true, false), callScriptFor("", true, true),
-		collectScript, freshCheckJS, blankStateJS}
+		collectScript, freshCheckJS, blankStateJS, replaceJS}
 }

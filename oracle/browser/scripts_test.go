@@ -20,7 +20,7 @@ func TestEmbeddedScriptsNameTheGoSidesProperties(t *testing.T) {
 	}
 	all := strings.Join(Scripts(), "\x00")
 	for name, s := range map[string]string{"case.js": caseJS, "webdriver_dialog.js": dialogPrelude,
-		"webdriver_repair.js": repairPrelude, "webdriver_collect.js": collectScript, "freshCheckJS": freshCheckJS, "blankStateJS": blankStateJS} {
+		"webdriver_repair.js": repairPrelude, "webdriver_collect.js": collectScript, "freshCheckJS": freshCheckJS, "blankStateJS": blankStateJS, "replaceJS": replaceJS} {
 		if !strings.Contains(all, s) {
 			t.Errorf("Scripts() leaves out %s", name)
 		}

@@ -613,9 +613,11 @@ func (e *webDriverEngine) Sandbox() SandboxState {
 // browser at the next reset. WebKit gives the replaced about:blank an opaque origin
 // (TestACaseAfterATraceRunsInAFreshOpaqueDocument).
 //
-// An about:blank replaced from a trace or url page has that page's origin as its
-// document.referrer (which the next html case's document.open keeps): a second
-// replace, from about:blank, leaves none. It closes the windows the case opened and
+// An about:blank replaced from a trace or url page would have that page's origin as
+// its document.referrer (which the next html case's document.open keeps): replaceJS
+// sets the leaving page's referrer policy to no-referrer, and where that did not
+// take (a case broke the DOM methods it uses), a second replace, from about:blank,
+// leaves none. It closes the windows the case opened and
 // returns the state of the about:blank it reached, for Reset's checks.
 func (e *webDriverEngine) resetToBlank(ctx context.Context) (blankState, error) {
 	for i := 0; ; i++ {
@@ -631,11 +633,23 @@ func (e *webDriverEngine) resetToBlank(ctx context.Context) (blankState, error) 
 		if err != nil || st.Referrer == "" || i == 1 {
 			return st, err
 		}
+		e.log.Debug().Str("referrer", st.Referrer).Msg("the reset's about:blank kept a referrer; replacing it again")
 	}
 }
 
 // staleMarkProp is the window property replaceTo sets on the document it leaves.
 const staleMarkProp = "__layoutOracleLeaving"
+
+// replaceJS marks the document it leaves (staleMarkProp), sets that document's
+// referrer policy to no-referrer, and replaces it with arguments[0]. Without the
+// policy, the about:blank a reset replaces a trace or url page with has that page's
+// URL as its document.referrer, which resetToBlank's second replace, a whole
+// navigation more, used to clear every time (issue 10). A case that broke the DOM
+// methods used here only costs that second replace.
+const replaceJS = "try { window['" + staleMarkProp + "'] = true; } catch (e) {}\n" +
+	"try { const m = document.createElement('meta'); m.name = 'referrer'; m.content = 'no-referrer'; " +
+	"(document.head || document.documentElement).appendChild(m); } catch (e) {}\n" +
+	"window.location.replace(arguments[0]);"
 
 // webElementKey names an element reference in W3C WebDriver's JSON.
 const webElementKey = "element-6066-11e4-a52e-4f735466cecf"
@@ -656,8 +670,7 @@ func (e *webDriverEngine) replaceTo(ctx context.Context, url string) error {
 		_ = json.Unmarshal(raw, &root) // null: no root element
 	}
 	leaving := root[webElementKey]
-	mark := "window['" + staleMarkProp + "'] = true;"
-	if _, err := e.execute(ctx, map[string]any{"script": "try { " + mark + " } catch (e) {} window.location.replace(arguments[0]);", "args": []any{url}}); err != nil {
+	if _, err := e.execute(ctx, map[string]any{"script": replaceJS, "args": []any{url}}); err != nil {
 		var wdErr *webDriverError
 		if errors.As(err, &wdErr) && wdErr.sessionLost() || ctx.Err() != nil {
 			return err
