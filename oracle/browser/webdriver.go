@@ -191,9 +191,13 @@ type windowState struct {
 	Focus  bool
 }
 
+// windowStateJS is the window as windowState holds it, the elements of a script's
+// array result, in parseWindowState's order.
+const windowStateJS = "innerWidth, innerHeight, screenX, screenY, document.hasFocus()"
+
 func (e *webDriverEngine) windowNow(ctx context.Context) (windowState, error) {
 	raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{
-		"script": "return [innerWidth, innerHeight, screenX, screenY, document.hasFocus()];", "args": []any{}})
+		"script": "return [" + windowStateJS + "];", "args": []any{}})
 	if err != nil {
 		return windowState{}, err
 	}
@@ -204,8 +208,8 @@ func (e *webDriverEngine) windowNow(ctx context.Context) (windowState, error) {
 	return parseWindowState(v[:], raw)
 }
 
-// parseWindowState reads [innerWidth, innerHeight, screenX, screenY, hasFocus] as a
-// script returned them (raw, for the error).
+// parseWindowState reads windowStateJS's values as a script returned them (raw, for
+// the error).
 func parseWindowState(v []any, raw json.RawMessage) (windowState, error) {
 	var w windowState
 	for i, p := range []*int{&w.Inner[0], &w.Inner[1], &w.Screen[0], &w.Screen[1]} {
@@ -223,12 +227,9 @@ func parseWindowState(v []any, raw json.RawMessage) (windowState, error) {
 // moveTo: WebKitGTK obeys them, where the Playwright engines keep their emulated
 // viewport), or says it could not: every case must start in the window the first
 // case had. It was seen: after a case's resizeTo(400, 300), every later case on that
-// page ran in a 447x262 viewport, without the focus.
-func (e *webDriverEngine) restoreWindow(ctx context.Context) error {
-	w, err := e.windowNow(ctx)
-	if err != nil || w == e.window {
-		return err
-	}
+// page ran in a 447x262 viewport, without the focus. w is the window as the reset
+// found it, already read (blankState), and not the first case's.
+func (e *webDriverEngine) restoreWindow(ctx context.Context, w windowState) error {
 	want := e.window
 	rect := map[string]int{"x": want.Screen[0], "y": want.Screen[1],
 		"width": want.Inner[0] + e.chrome[0], "height": want.Inner[1] + e.chrome[1]}
@@ -237,6 +238,7 @@ func (e *webDriverEngine) restoreWindow(ctx context.Context) error {
 	}
 	focused := false
 	for try := 0; try < 10; try++ { // a resize may land after the command returns
+		var err error
 		if w, err = e.windowNow(ctx); err != nil || w == want {
 			return err
 		}
@@ -558,7 +560,7 @@ func (e *webDriverEngine) Reset(ctx context.Context) error {
 		return nil
 	}
 	if st.Window != e.window {
-		if err := e.restoreWindow(ctx); err != nil {
+		if err := e.restoreWindow(ctx, st.Window); err != nil {
 			e.restart("the case's window could not be put back: " + err.Error())
 		}
 	}
@@ -570,13 +572,13 @@ func (e *webDriverEngine) Reset(ctx context.Context) error {
 // process CPU, and three-engine throughput is CPU bound (issue 10).
 type blankState struct {
 	Referrer string      // left by a replace from a trace or url page
-	History  string      // history.length, as freshCheckJS returns it
+	History  string      // freshCheckJS's result: history.length
 	Window   windowState // as windowNow measures it
 }
 
-// blankStateJS clears window.name as freshCheckJS does and returns the referrer,
-// history.length and the window.
-const blankStateJS = `window.name = ''; return [document.referrer, String(history.length), innerWidth, innerHeight, screenX, screenY, document.hasFocus()];`
+// blankStateJS returns the referrer, freshCheckJS's result (it clears window.name
+// and reads history.length, as on the Playwright route) and the window.
+const blankStateJS = "return [document.referrer, " + freshCheckJS + ", " + windowStateJS + "];"
 
 func (e *webDriverEngine) blankState(ctx context.Context) (blankState, error) {
 	raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{"script": blankStateJS, "args": []any{}})
@@ -617,8 +619,8 @@ func (e *webDriverEngine) Sandbox() SandboxState {
 // its document.referrer (which the next html case's document.open keeps): replaceJS
 // sets the leaving page's referrer policy to no-referrer, and where that did not
 // take (a case broke the DOM methods it uses), a second replace, from about:blank,
-// leaves none. It closes the windows the case opened and
-// returns the state of the about:blank it reached, for Reset's checks.
+// leaves none. It closes the windows the case opened and returns the state of the
+// about:blank it reached, for Reset's checks.
 func (e *webDriverEngine) resetToBlank(ctx context.Context) (blankState, error) {
 	for i := 0; ; i++ {
 		if err := e.replaceTo(ctx, "about:blank"); err != nil {
@@ -644,10 +646,13 @@ const staleMarkProp = "__layoutOracleLeaving"
 // referrer policy to no-referrer, and replaces it with arguments[0]. Without the
 // policy, the about:blank a reset replaces a trace or url page with has that page's
 // URL as its document.referrer, which resetToBlank's second replace, a whole
-// navigation more, used to clear every time (issue 10). A case that broke the DOM
-// methods used here only costs that second replace.
+// navigation more, used to clear every time (issue 10). Only an http(s) page sends a
+// referrer, so only such a page gets the policy (an html case's about:blank does not
+// run the DOM calls at all). A case that broke the DOM methods used here only costs
+// that second replace.
 const replaceJS = "try { window['" + staleMarkProp + "'] = true; } catch (e) {}\n" +
-	"try { const m = document.createElement('meta'); m.name = 'referrer'; m.content = 'no-referrer'; " +
+	"if (location.protocol === 'http:' || location.protocol === 'https:') try { " +
+	"const m = document.createElement('meta'); m.name = 'referrer'; m.content = 'no-referrer'; " +
 	"(document.head || document.documentElement).appendChild(m); } catch (e) {}\n" +
 	"window.location.replace(arguments[0]);"
 
