@@ -1,0 +1,104 @@
+package inert
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestInertCases(t *testing.T) {
+	for _, c := range []string{
+		``,
+		`<!doctype html><div style="width:100px;height:50px"></div>`,
+		`<style>div { display: flex } .a > p:hover { width: 3em }</style><div class=a><p>x</p><p>y</p></div>`,
+		`<table border=1 cellpadding=2><tr><td colspan=2>a<td>b</table>`,
+		`<!doctype html><meta charset=utf-8><title>t</title><link rel=help href="https://drafts.csswg.org/"><meta name=assert content="a < b">`,
+		`<svg width=100 height=100><rect x=1 y=2 width=3 height=4 fill=red /><text>hi</text></svg>`,
+		`<math><mfrac><mi>x</mi><mn>2</mn></mfrac></math>`,
+		`<my-element data-x=1 aria-label=y>text</my-element>`,
+		`<input type=text value=5><select><option selected>a</select><textarea>a &lt; b</textarea>`,
+		`<!-- a comment --><p>a < b and c > d</p>`,
+		`<details open><summary>s</summary>x</details><dialog open>d</dialog>`,
+		`<style><![CDATA[ p { color: red } ]]></style><link rel="reviewer" href="x"><p>x</p>`,
+	} {
+		if ok, why := Check(c); !ok {
+			t.Errorf("Check(%q) = not inert (%s), want inert", c, why)
+		}
+	}
+}
+
+func TestCasesThatCanRunScriptOrReachPastTheirDocument(t *testing.T) {
+	for _, c := range []string{
+		`<script>x=1</script>`,
+		`<SCRIPT>x=1</SCRIPT>`,
+		`<div><svg><script>x=1</script></svg></div>`,
+		`<svg><ScRiPt href=data:,x=1 /></svg>`,
+		`<math><mi><script>1</script></mi></math>`,
+		`<body onload="x=1">`,
+		`<div onclick=x()>`,
+		`<svg onload=x()></svg>`,
+		`<svg><rect onmouseover=x() /></svg>`,
+		`<svg><a href="javascript:x()"><rect /></a></svg>`,
+		`<svg><set attributeName=href to="javascript:x()" /></svg>`,
+		`<svg><animate attributeName=x /></svg>`,
+		`<svg><use xlink:href="#a" /></svg>`,
+		`<svg><image href="x.png" /></svg>`,
+		`<a href="javascript:x()">a</a>`,
+		`<a href="/elsewhere">a</a>`,
+		`<iframe srcdoc="<script>x=1</script>"></iframe>`,
+		`<iframe></iframe>`,
+		`<frameset><frame></frameset>`,
+		`<object data=x></object>`,
+		`<embed src=x>`,
+		`<img src=x.png>`,
+		`<video autoplay></video>`,
+		`<meta http-equiv=refresh content="0;url=javascript:x()">`,
+		`<meta http-equiv=Content-Security-Policy content="default-src 'none'">`,
+		`<meta name=referrer content=no-referrer>`,
+		`<meta name=color-scheme content=dark>`,
+		`<base href="http://x/">`,
+		`<link rel=stylesheet href=x.css>`,
+		`<link rel=preload href=x as=script>`,
+		`<input autofocus>`,
+		`<input type=image src=x>`,
+		`<form action="javascript:x()"><button>b</button></form>`,
+		`<div is=x-y></div>`,
+		`<marquee>m</marquee>`,
+		`<noscript><p>x</p></noscript>`,
+		`<plaintext><script>`,
+		`<xmp><script>x</script></xmp>`,
+		`<unknownthing></unknownthing>`,
+		`<!-- x --!><script>x=1</script>-->`,
+		`<!-- <script>x=1</script> -->`,
+		`<style></style ><script>x=1</script>`,
+		`<style>p{}</style><title><script>x</script></title>`,
+		`<textarea></textarea><script>x=1</script>`,
+		`<math><annotation-xml encoding="text/html"><p>x</p></annotation-xml></math>`,
+		`<math><maction actiontype=toggle><mi>x</mi></maction></math>`,
+		`<div style="x" xml:base="http://x/"></div>`,
+		strings.Repeat("<p>x</p>", MaxBytes/8+1),
+	} {
+		if ok, _ := Check(c); ok {
+			t.Errorf("Check(%q) = inert, want not", c)
+		}
+	}
+}
+
+// FuzzCheck: Check never panics, and markup it calls inert holds no script element
+// in any namespace as the Go parser sees it after a second pass, nor an on*
+// attribute (a cheap cross-check of the walk, not of the engines).
+func FuzzCheck(f *testing.F) {
+	for _, s := range []string{`<div style="width:1px"></div>`, `<svg><script>1</script></svg>`,
+		`<!-- --!><script>`, `<p onclick=1>`, `<style>a{}</style>`, `<?x><!x>`, `<math><mi>`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ok, _ := Check(s)
+		if !ok {
+			return
+		}
+		low := strings.ToLower(s)
+		if strings.Contains(low, "<script") {
+			t.Fatalf("inert markup holds <script: %q", s)
+		}
+	})
+}
