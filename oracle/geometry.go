@@ -14,6 +14,7 @@ import (
 
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/inert"
 )
 
 // geometry answers a geometry request: load html, run script, walk, in every engine.
@@ -31,6 +32,13 @@ func (o *Oracle) geometry(ctx context.Context, req *Request) GeometryResponse {
 			return d, err
 		})
 		return GeometryResponse{ID: req.ID, Dumps: dumps, Errors: errs}
+	}
+	if o.inertReuse && deref(req.Script) == "" {
+		if ok, why := inert.Check(*req.HTML); ok {
+			ctx = withInert(ctx)
+		} else {
+			o.log.Trace().Str("why", why).Msg("not inert: a new document")
+		}
 	}
 	dumps, errs, stored, raw := storedFanOut(ctx, o, req, func(ctx context.Context, e browser.Engine) (*dump.Dump, error) {
 		d, err := GeometryLimited(ctx, e, *req.HTML, deref(req.Script), o.dumpMaxNodes)

@@ -54,6 +54,9 @@ type Config struct {
 	// DumpMaxNodes bounds one geometry dump's elements (--dump-max-nodes); 0 means
 	// DefaultDumpMaxNodes.
 	DumpMaxNodes int
+	// FreshAlways gives every case a new document, inert or not (--inert-reuse=off):
+	// the path the inert reuse is gated against (docs/untrusted.md, "Inert cases").
+	FreshAlways bool
 
 	// Endpoints are remote browsers whose pages join their engine's pool
 	// (--connect, --webdriver; remote.go, docs/remote.md).
@@ -230,6 +233,7 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 	}
 	o.store = cfg.Store
 	o.dumpMaxNodes = cfg.DumpMaxNodes
+	o.inertReuse = !cfg.FreshAlways
 	if o.dumpMaxNodes <= 0 {
 		o.dumpMaxNodes = DefaultDumpMaxNodes
 	}

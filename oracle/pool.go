@@ -23,7 +23,62 @@ type pool struct {
 	dropMu  sync.Mutex
 	dropped map[browser.Engine]bool
 	gone    chan struct{}
+
+	// kept counts, per page, the inert cases its current document has held since
+	// the page last had a new one (keep); a page not in it has a new document.
+	keptMu sync.Mutex
+	kept   map[browser.Engine]int
 }
+
+// maxKept bounds how many inert cases one document holds in turn before the page
+// gets a new one anyway, so nothing a document accumulates grows without bound.
+const maxKept = 200
+
+// keep says whether e may skip its reset after the inert case it just answered: the
+// engine kept its page as the case left it (browser.Keeper), for the next case that
+// is inert too. It counts the case on e's document.
+func (p *pool) keep(e browser.Engine) bool {
+	k, ok := e.(browser.Keeper)
+	if !ok {
+		return false
+	}
+	p.keptMu.Lock()
+	defer p.keptMu.Unlock()
+	if p.kept[e] >= maxKept || !k.Keep() {
+		delete(p.kept, e)
+		return false
+	}
+	if p.kept == nil {
+		p.kept = map[browser.Engine]int{}
+	}
+	p.kept[e]++
+	return true
+}
+
+// fresh records that e has a new document (it was reset), and says whether it had
+// held inert cases before.
+func (p *pool) fresh(e browser.Engine) (hadKept bool) {
+	p.keptMu.Lock()
+	defer p.keptMu.Unlock()
+	hadKept = p.kept[e] > 0
+	delete(p.kept, e)
+	return hadKept
+}
+
+// holdsKept says whether e's document holds an inert case it kept.
+func (p *pool) holdsKept(e browser.Engine) bool {
+	p.keptMu.Lock()
+	defer p.keptMu.Unlock()
+	return p.kept[e] > 0
+}
+
+// inertKey marks a request context whose case is inert (oracle/inert): its page may
+// be kept for the next inert case instead of reset.
+type inertKey struct{}
+
+func withInert(ctx context.Context) context.Context { return context.WithValue(ctx, inertKey{}, true) }
+
+func isInert(ctx context.Context) bool { return ctx.Value(inertKey{}) != nil }
 
 func newPool(name string, pages []browser.Engine) *pool {
 	p := &pool{name: name, pages: pages, free: make(chan browser.Engine, len(pages)), gone: make(chan struct{})}
@@ -159,8 +214,10 @@ func caseErrorf(format string, args ...any) error {
 // none), in parallel, each on a free page under the oracle's deadline, and collects
 // each engine's result or error. Every page is reset to a fresh about:blank document
 // and global after every case, after the result is in, so no case sees what an earlier
-// one left (timers, globals, listeners, caches of the document), whatever its markup:
-// no pattern guesses which cases could leave something.
+// one left (timers, globals, listeners, caches of the document). The one exception is
+// an inert case (withInert: markup an HTML parser found unable to run script or reach
+// past its document, oracle/inert): its page keeps its window for the next inert
+// case, and a case that is not inert resets such a page before it starts.
 func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(context.Context, browser.Engine) (T, error)) (map[string]T, map[string]string) {
 	named := len(names) > 0
 	if !named {
@@ -171,6 +228,7 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 	}
 	results := map[string]T{}
 	errs := map[string]string{}
+	inert := o.inertReuse && isInert(ctx)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, name := range uniq(names) {
@@ -209,6 +267,12 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 					if err := pr.Prepare(wctx); err != nil {
 						o.log.Warn().Str("engine", name).Err(err).Msg("the page could not be made ready; the case tries anyway")
 					}
+				}
+				// A page that kept an inert case's window gets its new document now,
+				// before a case that is not inert, also outside the case's clock.
+				if !inert && p.holdsKept(e) {
+					o.resetPage(name, e)
+					p.fresh(e)
 				}
 				wcancel()
 			case <-p.gone:
@@ -251,13 +315,12 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 			defer o.resets.Done()
 			wg.Done() // the answer is complete; the reset below is off its path
 
-			rctx, rcancel := context.WithTimeout(context.Background(), resetTimeout)
-			t0 := time.Now()
-			if rerr := e.Reset(rctx); rerr != nil {
-				o.log.Warn().Str("engine", name).Err(rerr).Msg("reset between cases failed")
+			if inert && err == nil && p.keep(e) {
+				p.free <- e // its window holds only inert cases: the next inert case writes into it
+				return
 			}
-			rcancel()
-			o.log.Debug().Str("engine", name).Dur("took", time.Since(t0)).Msg("page reset")
+			o.resetPage(name, e)
+			p.fresh(e)
 			if outOfService(e) {
 				p.drop(e)
 				return
@@ -270,6 +333,18 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 		errs = nil
 	}
 	return results, errs
+}
+
+// resetPage gives e a new about:blank document and global (Engine.Reset), within
+// resetTimeout.
+func (o *Oracle) resetPage(name string, e browser.Engine) {
+	rctx, rcancel := context.WithTimeout(context.Background(), resetTimeout)
+	defer rcancel()
+	t0 := time.Now()
+	if err := e.Reset(rctx); err != nil {
+		o.log.Warn().Str("engine", name).Err(err).Msg("reset between cases failed")
+	}
+	o.log.Debug().Str("engine", name).Dur("took", time.Since(t0)).Msg("page reset")
 }
 
 // callSafely turns a panic in one engine's work into that engine's error: it runs

@@ -6,6 +6,9 @@ package oracle
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -76,4 +79,74 @@ func TestDrainWaitsForTheResetAfterTheLastCase(t *testing.T) {
 	back := p.drain(5 * time.Second)
 	assert.Equal(t, []browser.Engine{e}, back)
 	assert.Equal(t, int32(1), e.resetDone.Load(), "drain returned after the reset")
+}
+
+// keepingEngine is a fakeEngine (a unit test of the pool, no browser) that can keep
+// its page (browser.Keeper) and records the order of its calls.
+type keepingEngine struct {
+	fakeEngine
+	mu     sync.Mutex
+	events []string
+}
+
+func (k *keepingEngine) note(s string) {
+	k.mu.Lock()
+	k.events = append(k.events, s)
+	k.mu.Unlock()
+}
+func (k *keepingEngine) Keep() bool { k.note("keep"); return true }
+func (k *keepingEngine) Reset(ctx context.Context) error {
+	k.note("reset")
+	return k.fakeEngine.Reset(ctx)
+}
+func (k *keepingEngine) Load(ctx context.Context, html, fn string, args ...any) (json.RawMessage, error) {
+	k.note("load " + html)
+	return k.fakeEngine.Load(ctx, html, fn, args...)
+}
+
+func TestInertCasesKeepTheirPageAndOthersGetANewDocumentFirst(t *testing.T) {
+	e := &keepingEngine{fakeEngine: fakeEngine{name: browser.Chromium}}
+	o := fakeOracle(&e.fakeEngine)
+	o.engines[browser.Chromium] = newPool(browser.Chromium, []browser.Engine{e})
+	o.inertReuse = true
+	serveLines(t, o, strings.Join([]string{
+		`{"id":1,"html":"<div>a</div>"}`,
+		`{"id":2,"html":"<div>b</div>"}`,
+		`{"id":3,"html":"<div>c</div>","script":"window.x=1"}`,
+		`{"id":4,"html":"<div>d</div>"}`,
+		`{"id":5,"html":"<script>x=1</script>"}`,
+		`{"id":6,"html":"<div>e</div>"}`,
+	}, "\n")+"\n")
+	o.resets.Wait()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	assert.Equal(t, []string{
+		"load <div>a</div>", "keep",
+		"load <div>b</div>", "keep",
+		"reset", "load <div>c</div>", "reset", // a script case: a new document before and after
+		"load <div>d</div>", "keep",
+		"reset", "load <script>x=1</script>", "reset", // markup that can run script: the same
+		"load <div>e</div>", "keep",
+	}, e.events)
+}
+
+func TestWithoutInertReuseEveryCaseIsReset(t *testing.T) {
+	e := &keepingEngine{fakeEngine: fakeEngine{name: browser.Chromium}}
+	o := fakeOracle(&e.fakeEngine)
+	o.engines[browser.Chromium] = newPool(browser.Chromium, []browser.Engine{e})
+	serveLines(t, o, `{"id":1,"html":"<div>a</div>"}`+"\n"+`{"id":2,"html":"<div>b</div>"}`+"\n")
+	o.resets.Wait()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	assert.Equal(t, []string{"load <div>a</div>", "reset", "load <div>b</div>", "reset"}, e.events)
+}
+
+func TestAKeptPageIsResetAfterMaxKeptCases(t *testing.T) {
+	e := &keepingEngine{fakeEngine: fakeEngine{name: browser.Chromium}}
+	p := newPool(browser.Chromium, []browser.Engine{e})
+	for i := 0; i < maxKept; i++ {
+		require.True(t, p.keep(e))
+	}
+	assert.False(t, p.keep(e), "the document has held maxKept cases: the next gets a new one")
+	assert.False(t, p.holdsKept(e))
 }

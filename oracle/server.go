@@ -47,6 +47,7 @@ type Oracle struct {
 
 	traceLimits  trace.Limits // --trace-max-records, --trace-max-bytes
 	dumpMaxNodes int          // --dump-max-nodes
+	inertReuse   bool         // inert cases may share a window (--inert-reuse, pool.go)
 	artifacts    string       // --artifacts: screenshots go to files here, not base64
 
 	progress      progress      // answers (not ping, shutdown) counted for the progress line

@@ -53,6 +53,7 @@ func run() int {
 	traceMaxBytes := fs.Int("trace-max-bytes", trace.DefaultLimits.Bytes, "bytes of records (UTF-8 JSON) one trace may hold; past it that engine's answer is an error")
 	artifacts := fs.String("artifacts", "", "write screenshots (\"screenshot\": true) as PNG files into `DIR` and name them in the dump, instead of base64")
 	progressEvery := fs.Duration("progress-every", oracle.DefaultProgressEvery, "log a one-line progress summary (answered, errors, rate) at info level this often while serving; 0: never")
+	inertReuse := fs.Bool("inert-reuse", true, "inert cases (no script, markup that cannot run any: docs/untrusted.md) are written into the window an earlier inert case used, with no navigation; false gives every case a new document")
 	dumpMaxNodes := fs.Int("dump-max-nodes", oracle.DefaultDumpMaxNodes, "elements one geometry dump may hold (and 4 boxes, 512 bytes of style text per element); past it that engine's answer is an error")
 	logLevel := fs.String("log-level", "info", "stderr log level: debug, info, warn, error")
 	installDriver := fs.Bool("install-driver", false, "install the Playwright driver matching go.mod, without browsers, and exit")
@@ -171,6 +172,7 @@ func run() int {
 		RequireSandbox:   *requireSandbox,
 		Store:            st,
 		DumpMaxNodes:     *dumpMaxNodes,
+		FreshAlways:      !*inertReuse,
 		Endpoints:        endpoints,
 		OriginListen:     *originListen,
 	}, checks, log)

@@ -76,6 +76,7 @@
   var setTimeoutFn = method(G, 'setTimeout');
   var getComputedStyleFn = method(G, 'getComputedStyle');
   var innerWidth = getter(G, 'innerWidth'), innerHeight = getter(G, 'innerHeight');
+  var scrollToFn = method(G, 'scrollTo');
   var getPropertyValue = method(CSSStyleDeclaration.prototype, 'getPropertyValue');
   var getBCR = method(ElP, 'getBoundingClientRect');
   var getClientRects = method(ElP, 'getClientRects');
@@ -375,6 +376,9 @@
       // to write, the same settle point.
       if (!c.navigated) {
         try {
+          // c.kept: the window held an inert case before (Keeper), which may have
+          // left it scrolled; a new document starts at the origin.
+          if (c.kept) apply(scrollToFn, G, [0, 0]);
           apply(docOpen, doc, []);
           apply(docWrite, doc, [html]);
           apply(docClose, doc, []);

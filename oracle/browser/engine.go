@@ -69,6 +69,16 @@ type Engine interface {
 	Close() error
 }
 
+// Keeper is an Engine whose page can stay as an inert case left it (the oracle's
+// pool decides which cases are inert: oracle/inert). Keep, called right after such a
+// case, says whether the page is still the one document the case wrote into, on
+// about:blank, with no other window; then the next Load writes into that document
+// with no navigation (and scrolls it back to the origin first: CaseArg's kept), and
+// the pool skips the Reset in between. False: the pool resets the page as usual.
+type Keeper interface {
+	Keep() bool
+}
+
 // Engine states reported in Health.
 const (
 	StateReady      = "ready"
@@ -153,6 +163,16 @@ func CaseArg(html, fn string, args []any, budget time.Duration) map[string]any {
 		args = []any{}
 	}
 	return map[string]any{"html": html, "fn": fn, "args": args, "budget": budget.Milliseconds()}
+}
+
+// keptCaseArg is CaseArg for a Load into a document an inert case was kept in
+// (Keeper): the program scrolls the window back to the origin before it writes, as
+// a new document starts (an inert case's own layout can scroll it: scroll snapping,
+// an initial scroll target).
+func keptCaseArg(html, fn string, args []any, budget time.Duration) map[string]any {
+	a := CaseArg(html, fn, args, budget)
+	a["kept"] = true
+	return a
 }
 
 // CaseURLArg is the case program's argument for one LoadURL: nothing to write (the

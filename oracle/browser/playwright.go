@@ -226,7 +226,10 @@ type playwrightEngine struct {
 	// such a document (Load): a new page's initial about:blank differs from it in
 	// what a page can observe (Firefox's navigation.activation is null there,
 	// "push" here), and a case's answer must not depend on the case before it.
-	blank  playwright.Page
+	blank playwright.Page
+	// kept is the page whose document an inert case was kept in (Keep), for the next
+	// Load to write into with no navigation (nil: none).
+	kept   playwright.Page
 	health Health
 	closed bool
 	pids   []int             // the browser's main processes (each leads its process group)
@@ -403,6 +406,9 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 	if relaunched, err := e.ensureBrowser(); err != nil || relaunched {
 		return err
 	}
+	e.mu.Lock()
+	e.kept = nil
+	e.mu.Unlock()
 	ctx = context.WithValue(ctx, opKey{}, "reset to about:blank")
 	leftBlank := false
 	var made playwright.Page
@@ -552,20 +558,44 @@ func (e *playwrightEngine) Load(ctx context.Context, html, fn string, args ...an
 	if err != nil {
 		return nil, err
 	}
+	kept := false
 	return e.withPage(ctx, func(page playwright.Page, timeout float64) error {
 		e.mu.Lock()
 		ready := e.blank == page
-		e.blank = nil
+		kept = e.kept == page && page != nil
+		e.blank, e.kept = nil, nil
 		e.mu.Unlock()
-		if ready {
-			return nil // the reset's about:blank (the common case)
+		if ready || kept {
+			return nil // the reset's about:blank (the common case), or a kept inert case's
 		}
 		// A new page (the first, a relaunched browser's, Firefox's after a trace,
 		// one opened after the case before closed its window), or a reset that did
 		// not finish: the same kind of document the reset makes.
 		_, err := page.Goto("about:blank", playwright.PageGotoOptions{Timeout: &timeout})
 		return err
-	}, caseJS, CaseArg(html, fn, plain, settleBudget(ctx)))
+	}, caseJS, func() any {
+		if kept {
+			return keptCaseArg(html, fn, plain, settleBudget(ctx))
+		}
+		return CaseArg(html, fn, plain, settleBudget(ctx))
+	})
+}
+
+// Keep keeps the page as the inert case that just ran on it left it (Keeper): still
+// open, not crashed, on about:blank (the client's cached URL, no round trip), the
+// only page of its context. The reset's other checks (history, window.name, other
+// windows) guard against what only script can do.
+func (e *playwrightEngine) Keep() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	page := e.page
+	if page == nil || e.closed || !pageOpen(page) || pageIsCrashed(page) || page.URL() != "about:blank" ||
+		len(page.Context().Pages()) != 1 {
+		e.kept = nil
+		return false
+	}
+	e.kept = page
+	return true
 }
 
 func (e *playwrightEngine) Visit(ctx context.Context, url, fn string, args ...any) (json.RawMessage, error) {

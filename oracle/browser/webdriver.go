@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -79,6 +80,9 @@ type webDriverEngine struct {
 	window        windowState   // the window as the first case saw it, measured at launch
 	callSeq       uint64
 	closeOnce     sync.Once
+	// kept: the session's document holds an inert case (Keep), which the next Load
+	// writes over; a Reset or a restart clears it.
+	kept atomic.Bool
 }
 
 // LaunchWebDriver starts WebKitWebDriver (and an Xvfb when there is no display), opens
@@ -399,7 +403,9 @@ func (e *webDriverEngine) callOnce(ctx context.Context, url, html, fn string, ar
 	e.callSeq++
 	token := strconv.FormatUint(e.callSeq, 10) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	var arg any = args
-	if url == "" {
+	if url == "" && e.kept.Swap(false) {
+		arg = keptCaseArg(html, fn, args, settleBudget(ctx))
+	} else if url == "" {
 		arg = CaseArg(html, fn, args, settleBudget(ctx))
 	} else if caseURL {
 		arg = CaseURLArg(fn, args, settleBudget(ctx))
@@ -490,6 +496,7 @@ func (e *webDriverEngine) restart(reason string) {
 
 func (e *webDriverEngine) restartWith(ctx context.Context) (err error) {
 	start := time.Now()
+	e.kept.Store(false)
 	e.mu.Lock()
 	p := e.proc
 	e.proc = nil
@@ -540,10 +547,25 @@ func (e *webDriverEngine) restartWith(ctx context.Context) (err error) {
 	return nil
 }
 
+// Keep keeps the session's document as the inert case that just ran left it
+// (Keeper): Load writes into the document it finds, so nothing needs to happen but
+// a check that the session is live. An inert case cannot navigate, open a window,
+// resize or move one, or add history, which the reset checks for.
+func (e *webDriverEngine) Keep() bool {
+	e.callMu.Lock()
+	defer e.callMu.Unlock()
+	e.mu.Lock()
+	live := !e.closed && e.proc != nil && e.proc.session != ""
+	e.mu.Unlock()
+	e.kept.Store(live)
+	return live
+}
+
 // Reset navigates to a fresh about:blank: a new document and a new global object.
 func (e *webDriverEngine) Reset(ctx context.Context) error {
 	e.callMu.Lock()
 	defer e.callMu.Unlock()
+	e.kept.Store(false)
 	if err := e.ready(ctx); err != nil {
 		return err
 	}
