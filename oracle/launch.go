@@ -469,9 +469,10 @@ func (o *Oracle) isClosed() bool {
 }
 
 // checkEngine runs checks, in order, on p alone, before it serves; it returns what
-// failed, or "".
+// failed, or "". The checks run live: a stored answer (same build, same route) would
+// pass a broken engine, and is the engine's answer of another day.
 func (o *Oracle) checkEngine(ctx context.Context, p *pool, checks []SelfCheck) string {
-	ctx = context.WithValue(ctx, checkPoolKey{}, p)
+	ctx = withoutStore(context.WithValue(ctx, checkPoolKey{}, p))
 	var reasons []string
 	for i, c := range checks {
 		if ctx.Err() != nil { // the oracle is closing
