@@ -368,6 +368,7 @@ func (o *Oracle) startEngine(ctx context.Context, name string, cfg Config, check
 		log.Warn().Str("engine", name).Int("pages", len(pages)).Int("wanted", want).Msg("serving with fewer pages")
 	}
 	p := newPool(name, pages)
+	o.noteBuild(name, engineBuild{p.version(), p.route()})
 	var checked time.Duration
 	if len(checks) > 0 {
 		c0 := time.Now()
@@ -412,10 +413,28 @@ func (o *Oracle) decide(name string, p *pool, reason string) {
 		delete(o.starting, name)
 		close(ch)
 	}
+	delete(o.launched, name)
 	if (p != nil || len(o.starting) == 0) && !o.firstClosed {
 		o.firstClosed = true
 		close(o.firstReady)
 	}
+}
+
+// engineBuild is the build an engine's pages launched, as ping reports it.
+type engineBuild struct{ version, route string }
+
+// noteBuild records the build of name, still starting, for ping: known once its
+// pages launched and agree, before its self-check ends.
+func (o *Oracle) noteBuild(name string, b engineBuild) {
+	o.stateMu.Lock()
+	defer o.stateMu.Unlock()
+	if _, ok := o.starting[name]; !ok {
+		return
+	}
+	if o.launched == nil {
+		o.launched = map[string]engineBuild{}
+	}
+	o.launched[name] = b
 }
 
 // waitFirst returns once an engine serves or every engine has failed.
@@ -473,9 +492,10 @@ func (o *Oracle) isClosed() bool {
 }
 
 // checkEngine runs checks, in order, on p alone, before it serves; it returns what
-// failed, or "".
+// failed, or "". The checks run live: a stored answer (same build, same route) would
+// pass a broken engine, and is the engine's answer of another day.
 func (o *Oracle) checkEngine(ctx context.Context, p *pool, checks []SelfCheck) string {
-	ctx = context.WithValue(ctx, checkPoolKey{}, p)
+	ctx = withoutStore(context.WithValue(ctx, checkPoolKey{}, p))
 	var reasons []string
 	for i, c := range checks {
 		if ctx.Err() != nil { // the oracle is closing
@@ -530,7 +550,12 @@ func (o *Oracle) enginePool(ctx context.Context, name string) (*pool, error) {
 func (o *Oracle) requestEngines() []string {
 	o.stateMu.RLock()
 	defer o.stateMu.RUnlock()
-	var out []string
+	return o.requestEnginesLocked()
+}
+
+// requestEnginesLocked is requestEngines under stateMu.
+func (o *Oracle) requestEnginesLocked() []string {
+	out := []string{}
 	for _, n := range browser.AllEngines {
 		if o.engines[n] != nil || o.starting[n] != nil {
 			out = append(out, n)

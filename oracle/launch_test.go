@@ -58,7 +58,14 @@ func TestRequestsWaitForStartingEngines(t *testing.T) {
 
 	ping := o.ping(json.RawMessage(`1`))
 	assert.Equal(t, browser.StateStarting, ping.States[browser.Firefox].State)
-	assert.Equal(t, []string{browser.Chromium}, ping.Engines)
+	assert.Equal(t, []string{browser.Chromium, browser.Firefox, browser.WebKit}, ping.Engines,
+		"a case sent now is answered by the starting engines too")
+	assert.Equal(t, map[string]string{browser.Chromium: "0.0-fake"}, ping.Versions, "no build is known before a launch reports it")
+	o.noteBuild(browser.Firefox, engineBuild{"1.2", "fake-route"})
+	ping = o.ping(json.RawMessage(`1`))
+	assert.Equal(t, "1.2", ping.Versions[browser.Firefox], "a starting engine's build once its launch reports it")
+	assert.Equal(t, "fake-route", ping.Routes[browser.Firefox])
+	assert.Equal(t, browser.StateStarting, ping.States[browser.Firefox].State)
 	select {
 	case <-named:
 		t.Fatal("answered before its engines were decided")
@@ -74,6 +81,8 @@ func TestRequestsWaitForStartingEngines(t *testing.T) {
 	assert.Len(t, a.Dumps, 2)
 	assert.Nil(t, a.Errors, "an engine that failed is left out of a request naming none")
 	ping = o.ping(json.RawMessage(`2`))
-	assert.Equal(t, []string{browser.Chromium, browser.Firefox}, ping.Engines)
+	assert.Equal(t, []string{browser.Chromium, browser.Firefox}, ping.Engines, "a failed engine leaves engines")
 	assert.Equal(t, map[string]string{browser.WebKit: "launch failed"}, ping.Failed)
+	assert.Equal(t, map[string]string{browser.Chromium: "0.0-fake", browser.Firefox: "0.0-fake"}, ping.Versions,
+		"the serving pool's build replaces the one noted at launch")
 }

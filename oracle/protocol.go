@@ -86,11 +86,13 @@ func (r GeometryResponse) MarshalJSON() ([]byte, error) {
 	}{r.ID, all, r.Errors, r.Stored})
 }
 
-// PingResponse answers ping. Routes, States, Failed and Environment are additive to
-// the spec: how each engine is reached, whether its pages are serving (ready,
-// restarting, failed; starting while it launches or self-checks, when it is not yet
-// in Engines) with their relaunch count, why an engine is missing, and the
-// version of the pinned environment every engine was launched with.
+// PingResponse answers ping. Engines are the engines that answer a case sent now:
+// those serving and those still starting (a case waits for them). Versions holds an
+// engine's build once its pages report it, a starting engine's too. Routes, States,
+// Failed and Environment are additive to the spec: how each engine is reached,
+// whether its pages are serving (ready, restarting, failed; starting while it
+// launches or self-checks) with their relaunch count, why an engine is missing, and
+// the version of the pinned environment every engine was launched with.
 type PingResponse struct {
 	ID       json.RawMessage       `json:"id"`
 	OK       bool                  `json:"ok"`

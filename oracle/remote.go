@@ -449,6 +449,21 @@ func (o *Oracle) startWithEndpoints(ctx context.Context, name string, cfg Config
 			}
 		}()
 	}
+	// Ping gives the build while the checks run when every group up runs the same
+	// one; else which one serves is known only after them.
+	builds := map[string]bool{}
+	for _, g := range groups {
+		g.mu.Lock()
+		if g.refused == "" && g.version != "" {
+			builds[g.version] = true
+		}
+		g.mu.Unlock()
+	}
+	if len(builds) == 1 {
+		for v := range builds {
+			o.noteBuild(name, engineBuild{version: v})
+		}
+	}
 	wg.Wait()
 
 	// One build per engine: the reference is the local pages' when they serve, else

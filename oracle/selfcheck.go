@@ -1,12 +1,10 @@
 package oracle
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/layout-oracle/oracle/trace"
 )
@@ -14,7 +12,7 @@ import (
 // SelfCheck is one startup self-check case: a request every launched engine must
 // answer without error before it serves. The cases are defined in package probes
 // (probes.SelfChecks), where each is also a probe of cmd/probe, and cmd/oracle passes
-// them to (*Oracle).SelfCheck.
+// them to Start, which runs them on each engine as it comes up (checkEngine).
 type SelfCheck struct {
 	Name    string
 	Request Request // Op, HTML, Script, Probes; the run sets ID and Engines
@@ -31,51 +29,6 @@ func (c SelfCheck) NewRequest(id string, engines []string) *Request {
 	r.Engines = append([]string(nil), engines...)
 	r.Probes = append(r.Probes[:0:0], r.Probes...)
 	return &r
-}
-
-// SelfCheckReport is the outcome of SelfCheck.
-type SelfCheckReport struct {
-	Passed []string          `json:"passed"` // engines that answered every check; they keep serving
-	Failed map[string]string `json:"failed"` // engines taken out of service, with the reason
-	Took   time.Duration     `json:"took"`
-}
-
-// SelfCheck runs checks, in order, through every launched engine, via Handle as any
-// request is served. An engine that errors on any check, or whose trace times out
-// (the check's script did not finish), is taken out of service: it leaves the
-// serving set, so requests naming it get "engine not launched", its browsers are
-// closed, and ping names it in "failed" with the reason. The rest keep serving.
-//
-// Call it after Launch (Start runs the same checks per engine as each comes up).
-func (o *Oracle) SelfCheck(ctx context.Context, checks []SelfCheck) SelfCheckReport {
-	start := time.Now()
-	reasons := map[string][]string{}
-	ctx = withoutStore(ctx) // the check is of the engines: a stored answer would hide a broken one
-	for i, c := range checks {
-		resp := o.Handle(ctx, c.NewRequest(fmt.Sprintf("self-check-%d-%s", i, c.Name), nil))
-		for name, msg := range checkFailures(c, resp, o.Serving()) {
-			reasons[name] = append(reasons[name], c.Name+": "+msg)
-		}
-	}
-	rep := SelfCheckReport{Failed: map[string]string{}}
-	for _, name := range o.Serving() {
-		if r := reasons[name]; len(r) > 0 {
-			rep.Failed[name] = "failed self-check: " + strings.Join(r, "; ")
-			o.retire(name, rep.Failed[name])
-			continue
-		}
-		rep.Passed = append(rep.Passed, name)
-	}
-	rep.Took = time.Since(start)
-	ev := o.log.Info()
-	if len(rep.Failed) > 0 {
-		ev = o.log.Error()
-		for _, name := range sortedKeys(rep.Failed) {
-			ev = ev.Str(name, rep.Failed[name])
-		}
-	}
-	ev.Strs("passed", rep.Passed).Int("checks", len(checks)).Dur("took", rep.Took).Msg("self-check")
-	return rep
 }
 
 // checkFailures names each engine in names that did not answer resp, c's answer,
@@ -119,28 +72,6 @@ func checkFailures(c SelfCheck, resp any, names []string) map[string]string {
 		}
 	}
 	return out
-}
-
-// retire takes an engine out of service: out of the serving set, its browsers
-// closed (Close is safe to call again at the oracle's own Close), named in ping's
-// "failed" with the reason.
-func (o *Oracle) retire(name, reason string) {
-	o.stateMu.Lock()
-	p, ok := o.engines[name]
-	if !ok {
-		o.stateMu.Unlock()
-		return
-	}
-	delete(o.engines, name)
-	for i, n := range o.order {
-		if n == name {
-			o.order = append(o.order[:i:i], o.order[i+1:]...)
-			break
-		}
-	}
-	o.failed[name] = reason
-	o.stateMu.Unlock()
-	o.closePool(name, p)
 }
 
 // closePool closes p's browsers once every page is back from the reset after its

@@ -20,8 +20,9 @@ import (
 // Oracle is the long-lived process state: the launched engines, kept open until
 // Close, and the settings every request shares.
 type Oracle struct {
-	// stateMu guards engines, order, failed and starting: engines are published
-	// while Serve already runs (Start serves before the slowest engine is ready).
+	// stateMu guards engines, order, failed, starting and launched: engines are
+	// published while Serve already runs (Start serves before the slowest engine is
+	// ready).
 	stateMu  sync.RWMutex
 	engines  map[string]*pool // launched engines by name
 	order    []string         // launched engine names, in AllEngines order
@@ -32,6 +33,7 @@ type Oracle struct {
 	log      zerolog.Logger
 	failed   map[string]string        // engines that did not come up, with the reason
 	starting map[string]chan struct{} // engines still launching or self-checking; closed when decided
+	launched map[string]engineBuild   // engines still starting whose pages report their build
 	pages    map[string]int           // configured pages per engine, for ping
 	// endpoints is, per engine with remote endpoints, its local pages and each
 	// endpoint (remote.go); set before any engine starts, read by ping.
@@ -255,11 +257,19 @@ func (o *Oracle) Handle(ctx context.Context, req *Request) any {
 func (o *Oracle) ping(id json.RawMessage) PingResponse {
 	o.stateMu.RLock()
 	defer o.stateMu.RUnlock()
-	p := PingResponse{ID: id, OK: true, Engines: append([]string{}, o.order...),
+	// Engines is who answers a case sent now: a starting engine too, since the case
+	// waits for it (state "starting"); its build as soon as its pages report one.
+	p := PingResponse{ID: id, OK: true, Engines: o.requestEnginesLocked(),
 		Versions: map[string]string{}, Routes: map[string]string{}, States: map[string]PoolHealth{}, Profile: o.profile,
 		Environment: browser.Environment()}
 	for name := range o.starting {
 		p.States[name] = PoolHealth{State: browser.StateStarting}
+		if b, ok := o.launched[name]; ok {
+			p.Versions[name] = b.version
+			if b.route != "" {
+				p.Routes[name] = b.route
+			}
+		}
 	}
 	if len(o.pages) > 0 {
 		p.Pages = map[string]int{}

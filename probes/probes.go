@@ -6,7 +6,7 @@
 // failure.
 //
 // Four of the probes are also the oracle's startup self-check (SelfChecks, which
-// cmd/oracle passes to (*oracle.Oracle).SelfCheck): defined here, once. One of them,
+// cmd/oracle passes to oracle.Start): defined here, once. One of them,
 // "environment" (environment.go), also fails an engine whose answer differs from the
 // pinned environment, naming the property: there engines differing is the harness's
 // fault, not a finding.

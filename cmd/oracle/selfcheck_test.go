@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/internal/testutil"
+	"github.com/layout-oracle/oracle/probes"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -89,4 +90,37 @@ func TestSelfCheckPassesOnTheRealEngines(t *testing.T) {
 	ping := shared.get(t).send(t, map[string]any{"op": "ping"})
 	assert.Len(t, ping["engines"], 3)
 	assert.Nil(t, ping["failed"])
+}
+
+// Fails before the fix: the second start's self-check was answered from the answers
+// the first start's self-check stored (ping counted a hit per check before any
+// request), so a broken engine of the same build would have passed it.
+func TestSelfCheckRunsLiveOnAWarmStore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.sqlite")
+	checks := len(probes.SelfChecks())
+	for run := 1; run <= 2; run++ {
+		// Debug level: every case a browser served logs "page reset".
+		c := startOracle(t, "--store", path, "--engines=chromium", "--pages=1", "--log-level=debug")
+		ping := c.send(t, map[string]any{"op": "ping"})
+		require.Equal(t, []any{"chromium"}, ping["engines"], "run %d", run)
+		st, _ := ping["store"].(map[string]any)
+		require.NotNil(t, st, "run %d: ping has no store", run)
+		assert.Equal(t, 0.0, st["hits"], "run %d: the self-check was answered from the store", run)
+		assert.Equal(t, 0.0, st["misses"], "run %d: the self-check looked in the store", run)
+		resp := c.send(t, map[string]any{"id": "warm", "html": "<!doctype html><p>warm</p>"})
+		require.Nil(t, resp["errors"])
+		if run == 1 {
+			assert.Nil(t, resp["stored"])
+		} else {
+			assert.Equal(t, []any{"chromium"}, resp["stored"], "the store is warm")
+		}
+		require.Equal(t, 0, c.exitCode(t, time.Minute))
+		log := c.stderr.String()
+		assert.Contains(t, log, `"engine":"chromium","checks":`, "run %d: the self-check passed", run)
+		live := checks // every check ran in the browser
+		if run == 1 {
+			live++ // and the case
+		}
+		assert.Equal(t, live, engineCases(log), "run %d: cases a browser served", run)
+	}
 }

@@ -92,28 +92,68 @@ func TestBadPagesIsAUsageError(t *testing.T) {
 }
 
 // Fails on the code before #10: it read stdin only once every engine had passed its
-// self-check, so no ping could ever see an engine "starting".
+// self-check, so no ping could ever see an engine "starting". Fails before issue 27:
+// a ping at spawn listed only the engines serving (["chromium"]) while the cases sent
+// with it were answered by all three, and gave no build before an engine served.
 func TestPingIsAnsweredWhileTheSlowestEngineStarts(t *testing.T) {
 	c := startOracleNow(t, "--pages=1", "--log-level=info")
 	defer c.close()
 	// Sent at once after start, before any engine is ready.
+	first := c.sendNext(t, map[string]any{"op": "ping"})
 	all := c.sendNext(t, map[string]any{"html": "<!doctype html><div style='width:10px;height:5px'></div>"})
 	named := map[string]<-chan map[string]any{}
-	for _, e := range []string{"chromium", "firefox", "webkit"} {
+	for _, e := range engines {
 		named[e] = c.sendNext(t, map[string]any{"html": "<!doctype html><p>x</p>", "engines": []string{e}})
 	}
-	ping := c.await(t, c.sendNext(t, map[string]any{"op": "ping"}), 3*time.Minute)
-	assert.Nil(t, ping["failed"])
+	ping := c.await(t, first, 3*time.Minute)
+	require.Nil(t, ping["failed"], "every engine must come up for this test")
+	assert.Equal(t, []any{"chromium", "firefox", "webkit"}, ping["engines"], "engines is who answers the cases sent with this ping")
 	states := ping["states"].(map[string]any)
+	versions := ping["versions"].(map[string]any)
 	var starting []string
-	for e, st := range states {
-		if st.(map[string]any)["state"] == "starting" {
+	for _, e := range engines {
+		switch st := states[e].(map[string]any)["state"]; st {
+		case "starting":
 			starting = append(starting, e)
-			assert.NotContains(t, ping["engines"], e, "a starting engine is not listed as serving")
+		case "ready":
+			assert.NotEmpty(t, versions[e], "%s serves: its build is known", e)
+		default:
+			t.Errorf("%s: state %v at startup", e, st)
 		}
 	}
 	require.NotEmpty(t, starting, "ping answered only once every engine was ready: %v", states)
-	assert.NotEmpty(t, ping["engines"], "ping is answered once an engine serves")
+
+	// Ping while the others start: the list does not change, and a starting engine's
+	// build shows as soon as its pages report it, before its self-check ends.
+	early := map[string]any{} // builds seen while an engine was starting
+	for e, v := range versions {
+		early[e] = v
+	}
+	seenStarting := map[string]bool{}
+	deadline := time.Now().Add(3 * time.Minute)
+	for p := ping; anyStarting(p); p = c.await(t, c.sendNext(t, map[string]any{"op": "ping"}), time.Minute) {
+		require.True(t, time.Now().Before(deadline), "still starting after 3 minutes: %v", p["states"])
+		assert.Equal(t, ping["engines"], p["engines"])
+		require.Nil(t, p["failed"])
+		for e, v := range p["versions"].(map[string]any) {
+			if p["states"].(map[string]any)[e].(map[string]any)["state"] == "starting" {
+				seenStarting[e] = true
+			}
+			if _, ok := early[e]; !ok {
+				early[e] = v
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.NotEmpty(t, seenStarting, "no ping gave a starting engine's build")
+	last := c.send(t, map[string]any{"op": "ping"})
+	assert.Equal(t, ping["engines"], last["engines"])
+	for _, e := range engines {
+		assert.Equal(t, "ready", last["states"].(map[string]any)[e].(map[string]any)["state"], e)
+		v := last["versions"].(map[string]any)[e]
+		assert.NotEmpty(t, v, e)
+		assert.Equal(t, v, early[e], "%s: the build given while starting is the one that serves", e)
+	}
 
 	// The cases sent at once are answered by every engine, the starting ones included.
 	resp := c.await(t, all, 3*time.Minute)
