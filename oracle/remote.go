@@ -298,7 +298,7 @@ func launchRemote(ctx context.Context, ep Endpoint, cfg Config, log zerolog.Logg
 		lctx, cancel := context.WithTimeout(ctx, remoteLaunchWithin)
 		defer cancel()
 		return browser.LaunchWebDriver(lctx, browser.WebDriverOptions{RemoteURL: ep.URL, BrowserArgs: s.WebKitArgs,
-			Capabilities: s.WebDriverCaps}, log)
+			Capabilities: s.WebDriverCaps, MaxReply: s.MaxReply}, log)
 	case EndpointPlaywright:
 		pw, err := browser.StartPlaywright(log)
 		if err != nil {

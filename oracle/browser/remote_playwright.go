@@ -128,6 +128,10 @@ func (d *PlaywrightDriver) connectPlaywright(endpoint string, launch map[string]
 		}
 		return nil, fmt.Errorf("%s: connect %s: %w%s", opts.Engine, endpoint, err, hint)
 	}
+	if err := checkVersion(browser.Version()); err != nil {
+		browser.Close()
+		return nil, fmt.Errorf("%s: connect %s: %w", opts.Engine, endpoint, err)
+	}
 	route := "playwright-go connect " + endpoint
 	if exe, ok := launch["executablePath"].(string); ok {
 		route += " " + exe
