@@ -305,7 +305,7 @@ func launchRemote(ctx context.Context, ep Endpoint, cfg Config, log zerolog.Logg
 			return nil, err
 		}
 		opts := browser.PlaywrightOptions{Engine: ep.Engine, Permissions: s.Permissions, InitScripts: s.InitScripts,
-			ExecutablePath: cfg.executablePath(ep.Engine)}
+			ExecutablePath: cfg.executablePath(ep.Engine), MaxMessage: s.MaxReply}
 		switch ep.Engine {
 		case browser.Chromium:
 			opts.Args = s.ChromiumArgs

@@ -106,6 +106,10 @@ func remoteLaunchOptions(wsURL, route, proxy string, opts PlaywrightOptions) (st
 	return u.String(), launch, nil
 }
 
+// connectTimeout bounds BrowserType.Connect: the server's handshake and its browser's
+// launch.
+const connectTimeout = 90 * time.Second
+
 func (d *PlaywrightDriver) connectPlaywright(endpoint string, launch map[string]any, opts PlaywrightOptions, log zerolog.Logger) (*playwrightEngine, error) {
 	bt := d.browserType(opts.Engine)
 	if bt == nil {
@@ -116,11 +120,18 @@ func (d *PlaywrightDriver) connectPlaywright(endpoint string, launch map[string]
 		return nil, err
 	}
 	start := time.Now()
-	browser, err := bt.Connect(endpoint, playwright.BrowserTypeConnectOptions{
+	// The connection goes through a relay that checks the server's messages
+	// (remote_relay.go): a malformed one closes this connection, not the process.
+	relay, stopRelay, err := startRelay(endpoint, opts.MaxMessage, connectTimeout, log)
+	if err != nil {
+		return nil, err
+	}
+	browser, err := bt.Connect(relay, playwright.BrowserTypeConnectOptions{
 		Headers: map[string]string{"x-playwright-launch-options": string(header)},
-		Timeout: playwright.Float(90_000),
+		Timeout: playwright.Float(float64(connectTimeout.Milliseconds())),
 	})
 	if err != nil {
+		stopRelay()
 		hint := ""
 		if strings.Contains(err.Error(), " 431 ") {
 			// Firefox's pinned prefs make an 18 KB header; Node's default limit is 16 KB.
