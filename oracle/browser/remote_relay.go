@@ -180,7 +180,7 @@ var relayInitializers = map[string][]relayField{
 	"Playwright": {{name: "chromium", kind: "ref", ref: "BrowserType"}, {name: "firefox", kind: "ref", ref: "BrowserType"},
 		{name: "webkit", kind: "ref", ref: "BrowserType"}, {name: "selectors", kind: "ref", optional: true},
 		{name: "preLaunchedBrowser", kind: "ref", ref: "Browser", optional: true}},
-	"Browser":     {{name: "version", kind: "string"}},
+	"Browser": {{name: "version", kind: "string"}},
 	"BrowserContext": {{name: "tracing", kind: "ref", ref: "Tracing"}, {name: "requestContext", kind: "ref", ref: "APIRequestContext"},
 		{name: "debugger", kind: "ref", ref: "Debugger", optional: true}},
 	"Frame":    {{name: "name", kind: "string"}, {name: "url", kind: "string"}, {name: "parentFrame", kind: "ref", ref: "Frame", optional: true}},
