@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -131,4 +132,49 @@ func TestMalformedServerMessageCostsItsEndpointOnly(t *testing.T) {
 		}
 	}
 	assert.Contains(t, c.stderr.String(), "malformed message")
+}
+
+// TestSilentServerCostsTheHandshakeBoundOnly: a --connect endpoint that accepts TCP
+// and never answers the WebSocket handshake held the engine's start (and so the
+// first ping, with only that engine) for the 90 s connect timeout; the handshake now
+// has a bound of its own (15 s), after which the local page serves and ping answers.
+func TestSilentServerCostsTheHandshakeBoundOnly(t *testing.T) {
+	testutil.NeedsBrowsers(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, conn) // accepted, never answered
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	silent := "ws://" + l.Addr().String() + "/"
+
+	t0 := time.Now()
+	c := startOracle(t, "--log-level=info", "--engines=chromium", "--pages=chromium=1", "--connect", "chromium="+silent)
+	defer c.close()
+	ping := c.send(t, map[string]any{"op": "ping"})
+	took := time.Since(t0)
+	t.Logf("first ping answered after %s", took)
+	assert.Less(t, took, 60*time.Second, "the silent endpoint did not hold the start for the connect timeout")
+	assert.Equal(t, []any{"chromium"}, ping["engines"], "the local page serves: %v", ping)
+	ep := endpointsOf(t, c)["chromium "+silent]
+	assert.Equal(t, "out-of-service", ep["state"], "%v", ep)
+	r := c.send(t, caseOK())
+	assert.Nil(t, r["errors"])
 }

@@ -107,8 +107,13 @@ func remoteLaunchOptions(wsURL, route, proxy string, opts PlaywrightOptions) (st
 }
 
 // connectTimeout bounds BrowserType.Connect: the server's handshake and its browser's
-// launch.
-const connectTimeout = 90 * time.Second
+// launch. handshakeTimeout bounds the handshake alone (one HTTP upgrade, answered
+// before the server launches anything): a server that accepts and stays silent
+// costs that, not connectTimeout (issue 26 item 8).
+const (
+	connectTimeout   = 90 * time.Second
+	handshakeTimeout = 15 * time.Second
+)
 
 func (d *PlaywrightDriver) connectPlaywright(endpoint string, launch map[string]any, opts PlaywrightOptions, log zerolog.Logger) (*playwrightEngine, error) {
 	bt := d.browserType(opts.Engine)
@@ -122,7 +127,7 @@ func (d *PlaywrightDriver) connectPlaywright(endpoint string, launch map[string]
 	start := time.Now()
 	// The connection goes through a relay that checks the server's messages
 	// (remote_relay.go): a malformed one closes this connection, not the process.
-	relay, stopRelay, err := startRelay(endpoint, opts.MaxMessage, connectTimeout, log)
+	relay, stopRelay, err := startRelay(endpoint, opts.MaxMessage, handshakeTimeout, log)
 	if err != nil {
 		return nil, err
 	}
