@@ -3,6 +3,7 @@ module github.com/layout-oracle/oracle
 go 1.26.8
 
 require (
+	github.com/coder/websocket v1.8.12
 	github.com/google/go-cmp v0.7.0
 	github.com/mxschmitt/playwright-go v0.6401.0
 	github.com/rs/zerolog v1.35.1

@@ -614,7 +614,7 @@ func settingsFor(cfg Config) (browser.LaunchSettings, error) {
 	}
 	s.Merge(env) // first: a launch profile may still override a pinned pref
 	s.Merge(browser.ProfileSettings(cfg.Profile))
-	s.Merge(browser.LaunchSettings{InitScripts: []string{trace.RecorderJS}})
+	s.Merge(browser.LaunchSettings{InitScripts: []string{trace.RecorderJS}, MaxReply: browser.MaxReplyFor(cfg.TraceLimits.Bytes)})
 	s.Merge(processSettings())
 	s.Merge(networkSettings(cfg.originHost, cfg.originPort)) // last: nothing may loosen the allowlist
 	return s, nil

@@ -298,14 +298,14 @@ func launchRemote(ctx context.Context, ep Endpoint, cfg Config, log zerolog.Logg
 		lctx, cancel := context.WithTimeout(ctx, remoteLaunchWithin)
 		defer cancel()
 		return browser.LaunchWebDriver(lctx, browser.WebDriverOptions{RemoteURL: ep.URL, BrowserArgs: s.WebKitArgs,
-			Capabilities: s.WebDriverCaps}, log)
+			Capabilities: s.WebDriverCaps, MaxReply: s.MaxReply}, log)
 	case EndpointPlaywright:
 		pw, err := browser.StartPlaywright(log)
 		if err != nil {
 			return nil, err
 		}
 		opts := browser.PlaywrightOptions{Engine: ep.Engine, Permissions: s.Permissions, InitScripts: s.InitScripts,
-			ExecutablePath: cfg.executablePath(ep.Engine)}
+			ExecutablePath: cfg.executablePath(ep.Engine), MaxMessage: s.MaxReply}
 		switch ep.Engine {
 		case browser.Chromium:
 			opts.Args = s.ChromiumArgs

@@ -25,7 +25,7 @@ const (
 func Launch(ctx context.Context, name, route, exe string, s LaunchSettings, log zerolog.Logger) (Engine, error) {
 	webDriver := func() (Engine, error) {
 		return LaunchWebDriver(ctx, WebDriverOptions{DriverPath: exe, BrowserArgs: s.WebKitArgs,
-			Capabilities: s.WebDriverCaps, Env: WithEnv(s.Env, s.WebKitEnv)}, log)
+			Capabilities: s.WebDriverCaps, Env: WithEnv(s.Env, s.WebKitEnv), MaxReply: s.MaxReply}, log)
 	}
 	if name == WebKit && (route == RouteSystem || exe != "") {
 		return webDriver()

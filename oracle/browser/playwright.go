@@ -203,6 +203,9 @@ type PlaywrightOptions struct {
 	// ExecutablePath replaces the system build's binary (SystemChromium,
 	// SystemFirefox); not used with Bundled.
 	ExecutablePath string
+	// MaxMessage bounds one message from a remote server (remote_relay.go); 0:
+	// relayMaxMessage.
+	MaxMessage int64
 }
 
 type playwrightEngine struct {

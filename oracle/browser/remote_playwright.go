@@ -106,6 +106,15 @@ func remoteLaunchOptions(wsURL, route, proxy string, opts PlaywrightOptions) (st
 	return u.String(), launch, nil
 }
 
+// connectTimeout bounds BrowserType.Connect: the server's handshake and its browser's
+// launch. handshakeTimeout bounds the handshake alone (one HTTP upgrade, answered
+// before the server launches anything): a server that accepts and stays silent
+// costs that, not connectTimeout (issue 26 item 8).
+const (
+	connectTimeout   = 90 * time.Second
+	handshakeTimeout = 15 * time.Second
+)
+
 func (d *PlaywrightDriver) connectPlaywright(endpoint string, launch map[string]any, opts PlaywrightOptions, log zerolog.Logger) (*playwrightEngine, error) {
 	bt := d.browserType(opts.Engine)
 	if bt == nil {
@@ -116,17 +125,28 @@ func (d *PlaywrightDriver) connectPlaywright(endpoint string, launch map[string]
 		return nil, err
 	}
 	start := time.Now()
-	browser, err := bt.Connect(endpoint, playwright.BrowserTypeConnectOptions{
+	// The connection goes through a relay that checks the server's messages
+	// (remote_relay.go): a malformed one closes this connection, not the process.
+	relay, stopRelay, err := startRelay(endpoint, opts.MaxMessage, handshakeTimeout, log)
+	if err != nil {
+		return nil, err
+	}
+	browser, err := bt.Connect(relay, playwright.BrowserTypeConnectOptions{
 		Headers: map[string]string{"x-playwright-launch-options": string(header)},
-		Timeout: playwright.Float(90_000),
+		Timeout: playwright.Float(float64(connectTimeout.Milliseconds())),
 	})
 	if err != nil {
+		stopRelay()
 		hint := ""
 		if strings.Contains(err.Error(), " 431 ") {
 			// Firefox's pinned prefs make an 18 KB header; Node's default limit is 16 KB.
 			hint = " (the launch options exceed the server's header limit: start it with NODE_OPTIONS=--max-http-header-size=65536; docs/remote.md)"
 		}
 		return nil, fmt.Errorf("%s: connect %s: %w%s", opts.Engine, endpoint, err, hint)
+	}
+	if err := checkVersion(browser.Version()); err != nil {
+		browser.Close()
+		return nil, fmt.Errorf("%s: connect %s: %w", opts.Engine, endpoint, err)
 	}
 	route := "playwright-go connect " + endpoint
 	if exe, ok := launch["executablePath"].(string); ok {

@@ -21,6 +21,7 @@ type LaunchSettings struct {
 	WebKitEnv     []string       // KEY=VALUE for WebKitGTK only, after Env (replacing its keys)
 	Permissions   []string       // permission grants (Chromium, Playwright's WebKit)
 	InitScripts   []string       // Playwright: run before any page script in every document
+	MaxReply      int64          // WebDriver: Execute Script reply bound in bytes; 0: DefaultMaxReply
 }
 
 // Merge adds o to s: lists append, maps are joined (o wins on a repeated key).
@@ -31,6 +32,9 @@ func (s *LaunchSettings) Merge(o LaunchSettings) {
 	s.WebKitEnv = append(s.WebKitEnv, o.WebKitEnv...)
 	s.Permissions = append(s.Permissions, o.Permissions...)
 	s.InitScripts = append(s.InitScripts, o.InitScripts...)
+	if o.MaxReply > 0 {
+		s.MaxReply = o.MaxReply
+	}
 	if len(o.FirefoxPrefs) > 0 {
 		if s.FirefoxPrefs == nil {
 			s.FirefoxPrefs = map[string]any{}

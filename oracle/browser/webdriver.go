@@ -46,6 +46,9 @@ type WebDriverOptions struct {
 	// host, a Grid) to open sessions on, instead of starting a driver here
 	// (remote_webdriver.go); DriverPath, Display and Env are then unused.
 	RemoteURL string
+	// MaxReply bounds an Execute Script reply in bytes (a remote endpoint's too); 0:
+	// DefaultMaxReply. Other commands' replies are bounded at 1 MiB.
+	MaxReply int64
 }
 
 // webDriverEngine is WebKitGTK over W3C WebDriver classic (HTTP JSON): one driver

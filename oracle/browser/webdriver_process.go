@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -188,7 +189,7 @@ func (p *wdProc) status(ctx context.Context, c *http.Client) (bool, error) {
 			Ready bool `json:"ready"`
 		} `json:"value"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&s); err != nil {
+	if err := json.NewDecoder(io.LimitReader(resp.Body, commandReplyLimit)).Decode(&s); err != nil {
 		return false, err
 	}
 	return s.Value.Ready, nil

@@ -12,6 +12,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -55,8 +56,8 @@ func (e *webDriverEngine) newSession(ctx context.Context, p *wdProc) (string, er
 	e.mu.Lock()
 	p.session = s.SessionID
 	e.mu.Unlock()
-	if s.Capabilities.BrowserVersion == "" {
-		return "", fmt.Errorf("session capabilities carry no browserVersion: %s", raw)
+	if err := checkVersion(s.Capabilities.BrowserVersion); err != nil {
+		return "", fmt.Errorf("session capabilities: %w", err)
 	}
 	e.log.Debug().Str("session", s.SessionID).Str("browser", s.Capabilities.BrowserName).
 		Str("version", s.Capabilities.BrowserVersion).Msg("session created")
@@ -208,9 +209,13 @@ func (e *webDriverEngine) do(ctx context.Context, p *wdProc, method, path string
 		return nil, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
+	limit := int64(commandReplyLimit)
+	if strings.HasSuffix(path, "/execute/sync") {
+		limit = e.opts.maxReply()
+	}
+	data, err := readAtMost(resp.Body, limit)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	var env struct {
 		Value json.RawMessage `json:"value"`
@@ -231,4 +236,60 @@ func (e *webDriverEngine) do(ctx context.Context, p *wdProc, method, path string
 		return nil, &webDriverError{Status: resp.StatusCode, Code: we.Error, Message: we.Message}
 	}
 	return env.Value, nil
+}
+
+// Reply bounds (issue 26): a remote endpoint's reply is read only this far, so a
+// huge or endless body costs an error, not the oracle's memory. Only Execute Script
+// carries a case's answer (a dump, a trace: trace.go accepts 2x --trace-max-bytes
+// plus 1 MiB, which JSON escaping may double again); every other command's reply is
+// a few hundred bytes.
+const (
+	commandReplyLimit = 1 << 20
+	DefaultMaxReply   = 259 << 20 // MaxReplyFor the default --trace-max-bytes (64 MiB)
+)
+
+// MaxReplyFor is the Execute Script reply bound for a --trace-max-bytes of
+// traceBytes, never under DefaultMaxReply (a geometry dump has no bound of its own).
+func MaxReplyFor(traceBytes int) int64 {
+	return max(DefaultMaxReply, 2*(2*int64(traceBytes)+1<<20)+1<<20)
+}
+
+func (o WebDriverOptions) maxReply() int64 {
+	if o.MaxReply > 0 {
+		return o.MaxReply
+	}
+	return DefaultMaxReply
+}
+
+// readAtMost reads r whole, or fails once it passes limit bytes.
+func readAtMost(r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("reply over %d bytes: not read further", limit)
+	}
+	return data, nil
+}
+
+// maxVersionLen bounds a browser version string, which a remote endpoint supplies
+// and every answer carries.
+const maxVersionLen = 64
+
+// checkVersion accepts a version string of 1 to maxVersionLen printable ASCII
+// characters.
+func checkVersion(v string) error {
+	if v == "" {
+		return errors.New("no browser version")
+	}
+	if len(v) > maxVersionLen {
+		return fmt.Errorf("browser version of %d bytes (at most %d): %.64q...", len(v), maxVersionLen, v)
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 || v[i] > 0x7e {
+			return fmt.Errorf("browser version %q has a byte that is not printable ASCII", v)
+		}
+	}
+	return nil
 }
