@@ -70,6 +70,22 @@ bench: setup build
 	$(BIN)/bench --oracle $(BIN)/oracle --cases $(BENCH_CASES)
 	$(BIN)/bench --oracle $(BIN)/oracle --store-bench $(STORE_BENCH_CASES)
 
+# The gate of issue 25 (cmd/bench/README.md, "The gate"): the bundled cases, the
+# small WPT tree by url, GATE_CASES generated cases and the hostile cases, answered
+# with a new document per case and then, in two random orders, with the inert reuse;
+# prints the engine answers compared and different, and fails on any difference.
+# GATE_CORPUS adds NDJSON request files (comma-separated), e.g. a WPT corpus built by
+# scripts/corpus/wpt_corpus.py, and GATE_ARGS oracle flags (its --docroot).
+GATE_CASES ?= 200
+GATE_CORPUS ?=
+GATE_ARGS ?= --docroot testdata/wpt
+.PHONY: gate
+gate: setup build
+	$(BIN)/bench --oracle $(BIN)/oracle --gate --gate-cases $(GATE_CASES) \
+	  --gate-corpus testdata/cases.ndjson,testdata/gate/wpt-small.ndjson$(if $(GATE_CORPUS),$(comma)$(GATE_CORPUS)) \
+	  --oracle-args "$(GATE_ARGS)"
+comma := ,
+
 .PHONY: bench-store
 bench-store: setup build
 	$(BIN)/bench --oracle $(BIN)/oracle --store-bench $(STORE_BENCH_CASES)

@@ -36,6 +36,8 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 type config struct {
 	cases, sample, soak, soakEvery int
 	storeBench                     int
+	gate                           bool
+	gateCases                      int
 	startupRuns                    int
 	seed                           uint64
 	oracleBin, logDir              string
@@ -62,7 +64,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.storeBench, "store-bench", 0, "store mode: answer this many cases cold into a fresh --store, then warm from it in a new oracle; fails unless warm is 50x faster")
 	fs.IntVar(&c.soak, "soak", 0, "soak mode: pipe this many cases through one oracle (defaults) and sample RSS")
 	fs.IntVar(&c.startupRuns, "startup", 0, "startup mode: start the oracle this many times (its defaults plus --oracle-args) and report the median time to the first ping answer and to every engine serving")
-	oracleArgs := fs.String("oracle-args", "", "startup mode: extra oracle flags, space-separated")
+	oracleArgs := fs.String("oracle-args", "", "startup and gate modes: extra oracle flags, space-separated")
+	fs.BoolVar(&c.gate, "gate", false, "gate mode: the requests of --gate-corpus, --gate-cases generated cases and the hostile cases, through an oracle with --inert-reuse=false and then, in two random orders, through the oracle as it ships; prints the engine answers compared and different, and fails on any difference")
+	fs.IntVar(&c.gateCases, "gate-cases", 200, "gate: generated cases (a tenth with a script)")
+	gateCorpus := fs.String("gate-corpus", "", "gate: NDJSON request files, comma-separated (ids are prefixed with the file name)")
 	fs.IntVar(&c.soakEvery, "soak-every", 1000, "soak: sample RSS every this many cases")
 	fs.Float64Var(&c.soakRef, "soak-ref", 0.2, "soak: the reference sample is the first at or after this fraction of the run")
 	fs.Float64Var(&c.soakMaxGrowth, "soak-max-growth", 0.5, "soak: fail when the last sample exceeds the reference by more than this fraction (total, and the oracle process alone)")
@@ -113,6 +118,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		c.oracleBin = bin
 	}
 	fmt.Fprintf(stderr, "bench: logs in %s\n", c.logDir)
+	if c.gate {
+		return runGate(c, browser.SplitList(*gateCorpus), strings.Fields(*oracleArgs), stdout, stderr)
+	}
 	if c.startupRuns > 0 {
 		return runStartup(c, strings.Fields(*oracleArgs), stdout, stderr)
 	}

@@ -1,0 +1,325 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// The gate (issue 25): every way of giving a case a cheaper start must answer
+// exactly as a new document per case does. It runs the same requests through an
+// oracle with --inert-reuse=false (the fresh-document path) and, in two random
+// orders interleaved with hostile cases, through the oracle as it ships, and counts
+// the engine answers (dump, state or trace, or error) that differ byte for byte.
+// The hostile cases' own answers are not compared: timers make some of them
+// differ run to run in any path; they are there to break the cases after them.
+
+// gateRequest is one request line of the gate, kept as the client wrote it.
+type gateRequest struct {
+	id   string
+	line []byte
+}
+
+// hostileCases try to leave something behind in the window or document for the
+// cases after them: timers, replaced built-ins and prototypes, fonts added by
+// script, adopted stylesheets, storage, history, window size, designMode, and
+// markup that reaches past its document. The inert ones among them (scroll snapping,
+// an initial scroll target) are written into kept windows and must leave them clean.
+var hostileCases = []struct{ html, script string }{
+	{`<div id=a></div>`, `setInterval(() => { document.body && (document.body.style.width = '10px'); }, 1);`},
+	{`<div></div>`, `Element.prototype.getBoundingClientRect = () => ({x: 1, y: 1, width: 1, height: 1}); Document.prototype.open = function () {}; Document.prototype.write = function () {};`},
+	{`<div></div>`, `Object.defineProperty(window, 'getComputedStyle', {value: () => ({getPropertyValue: () => '1px'})});`},
+	{`<div></div>`, `document.fonts.add(new FontFace('DejaVu Sans', 'local("DejaVu Serif")')); document.fonts.add(new FontFace('sans-serif', 'local("DejaVu Serif")'));`},
+	{`<div></div>`, `const s = new CSSStyleSheet(); s.replaceSync('div, p, span { width: 7px !important; height: 7px !important; display: block !important }'); document.adoptedStyleSheets = [s];`},
+	{`<div></div>`, `try { localStorage.setItem('x', '1'); sessionStorage.setItem('x', '1'); } catch (e) {} document.cookie = 'x=1';`},
+	{`<div></div>`, `history.pushState({}, '', '#x'); history.pushState({}, '');`},
+	{`<div></div>`, `window.resizeTo(400, 300); window.moveTo(50, 50);`},
+	{`<div></div>`, `document.designMode = 'on';`},
+	{`<div></div>`, `window.name = 'hostile'; document.title = 'hostile';`},
+	{`<div></div>`, `document.documentElement.style.zoom = '2'; document.body.style.fontSize = '40px';`},
+	{`<div></div>`, `const st = document.createElement('style'); st.textContent = 'div { width: 3px !important }'; document.head.appendChild(st); document.open = undefined;`},
+	{`<div></div>`, `addEventListener('DOMContentLoaded', () => { document.body.innerHTML = '<p>x</p>'; }); document.addEventListener('readystatechange', () => { document.body && document.body.appendChild(document.createElement('hr')); });`},
+	{`<div></div>`, `CSS.registerProperty && CSS.registerProperty({name: '--w', syntax: '<length>', inherits: true, initialValue: '33px'});`},
+	{`<meta http-equiv="Content-Security-Policy" content="style-src 'none'; font-src 'none'"><div style="width:5px"></div>`, ``},
+	{`<base href="http://example.invalid/"><div></div>`, ``},
+	{`<meta http-equiv=refresh content="0;url=about:blank#refreshed"><div></div>`, ``},
+	{`<iframe srcdoc="<script>parent.document.body && (parent.document.body.style.margin = '50px')</script>"></iframe>`, ``},
+	{`<body onload="document.body.style.padding = '9px'"><input autofocus style="margin-top: 3000px">`, ``},
+	{`<style>html { scroll-snap-type: y mandatory } div { height: 900px; scroll-snap-align: end }</style><div></div><div></div><div></div>`, ``},
+	{`<div style="height: 2000px"></div><div style="scroll-initial-target: nearest; height: 10px"></div><div style="height: 2000px"></div>`, ``},
+	{`<style>@font-face { font-family: 'sans-serif'; src: local('DejaVu Serif') } * { font-family: sans-serif }</style><p>inert, but with a font face</p>`, ``},
+	{`<dialog open>d</dialog><div popover>p</div><details open><summary>s</summary>x</details>`, ``},
+}
+
+// gateRequests is the gate's request set: the bundled cases, the corpora, n
+// generated cases (a tenth with a script), and the hostile cases.
+func gateRequests(seed uint64, n int, corpora []string) ([]gateRequest, error) {
+	var out []gateRequest
+	add := func(id string, v map[string]any) error {
+		v["id"] = id
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		out = append(out, gateRequest{id: id, line: b})
+		return nil
+	}
+	for _, path := range corpora {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for sc.Scan() {
+			line := bytes.TrimSpace(sc.Bytes())
+			if len(line) == 0 {
+				continue
+			}
+			var v map[string]any
+			if err := json.Unmarshal(line, &v); err != nil {
+				f.Close()
+				return nil, fmt.Errorf("%s: %v", path, err)
+			}
+			id, _ := v["id"].(string)
+			if err := add(filepath.Base(path)+":"+id, v); err != nil {
+				f.Close()
+				return nil, err
+			}
+		}
+		f.Close()
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+	}
+	for _, c := range generateCases(seed, n) {
+		v := map[string]any{"html": c.HTML}
+		if c.Script != "" {
+			v["script"] = c.Script
+		}
+		if err := add("gen:"+c.ID, v); err != nil {
+			return nil, err
+		}
+	}
+	for i, h := range hostileCases {
+		v := map[string]any{"html": h.html}
+		if h.script != "" {
+			v["script"] = h.script
+		}
+		if err := add(fmt.Sprintf("hostile:%02d", i), v); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func isHostile(id string) bool { return strings.HasPrefix(id, "hostile:") }
+
+// gateOrder shuffles reqs with seed, then spreads the hostile cases evenly through
+// the others, so that each is followed by ordinary cases on its engines' pages.
+func gateOrder(reqs []gateRequest, seed uint64) []gateRequest {
+	var plain, hostile []gateRequest
+	for _, r := range reqs {
+		if isHostile(r.id) {
+			hostile = append(hostile, r)
+		} else {
+			plain = append(plain, r)
+		}
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x9a7e))
+	rng.Shuffle(len(plain), func(i, j int) { plain[i], plain[j] = plain[j], plain[i] })
+	rng.Shuffle(len(hostile), func(i, j int) { hostile[i], hostile[j] = hostile[j], hostile[i] })
+	out := make([]gateRequest, 0, len(reqs))
+	k := 0 // hostile case k goes before plain request (k+1)*len(plain)/(len(hostile)+1)
+	for i, r := range plain {
+		for k < len(hostile) && i == (k+1)*len(plain)/(len(hostile)+1) {
+			out = append(out, hostile[k])
+			k++
+		}
+		out = append(out, r)
+	}
+	return append(out, hostile[k:]...)
+}
+
+// exchange writes lines with at most window outstanding and returns every answer
+// line by id.
+func (p *oracleProc) exchange(reqs []gateRequest, window int) (map[string]json.RawMessage, error) {
+	slots := make(chan struct{}, window)
+	writeErr := make(chan error, 1)
+	go func() {
+		for _, r := range reqs {
+			slots <- struct{}{}
+			if _, err := p.stdin.Write(append(append([]byte{}, r.line...), '\n')); err != nil {
+				writeErr <- err
+				return
+			}
+		}
+		writeErr <- nil
+	}()
+	got := make(map[string]json.RawMessage, len(reqs))
+	for len(got) < len(reqs) {
+		line, err := p.out.ReadBytes('\n')
+		if err != nil {
+			return got, fmt.Errorf("oracle output ended after %d of %d answers: %v (log %s)", len(got), len(reqs), err, p.log.Name())
+		}
+		var r struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(line, &r); err != nil {
+			return got, fmt.Errorf("malformed answer %.200q: %v", line, err)
+		}
+		got[r.ID] = json.RawMessage(line)
+		<-slots
+	}
+	return got, <-writeErr
+}
+
+// gateResult counts engine answers compared and different, per engine.
+type gateResult struct {
+	Compared, Different map[string]int
+	Examples            []string
+}
+
+// engineAnswers splits one response line into its engines' answers: each engine's
+// dump, state or trace as JSON text, or "error: ..." for its error.
+func engineAnswers(line json.RawMessage) map[string]string {
+	var r struct {
+		Dumps  map[string]json.RawMessage `json:"dumps"`
+		States map[string]json.RawMessage `json:"states"`
+		Traces map[string]json.RawMessage `json:"traces"`
+		Errors map[string]string          `json:"errors"`
+		Error  *string                    `json:"error"`
+	}
+	out := map[string]string{}
+	if json.Unmarshal(line, &r) != nil {
+		out["*"] = "malformed: " + string(line)
+		return out
+	}
+	for _, m := range []map[string]json.RawMessage{r.Dumps, r.States, r.Traces} {
+		for e, v := range m {
+			out[e] = string(v)
+		}
+	}
+	for e, msg := range r.Errors {
+		out[e] = "error: " + msg
+	}
+	if r.Error != nil {
+		out["*"] = "request error: " + *r.Error
+	}
+	return out
+}
+
+// compareGate counts, for every request that is not hostile, each engine's answer
+// in got against the same engine's answer in want.
+func compareGate(want, got map[string]json.RawMessage, res *gateResult, label string) {
+	ids := make([]string, 0, len(want))
+	for id := range want {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if isHostile(id) {
+			continue
+		}
+		w, g := engineAnswers(want[id]), engineAnswers(got[id])
+		for e := range union(w, g) {
+			res.Compared[e]++
+			if w[e] != g[e] {
+				res.Different[e]++
+				if len(res.Examples) < 20 {
+					res.Examples = append(res.Examples, fmt.Sprintf("%s %s %s: %s", label, id, e, firstDifference(w[e], g[e])))
+				}
+			}
+		}
+	}
+}
+
+// firstDifference shows where a and b first differ, with some context.
+func firstDifference(a, b string) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	from := max(0, i-60)
+	return fmt.Sprintf("at byte %d: fresh %q, got %q", i, a[from:min(len(a), i+60)], b[from:min(len(b), i+60)])
+}
+
+func union(a, b map[string]string) map[string]bool {
+	out := map[string]bool{}
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}
+
+// runGate is `bench --gate`: it prints the counts and returns 1 when any answer
+// differs.
+func runGate(c config, corpora, oracleArgs []string, stdout, stderr io.Writer) int {
+	reqs, err := gateRequests(c.seed, c.gateCases, corpora)
+	if err != nil {
+		fmt.Fprintln(stderr, "bench: gate:", err)
+		return 1
+	}
+	run := func(name string, extra []string, order []gateRequest) (map[string]json.RawMessage, error) {
+		args := append(append([]string{}, oracleArgs...), extra...)
+		p, _, err := startOracle(c.oracleBin, args, filepath.Join(c.logDir, "gate-"+name+".log"))
+		if err != nil {
+			return nil, err
+		}
+		got, err := p.exchange(order, 8)
+		if cerr := p.close(); err == nil {
+			err = cerr
+		}
+		return got, err
+	}
+	orderA, orderB := gateOrder(reqs, c.seed), gateOrder(reqs, c.seed+1)
+	fmt.Fprintf(stderr, "bench: gate: %d requests (%d hostile), fresh path first\n", len(reqs), len(hostileCases))
+	fresh, err := run("fresh", []string{"--inert-reuse=false"}, orderA)
+	if err != nil {
+		fmt.Fprintln(stderr, "bench: gate:", err)
+		return 1
+	}
+	res := gateResult{Compared: map[string]int{}, Different: map[string]int{}}
+	for _, o := range []struct {
+		name  string
+		order []gateRequest
+	}{{"order-a", orderA}, {"order-b", orderB}} {
+		got, err := run(o.name, nil, o.order)
+		if err != nil {
+			fmt.Fprintln(stderr, "bench: gate:", err)
+			return 1
+		}
+		compareGate(fresh, got, &res, o.name)
+	}
+	var engines []string
+	for e := range res.Compared {
+		engines = append(engines, e)
+	}
+	sort.Strings(engines)
+	fmt.Fprintf(stdout, "gate: inert reuse against a new document per case, two orders, %d hostile cases interleaved\n", len(hostileCases))
+	fmt.Fprintf(stdout, "%-10s %10s %10s\n", "engine", "compared", "different")
+	total, diff := 0, 0
+	for _, e := range engines {
+		fmt.Fprintf(stdout, "%-10s %10d %10d\n", e, res.Compared[e], res.Different[e])
+		total += res.Compared[e]
+		diff += res.Different[e]
+	}
+	fmt.Fprintf(stdout, "%-10s %10d %10d\n", "all", total, diff)
+	for _, ex := range res.Examples {
+		fmt.Fprintln(stdout, "  differs:", ex)
+	}
+	if diff > 0 {
+		return 1
+	}
+	return 0
+}

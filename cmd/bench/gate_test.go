@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/layout-oracle/oracle/internal/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestGateOrderIsAPermutationWithHostileCasesSpread(t *testing.T) {
+	reqs, err := gateRequests(1, 50, []string{"../../testdata/cases.ndjson"})
+	require.NoError(t, err)
+	a, b := gateOrder(reqs, 1), gateOrder(reqs, 2)
+	require.Len(t, a, len(reqs))
+	seen := map[string]bool{}
+	for _, r := range a {
+		seen[r.id] = true
+	}
+	assert.Len(t, seen, len(reqs), "every request once")
+	assert.NotEqual(t, a, b, "two seeds, two orders")
+	assert.False(t, isHostile(a[0].id), "a hostile case is followed and preceded by ordinary ones")
+	for i := 1; i < len(a); i++ {
+		assert.False(t, isHostile(a[i].id) && isHostile(a[i-1].id), "no two hostile cases in a row (%d)", i)
+	}
+}
+
+// compareGate on hand-written answers: a unit test of the counting.
+func TestCompareGateCountsEngineAnswersAndSkipsHostileOnes(t *testing.T) {
+	want := map[string]json.RawMessage{
+		"a":          json.RawMessage(`{"id":"a","dumps":{"chromium":{"n":1},"firefox":{"n":1}},"errors":{"webkit":"boom"}}`),
+		"b":          json.RawMessage(`{"id":"b","states":{"chromium":{"s":1}}}`),
+		"hostile:00": json.RawMessage(`{"id":"hostile:00","dumps":{"chromium":{"n":1}}}`),
+	}
+	got := map[string]json.RawMessage{
+		"a":          json.RawMessage(`{"id":"a","dumps":{"chromium":{"n":1},"firefox":{"n":2}},"errors":{"webkit":"boom"}}`),
+		"b":          json.RawMessage(`{"id":"b","errors":{"chromium":"x"}}`),
+		"hostile:00": json.RawMessage(`{"id":"hostile:00","dumps":{"chromium":{"n":9}}}`),
+	}
+	res := gateResult{Compared: map[string]int{}, Different: map[string]int{}}
+	compareGate(want, got, &res, "t")
+	assert.Equal(t, map[string]int{"chromium": 2, "firefox": 1, "webkit": 1}, res.Compared)
+	assert.Equal(t, map[string]int{"chromium": 1, "firefox": 1}, res.Different)
+	assert.Len(t, res.Examples, 2)
+}
+
+// The gate itself, against the real engines: the bundled cases, the small WPT tree
+// by url and inlined, generated cases and every hostile case, answered with a new
+// document per case and with the inert reuse in two orders, must be identical.
+func TestGateInertReuseAnswersAsANewDocument(t *testing.T) {
+	testutil.NeedsBrowsers(t)
+	var out, errb bytes.Buffer
+	rc := run([]string{"--gate", "--gate-cases", "40", "--log-dir", t.TempDir(),
+		"--gate-corpus", "../../testdata/cases.ndjson,../../testdata/gate/wpt-small.ndjson",
+		"--oracle-args", "--docroot ../../testdata/wpt"}, &out, &errb)
+	t.Log(out.String())
+	require.Equal(t, 0, rc, "gate failed:\n%s\n%s", out.String(), errb.String())
+	m := regexp.MustCompile(`(?m)^all +(\d+) +(\d+)$`).FindStringSubmatch(out.String())
+	require.NotNil(t, m, "the table's total line")
+	compared, _ := strconv.Atoi(m[1])
+	assert.Greater(t, compared, 3*2*50, "three engines, two orders, every request but the hostile ones")
+	assert.Equal(t, "0", m[2])
+}
