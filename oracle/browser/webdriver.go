@@ -714,6 +714,12 @@ func (e *webDriverEngine) gone(ctx context.Context, el string) bool {
 // Prepare checks the session before a case (pool.go): a web process that died while
 // idle ("session deleted because of page crash or hang") or a page that does not
 // answer within probeTimeout costs a restart here, outside the case's deadline.
+//
+// The check reads the window, before every case of every operation: the reset's
+// check of it can come too early. MiniBrowser's download bar, shown by a case's
+// download, took 117 px of the viewport (800x483) for every later case, and a trace
+// or reflect answer has no viewport check of its own (issue 26). A window that is
+// not the first case's is put back, or the driver and browser restarted.
 func (e *webDriverEngine) Prepare(ctx context.Context) error {
 	e.callMu.Lock()
 	defer e.callMu.Unlock()
@@ -721,10 +727,18 @@ func (e *webDriverEngine) Prepare(ctx context.Context) error {
 		return err
 	}
 	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	_, err := e.session(pctx, http.MethodPost, "/execute/sync", map[string]any{"script": "return 1;", "args": []any{}})
+	w, err := e.windowNow(pctx)
 	cancel()
 	var wdErr *webDriverError
-	if err == nil || (errors.As(err, &wdErr) && wdErr.Code == "unexpected alert open") {
+	switch {
+	case err == nil && w == e.window:
+		return nil
+	case err == nil:
+		if err := e.restoreWindow(ctx, w); err != nil {
+			e.restart("the window changed while idle, and could not be put back: " + err.Error())
+		}
+		return nil
+	case errors.As(err, &wdErr) && wdErr.Code == "unexpected alert open":
 		return nil
 	}
 	e.restart("idle page failed a check: " + err.Error())
