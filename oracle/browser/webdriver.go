@@ -351,6 +351,15 @@ func (e *webDriverEngine) call(ctx context.Context, url, html, fn string, args [
 		return nil, err
 	}
 	raw, err := e.callOnce(ctx, url, html, fn, args)
+	if err != nil && strings.Contains(err.Error(), viewportChangedText) && url == "" && ctx.Err() == nil {
+		// The browser's own UI took part of the viewport during the case (a download
+		// bar that came late): the window is put back, and an html case runs once
+		// more. Not a trace or url case: its page is served once.
+		e.log.Warn().Err(err).Msg("the viewport changed during the case; resetting the window and running it again")
+		if rerr := e.resetLocked(ctx); rerr == nil {
+			raw, err = e.callOnce(ctx, url, html, fn, args)
+		}
+	}
 	if err == nil {
 		return raw, nil
 	}
@@ -404,7 +413,7 @@ func (e *webDriverEngine) callOnce(ctx context.Context, url, html, fn string, ar
 	} else if caseURL {
 		arg = CaseURLArg(fn, args, settleBudget(ctx))
 	}
-	body := map[string]any{"script": callScriptFor(fn, url == "", caseURL), "args": []any{token, arg}}
+	body := map[string]any{"script": callScriptFor(fn, url == "", caseURL), "args": []any{token, arg, e.window.Inner}}
 	for attempt := 0; ; attempt++ {
 		raw, err := e.execute(ctx, body)
 		if err != nil {
@@ -544,6 +553,11 @@ func (e *webDriverEngine) restartWith(ctx context.Context) (err error) {
 func (e *webDriverEngine) Reset(ctx context.Context) error {
 	e.callMu.Lock()
 	defer e.callMu.Unlock()
+	return e.resetLocked(ctx)
+}
+
+// resetLocked is Reset under callMu.
+func (e *webDriverEngine) resetLocked(ctx context.Context) error {
 	if err := e.ready(ctx); err != nil {
 		return err
 	}
