@@ -246,7 +246,7 @@ func TestACaseThatResizesItsWindowLeavesTheNextOneItsWindow(t *testing.T) {
 	assert.Equal(t, first, observe(), "the case after the one that resized its window")
 	// A trace's answer has no viewport check of its own: one measured in a viewport
 	// that changed during the case is withheld. Fails on 1718ae7: WebKit answered
-	// 400x262 (issue 26: a download bar that came late shrank an innocent case's).
+	// 447x262 (issue 26: a download bar that came late shrank an innocent case's).
 	resp := handle(t, o, `{"id":"t","op":"trace","html":"<p>t</p>","script":"window.resizeTo(400, 300); setTimeout(() => { trace.value('size', innerWidth + 'x' + innerHeight); trace.done(); }, 500);"}`)
 	waitResets(o)
 	errs, _ := resp["errors"].(map[string]any)
