@@ -184,6 +184,15 @@ func firefoxEnvironmentPrefs() map[string]any {
 	return p
 }
 
+// userDirs is the XDG user-dirs file of WebKitGTK's config home (this directory's
+// xdg/, on the local route). MiniBrowser sets no download destination, so WebKitGTK saves
+// a case's download into the XDG download directory, or the browser user's home
+// without one (issue 26: a case chose the name, 64 MB in 3 s, shared by every oracle
+// on the machine and outliving them). A directory under /dev/null can exist for no
+// user, root included: every download fails at once, before a byte is written. Not
+// part of EnvironmentKey: it changes no answer.
+const userDirs = "XDG_DOWNLOAD_DIR=\"/dev/null/layout-oracle-refuses-downloads\"\n"
+
 // environmentFiles writes the fontconfig file and GTK settings once per process, in a
 // directory named after their content (so a rerun reuses it and nothing accumulates),
 // and returns the fontconfig file and the XDG config home.
@@ -212,6 +221,7 @@ var environmentFiles = sync.OnceValues(func() ([2]string, error) {
 		{filepath.Join(dir, "xdg", "fontconfig", "fonts.conf"), fc},
 		{filepath.Join(dir, "xdg", "gtk-3.0", "settings.ini"), gtk},
 		{filepath.Join(dir, "xdg", "gtk-4.0", "settings.ini"), gtk},
+		{filepath.Join(dir, "xdg", "user-dirs.dirs"), userDirs},
 	} {
 		// Write beside and rename, so a browser of a concurrent oracle never reads half a file.
 		tmp, err := os.CreateTemp(filepath.Dir(f.path), ".tmp-*")

@@ -334,6 +334,10 @@ func (e *playwrightEngine) openContext(browser playwright.Browser) (playwright.B
 	bctx, err := browser.NewContext(playwright.BrowserNewContextOptions{
 		Viewport:    &playwright.Size{Width: int(viewportWidth), Height: int(viewportHeight)},
 		Permissions: e.opts.Permissions,
+		// A case's download is refused (docs/untrusted.md): in Firefox one took the
+		// focus from the page for every later case (issue 26), and an accepted one is
+		// a file of the case's size.
+		AcceptDownloads: playwright.Bool(false),
 		// The pinned environment's media features (environment.go), explicit rather
 		// than Playwright's defaults.
 		ColorScheme:   playwright.ColorSchemeLight,
@@ -443,20 +447,27 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 		}
 		made = page
 		return closeOtherPages(page)
-	}, freshCheckJS, nil)
+	}, resetCheckJS, nil)
 	if err == nil {
-		if string(raw) == firstHistoryLength && !leftBlank {
-			e.mu.Lock()
-			e.blank = made
-			e.mu.Unlock()
-			return nil
+		var st [2]any // history.length, document.hasFocus()
+		_ = json.Unmarshal(raw, &st)
+		if st[0] == firstHistoryLength && !leftBlank {
+			if st[1] == true || e.refocus(ctx, made, false) {
+				e.mu.Lock()
+				e.blank = made
+				e.mu.Unlock()
+				return nil
+			}
 		}
 		// The case added session-history entries (pushState, hash changes, its own
-		// navigations, an iframe's), or left Firefox's page elsewhere: only a new
-		// page has the first case's history and an opaque about:blank.
+		// navigations, an iframe's), or left Firefox's page elsewhere, or took the
+		// focus for good: only a new page has the first case's history, an opaque
+		// about:blank and the focus.
 		e.log.Debug().Str("engine", e.name).Str("history", string(raw)).Bool("left_blank", leftBlank).Msg("a new page replaces this one")
 		if err = e.freshPage(); err == nil {
-			return nil
+			if err = e.checkFocus(ctx); err == nil {
+				return nil
+			}
 		}
 	}
 	reason := "page did not reset in time"
@@ -484,15 +495,25 @@ func (e *playwrightEngine) Prepare(ctx context.Context) error {
 	if page == nil || !pageOpen(page) {
 		return nil // the case opens a new one
 	}
+	// The check reads the focus: a page that lost it would answer every focus-
+	// dependent case wrong, silently (issue 26).
 	done := make(chan error, 1)
-	go func() { _, err := page.Evaluate("1"); done <- err }()
+	var focused any
+	go func() {
+		var err error
+		focused, err = page.Evaluate("document.hasFocus()")
+		done <- err
+	}()
 	var reason string
 	select {
 	case err := <-done:
-		if err == nil {
+		if err == nil && (focused == true || e.refocus(ctx, page, false)) {
 			return nil
 		}
-		reason = "idle page failed a check: " + firstLine(err)
+		reason = "idle page lost the focus, and it could not be given back"
+		if err != nil {
+			reason = "idle page failed a check: " + firstLine(err)
+		}
 	case <-time.After(probeTimeout):
 		reason = "idle page did not answer a check within " + probeTimeout.String() + " (its content process died?)"
 	case <-ctx.Done():
@@ -631,6 +652,53 @@ func (e *playwrightEngine) LoadURL(ctx context.Context, url, fn string, args ...
 	return e.withPage(ctx, func(page playwright.Page, timeout float64) error {
 		return replaceUntil(page, url, timeout, playwright.WaitUntilStateCommit)
 	}, caseJS, func() any { return CaseURLArg(fn, plain, settleBudget(ctx)) })
+}
+
+// resetCheckJS is the Playwright reset's check of its about:blank: freshCheckJS's
+// history.length and document.hasFocus(), as a JSON array.
+const resetCheckJS = `JSON.stringify([` + freshCheckJS + `, document.hasFocus()])`
+
+// refocus gives page back the focus a case took (a download took it from Firefox's
+// page for good, issue 26: every later case ran with document.hasFocus() false, and
+// an input:focus rule stopped matching), and says whether the page has it now. With
+// check, a page that has the focus is left alone.
+func (e *playwrightEngine) refocus(ctx context.Context, page playwright.Page, check bool) bool {
+	if page == nil {
+		return false
+	}
+	done := make(chan bool, 1)
+	go func() {
+		if check {
+			if v, err := page.Evaluate("document.hasFocus()"); err == nil && v == true {
+				done <- true
+				return
+			}
+		}
+		if err := page.BringToFront(); err != nil {
+			done <- false
+			return
+		}
+		v, err := page.Evaluate("document.hasFocus()")
+		done <- err == nil && v == true
+	}()
+	select {
+	case ok := <-done:
+		return ok
+	case <-time.After(probeTimeout):
+	case <-ctx.Done():
+	}
+	return false
+}
+
+// checkFocus says whether the engine's page has the focus, or could be given it back.
+func (e *playwrightEngine) checkFocus(ctx context.Context) error {
+	e.mu.Lock()
+	page := e.page
+	e.mu.Unlock()
+	if e.refocus(ctx, page, true) {
+		return nil
+	}
+	return errors.New("the new page has no focus")
 }
 
 // freshCheckJS runs on the page reset to about:blank: it clears window.name (which

@@ -60,6 +60,9 @@ var browserUser = sync.OnceValue(func() BrowserUser {
 	return BrowserUser{Name: u.Username, UID: uint32(uid), GID: uint32(gid), Home: u.HomeDir, Drop: true}
 })
 
+// CurrentBrowserUser is who this process runs the browsers as.
+func CurrentBrowserUser() BrowserUser { return browserUser() }
+
 // credential is what exec.Cmd.SysProcAttr.Credential gets: nil when the oracle runs
 // the browsers as itself.
 func (u BrowserUser) credential() *syscall.Credential {

@@ -43,6 +43,26 @@ var dialogPrelude string
 //go:embed webdriver_repair.js
 var repairPrelude string
 
+// viewportPrelude reads the viewport before the case runs and again when it ends,
+// through innerWidth's and innerHeight's own getters taken before any of the case's
+// script: viewportChanged() is "" when both reads are arguments[2] (the launch's
+// viewport), else an error text starting with viewportChangedText. The window is
+// checked before every case (Prepare), but MiniBrowser's download bar, after a case
+// that downloaded, was seen to arrive later, during the next case (32767x483 in a
+// reflect case, issue 26): trace and reflect answers have no viewport check of
+// their own, so the call's answer is withheld, and call runs the case again in a
+// window put back.
+const viewportPrelude = "const viewport = (() => { const g = (k) => { const d = pristine.gopd(window, k); return d && d.get ? d.get : function () { return window[k]; }; };\n" +
+	"  const w = g('innerWidth'), h = g('innerHeight');\n" +
+	"  return () => [w.call(window), h.call(window)]; })();\n" +
+	"const viewportWant = arguments[2], viewportBefore = viewport();\n" +
+	"const viewportChanged = () => { if (!viewportWant) return ''; const a = viewportBefore, b = viewport();\n" +
+	"  return a[0] === viewportWant[0] && a[1] === viewportWant[1] && b[0] === viewportWant[0] && b[1] === viewportWant[1] ? '' :\n" +
+	"    '" + viewportChangedText + " (' + a.join('x') + ' when it began, ' + b.join('x') + ' when it ended, not ' + viewportWant.join('x') + '); answer withheld'; };\n"
+
+// viewportChangedText begins viewportPrelude's error.
+const viewportChangedText = "layout oracle: the viewport changed during the case"
+
 // callScript is the Execute Script body for one call, whose JSON text result
 // WebDriver awaits. For a Visit it is CallExpression(fn) on arguments[1]; for a Load
 // it is the case program (case.js) on arguments[1], CaseArg's value, which writes and
@@ -66,9 +86,11 @@ func callScriptFor(fn string, load, caseURL bool) string {
 	b.WriteString("Object.defineProperty(window, '" + oracleCallProp + "', {value: {token: token, p: p}, configurable: true, writable: true, enumerable: false});\n")
 	b.WriteString(dialogPrelude)
 	b.WriteString(repairPrelude)
+	b.WriteString(viewportPrelude)
 	// restore runs after the case's script, which may have broken what it uses; the
 	// page is reset after every case anyway, so a failed restore must not lose the answer.
-	b.WriteString("const finish = (i, v) => { try { restore(); } catch (e) {} if (!repair()) { i = 1; v = new Error(unrepairable); } settle[i](v); };\n")
+	b.WriteString("const finish = (i, v) => { try { restore(); } catch (e) {} if (!repair()) { i = 1; v = new Error(unrepairable); }\n" +
+		"  else if (viewportChanged()) { i = 1; v = new Error(viewportChanged()); } settle[i](v); };\n")
 	if load || caseURL {
 		b.WriteString("(" + caseJS + ")(arg)")
 	} else {
