@@ -1,6 +1,8 @@
 package oracle
 
 import (
+	"math"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -9,13 +11,32 @@ import (
 )
 
 // DefaultEnginePages are the page counts an oracle starts with when --pages is not
-// given (and a Config names neither Pages nor EnginePages). Firefox gets one page
-// more than the others: its case costs the most on the 2-core machines this runs on
-// (the reset's navigation makes Playwright evaluate its injected script again), and a
-// request naming no engine is answered when its slowest engine is; cmd/bench/README.md
-// ("Pages per engine") has the measurement. Engines --pages=engine=count leaves out
-// keep DefaultPages.
-var DefaultEnginePages = map[string]int{browser.Chromium: 2, browser.Firefox: 3, browser.WebKit: 2}
+// given (and a Config names neither Pages nor EnginePages): EnginePagesFor the CPUs
+// this process may run on (runtime.NumCPU follows its affinity, so `taskset -c 0`
+// gives the one-core counts). Engines --pages=engine=count leaves out keep
+// DefaultPages.
+var DefaultEnginePages = EnginePagesFor(runtime.NumCPU())
+
+// pagesPerCPU is each engine's pages per CPU. Firefox gets half a page more than
+// the others: its case costs the most (a new document makes Playwright evaluate its
+// injected script again), and a request naming no engine is answered when its
+// slowest engine is. Measured on 2 cores (2, 3 and 2 pages: cmd/bench/README.md,
+// "Pages per engine"); the counts scale with the cores, since every engine's case
+// is CPU bound, up to maxDefaultPages.
+var pagesPerCPU = map[string]float64{browser.Chromium: 1, browser.Firefox: 1.5, browser.WebKit: 1}
+
+// maxDefaultPages bounds the default pages per engine on large machines: each page
+// is a browser, and past the cores a page only waits.
+const maxDefaultPages = 16
+
+// EnginePagesFor is the default page count of every engine on a machine of cpus CPUs.
+func EnginePagesFor(cpus int) map[string]int {
+	out := map[string]int{}
+	for name, per := range pagesPerCPU {
+		out[name] = min(maxDefaultPages, max(1, int(math.Ceil(per*float64(max(cpus, 1))))))
+	}
+	return out
+}
 
 // DefaultPagesFlag is DefaultEnginePages written as --pages takes it.
 func DefaultPagesFlag() string {
