@@ -86,6 +86,17 @@ gate: setup build
 	  --oracle-args "$(GATE_ARGS)"
 comma := ,
 
+# Issue 25's targets: the script-free and the scripted generated cases through the
+# oracle of VERSUS_COMMIT (built side by side in a temporary worktree) and this one.
+VERSUS_COMMIT ?= af94af5
+VERSUS_CASES ?= 200
+.PHONY: bench-versus
+bench-versus: setup build
+	rm -rf $(BIN)/versus-src && git worktree add --detach $(BIN)/versus-src $(VERSUS_COMMIT)
+	cd $(BIN)/versus-src && $(GO) build -o ../oracle-$(VERSUS_COMMIT) ./cmd/oracle
+	git worktree remove --force $(BIN)/versus-src
+	$(BIN)/bench --oracle $(BIN)/oracle --versus $(BIN)/oracle-$(VERSUS_COMMIT) --cases $(VERSUS_CASES)
+
 .PHONY: bench-store
 bench-store: setup build
 	$(BIN)/bench --oracle $(BIN)/oracle --store-bench $(STORE_BENCH_CASES)

@@ -67,6 +67,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	oracleArgs := fs.String("oracle-args", "", "startup and gate modes: extra oracle flags, space-separated")
 	fs.BoolVar(&c.gate, "gate", false, "gate mode: the requests of --gate-corpus, --gate-cases generated cases and the hostile cases, through an oracle with --inert-reuse=false and then, in two random orders, through the oracle as it ships; prints the engine answers compared and different, and fails on any difference")
 	fs.IntVar(&c.gateCases, "gate-cases", 200, "gate: generated cases (a tenth with a script)")
+	versus := fs.String("versus", "", "versus mode: another oracle binary (an earlier commit's); the script-free and the scripted generated cases (--cases of each) through it and through --oracle, row a's throughput pass, interleaved; prints cases/s, CPU ms per case and new over old")
 	gateCorpus := fs.String("gate-corpus", "", "gate: NDJSON request files, comma-separated (ids are prefixed with the file name)")
 	fs.IntVar(&c.soakEvery, "soak-every", 1000, "soak: sample RSS every this many cases")
 	fs.Float64Var(&c.soakRef, "soak-ref", 0.2, "soak: the reference sample is the first at or after this fraction of the run")
@@ -118,6 +119,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		c.oracleBin = bin
 	}
 	fmt.Fprintf(stderr, "bench: logs in %s\n", c.logDir)
+	if *versus != "" {
+		return runVersus(c, *versus, stdout, stderr)
+	}
 	if c.gate {
 		return runGate(c, browser.SplitList(*gateCorpus), strings.Fields(*oracleArgs), stdout, stderr)
 	}
