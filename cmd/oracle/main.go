@@ -26,6 +26,13 @@ import (
 func main() { os.Exit(run()) }
 
 func run() int {
+	// A closed stderr must not end the oracle: without this, Go's runtime raises
+	// SIGPIPE on a failed write to fd 1 or 2 (logs, and fd 1 is stderr below), and its
+	// default action kills the process with cases in flight. Notify, not Ignore: an
+	// ignored SIGPIPE would be inherited by the browsers across exec. The protocol fd is
+	// neither 1 nor 2, so a closed stdout still fails its write and ends Serve (exit 1,
+	// browsers closed) as before.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	// Keep the real stdout for protocol lines only, and point file descriptor 1 at
 	// stderr: anything else that writes to stdout (a library, a child browser
 	// process) then lands in the diagnostics, never in the protocol stream.
