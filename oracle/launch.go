@@ -262,7 +262,7 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 
 	// Close cancels startCtx, so launches and checks still under way end early.
 	startCtx, cancel := context.WithCancel(ctx)
-	o.startCancel = cancel
+	o.startCtx, o.startCancel = startCtx, cancel
 	o.started, o.firstReady = make(chan struct{}), make(chan struct{})
 	o.startAt = time.Now()
 	for _, name := range names {
@@ -462,7 +462,12 @@ func (o *Oracle) logCheckSummary(passed []string, checks int) {
 	ev.Strs("passed", passed).Int("checks", checks).Dur("took", time.Since(o.startAt)).Msg("self-check")
 }
 
+// isClosed says whether Close ran or the start's context ended (a signal during
+// startup): launches and checks then fail on purpose, which is logged as info.
 func (o *Oracle) isClosed() bool {
+	if o.startCtx != nil && o.startCtx.Err() != nil {
+		return true
+	}
 	o.closeMu.Lock()
 	defer o.closeMu.Unlock()
 	return o.closed

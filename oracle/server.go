@@ -38,6 +38,7 @@ type Oracle struct {
 	endpoints map[string][]*endpointState
 
 	startAt     time.Time
+	startCtx    context.Context    // the launches' and checks' context
 	startCancel context.CancelFunc // ends launches and checks still under way, at Close
 	startWG     sync.WaitGroup     // one per engine still starting
 	started     chan struct{}      // closed when every engine serves or failed

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -143,13 +144,38 @@ func run() int {
 		log.Error().Err(err).Msg("bad --pages")
 		return 2
 	}
-	ctx := context.Background()
 	maxBytes, err := parseSize(*storeMax)
 	if err != nil {
 		log.Error().Err(err).Msg("bad --store-max")
 		return 2
 	}
 	st := openStore(*storePath, maxBytes, log)
+	// Signals are caught before any engine launches: a SIGTERM during the 20-60 s
+	// startup must close the browsers already started, not take Go's default action
+	// (killed at once, browsers left to die with their drivers). During startup a signal cancels ctx, which ends the launches and
+	// checks under way (Start then closes what launched); once serving, it closes o.
+	ctx, cancelStart := context.WithCancel(context.Background())
+	defer cancelStart()
+	var sigMu sync.Mutex
+	var caught syscall.Signal  // the signal received, under sigMu
+	var serving *oracle.Oracle // set once Start returned, under sigMu
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		s := (<-sigs).(syscall.Signal)
+		log.Info().Str("signal", s.String()).Msg("closing browsers")
+		sigMu.Lock()
+		caught = s
+		o := serving
+		sigMu.Unlock()
+		if o == nil {
+			cancelStart() // run below sees caught once Start returns
+			return
+		}
+		o.Close()
+		closeStore(st)
+		os.Exit(128 + int(s))
+	}()
 
 	var checks []oracle.SelfCheck
 	if *selfCheck {
@@ -181,6 +207,18 @@ func run() int {
 		Endpoints:        endpoints,
 		OriginListen:     *originListen,
 	}, checks, log)
+	sigMu.Lock()
+	sig := caught
+	serving = o
+	sigMu.Unlock()
+	if sig != 0 {
+		if o != nil {
+			o.Close()
+		}
+		closeStore(st)
+		log.Info().Str("signal", sig.String()).Msg("ended during startup; browsers closed")
+		return 128 + int(sig)
+	}
 	if err != nil {
 		if *selfCheck && strings.Contains(err.Error(), "no engine launched") {
 			log.Error().Msg("no engine passed the self-check")
@@ -194,17 +232,6 @@ func run() int {
 		return 1
 	}
 	log.Info().Strs("engines", o.Serving()).Dur("startup", time.Since(start)).Msg("serving on stdio")
-
-	// A signal ends the process too, but never leaves a browser behind.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	go func() {
-		s := <-sigs
-		log.Info().Str("signal", s.String()).Msg("closing browsers")
-		o.Close()
-		closeStore(st)
-		os.Exit(128 + int(s.(syscall.Signal)))
-	}()
 
 	serveErr := o.Serve(ctx, os.Stdin, protocol)
 	if err := o.Close(); err != nil {
