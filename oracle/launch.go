@@ -542,7 +542,7 @@ func (o *Oracle) requestEngines() []string {
 
 // logSandbox logs engine's sandbox as /proc shows it once its pages are open.
 func (o *Oracle) logSandbox(name string, p *pool) {
-	st, ok := p.sandbox()
+	st, ok := p.scanSandbox()
 	if !ok {
 		return
 	}
@@ -563,7 +563,7 @@ func (o *Oracle) checkSandboxes(require bool) error {
 		o.stateMu.RLock()
 		p := o.engines[name]
 		o.stateMu.RUnlock()
-		if st, ok := p.sandbox(); ok {
+		if st, ok := p.scanSandbox(); ok {
 			states[name] = st
 		}
 	}
