@@ -32,7 +32,7 @@ fmt-check:
 # about 60 s with compiling; cmd/oracle 600-700 s with a race-built oracle binary).
 # cmd/oracle's end-to-end tests build the binary itself without -race unless
 # ORACLE_TEST_RACE_BINARY=1: race-built, it cannot serve the 50 MB hostile case
-# within its deadline. Fuzz targets then run briefly on top of their seeds.
+# within its deadline. One test always runs a race-built oracle (race_test.go). Fuzz targets then run briefly on top of their seeds.
 test: setup fmt-check vet
 	$(GO) test -race -count=1 -p 1 -timeout 40m ./...
 	$(MAKE) fuzz FUZZTIME=50000x

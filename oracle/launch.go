@@ -266,7 +266,7 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 
 	// Close cancels startCtx, so launches and checks still under way end early.
 	startCtx, cancel := context.WithCancel(ctx)
-	o.startCancel = cancel
+	o.startCtx, o.startCancel = startCtx, cancel
 	o.started, o.firstReady = make(chan struct{}), make(chan struct{})
 	o.startAt = time.Now()
 	for _, name := range names {
@@ -485,7 +485,12 @@ func (o *Oracle) logCheckSummary(passed []string, checks int) {
 	ev.Strs("passed", passed).Int("checks", checks).Dur("took", time.Since(o.startAt)).Msg("self-check")
 }
 
+// isClosed says whether Close ran or the start's context ended (a signal during
+// startup): launches and checks then fail on purpose, which is logged as info.
 func (o *Oracle) isClosed() bool {
+	if o.startCtx != nil && o.startCtx.Err() != nil {
+		return true
+	}
 	o.closeMu.Lock()
 	defer o.closeMu.Unlock()
 	return o.closed
@@ -566,7 +571,7 @@ func (o *Oracle) requestEnginesLocked() []string {
 
 // logSandbox logs engine's sandbox as /proc shows it once its pages are open.
 func (o *Oracle) logSandbox(name string, p *pool) {
-	st, ok := p.sandbox()
+	st, ok := p.scanSandbox()
 	if !ok {
 		return
 	}
@@ -587,7 +592,7 @@ func (o *Oracle) checkSandboxes(require bool) error {
 		o.stateMu.RLock()
 		p := o.engines[name]
 		o.stateMu.RUnlock()
-		if st, ok := p.sandbox(); ok {
+		if st, ok := p.scanSandbox(); ok {
 			states[name] = st
 		}
 	}

@@ -28,6 +28,14 @@ type pool struct {
 	// the page last had a new one (keep); a page not in it has a new document.
 	keptMu sync.Mutex
 	kept   map[browser.Engine]int
+
+	// The sandbox as ping reports it: the last /proc scan's, which can retry for 2 s,
+	// so ping never runs one (issue 27); each read starts the next scan in the
+	// background, at most one at a time. Scanned first at startup (logSandbox).
+	sbMu       sync.Mutex
+	sbState    browser.SandboxState
+	sbOK       bool // sbState holds a page's state
+	sbScanning bool
 }
 
 // maxKept bounds how many inert cases one document holds in turn before the page
@@ -164,9 +172,31 @@ func newPoolHealth(pages []browser.Engine) PoolHealth {
 	return h
 }
 
-// sandbox is the pages' sandbox state: the first page's, or the first page whose
-// sandbox is off. ok is false when no page can report one.
-func (p *pool) sandbox() (st browser.SandboxState, ok bool) {
+// sandbox is the pages' sandbox state as the last scan found it, at once; it starts
+// the next scan. ok is false when no page can report one (or none was scanned yet).
+func (p *pool) sandbox() (browser.SandboxState, bool) {
+	p.sbMu.Lock()
+	defer p.sbMu.Unlock()
+	if !p.sbScanning {
+		p.sbScanning = true
+		go func() {
+			p.scanSandbox()
+			p.sbMu.Lock()
+			p.sbScanning = false
+			p.sbMu.Unlock()
+		}()
+	}
+	return p.sbState, p.sbOK
+}
+
+// scanSandbox reads the pages' sandbox state from /proc now (up to 2 s) and keeps it
+// for sandbox: the first page's, or the first page whose sandbox is off.
+func (p *pool) scanSandbox() (st browser.SandboxState, ok bool) {
+	defer func() {
+		p.sbMu.Lock()
+		p.sbState, p.sbOK = st, ok
+		p.sbMu.Unlock()
+	}()
 	for _, e := range p.pages {
 		r, is := e.(browser.SandboxReporter)
 		if !is {

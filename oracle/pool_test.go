@@ -150,3 +150,49 @@ func TestAKeptPageIsResetAfterMaxKeptCases(t *testing.T) {
 	assert.False(t, p.keep(e), "the document has held maxKept cases: the next gets a new one")
 	assert.False(t, p.holdsKept(e))
 }
+
+// slowSandboxEngine is a stand-in engine (no browser runs) whose sandbox scan waits
+// for the test to hand it a state, as inspectSandbox's /proc retry can for 2 s.
+type slowSandboxEngine struct {
+	*fakeEngine
+	states chan browser.SandboxState
+}
+
+func (e *slowSandboxEngine) Sandbox() browser.SandboxState { return <-e.states }
+
+// Ping is answered at once while a sandbox scan is under way (issue 27), with the
+// state the last scan found; a later ping shows the next scan's. Before, ping ran the
+// scan itself under stateMu and waited for it.
+func TestPingDoesNotWaitForASandboxScan(t *testing.T) {
+	e := &slowSandboxEngine{fakeEngine: &fakeEngine{name: "chromium"}, states: make(chan browser.SandboxState, 1)}
+	t.Cleanup(func() { close(e.states) }) // ends a scan still waiting
+	o := fakeOracle()
+	p := newPool(e.name, []browser.Engine{e})
+	o.engines[e.name], o.order = p, []string{e.name}
+	on := browser.SandboxState{User: "u", On: true, Sandbox: "fake"}
+	e.states <- on
+	o.logSandbox(e.name, p) // the startup scan
+
+	pingNow := func() PingResponse {
+		t.Helper()
+		got := make(chan PingResponse, 1)
+		go func() { got <- o.ping(nil) }()
+		select {
+		case r := <-got:
+			return r
+		case <-time.After(2 * time.Second):
+			t.Fatal("ping waited for the sandbox scan")
+		}
+		return PingResponse{}
+	}
+	for range 3 { // the scan these start waits for a state; ping does not
+		assert.Equal(t, on, pingNow().Sandbox[e.name])
+	}
+	off := browser.SandboxState{User: "u", Reason: "fake: off"}
+	e.states <- off
+	deadline := time.Now().Add(5 * time.Second)
+	for pingNow().Sandbox[e.name] != off && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	assert.Equal(t, off, pingNow().Sandbox[e.name], "a later ping shows the next scan's state")
+}

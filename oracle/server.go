@@ -40,8 +40,9 @@ type Oracle struct {
 	endpoints map[string][]*endpointState
 
 	startAt     time.Time
+	startCtx    context.Context    // the launches' and checks' context
 	startCancel context.CancelFunc // ends launches and checks still under way, at Close
-	startWG     sync.WaitGroup     // one per engine still starting
+	startWG     tracker            // one per engine still starting
 	started     chan struct{}      // closed when every engine serves or failed
 	firstReady  chan struct{}      // closed when one engine serves or every one failed
 	firstClosed bool               // under stateMu
@@ -57,7 +58,7 @@ type Oracle struct {
 
 	store *store.Store // the ground-truth store, nil when off (Config.Store)
 
-	resets sync.WaitGroup // resets between cases still running; Close waits for them
+	resets tracker // resets between cases still running; Close waits for them
 
 	closeMu sync.Mutex
 	closed  bool           // Close ran: a page launched after it is closed at once
@@ -331,14 +332,56 @@ func (o *Oracle) Close() error {
 // launch does not take a context, and Firefox's takes up to about 20 s here.
 const startCloseWait = 45 * time.Second
 
-func waitAtMost(wg *sync.WaitGroup, d time.Duration) {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+// waitAtMost waits until t has no work under way, or d passed. It leaves nothing
+// behind when d passes (a goroutine blocked on WaitGroup.Wait did, issue 27).
+func waitAtMost(t *tracker, d time.Duration) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
 	select {
-	case <-done:
-	case <-time.After(d):
+	case <-t.idle():
+	case <-timer.C:
 	}
 }
+
+// tracker counts work under way, as a sync.WaitGroup does, and can be waited on with
+// a bound (waitAtMost).
+type tracker struct {
+	mu   sync.Mutex
+	n    int
+	zero chan struct{} // closed when n drops to 0; nil while n is 0
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+func (t *tracker) Add(d int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.n == 0 && d > 0 {
+		t.zero = make(chan struct{})
+	}
+	t.n += d
+	if t.n < 0 {
+		panic("oracle: negative tracker count")
+	}
+	if t.n == 0 && t.zero != nil {
+		close(t.zero)
+		t.zero = nil
+	}
+}
+
+func (t *tracker) Done() { t.Add(-1) }
+
+// idle is closed once no work is under way (already closed when none is).
+func (t *tracker) idle() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.zero == nil {
+		return closedChan
+	}
+	return t.zero
+}
+
+func (t *tracker) Wait() { <-t.idle() }
 
 // lineWriter writes one JSON value per line and flushes it at once, so a client
 // reading line by line sees each answer as soon as it exists. The first failed write

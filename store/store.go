@@ -124,6 +124,7 @@ type Store struct {
 	closed   bool
 
 	hits, misses, writes, dropped, failures atomic.Int64
+	writeFailed                             atomic.Int64 // answers whose write failed (a full disk, an I/O error)
 	enqueued, processed                     atomic.Int64 // answers queued, and taken off the queue and committed or failed
 	entries                                 atomic.Int64
 	bypassUntil                             atomic.Int64 // unix nanos; lookups skip the store before it
@@ -200,6 +201,7 @@ CREATE TABLE IF NOT EXISTS answers (
 );
 CREATE INDEX IF NOT EXISTS answers_used ON answers(used);
 CREATE INDEX IF NOT EXISTS answers_case ON answers(case_hash);
+CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 `
 
 // Open opens (creating when needed) the store at path. A file that is not a store,
@@ -434,6 +436,7 @@ const maxBatch = 512
 func (s *Store) writer() {
 	defer close(s.done)
 	sinceEvict := 0
+	unrecorded := int64(0) // failed answers not yet added to the file's counter
 	for {
 		var batch []Record
 		var touched []Key
@@ -461,10 +464,16 @@ func (s *Store) writer() {
 				break more
 			}
 		}
-		err := s.commit(batch, touched)
+		err := s.commit(batch, touched, unrecorded)
+		if err != nil {
+			s.writeFailed.Add(int64(len(batch)))
+			unrecorded += int64(len(batch))
+		} else {
+			unrecorded = 0
+		}
 		s.processed.Add(int64(len(batch)))
 		if err != nil {
-			s.log.Warn().Err(err).Int("answers", len(batch)).Msg("store write failed; answers not stored")
+			s.log.Warn().Err(err).Int("answers", len(batch)).Int64("failed", s.writeFailed.Load()).Msg("store write failed; answers not stored")
 			continue
 		}
 		s.writes.Add(int64(len(batch)))
@@ -478,7 +487,10 @@ func (s *Store) writer() {
 	}
 }
 
-func (s *Store) commit(batch []Record, touched []Key) error {
+// commit writes batch and touched in one transaction, and adds failed to the file's
+// count of failed writes: the count is stored with the first commit that succeeds
+// after them (a full disk stores nothing), for `oracle store stats`.
+func (s *Store) commit(batch []Record, touched []Key, failed int64) error {
 	// No deadline: the writer is off the request path, its lock waits are bounded by
 	// busy_timeout, and a slow disk should finish the batch rather than lose it.
 	ctx := context.Background()
@@ -513,6 +525,12 @@ func (s *Store) commit(batch []Record, touched []Key) error {
 	}
 	for _, k := range touched {
 		if _, err := tx.ExecContext(ctx, `UPDATE answers SET used = ? WHERE key = ?`, now, k[:]); err != nil {
+			return err
+		}
+	}
+	if failed > 0 {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO counters (name, value) VALUES ('failed_writes', ?)
+			ON CONFLICT(name) DO UPDATE SET value = value + excluded.value`, failed); err != nil {
 			return err
 		}
 	}
@@ -633,12 +651,13 @@ type Stats struct {
 	Misses  int64  `json:"misses"`
 	Writes  int64  `json:"writes"`
 	Dropped int64  `json:"dropped,omitempty"`
+	Failed  int64  `json:"failed,omitempty"` // answers whose write failed (full disk, I/O error)
 }
 
 // Stats reads the counters (entries as of the last write or open: no query).
 func (s *Store) Stats() Stats {
 	return Stats{Path: s.path, Entries: s.entries.Load(), Hits: s.hits.Load(), Misses: s.misses.Load(),
-		Writes: s.writes.Load(), Dropped: s.dropped.Load()}
+		Writes: s.writes.Load(), Dropped: s.dropped.Load(), Failed: s.writeFailed.Load()}
 }
 
 // Row is one stored answer, as Each reads it.
@@ -688,6 +707,9 @@ type Summary struct {
 	UsedBytes int64            `json:"used_bytes"`
 	Answers   int64            `json:"answer_bytes"` // uncompressed answers' JSON
 	ByBuild   map[string]int64 `json:"by_build"`     // "engine engine_version" -> entries
+	// FailedWrites is the answers whose write failed, over every process, as far as
+	// a later commit could record them (none can while the disk is full).
+	FailedWrites int64 `json:"failed_writes"`
 }
 
 // Summarize reads the whole table's counts (a scan: for the stats command, not ping).
@@ -714,6 +736,8 @@ func (s *Store) Summarize(ctx context.Context) (Summary, error) {
 	if sum.UsedBytes, err = s.usedBytes(ctx, s.read); err != nil {
 		return sum, err
 	}
+	// No row (or no table, in a file no writer opened since it was added): none failed.
+	_ = s.read.QueryRowContext(ctx, `SELECT value FROM counters WHERE name = 'failed_writes'`).Scan(&sum.FailedWrites)
 	for _, f := range []string{s.path, s.path + "-wal"} {
 		if fi, err := os.Stat(f); err == nil {
 			sum.FileBytes += fi.Size()

@@ -242,3 +242,32 @@ func TestNotAStoreIsRefused(t *testing.T) {
 	got, _ := os.ReadFile(path)
 	assert.Equal(t, junk, got)
 }
+
+// Answers whose write fails (here a trigger refuses them, as a full disk would) are
+// counted in Stats (ping's store object), and recorded in the file by the next
+// commit that succeeds, for `oracle store stats` (issue 26). Before, they showed
+// nowhere: writes stayed put and no dropped appeared.
+func TestFailedWritesAreCounted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.sqlite")
+	s, logs := open(t, path, Options{})
+	putAndFlush(s, "ok")
+	db := rawDB(t, path)
+	_, err := db.Exec(`CREATE TRIGGER refuse BEFORE INSERT ON answers BEGIN SELECT RAISE(ABORT, 'disk full (test)'); END`)
+	require.NoError(t, err)
+	putAndFlush(s, "a", "b", "c")
+	st := s.Stats()
+	assert.Equal(t, int64(1), st.Writes)
+	assert.Equal(t, int64(3), st.Failed, "failed writes in Stats")
+	assert.Contains(t, logs.String(), "store write failed")
+
+	_, err = db.Exec(`DROP TRIGGER refuse`)
+	require.NoError(t, err)
+	putAndFlush(s, "d") // succeeds, and records the 3 failed before it
+	assert.Equal(t, int64(3), s.Stats().Failed)
+	require.NoError(t, s.Close())
+	ro, _ := open(t, path, Options{ReadOnly: true})
+	sum, err := ro.Summarize(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), sum.FailedWrites, "failed writes in the file, for oracle store stats")
+	assert.Equal(t, int64(2), sum.Entries)
+}

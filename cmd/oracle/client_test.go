@@ -125,8 +125,14 @@ func anyStarting(ping map[string]any) bool {
 // waiting for any engine.
 func startOracleNow(t testing.TB, args ...string) *client {
 	t.Helper()
+	return startOracleBin(t, oracleBin, args...)
+}
+
+// startOracleBin is startOracleNow with another oracle binary (race_test.go's).
+func startOracleBin(t testing.TB, bin string, args ...string) *client {
+	t.Helper()
 	testutil.NeedsBrowsers(t)
-	cmd := exec.Command(oracleBin, args...)
+	cmd := exec.Command(bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

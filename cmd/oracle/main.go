@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -26,6 +27,13 @@ import (
 func main() { os.Exit(run()) }
 
 func run() int {
+	// A closed stderr must not end the oracle: without this, Go's runtime raises
+	// SIGPIPE on a failed write to fd 1 or 2 (logs, and fd 1 is stderr below), and its
+	// default action kills the process with cases in flight. Notify, not Ignore: an
+	// ignored SIGPIPE would be inherited by the browsers across exec. The protocol fd is
+	// neither 1 nor 2, so a closed stdout still fails its write and ends Serve (exit 1,
+	// browsers closed) as before.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	// Keep the real stdout for protocol lines only, and point file descriptor 1 at
 	// stderr: anything else that writes to stdout (a library, a child browser
 	// process) then lands in the diagnostics, never in the protocol stream.
@@ -137,13 +145,38 @@ func run() int {
 		log.Error().Err(err).Msg("bad --pages")
 		return 2
 	}
-	ctx := context.Background()
 	maxBytes, err := parseSize(*storeMax)
 	if err != nil {
 		log.Error().Err(err).Msg("bad --store-max")
 		return 2
 	}
 	st := openStore(*storePath, maxBytes, log)
+	// Signals are caught before any engine launches: a SIGTERM during the 20-60 s
+	// startup must close the browsers already started, not take Go's default action
+	// (killed at once, browsers left to die with their drivers). During startup a signal cancels ctx, which ends the launches and
+	// checks under way (Start then closes what launched); once serving, it closes o.
+	ctx, cancelStart := context.WithCancel(context.Background())
+	defer cancelStart()
+	var sigMu sync.Mutex
+	var caught syscall.Signal  // the signal received, under sigMu
+	var serving *oracle.Oracle // set once Start returned, under sigMu
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		s := (<-sigs).(syscall.Signal)
+		log.Info().Str("signal", s.String()).Msg("closing browsers")
+		sigMu.Lock()
+		caught = s
+		o := serving
+		sigMu.Unlock()
+		if o == nil {
+			cancelStart() // run below sees caught once Start returns
+			return
+		}
+		o.Close()
+		closeStore(st)
+		os.Exit(128 + int(s))
+	}()
 
 	var checks []oracle.SelfCheck
 	if *selfCheck {
@@ -176,6 +209,18 @@ func run() int {
 		Endpoints:        endpoints,
 		OriginListen:     *originListen,
 	}, checks, log)
+	sigMu.Lock()
+	sig := caught
+	serving = o
+	sigMu.Unlock()
+	if sig != 0 {
+		if o != nil {
+			o.Close()
+		}
+		closeStore(st)
+		log.Info().Str("signal", sig.String()).Msg("ended during startup; browsers closed")
+		return 128 + int(sig)
+	}
 	if err != nil {
 		if *selfCheck && strings.Contains(err.Error(), "no engine launched") {
 			log.Error().Msg("no engine passed the self-check")
@@ -189,17 +234,6 @@ func run() int {
 		return 1
 	}
 	log.Info().Strs("engines", o.Serving()).Dur("startup", time.Since(start)).Msg("serving on stdio")
-
-	// A signal ends the process too, but never leaves a browser behind.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	go func() {
-		s := <-sigs
-		log.Info().Str("signal", s.String()).Msg("closing browsers")
-		o.Close()
-		closeStore(st)
-		os.Exit(128 + int(s.(syscall.Signal)))
-	}()
 
 	serveErr := o.Serve(ctx, os.Stdin, protocol)
 	if err := o.Close(); err != nil {

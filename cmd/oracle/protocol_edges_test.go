@@ -8,9 +8,11 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -68,14 +70,22 @@ func TestDuplicateMiscasedKeysAndANonUTF8IDAreRefused(t *testing.T) {
 
 // oracleProc is an oracle run with raw pipes, for tests that end it on purpose.
 type oracleProc struct {
-	cmd    *exec.Cmd
-	stdin  *os.File
-	stdout *os.File
-	stderr *testutil.LockedBuffer
-	done   chan error
+	cmd     *exec.Cmd
+	stdin   *os.File
+	stdout  *os.File
+	stderr  *testutil.LockedBuffer
+	stderrR *os.File // startRawStderr's pipe, else nil
+	done    chan error
 }
 
 func startRaw(t *testing.T, args ...string) *oracleProc {
+	t.Helper()
+	return startRawStderr(t, false, args...)
+}
+
+// startRawStderr is startRaw; with pipe, the oracle's stderr is a pipe copied into
+// p.stderr until the test closes its read end (p.stderrR).
+func startRawStderr(t *testing.T, pipe bool, args ...string) *oracleProc {
 	t.Helper()
 	testutil.NeedsBrowsers(t)
 	p := &oracleProc{cmd: exec.Command(oracleBin, args...), done: make(chan error, 1), stderr: &testutil.LockedBuffer{}}
@@ -85,9 +95,19 @@ func startRaw(t *testing.T, args ...string) *oracleProc {
 	outR, outW, err := os.Pipe()
 	require.NoError(t, err)
 	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = inR, outW, p.stderr
+	var errW *os.File
+	if pipe {
+		p.stderrR, errW, err = os.Pipe()
+		require.NoError(t, err)
+		p.cmd.Stderr = errW
+		go io.Copy(p.stderr, p.stderrR) // ends when the test closes stderrR
+	}
 	require.NoError(t, p.cmd.Start())
 	inR.Close()
 	outW.Close()
+	if errW != nil {
+		errW.Close()
+	}
 	p.stdin, p.stdout = inW, outR
 	go func() { p.done <- p.cmd.Wait() }()
 	t.Cleanup(func() {
@@ -142,6 +162,59 @@ func TestClosedStdoutEndsTheOracleCleanly(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 		assert.False(t, alive(pid), "process %d outlived the oracle", pid)
+	}
+}
+
+// A supervisor that closes the oracle's stderr must not end it (issue 26): before,
+// the next log line raised SIGPIPE on fd 2 and killed the oracle (exit -13, signal)
+// with cases unanswered. Closing stdout afterwards still ends it cleanly.
+func TestClosedStderrDoesNotEndTheOracle(t *testing.T) {
+	// debug: every request logs a line, so each case below writes to the closed pipe.
+	p := startRawStderr(t, true, "--pages=1", "--self-check=false", "--log-level=debug")
+	out := bufio.NewReader(p.stdout)
+	ask := func(line string) string {
+		t.Helper()
+		_, err := p.stdin.WriteString(line + "\n")
+		require.NoError(t, err)
+		got, err := out.ReadString('\n')
+		require.NoError(t, err, "no answer to %s; stderr:\n%s", line, p.stderr.String())
+		return got
+	}
+	require.Contains(t, ask(`{"id":"p1","op":"ping"}`), `"id":"p1"`)
+	for i := 0; i < 50; i++ { // every engine serves before stderr closes
+		if !strings.Contains(ask(`{"id":"w","op":"ping"}`), `"starting"`) {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	kids := descendants(p.cmd.Process.Pid)
+	require.NotEmpty(t, kids)
+	require.NoError(t, p.stderrR.Close())
+
+	for i := 0; i < 3; i++ {
+		resp := ask(`{"id":"c` + strconv.Itoa(i) + `","html":"<p>after stderr closed"}`)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(resp), &m))
+		assert.Nil(t, m["errors"], "case %d", i)
+		assert.Len(t, m["dumps"], 3, "case %d: every engine answers", i)
+	}
+	select {
+	case err := <-p.done:
+		t.Fatalf("the oracle ended after its stderr closed: %v", err)
+	default:
+	}
+
+	// The protocol stdout closed too: the oracle ends (exit 1) and closes its browsers.
+	p.stdout.Close()
+	_, err := p.stdin.WriteString(`{"id":"c9","html":"<p>"}` + "\n")
+	require.NoError(t, err)
+	assert.Equal(t, 1, p.wait(t, 60*time.Second))
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range kids {
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		assert.False(t, alive(pid), "process %d (%v) outlived the oracle", pid, cmdline(pid))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -200,6 +201,52 @@ func TestEOFDuringStartupLeavesNoBrowserBehind(t *testing.T) {
 	assert.Equal(t, 0, code, c.stderr.String())
 	require.NotEmpty(t, seen)
 	deadline := time.Now().Add(5 * time.Second)
+	for pid := range seen {
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		assert.False(t, alive(pid), "process %d (%v) outlived the oracle", pid, cmdline(pid))
+	}
+	assert.NotContains(t, c.stderr.String(), `"level":"error"`)
+}
+
+// A SIGTERM during startup (issue 27): before, signals were caught only once an
+// engine served, so this one took Go's default action (killed by the signal) and
+// the browsers launched so far were left behind. Now it closes them and exits 143.
+func TestSIGTERMDuringStartupLeavesNoBrowserBehind(t *testing.T) {
+	c := startOracleNow(t, "--pages=1", "--log-level=info")
+	defer c.close()
+	seen := map[int]bool{}
+	collect := func() {
+		for _, pid := range descendants(c.cmd.Process.Pid) {
+			seen[pid] = true
+		}
+	}
+	// Wait for the first browser to run, then signal while the others still start.
+	deadline := time.Now().Add(2 * time.Minute)
+	for len(browserMains(c.cmd.Process.Pid)) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.NotEmpty(t, browserMains(c.cmd.Process.Pid), "no browser launched; stderr:\n%s", c.stderr.String())
+	collect()
+	if strings.Contains(c.stderr.String(), "serving on stdio") {
+		t.Skip("an engine already served when the first browser was seen; nothing to test")
+	}
+	require.NoError(t, syscall.Kill(c.cmd.Process.Pid, syscall.SIGTERM))
+	sent := time.Now()
+	for done := false; !done; {
+		select {
+		case <-c.exited:
+			done = true
+		case <-time.After(100 * time.Millisecond):
+			collect()
+		}
+	}
+	t.Logf("exited %s after SIGTERM", time.Since(sent).Round(time.Millisecond))
+	code := c.exitCode(t, time.Second)
+	assert.Equal(t, 128+int(syscall.SIGTERM), code, c.stderr.String())
+	assert.NotContains(t, c.stderr.String(), "serving on stdio", "the signal came during startup")
+	deadline = time.Now().Add(5 * time.Second)
 	for pid := range seen {
 		for alive(pid) && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)

@@ -348,16 +348,20 @@ func (e *playwrightEngine) openContext(browser playwright.Browser) (playwright.B
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: new context: %w", e.name, err)
 	}
-	bctx.OnClose(func(playwright.BrowserContext) { closedContexts.Store(bctx, struct{}{}) })
+	closed := new(atomic.Bool)
+	contexts.Store(bctx, closed)
+	bctx.OnClose(func(playwright.BrowserContext) { closed.Store(true) })
 	for _, s := range e.opts.InitScripts {
 		if err := bctx.AddInitScript(playwright.Script{Content: playwright.String(s)}); err != nil {
 			bctx.Close()
+			forgetContext(bctx)
 			return nil, nil, fmt.Errorf("%s: init script: %w", e.name, err)
 		}
 	}
 	page, err := bctx.NewPage()
 	if err != nil {
 		bctx.Close()
+		forgetContext(bctx)
 		return nil, nil, fmt.Errorf("%s: new page: %w", e.name, err)
 	}
 	e.trackPage(page)
@@ -877,14 +881,22 @@ var openPages sync.Map
 // engine value that launched them.
 var crashedPages sync.Map
 
-// closedContexts holds the browser contexts that closed under the oracle: Firefox
-// closes the page's context when its content process is killed, and no new page can
-// open in it.
-var closedContexts sync.Map
+// contexts holds, per browser context an engine uses, whether it closed under the
+// oracle: Firefox closes the page's context when its content process is killed, and
+// no new page can open in it. An engine forgets its context when it replaces or
+// closes it, so the map holds only contexts in use (it only grew before, issue 27).
+var contexts sync.Map // playwright.BrowserContext -> *atomic.Bool
 
+// contextClosed says whether c closed; a context no engine uses any more counts as closed.
 func contextClosed(c playwright.BrowserContext) bool {
-	_, ok := closedContexts.Load(c)
-	return ok
+	v, ok := contexts.Load(c)
+	return !ok || v.(*atomic.Bool).Load()
+}
+
+func forgetContext(c playwright.BrowserContext) {
+	if c != nil {
+		contexts.Delete(c)
+	}
 }
 
 // contextLost says whether the call that failed with err on p failed because p's
@@ -1088,6 +1100,7 @@ func (e *playwrightEngine) relaunchBrowser(reason string, force bool) (bool, err
 				stopNew()
 				return false, fmt.Errorf("%s: engine closed", e.name)
 			}
+			forgetContext(e.context) // the old browser's, closed with it
 			e.browser, e.context, e.page, e.pids, e.pw = fresh.browser, fresh.context, fresh.page, fresh.pids, on
 			if newDriver != nil {
 				e.driver = newDriver // Close stops it from now on
@@ -1114,6 +1127,7 @@ func (e *playwrightEngine) Close() error {
 	}
 	e.closed = true
 	b, pids, driver := e.browser, e.pids, e.driver
+	forgetContext(e.context)
 	e.mu.Unlock()
 	if b != nil {
 		e.closeBrowser(b, pids)

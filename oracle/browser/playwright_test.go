@@ -96,3 +96,30 @@ func TestAResetThatCannotFinishSaysSo(t *testing.T) {
 	defer ccancel()
 	assert.NoError(t, e.Reset(cctx))
 }
+
+// contextEntries counts the browser contexts the package keeps state for.
+func contextEntries() int {
+	n := 0
+	contexts.Range(func(_, _ any) bool { n++; return true })
+	return n
+}
+
+// The contexts of relaunched and closed engines are forgotten (issue 27): before,
+// every context that closed stayed in a package map for the process's life, with
+// everything it references, one more per relaunch.
+func TestClosedContextsAreForgotten(t *testing.T) {
+	testutil.NeedsBrowsers(t)
+	before := contextEntries()
+	_, e := launchChromium(t, testLogger(t))
+	old := e.context
+	for range 2 {
+		relaunched, err := e.relaunchBrowser("test: forced relaunch", true)
+		require.NoError(t, err)
+		require.True(t, relaunched)
+	}
+	assert.True(t, contextClosed(old), "a replaced context counts as closed")
+	assert.False(t, contextClosed(e.context), "the context in use is open")
+	require.NoError(t, e.Close())
+	time.Sleep(time.Second) // close events arrive after Close returns
+	assert.Equal(t, before, contextEntries(), "contexts left in the map after the engine closed")
+}

@@ -62,7 +62,7 @@ type WebDriverOptions struct {
 type webDriverEngine struct {
 	opts    WebDriverOptions
 	route   string
-	version string
+	version string // guarded by mu: a restart sets it while ping and the store read it
 	log     zerolog.Logger
 	client  *http.Client
 
@@ -133,15 +133,20 @@ func LaunchWebDriver(ctx context.Context, opts WebDriverOptions, log zerolog.Log
 		e.Close()
 		return nil, err
 	}
-	log.Info().Str("version", e.version).Str("route", e.route).Str("display", e.display).
+	log.Info().Str("version", e.Version()).Str("route", e.route).Str("display", e.display).
 		Int("chrome_w", e.chrome[0]).Int("chrome_h", e.chrome[1]).
 		Dur("launch", time.Since(start)).Msg("engine launched")
 	return e, nil
 }
 
-func (e *webDriverEngine) Name() string    { return WebKit }
-func (e *webDriverEngine) Version() string { return e.version }
-func (e *webDriverEngine) Route() string   { return e.route }
+func (e *webDriverEngine) Name() string { return WebKit }
+func (e *webDriverEngine) Version() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.version
+}
+
+func (e *webDriverEngine) Route() string { return e.route }
 
 // start launches a driver and session and fixes the viewport; the engine's version is
 // the session's browserVersion. Used at launch and to recover a wedged browser.
@@ -169,10 +174,15 @@ func (e *webDriverEngine) start(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("webkit: new session: %w (driver output: %s)", err, p.out.tail())
 		}
-		if e.version != "" && version != e.version {
-			return fmt.Errorf("webkit: %w from %s to %s on restart", ErrVersionChanged, e.version, version)
+		e.mu.Lock()
+		was := e.version
+		if was == "" {
+			e.version = version
 		}
-		e.version = version
+		e.mu.Unlock()
+		if was != "" && version != was {
+			return fmt.Errorf("webkit: %w from %s to %s on restart", ErrVersionChanged, was, version)
+		}
 		e.scriptTimeout = 30 * time.Second // WebDriver's default
 		if err := e.navigateBlank(ctx); err != nil {
 			return fmt.Errorf("webkit: navigate to about:blank: %w", err)

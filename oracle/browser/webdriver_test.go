@@ -532,3 +532,42 @@ func pollUntil(t *testing.T, what string, ok func(ctx context.Context) bool) {
 		}
 	}
 }
+
+// A restart sets the version while ping and the store read it (issue 27): under
+// -race (make test) this reported a data race on webDriverEngine.version before it
+// was guarded by mu. Without -race it checks the version survives a restart.
+func TestWebDriverVersionReadDuringRestart(t *testing.T) {
+	e := webkit(t)
+	want := e.Version()
+	stop, done := make(chan struct{}), make(chan struct{})
+	reads := 0
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if v := e.Version(); v != want {
+				t.Errorf("Version() = %q during a restart, want %q", v, want)
+			}
+			reads++
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	err := e.restartWith(ctx)
+	close(stop)
+	<-done
+	if err != nil {
+		t.Fatalf("restart: %v", err)
+	}
+	if reads == 0 {
+		t.Fatal("no Version() call ran during the restart")
+	}
+	if e.Version() != want {
+		t.Errorf("after restart: Version() = %q, want %q", e.Version(), want)
+	}
+}
