@@ -323,6 +323,7 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 			cctx, cancel := context.WithTimeout(ctx, o.deadline)
 			defer cancel()
 			v, err := callSafely(cctx, e, do)
+			o.log.Debug().Str("engine", name).Bool("inert", inert).Msg("case served")
 			mu.Lock()
 			if err != nil {
 				switch {

@@ -99,7 +99,7 @@ func TestSelfCheckRunsLiveOnAWarmStore(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "store.sqlite")
 	checks := len(probes.SelfChecks())
 	for run := 1; run <= 2; run++ {
-		// Debug level: every case a browser served logs "page reset".
+		// Debug level: every case a browser served logs "case served".
 		c := startOracle(t, "--store", path, "--engines=chromium", "--pages=1", "--log-level=debug")
 		ping := c.send(t, map[string]any{"op": "ping"})
 		require.Equal(t, []any{"chromium"}, ping["engines"], "run %d", run)

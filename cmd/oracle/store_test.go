@@ -34,7 +34,7 @@ var storeCases = []string{
 }
 
 // runBatch pipes lines through one oracle run and returns every answer's raw line by
-// id, and its stderr. The self-check is off so every "page reset" in the log (debug
+// id, and its stderr. The self-check is off so every "case served" in the log (debug
 // level) is a case a browser served.
 func runBatch(t *testing.T, env []string, args []string, lines []string) (map[string]string, string) {
 	t.Helper()
@@ -77,7 +77,7 @@ func splitStored(t *testing.T, line string) (string, []string) {
 	return storedSuffix.ReplaceAllString(line, "}"), m.Stored
 }
 
-func engineCases(log string) int { return strings.Count(log, `"message":"page reset"`) }
+func engineCases(log string) int { return strings.Count(log, `"message":"case served"`) }
 
 var all3 = []string{"chromium", "firefox", "webkit"}
 
