@@ -163,6 +163,8 @@ func foreignAttributes(n *html.Node) string {
 	for _, a := range n.Attr {
 		k := strings.ToLower(a.Key)
 		switch {
+		case strings.Trim(k, "abcdefghijklmnopqrstuvwxyz0123456789-_.") != "":
+			return fmt.Sprintf("attribute %q on <%s>", a.Key, n.Data)
 		case a.Namespace == "xmlns", a.Namespace == "xml" && (k == "lang" || k == "space"):
 		case a.Namespace != "":
 			return "attribute " + a.Namespace + ":" + a.Key
@@ -199,6 +201,11 @@ func hiddenMarkup(markup string) string {
 		tt := z.Next()
 		switch tt {
 		case html.ErrorToken:
+			if strings.Contains(string(z.Raw()), "<") {
+				// The markup ends inside a tag or comment: engines drop it at EOF
+				// as the Go tokenizer does, but nothing here depends on that.
+				return "the markup ends inside a tag"
+			}
 			return ""
 		case html.StartTagToken:
 			name, _ := z.TagName()
