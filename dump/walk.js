@@ -21,13 +21,15 @@
     tagBytes += B.jsonBytes(tag, tagMax - tagBytes);
     if (tagBytes > tagMax) { over.what = 'tag names'; throw over; }
     var cs = B.getComputedStyle(el);
-    var style = B.obj();
+    var style = B.obj(), joined = '';
     for (var i = 0; i < styleProperties.length; i++) {
       var v = B.getPropertyValue(cs, styleProperties[i]);
-      styleBytes += B.jsonBytes(v, styleMax - styleBytes);
-      if (styleBytes > styleMax) { over.what = 'style text'; throw over; }
+      joined += v;
       style[styleProperties[i]] = v;
     }
+    // One count for the node's values (escapes add up; each value's quotes are 2).
+    styleBytes += B.jsonBytes(joined, styleMax - styleBytes) + 2 * (styleProperties.length - 1);
+    if (styleBytes > styleMax) { over.what = 'style text'; throw over; }
     var list = B.getClientRects(el);
     boxes += list.length;
     if (boxes > 4 * maxNodes) { over.what = 'boxes'; throw over; }

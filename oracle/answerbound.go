@@ -17,7 +17,7 @@ import (
 const (
 	// MaxErrorBytes bounds one error message as the line carries it (its JSON
 	// string, quotes included). A longer one is cut, and says so.
-	MaxErrorBytes = 4096
+	MaxErrorBytes = 16 << 10
 	// MaxIDBytes bounds a request's id as sent; the line echoes it, escaped.
 	MaxIDBytes = 1024
 	// answerEnvelope bounds what one engine's answer holds besides what the walk

@@ -68,11 +68,11 @@ func TestGeometryAnswerMaxBoundsTheWorstDump(t *testing.T) {
 }
 
 func TestFitErrorCutsLongMessagesWithAMarker(t *testing.T) {
-	short := "script threw: Error: " + strings.Repeat("<", 600)
+	short := "script threw: Error: " + strings.Repeat("<", 2600)
 	assert.Equal(t, short, fitError(short), "a message under the bound is kept whole")
 	for _, msg := range []string{
 		"script threw: Error: " + strings.Repeat("<", 10_000_000),
-		strings.Repeat("é", 5000),
+		strings.Repeat("é", 10000),
 		strings.Repeat("\u2028x\xff", 3000),
 		strings.Repeat("a", MaxErrorBytes-1),
 	} {

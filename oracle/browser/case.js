@@ -165,8 +165,8 @@
     return n;
   }
   // MAX_ERROR is the bound on an error message the page hands back (the oracle's
-  // MaxErrorBytes is 4096: room for what it puts before the message).
-  var MAX_ERROR = 2048;
+  // MaxErrorBytes is 16384: room for what it puts before the message).
+  var MAX_ERROR = 8192;
   // fitError cuts a message whose JSON string is over MAX_ERROR bytes, and says so.
   function fitError(s) {
     if (jsonBytes(s, MAX_ERROR) <= MAX_ERROR) return s;
