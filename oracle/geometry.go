@@ -69,7 +69,7 @@ func GeometryLimited(ctx context.Context, e browser.Engine, html, script string,
 	if maxNodes <= 0 {
 		maxNodes = DefaultDumpMaxNodes
 	}
-	raw, err := runCase(ctx, e, html, script, dump.WalkJS, dump.StyleProperties, maxNodes)
+	raw, err := runCase(ctx, e, html, script, dump.WalkJS, dump.StyleProperties, maxNodes, styleBytesPerNode, tagBytesPerNode)
 	return geometryDump(e, raw, err, maxNodes)
 }
 
@@ -79,7 +79,7 @@ func GeometryAt(ctx context.Context, e browser.Engine, url, script string, maxNo
 	if maxNodes <= 0 {
 		maxNodes = DefaultDumpMaxNodes
 	}
-	raw, err := runCaseURL(ctx, e, url, script, dump.WalkJS, dump.StyleProperties, maxNodes)
+	raw, err := runCaseURL(ctx, e, url, script, dump.WalkJS, dump.StyleProperties, maxNodes, styleBytesPerNode, tagBytesPerNode)
 	return geometryDump(e, raw, err, maxNodes)
 }
 
@@ -97,8 +97,10 @@ func geometryDump(e browser.Engine, raw json.RawMessage, err error, maxNodes int
 			return nil, caseErrorf("the dump exceeded --dump-max-nodes=%d elements", maxNodes)
 		case "boxes":
 			return nil, caseErrorf("the dump exceeded %d boxes (4 per --dump-max-nodes=%d)", 4*maxNodes, maxNodes)
+		case "tag names":
+			return nil, caseErrorf("the dump exceeded %d bytes of tag names (%d per --dump-max-nodes=%d)", tagBytesPerNode*maxNodes, tagBytesPerNode, maxNodes)
 		default:
-			return nil, caseErrorf("the dump exceeded %d bytes of %s (512 per --dump-max-nodes=%d)", 512*maxNodes, over.What, maxNodes)
+			return nil, caseErrorf("the dump exceeded %d bytes of %s (%d per --dump-max-nodes=%d)", styleBytesPerNode*maxNodes, over.What, styleBytesPerNode, maxNodes)
 		}
 	}
 	var d *dump.Dump
@@ -147,6 +149,9 @@ func attachScreenshot(ctx context.Context, e browser.Engine, d *dump.Dump, artif
 	png, err := s.Screenshot(ctx)
 	if err != nil {
 		return fmt.Errorf("screenshot: %w", err)
+	}
+	if len(png) > maxScreenshot {
+		return fmt.Errorf("screenshot: the PNG is %d bytes, over the %d a screenshot may have", len(png), maxScreenshot)
 	}
 	if !bytes.HasPrefix(png, pngMagic) {
 		return errors.New("screenshot: the engine returned something that is not a PNG")

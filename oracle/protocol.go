@@ -215,6 +215,10 @@ func ParseRequest(line []byte) (*Request, json.RawMessage, error) {
 	if !validID(id) {
 		return nil, nullID, errors.New(`"id" must be a string or a number`)
 	}
+	if len(id) > MaxIDBytes {
+		// The line echoes it (escaped, up to 6 bytes a byte): docs/untrusted.md.
+		return nil, nullID, fmt.Errorf(`"id" is %d bytes long, over the %d an id may have`, len(id), MaxIDBytes)
+	}
 	if !utf8.Valid(id) {
 		// Echoed byte for byte it would make the response invalid JSON for strict
 		// parsers; decoded and re-encoded it would not be the client's id.

@@ -72,6 +72,7 @@ func TestParseRequestErrors(t *testing.T) {
 		{"probes wrong type", `{"id":"r","op":"reflect","probes":"#a"}`, `"r"`, `field "probes" must be an array of {"selector","attr","idl"} objects, not string`},
 		{"engine not a string", `{"id":"e","html":"","engines":[1]}`, `"e"`, `field "engines" must be an array of strings, not number`},
 		{"probe without attr", `{"id":"r","op":"reflect","probes":[{"selector":"#a"}]}`, `"r"`, `probes[0] needs`},
+		{"id over 1024 bytes", `{"id":"` + strings.Repeat("<", 1023) + `","html":""}`, `null`, `"id" is 1025 bytes long, over the 1024`},
 	})
 }
 

@@ -15,7 +15,7 @@ func (o *Oracle) reflectCase(ctx context.Context, req *Request) ReflectResponse 
 		states, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e browser.Engine) (*reflect.State, error) {
 			url, release := doc()
 			defer release()
-			raw, err := runCaseURL(ctx, e, url, deref(req.Script), reflect.WalkJS, req.Probes)
+			raw, err := runCaseURL(ctx, e, url, deref(req.Script), reflect.WalkJS, req.Probes, reflect.MaxStateBytes)
 			return reflectState(e, raw, err)
 		})
 		return ReflectResponse{ID: req.ID, States: states, Errors: errs}
@@ -28,7 +28,7 @@ func (o *Oracle) reflectCase(ctx context.Context, req *Request) ReflectResponse 
 
 // Reflect produces one engine's reflection dump of one case.
 func Reflect(ctx context.Context, e browser.Engine, html, script string, probes []reflect.Probe) (*reflect.State, error) {
-	raw, err := runCase(ctx, e, html, script, reflect.WalkJS, probes)
+	raw, err := runCase(ctx, e, html, script, reflect.WalkJS, probes, reflect.MaxStateBytes)
 	return reflectState(e, raw, err)
 }
 

@@ -86,7 +86,7 @@ const (
 // anything but protocol JSON to w. Lines after a shutdown are not read; a read of r
 // still under way when Serve returns is left to end with r.
 func (o *Oracle) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
-	out := &lineWriter{w: bufio.NewWriter(w), broken: make(chan struct{})}
+	out := &lineWriter{w: bufio.NewWriter(w), broken: make(chan struct{}), limits: o.answerLimits()}
 	inflight := o.inflight
 	if inflight <= 0 {
 		inflight = 1
@@ -391,10 +391,11 @@ type lineWriter struct {
 	w      *bufio.Writer
 	err    error
 	broken chan struct{}
+	limits answerLimits // no line is longer than MaxAnswerLine (boundLine)
 }
 
 func (l *lineWriter) write(v any) {
-	b, err := json.Marshal(v)
+	b, err := boundLine(v, l.limits)
 	if err != nil {
 		b, _ = json.Marshal(ErrorResponse{ID: nullID, Error: "internal: cannot encode response: " + err.Error()})
 	}

@@ -239,7 +239,7 @@ func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, do func(c
 			continue
 		}
 		b, err := json.Marshal(v)
-		if err != nil {
+		if err != nil || len(b) > o.answerLimits().forOp(req.Op) { // over the bound: an error on the way out
 			continue
 		}
 		o.store.Put(store.Record{Meta: m, ID: req.ID, Answer: b})

@@ -56,10 +56,15 @@ func CheckSelector(s string) error {
 	return nil
 }
 
+// MaxStateBytes bounds one engine's observations as the answer line carries them
+// (JSON-escaped): WalkJS's second argument. Past it that engine's answer is an error.
+const MaxStateBytes = 4 << 20
+
 // walkResult is what WalkJS returns.
 type walkResult struct {
 	Observations []Observation `json:"observations"`
 	ProbeError   string        `json:"probeError"`
+	OverLimit    string        `json:"overLimit"`
 }
 
 // ParseWalk turns WalkJS's result into observations, or the case's error.
@@ -69,6 +74,8 @@ func ParseWalk(raw json.RawMessage) ([]Observation, error) {
 		return nil, fmt.Errorf("reflection walk returned malformed JSON: %v", err)
 	}
 	switch {
+	case res.OverLimit != "":
+		return nil, fmt.Errorf("the reflection state exceeded %d bytes (values and probes, as the answer carries them)", MaxStateBytes)
 	case res.ProbeError != "":
 		return nil, fmt.Errorf("%s", res.ProbeError)
 	case res.Observations == nil:

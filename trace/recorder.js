@@ -400,7 +400,18 @@
   // non-callable objects.
   var HEX = '0123456789abcdef';
   var ser = function (v) { return JSONStringify(v); };
-  var utf8Length = function (text) { return encodeUTF8(textEncoder, text).length; };
+  // lineLength is text's size in the oracle's answer line: its UTF-8 bytes, plus 5
+  // for each '<', '>', '&' and 3 for each U+2028, U+2029, which the oracle's
+  // encoding/json writes as six-byte \u escapes (JSON.stringify does not).
+  var lineLength = function (text) {
+    var b = encodeUTF8(textEncoder, text), len = typedArrayLength(b), n = len;
+    for (var i = 0; i < len; i++) {
+      var c = b[i];
+      if (c === 0x3c || c === 0x3e || c === 0x26) n += 5;
+      else if (c === 0xe2 && b[i + 1] === 0x80 && (b[i + 2] === 0xa8 || b[i + 2] === 0xa9)) n += 3;
+    }
+    return n;
+  };
 
   // ---- HMAC-SHA-256, on typed arrays and operators only ----
   var K256 = new Int32ArrayCtor([
@@ -470,7 +481,7 @@
 
   // ---- records ----
   var records = arr();  // JSON text of each record
-  var recordBytes = 2;  // UTF-8 bytes of the records array's JSON text, brackets and commas included
+  var recordBytes = 2;  // bytes of the records array's JSON text in the answer line (lineLength), brackets and commas included
   var maxRecords = LIMITS ? LIMITS.records : 100000;
   var maxBytes = LIMITS ? LIMITS.bytes : 67108864;
   var overflow = '';    // the bound that ended the trace, if one did
@@ -492,7 +503,7 @@
     r.label = label;
     for (var k in fields) r[k] = fields[k];
     var text = ser(r);
-    var size = utf8Length(text) + (records.length ? 1 : 0);
+    var size = lineLength(text) + (records.length ? 1 : 0);
     if (recordBytes + size > maxBytes) {
       overflow = 'the trace exceeded --trace-max-bytes=' + maxBytes + ' bytes of records';
       finish(false);

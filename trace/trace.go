@@ -121,7 +121,8 @@ var recorderSource string
 
 // Limits bound one trace: past either, the recorder stops recording and that engine's
 // answer is an error naming the bound (the oracle's --trace-max-records and
-// --trace-max-bytes). Bytes counts the UTF-8 JSON text of the records array.
+// --trace-max-bytes). Bytes counts the JSON text of the records array as the
+// oracle's answer line carries it (UTF-8, '<', '>', '&', U+2028 and U+2029 escaped).
 type Limits struct {
 	Records int
 	Bytes   int

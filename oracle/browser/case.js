@@ -96,6 +96,12 @@
   var objToString = method(O.prototype, 'toString');
   var strIndexOf = method(StringFn.prototype, 'indexOf');
   var strReplace = method(StringFn.prototype, 'replace');
+  var codeAt = apply(Function.prototype.bind, Function.prototype.call, [method(StringFn.prototype, 'charCodeAt')]);
+  var reTest = method(RegExp.prototype, 'test');
+  // plainText finds a character whose JSON form is not itself in ASCII; its own exec
+  // (the one test calls) is the built-in, whatever the page does to RegExp.prototype.
+  var plainText = /[^\x20\x21\x23-\x25\x27-\x3b\x3d\x3f-\x5b\x5d-\x7e]/;
+  defProp(plainText, 'exec', { value: method(RegExp.prototype, 'exec') });
   var spaces = /[ \t\n\f\r]+/g;
 
   function dataDesc(v) {
@@ -133,6 +139,40 @@
       first = false;
     }
     return s + '}';
+  }
+
+  // jsonBytes is the size of the string s in the answer line, quotes included, as
+  // the oracle's encoding/json writes it: UTF-8, with '<', '>', '&', U+2028, U+2029
+  // and control characters as six-byte \u escapes (a lone surrogate too). It stops
+  // counting once past limit; jsonBytes.end is then where it stopped.
+  function jsonBytes(s, limit) {
+    var len = s.length;
+    jsonBytes.end = len;
+    if (!apply(reTest, plainText, [s])) return len + 2;
+    var n = 2, c, d, at;
+    for (var i = 0; i < len; i++) {
+      at = i;
+      c = codeAt(s, i);
+      if (c >= 0x20 && c < 0x7f) n += c === 0x22 || c === 0x5c ? 2 : c === 0x3c || c === 0x3e || c === 0x26 ? 6 : 1;
+      else if (c === 0x0a || c === 0x0d || c === 0x09) n += 2;
+      else if (c < 0x80) n += c === 0x7f ? 1 : 6;
+      else if (c < 0x800) n += 2;
+      else if (c >= 0xd800 && c < 0xdc00 && i + 1 < len && (d = codeAt(s, i + 1)) >= 0xdc00 && d < 0xe000) { n += 4; i++; }
+      else if ((c >= 0xd800 && c < 0xe000) || c === 0x2028 || c === 0x2029) n += 6;
+      else n += 3;
+      if (n > limit) { jsonBytes.end = at; return n; }
+    }
+    return n;
+  }
+  // MAX_ERROR is the bound on an error message the page hands back (the oracle's
+  // MaxErrorBytes is 16384: room for what it puts before the message).
+  var MAX_ERROR = 8192;
+  // fitError cuts a message whose JSON string is over MAX_ERROR bytes, and says so.
+  function fitError(s) {
+    if (jsonBytes(s, MAX_ERROR) <= MAX_ERROR) return s;
+    var marker = ' ... [truncated: the message had ' + s.length + ' characters]';
+    jsonBytes(s, MAX_ERROR - marker.length);
+    return apply(strSlice, s, [0, jsonBytes.end]) + marker;
   }
 
   var budget = typeof c.budget === 'number' ? c.budget : 20000;
@@ -317,6 +357,8 @@
   B.innerHeight = function () { return innerHeight(G); };
   B.typeTag = function (v) { return apply(strSlice, apply(objToString, v, []), [8, -1]); };
   B.String = StringFn;
+  B.jsonBytes = jsonBytes;
+  B.fitError = fitError;
   B.args = function (list, from) {
     var out = [];
     for (var i = from; i < list.length; i++) defProp(out, out.length, dataDesc(list[i]));
@@ -337,7 +379,7 @@
         name = typeof e;
         msg = '(unprintable)';
       }
-      return name + ': ' + msg;
+      return fitError(name + ': ' + msg);
     }
     return null;
   };
