@@ -137,6 +137,8 @@ for a in "$@"; do
   if [ "$prev" = --profile ] || [ "$prev" = -profile ]; then chown -R ` + ids + ` -- "$a" || exit 1; fi
   prev=$a
 done
+# The engine's memory cgroup (memlimit.go), joined before the browser forks anything.
+[ -z "$` + CgroupProcsEnv + `" ] || echo $$ > "$` + CgroupProcsEnv + `" || exit 1
 exec ` + shellQuote(setpriv) + ` --reuid=` + strconv.Itoa(int(u.UID)) + ` --regid=` + strconv.Itoa(int(u.GID)) +
 		` --clear-groups -- ` + shellQuote(exe) + ` "$@"
 `
