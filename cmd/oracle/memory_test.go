@@ -52,19 +52,24 @@ func TestEngineMemoryBoundCostsTheCaseAndARelaunch(t *testing.T) {
 	resp := c.send(t, hostileMemoryCase())
 	errs, _ := resp["errors"].(map[string]any)
 	dumps, _ := resp["dumps"].(map[string]any)
+	killed := map[string]bool{}
 	for _, e := range engines {
 		// An engine may refuse the allocation with a JS exception first: an error
 		// either way, never a hung or dead oracle.
 		_, answered := dumps[e]
 		assert.False(t, answered, "%s: the hostile case has no dump", e)
 		t.Logf("%s: %.300v", e, errs[e])
-		assert.NotEmpty(t, errs[e], "%s: the hostile case is an error", e)
+		msg, _ := errs[e].(string)
+		killed[e] = strings.Contains(msg, "memory bound")
+		assert.True(t, killed[e] || strings.Contains(msg, "RangeError"), "%s: the hostile case is an error that names the bound (or the engine's own refusal)", e)
 	}
 	ping := c.send(t, map[string]any{"op": "ping"})
 	for _, e := range engines {
 		st := ping["memory"].(map[string]any)["engines"].(map[string]any)[e].(map[string]any)
 		t.Logf("%s after the hostile case: %v", e, st)
-		assert.Greater(t, st["oom_kills"].(float64), float64(0), "%s: the kernel killed a process at the bound", e)
+		if killed[e] {
+			assert.Greater(t, st["oom_kills"].(float64), float64(0), "%s: the kernel killed a process at the bound", e)
+		}
 		assert.LessOrEqual(t, st["usage"].(float64), float64(limit), e)
 	}
 

@@ -220,22 +220,34 @@ func (m *MemoryBounds) State(engine string) (MemoryState, bool) {
 		n, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 		return n
 	}
-	field := func(name, key string) int64 {
-		b, _ := os.ReadFile(filepath.Join(dir, name))
-		for _, line := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(line, " "); ok && k == key {
-				n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-				return n
-			}
-		}
+	if m.Kind == "cgroup v2" {
+		st.Usage = num("memory.current")
+	} else {
+		st.Usage = num("memory.usage_in_bytes")
+	}
+	st.OOMKills = m.OOMKills(engine)
+	return st, true
+}
+
+// OOMKills is how many of engine's processes the kernel has killed at the bound (0
+// when there is no bound).
+func (m *MemoryBounds) OOMKills(engine string) int64 {
+	procs := m.Procs(engine)
+	if procs == "" {
 		return 0
 	}
+	file := "memory.oom_control"
 	if m.Kind == "cgroup v2" {
-		st.Usage, st.OOMKills = num("memory.current"), field("memory.events", "oom_kill")
-	} else {
-		st.Usage, st.OOMKills = num("memory.usage_in_bytes"), field("memory.oom_control", "oom_kill")
+		file = "memory.events"
 	}
-	return st, true
+	b, _ := os.ReadFile(filepath.Join(filepath.Dir(procs), file))
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, " "); ok && k == "oom_kill" {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 // PlaceTree moves roots and every descendant into the cgroup whose cgroup.procs is
