@@ -1,7 +1,6 @@
 package browser
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -57,14 +56,23 @@ func NewMemoryBounds(limit int64, engines []string) *MemoryBounds {
 }
 
 // ownCgroup is this process's cgroup directory for a hierarchy: v2 (controller "")
-// or the v1 hierarchy holding controller, from /proc/self/cgroup and mountinfo.
+// or the v1 hierarchy holding controller.
 func ownCgroup(controller string) (string, error) {
-	b, err := os.ReadFile("/proc/self/cgroup")
+	cg, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return "", err
 	}
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	return cgroupDir(string(cg), string(mi), controller)
+}
+
+// cgroupDir finds the cgroup directory from /proc/self/cgroup and /proc/self/mountinfo.
+func cgroupDir(procCgroup, mountinfo, controller string) (string, error) {
 	rel, found := "", false
-	for _, line := range strings.Split(string(b), "\n") {
+	for _, line := range strings.Split(procCgroup, "\n") {
 		f := strings.SplitN(line, ":", 3)
 		if len(f) != 3 {
 			continue
@@ -76,26 +84,20 @@ func ownCgroup(controller string) (string, error) {
 	if !found {
 		return "", fmt.Errorf("not in a %s hierarchy", orDefault(controller, "cgroup2"))
 	}
-	mf, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return "", err
-	}
-	defer mf.Close()
-	sc := bufio.NewScanner(mf)
-	for sc.Scan() {
+	for _, line := range strings.Split(mountinfo, "\n") {
 		// id parent maj:min root mountpoint opts ... - fstype source superopts
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		pre, post, ok := strings.Cut(line, " - ")
 		f, g := strings.Fields(pre), strings.Fields(post)
 		if !ok || len(f) < 5 || len(g) < 3 {
 			continue
 		}
 		if (controller == "" && g[0] == "cgroup2") || (controller != "" && g[0] == "cgroup" && inList(g[2], controller)) {
+			// A mount of a subtree (a container's) shows paths below its root.
 			root, mnt := f[3], f[4]
-			r := strings.TrimPrefix(rel, root)
-			if root == "/" {
-				r = rel
+			if root != "/" {
+				rel = strings.TrimPrefix(rel, root)
 			}
-			return filepath.Join(mnt, r), nil
+			return filepath.Join(mnt, rel), nil
 		}
 	}
 	return "", fmt.Errorf("no %s mount", orDefault(controller, "cgroup2"))
