@@ -180,6 +180,7 @@ func cgroupV2(limit int64, engines []string) (*MemoryBounds, error) {
 // makeEngines creates m.Dir and a child per engine that set configures, or leaves
 // nothing behind.
 func (m *MemoryBounds) makeEngines(engines []string, set func(dir string) error) error {
+	removeStale(filepath.Dir(m.Dir))
 	if err := os.Mkdir(m.Dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return err
 	}
@@ -195,6 +196,29 @@ func (m *MemoryBounds) makeEngines(engines []string, set func(dir string) error)
 		}
 	}
 	return nil
+}
+
+// removeStale removes the empty cgroups of oracles that died without closing theirs
+// (SIGKILL): layout-oracle-<pid> in parent whose pid is gone.
+func removeStale(parent string) {
+	ents, _ := os.ReadDir(parent)
+	for _, e := range ents {
+		pid, ok := strings.CutPrefix(e.Name(), "layout-oracle-")
+		if _, err := strconv.Atoi(pid); !ok || err != nil || !e.IsDir() {
+			continue
+		}
+		if _, err := os.Stat("/proc/" + pid); err == nil {
+			continue
+		}
+		dir := filepath.Join(parent, e.Name())
+		kids, _ := os.ReadDir(dir)
+		for _, k := range kids {
+			if k.IsDir() {
+				os.Remove(filepath.Join(dir, k.Name())) // fails, and stays, while it holds processes
+			}
+		}
+		os.Remove(dir)
+	}
 }
 
 // Procs is the cgroup.procs file of engine's cgroup, or "" when there is none.

@@ -1,6 +1,9 @@
 package browser
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -44,4 +47,36 @@ func TestMemoryBoundsOff(t *testing.T) {
 	assert.Empty(t, m.Procs(Chromium))
 	assert.Zero(t, m.OOMKills(Chromium))
 	assert.NoError(t, m.Close())
+}
+
+// Real cgroups (skipped without a writable memory controller): the bounds of this
+// process exist with the limit, a dead oracle's leftover cgroups are removed, and
+// Close removes this one's.
+func TestMemoryBoundsMakeAndRemoveCgroups(t *testing.T) {
+	probe := NewMemoryBounds(64<<20, []string{Chromium})
+	if probe.Problem != "" {
+		t.Skip(probe.Problem)
+	}
+	require.NoError(t, probe.Close())
+	parent := filepath.Dir(probe.Dir)
+	stale := filepath.Join(parent, "layout-oracle-999999999")
+	require.NoError(t, os.MkdirAll(filepath.Join(stale, Firefox), 0o755))
+
+	m := NewMemoryBounds(64<<20, AllEngines)
+	require.Empty(t, m.Problem)
+	assert.NoDirExists(t, stale, "a dead oracle's cgroups are removed")
+	for _, e := range AllEngines {
+		st, ok := m.State(e)
+		require.True(t, ok, e)
+		assert.EqualValues(t, 64<<20, st.Limit)
+		limitFile := "memory.limit_in_bytes"
+		if m.Kind == "cgroup v2" {
+			limitFile = "memory.max"
+		}
+		b, err := os.ReadFile(filepath.Join(st.Cgroup, limitFile))
+		require.NoError(t, err)
+		assert.Equal(t, "67108864", strings.TrimSpace(string(b)), e)
+	}
+	require.NoError(t, m.Close())
+	assert.NoDirExists(t, m.Dir)
 }
