@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -99,6 +100,7 @@ func TestEngineMemoryBoundCostsTheCaseAndARelaunch(t *testing.T) {
 // An address-space rlimit is no fallback: the browsers reserve more address space
 // than any useful bound (checked here so docs/untrusted.md stays true).
 func TestAddressSpaceRlimitBreaksChromium(t *testing.T) {
+	testutil.NeedsBrowsers(t)
 	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
 		t.Skip("no /usr/bin/chromium")
 	}
