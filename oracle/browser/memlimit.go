@@ -149,7 +149,11 @@ func cgroupV2(limit int64, engines []string) (*MemoryBounds, error) {
 	}
 	parent := own
 	if _, err := os.Stat(filepath.Join(own, "memory.max")); err == nil {
-		parent = filepath.Dir(own) // not the root: the root has no memory.max
+		// Not the root (it has no memory.max): beside it, unless it is the root of
+		// what this process sees (a cgroup namespace), where nothing is beside it.
+		if _, err := os.Stat(filepath.Join(filepath.Dir(own), "cgroup.procs")); err == nil {
+			parent = filepath.Dir(own)
+		}
 	}
 	if c, err := os.ReadFile(filepath.Join(parent, "cgroup.controllers")); err != nil || !inList(strings.ReplaceAll(strings.TrimSpace(string(c)), " ", ","), "memory") {
 		return nil, fmt.Errorf("cgroup v2: no memory controller in %s", parent)
