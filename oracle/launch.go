@@ -65,6 +65,11 @@ type Config struct {
 	// browser's proxy (--origin-listen): one remote browsers reach.
 	OriginListen string
 
+	// EngineMemory bounds each engine's processes, all its pages together, in bytes
+	// (--engine-memory; browser.MemoryBounds); 0: unbounded.
+	EngineMemory int64
+
+	mem *browser.MemoryBounds // set by start from EngineMemory
 	// originHost and originPort are the origin server's address, which every engine
 	// uses as its proxy (network.go); Launch sets them.
 	originHost string
@@ -260,6 +265,19 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 		log.Info().Str("docroot", cfg.DocRoot).Msg("serving the docroot read-only on case origins")
 	}
 	cfg.originPort = o.origin.port
+	// Closed after the engines (closers run last first), when their processes are gone.
+	o.mem = browser.NewMemoryBounds(cfg.EngineMemory, names)
+	cfg.mem = o.mem
+	o.closers = append(o.closers, o.mem.Close)
+	if o.mem.Problem != "" {
+		lvl := log.Warn()
+		if cfg.EngineMemory <= 0 {
+			lvl = log.Info()
+		}
+		lvl.Str("problem", o.mem.Problem).Msg("engine memory unbounded")
+	} else {
+		log.Info().Int64("limit", o.mem.Limit).Str("kind", o.mem.Kind).Str("dir", o.mem.Dir).Msg("engine memory bounded: one cgroup per engine")
+	}
 	if cfg.OriginListen != "" {
 		cfg.originHost, _, _ = net.SplitHostPort(cfg.OriginListen)
 	}
@@ -632,6 +650,7 @@ func launchEngine(ctx context.Context, name string, cfg Config, log zerolog.Logg
 	if err != nil {
 		return nil, err
 	}
+	s.MemoryCgroup = cfg.mem.Procs(name)
 	return browser.Launch(ctx, name, cfg.Browsers, cfg.executablePath(name), s, log)
 }
 

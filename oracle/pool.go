@@ -322,6 +322,7 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 			}
 			cctx, cancel := context.WithTimeout(ctx, o.deadline)
 			defer cancel()
+			kills := o.mem.OOMKills(name)
 			v, err := callSafely(cctx, e, do)
 			o.log.Debug().Str("engine", name).Bool("inert", inert).Msg("case served")
 			mu.Lock()
@@ -331,6 +332,11 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 					err = fmt.Errorf("timed out after %s", o.deadline)
 				case errors.Is(err, context.DeadlineExceeded):
 					err = fmt.Errorf("timed out after %s: %w", o.deadline, err)
+				}
+				// The engine's own message (a crash, a lost script result) does not
+				// say why its process died: the cgroup's OOM count does.
+				if o.mem.OOMKills(name) > kills {
+					err = fmt.Errorf("%w (the engine hit its memory bound, --engine-memory=%dM: the kernel killed one of its processes)", err, o.mem.Limit>>20)
 				}
 				errs[name] = err.Error()
 				o.log.Debug().Str("engine", name).Err(err).Msg("engine error")

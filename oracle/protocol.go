@@ -118,6 +118,17 @@ type PingResponse struct {
 	// pages and each endpoint: route, version and state, out-of-service ones with
 	// why (docs/remote.md); absent when there are none.
 	Endpoints []EndpointHealth `json:"endpoints,omitempty"`
+	// Memory (additive) is each engine's memory bound (--engine-memory,
+	// docs/untrusted.md): its cgroup's limit, usage and OOM kills, or why there is none.
+	Memory *MemoryReport `json:"memory,omitempty"`
+}
+
+// MemoryReport is ping's memory: the bound per engine, or Problem.
+type MemoryReport struct {
+	Limit   int64                          `json:"limit"`
+	Kind    string                         `json:"kind,omitempty"`
+	Problem string                         `json:"problem,omitempty"`
+	Engines map[string]browser.MemoryState `json:"engines,omitempty"`
 }
 
 // ReflectResponse answers a reflect request.

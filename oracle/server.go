@@ -20,6 +20,7 @@ import (
 // Oracle is the long-lived process state: the launched engines, kept open until
 // Close, and the settings every request shares.
 type Oracle struct {
+	mem *browser.MemoryBounds // each engine's memory cgroup (--engine-memory)
 	// stateMu guards engines, order, failed, starting and launched: engines are
 	// published while Serve already runs (Start serves before the slowest engine is
 	// ready).
@@ -297,6 +298,17 @@ func (o *Oracle) ping(id json.RawMessage) PingResponse {
 		}
 	}
 	p.Endpoints = o.endpointHealth()
+	if o.mem != nil {
+		p.Memory = &MemoryReport{Limit: o.mem.Limit, Kind: o.mem.Kind, Problem: o.mem.Problem}
+		for name := range o.pages {
+			if st, ok := o.mem.State(name); ok {
+				if p.Memory.Engines == nil {
+					p.Memory.Engines = map[string]browser.MemoryState{}
+				}
+				p.Memory.Engines[name] = st
+			}
+		}
+	}
 	if o.store != nil {
 		st := o.store.Stats()
 		p.Store = &st

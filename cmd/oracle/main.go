@@ -73,6 +73,7 @@ func run() int {
 	docRoot := fs.String("docroot", "", "directory served read-only at / on the oracle's case origins; \"url\" requests name paths under it")
 	storePath := fs.String("store", storeDefault(), "ground-truth store file (docs/store.md), or off; default $ORACLE_STORE, else under $XDG_CACHE_HOME or ~/.cache")
 	storeMax := fs.String("store-max", "4G", "bound on the store's size (bytes, or with K, M, G); past it the least recently used answers are evicted")
+	engineMemory := fs.String("engine-memory", "auto", "memory bound on each engine's processes, all its pages together, in a cgroup (bytes, or with K, M, G); a case that hits it is that engine's error and a relaunch; auto: a quarter of the machine's RAM; 0: off (docs/untrusted.md)")
 	var endpoints []oracle.Endpoint
 	endpointFlag := func(protocol string) func(string) error {
 		return func(s string) error {
@@ -145,6 +146,11 @@ func run() int {
 		log.Error().Err(err).Msg("bad --pages")
 		return 2
 	}
+	memLimit, err := parseEngineMemory(*engineMemory)
+	if err != nil {
+		log.Error().Err(err).Msg("bad --engine-memory")
+		return 2
+	}
 	maxBytes, err := parseSize(*storeMax)
 	if err != nil {
 		log.Error().Err(err).Msg("bad --store-max")
@@ -186,14 +192,15 @@ func run() int {
 	// Start returns once the first engine has passed its self-check; the others keep
 	// starting while requests are served (a request naming one waits for it).
 	o, err := oracle.Start(ctx, oracle.Config{
-		Engines:     browser.SplitList(*engines),
-		Browsers:    *browsers,
-		Profile:     prof,
-		Deadline:    *deadline,
-		MaxLine:     *maxLine,
-		Pages:       defPages,
-		EnginePages: enginePages,
-		Inflight:    *inflight,
+		EngineMemory: memLimit,
+		Engines:      browser.SplitList(*engines),
+		Browsers:     *browsers,
+		Profile:      prof,
+		Deadline:     *deadline,
+		MaxLine:      *maxLine,
+		Pages:        defPages,
+		EnginePages:  enginePages,
+		Inflight:     *inflight,
 
 		ChromiumPath:     *chromiumPath,
 		FirefoxPath:      *firefoxPath,

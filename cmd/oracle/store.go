@@ -48,6 +48,33 @@ func parseSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
+// parseEngineMemory is --engine-memory in bytes: "0" (off), "auto" (a quarter of
+// MemTotal, at least 1 GiB), or a size.
+func parseEngineMemory(s string) (int64, error) {
+	switch strings.TrimSpace(s) {
+	case "0":
+		return 0, nil
+	case "auto":
+		return max(memTotal()/4, 1<<30), nil
+	}
+	return parseSize(s)
+}
+
+// memTotal is /proc/meminfo's MemTotal in bytes (0 when unreadable).
+func memTotal() int64 {
+	b, _ := os.ReadFile("/proc/meminfo")
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			f := strings.Fields(v)
+			if len(f) > 0 {
+				kb, _ := strconv.ParseInt(f[0], 10, 64)
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
 // openStore opens the store at path, or returns nil (the oracle answers live) when it
 // is off or cannot be opened: a broken store never keeps the oracle from serving.
 func openStore(path string, maxBytes int64, log zerolog.Logger) *store.Store {

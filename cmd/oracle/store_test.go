@@ -360,3 +360,19 @@ func TestStoreCommandsSeeExportAndPruneTheStore(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(storeCmd(t, "stats", "--store", path)), &stats))
 	assert.Zero(t, stats.Entries)
 }
+
+// Pure: --engine-memory's values.
+func TestParseEngineMemory(t *testing.T) {
+	n, err := parseEngineMemory("0")
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	n, err = parseEngineMemory("600M")
+	require.NoError(t, err)
+	assert.EqualValues(t, 600<<20, n)
+	n, err = parseEngineMemory("auto")
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, n, int64(1<<30))
+	assert.LessOrEqual(t, n, max(memTotal()/4, 1<<30))
+	_, err = parseEngineMemory("lots")
+	assert.Error(t, err)
+}

@@ -25,7 +25,7 @@ const (
 func Launch(ctx context.Context, name, route, exe string, s LaunchSettings, log zerolog.Logger) (Engine, error) {
 	webDriver := func() (Engine, error) {
 		return LaunchWebDriver(ctx, WebDriverOptions{DriverPath: exe, BrowserArgs: s.WebKitArgs,
-			Capabilities: s.WebDriverCaps, Env: WithEnv(s.Env, s.WebKitEnv), MaxReply: s.MaxReply}, log)
+			Capabilities: s.WebDriverCaps, Env: WithEnv(s.Env, s.WebKitEnv), MaxReply: s.MaxReply, MemoryCgroup: s.MemoryCgroup}, log)
 	}
 	if name == WebKit && (route == RouteSystem || exe != "") {
 		return webDriver()
@@ -45,7 +45,7 @@ func Launch(ctx context.Context, name, route, exe string, s LaunchSettings, log 
 		return webDriver()
 	}
 	opts := PlaywrightOptions{Engine: name, Bundled: bundled, Permissions: s.Permissions,
-		InitScripts: s.InitScripts, ExecutablePath: exe, Env: s.Env}
+		InitScripts: s.InitScripts, ExecutablePath: exe, Env: s.Env, MemoryCgroup: s.MemoryCgroup}
 	switch name {
 	case Chromium:
 		opts.Args = s.ChromiumArgs

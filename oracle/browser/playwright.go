@@ -203,6 +203,9 @@ type PlaywrightOptions struct {
 	// ExecutablePath replaces the system build's binary (SystemChromium,
 	// SystemFirefox); not used with Bundled.
 	ExecutablePath string
+	// MemoryCgroup is the cgroup.procs file the browser's processes go in
+	// (memlimit.go); "": none.
+	MemoryCgroup string
 	// MaxMessage bounds one message from a remote server (remote_relay.go); 0:
 	// relayMaxMessage.
 	MaxMessage int64
@@ -299,7 +302,11 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 	if len(opts.FirefoxPrefs) > 0 {
 		launch.FirefoxUserPrefs = opts.FirefoxPrefs
 	}
-	if env := append(append([]string{}, opts.Env...), browserUser().env()...); len(env) > 0 {
+	env := append(append([]string{}, opts.Env...), browserUser().env()...)
+	if opts.MemoryCgroup != "" {
+		env = append(env, CgroupProcsEnv+"="+opts.MemoryCgroup) // the wrapper joins it
+	}
+	if len(env) > 0 {
 		// Playwright's env replaces the browser's whole environment: start from ours.
 		launch.Env = map[string]string{}
 		for _, kv := range WithEnv(os.Environ(), env) {
@@ -321,6 +328,11 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 	if e.context, e.page, err = e.openContext(browser); err != nil {
 		e.Close()
 		return nil, err
+	}
+	// With the wrapper the browser was born in its cgroup; without one (an
+	// unprivileged oracle) its processes are moved there now.
+	if err := PlaceTree(opts.MemoryCgroup, pids); err != nil {
+		log.Warn().Str("engine", e.name).Err(err).Msg("browser processes left outside the engine's memory cgroup")
 	}
 	noDelayBrowser(opts.Engine, pids, log) // nodelay.go: about 40 ms off every Firefox call
 	log.Info().Str("engine", e.name).Str("version", e.version).Str("route", route).

@@ -137,6 +137,9 @@ for a in "$@"; do
   if [ "$prev" = --profile ] || [ "$prev" = -profile ]; then chown -R ` + ids + ` -- "$a" || exit 1; fi
   prev=$a
 done
+# The engine's memory cgroup (memlimit.go), joined before the browser forks anything;
+# if that fails the oracle moves the processes after the launch, and logs it if it can't.
+[ -z "$` + CgroupProcsEnv + `" ] || { echo $$ > "$` + CgroupProcsEnv + `"; } 2>/dev/null || :
 exec ` + shellQuote(setpriv) + ` --reuid=` + strconv.Itoa(int(u.UID)) + ` --regid=` + strconv.Itoa(int(u.GID)) +
 		` --clear-groups -- ` + shellQuote(exe) + ` "$@"
 `

@@ -22,6 +22,9 @@ type LaunchSettings struct {
 	Permissions   []string       // permission grants (Chromium, Playwright's WebKit)
 	InitScripts   []string       // Playwright: run before any page script in every document
 	MaxReply      int64          // WebDriver: Execute Script reply bound in bytes; 0: DefaultMaxReply
+	// MemoryCgroup is the cgroup.procs file of the engine's memory cgroup
+	// (memlimit.go); "": unbounded.
+	MemoryCgroup string
 }
 
 // Merge adds o to s: lists append, maps are joined (o wins on a repeated key).
@@ -34,6 +37,9 @@ func (s *LaunchSettings) Merge(o LaunchSettings) {
 	s.InitScripts = append(s.InitScripts, o.InitScripts...)
 	if o.MaxReply > 0 {
 		s.MaxReply = o.MaxReply
+	}
+	if o.MemoryCgroup != "" {
+		s.MemoryCgroup = o.MemoryCgroup
 	}
 	if len(o.FirefoxPrefs) > 0 {
 		if s.FirefoxPrefs == nil {

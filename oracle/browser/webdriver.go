@@ -49,6 +49,9 @@ type WebDriverOptions struct {
 	// MaxReply bounds an Execute Script reply in bytes (a remote endpoint's too); 0:
 	// DefaultMaxReply. Other commands' replies are bounded at 1 MiB.
 	MaxReply int64
+	// MemoryCgroup is the cgroup.procs file the driver goes in before it starts
+	// MiniBrowser, so every WebKit process is born there (memlimit.go); "": none.
+	MemoryCgroup string
 }
 
 // webDriverEngine is WebKitGTK over W3C WebDriver classic (HTTP JSON): one driver
