@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -150,8 +151,9 @@ func run() int {
 		checks = probes.SelfChecks()
 	}
 	start := time.Now()
-	// Start returns once the first engine has passed its self-check; the others keep
-	// starting while requests are served (a request naming one waits for it).
+	// Start returns at once (with --require-sandbox once every engine is up): the
+	// engines keep starting while requests are served (ping at once, stored answers
+	// of fingerprinted builds at once, a case that needs an engine waits for it).
 	o, err := oracle.Start(ctx, oracle.Config{
 		Engines:     browser.SplitList(*engines),
 		Browsers:    *browsers,
@@ -176,19 +178,32 @@ func run() int {
 		Endpoints:        endpoints,
 		OriginListen:     *originListen,
 	}, checks, log)
-	if err != nil {
-		if *selfCheck && strings.Contains(err.Error(), "no engine launched") {
+	launchFailed := func(err error) int {
+		if *selfCheck && strings.Contains(err.Error(), errNoEngine.Error()) {
 			log.Error().Msg("no engine passed the self-check")
 		}
 		log.Error().Err(err).Msg("launch")
 		closeStore(st)
+		return 1
+	}
+	if err != nil {
 		if *requireSandbox {
 			// Plain words too: a refusal must be clear without a JSON log reader.
 			fmt.Fprintln(os.Stderr, "oracle: refusing to start:", err)
 		}
-		return 1
+		return launchFailed(err)
 	}
 	log.Info().Strs("engines", o.Serving()).Dur("startup", time.Since(start)).Msg("serving on stdio")
+	// When no engine comes up, serving ends and the process fails, as it did when
+	// that was known before serving began.
+	serveCtx, stopServing := context.WithCancelCause(ctx)
+	defer stopServing(nil)
+	go func() {
+		o.WaitStarted()
+		if len(o.Serving()) == 0 {
+			stopServing(errNoEngine)
+		}
+	}()
 
 	// A signal ends the process too, but never leaves a browser behind.
 	sigs := make(chan os.Signal, 1)
@@ -201,7 +216,11 @@ func run() int {
 		os.Exit(128 + int(s.(syscall.Signal)))
 	}()
 
-	serveErr := o.Serve(ctx, os.Stdin, protocol)
+	serveErr := o.Serve(serveCtx, os.Stdin, protocol)
+	if serveErr != nil && errors.Is(context.Cause(serveCtx), errNoEngine) {
+		o.Close()
+		return launchFailed(errNoEngine)
+	}
 	if err := o.Close(); err != nil {
 		log.Warn().Err(err).Msg("close")
 	}
@@ -212,6 +231,9 @@ func run() int {
 	}
 	return 0
 }
+
+// errNoEngine ends serving when every engine failed to start.
+var errNoEngine = errors.New("no engine launched")
 
 func reserveStdout() (*os.File, error) {
 	fd, err := syscall.Dup(1)
