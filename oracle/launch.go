@@ -224,7 +224,7 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 	o := &Oracle{engines: map[string]*pool{}, failed: map[string]string{}, profile: cfg.Profile.Name,
 		deadline: cfg.Deadline, maxLine: cfg.MaxLine, inflight: cfg.Inflight, log: log,
 		starting: map[string]chan struct{}{}, pages: map[string]int{}, endpoints: map[string][]*endpointState{},
-		predicted: map[string]engineBuild{}, prints: map[string]string{}}
+		predicted: map[string]engineBuild{}, prints: map[string]string{}, need: map[string]chan struct{}{}}
 	if o.deadline <= 0 {
 		o.deadline = DefaultDeadline
 	}
@@ -274,6 +274,7 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 	o.startAt = time.Now()
 	for _, name := range names {
 		o.starting[name] = make(chan struct{})
+		o.need[name] = make(chan struct{})
 		o.pages[name] = cfg.totalPages(name)
 		o.endpoints[name] = newEndpointStates(cfg, name)
 	}
@@ -306,6 +307,10 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 func (o *Oracle) startEngine(ctx context.Context, name string, cfg Config, checks []SelfCheck) {
 	if len(cfg.endpointsFor(name)) > 0 {
 		o.startWithEndpoints(ctx, name, cfg, checks) // remote.go
+		return
+	}
+	if !o.awaitLaunch(ctx, name, cfg) {
+		o.decide(name, nil, "not launched: the oracle closed first")
 		return
 	}
 	log := o.log
@@ -401,6 +406,45 @@ func (o *Oracle) startEngine(ctx context.Context, name string, cfg Config, check
 	o.decide(name, p, "")
 	log.Info().Str("engine", name).Int("pages", len(pages)).Str("version", p.version()).Str("route", p.route()).
 		Dur("launch", launched).Dur("self_check", checked).Dur("ready_after", time.Since(o.startAt)).Msg("engine serving")
+}
+
+// warmLaunchDelay is how long an engine whose build is known from its fingerprint
+// waits before launching, unless a case needs it live first: a warm rerun answered
+// wholly from the store ends before any browser starts, and so exits at once instead
+// of waiting for launches under way (Close cannot interrupt a Playwright launch).
+const warmLaunchDelay = 2 * time.Second
+
+// awaitLaunch returns when name's launch should begin: at once, unless its build is
+// known from its fingerprint; then after warmLaunchDelay or when a case needs the
+// live engine (needLive). false: the oracle closed first.
+func (o *Oracle) awaitLaunch(ctx context.Context, name string, cfg Config) bool {
+	o.stateMu.RLock()
+	_, predicted := o.predicted[name]
+	need := o.need[name]
+	o.stateMu.RUnlock()
+	if !predicted || cfg.RequireSandbox || need == nil {
+		return true
+	}
+	t := time.NewTimer(warmLaunchDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-need:
+		o.log.Debug().Str("engine", name).Msg("a case needs the live engine: launching it now")
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}
+
+// needLive starts name's launch now if it is waiting for warmLaunchDelay.
+func (o *Oracle) needLive(name string) {
+	o.stateMu.Lock()
+	defer o.stateMu.Unlock()
+	if ch, ok := o.need[name]; ok {
+		close(ch)
+		delete(o.need, name)
+	}
 }
 
 // decide ends name's start: it serves from p, or (p nil) it failed for reason.
@@ -533,6 +577,7 @@ func (o *Oracle) enginePool(ctx context.Context, name string) (*pool, error) {
 	if wait == nil {
 		return nil, browser.ErrNotLaunched
 	}
+	o.needLive(name)
 	select {
 	case <-wait:
 	case <-ctx.Done():

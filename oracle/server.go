@@ -39,7 +39,10 @@ type Oracle struct {
 	// served before the engine is up.
 	predicted map[string]engineBuild
 	prints    map[string]string // each local engine's build fingerprint, set before any starts
-	pages     map[string]int    // configured pages per engine, for ping
+	// need is closed (and deleted) when a case waits for name's live engine: an
+	// engine whose launch waits (awaitLaunch) launches at once.
+	need  map[string]chan struct{}
+	pages map[string]int // configured pages per engine, for ping
 	// endpoints is, per engine with remote endpoints, its local pages and each
 	// endpoint (remote.go); set before any engine starts, read by ping.
 	endpoints map[string][]*endpointState
