@@ -158,23 +158,25 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 
 // Start launches every configured engine and all its pages in parallel, runs checks
 // on each engine as soon as its own pages are up (engines in parallel, an engine's
-// checks in order), and returns as soon as one engine passed them and serves. The
-// others keep starting: ping reports them as "starting", a request naming one waits
-// for it within its deadline, and one that fails to launch or fails a check is taken
-// out of service as before ("engine not launched", ping's "failed"). Start fails when
-// no engine comes up. With cfg.RequireSandbox it waits for every engine, since the
-// refusal must come before anything is served.
+// checks in order), and returns at once, before any engine serves: ping is answered
+// from the first moment, and a case whose answers are all stored under builds known
+// from their fingerprints (buildprint.go) needs no engine. The engines keep starting:
+// ping reports them as "starting", a request that needs one waits for it within its
+// deadline, and one that fails to launch or fails a check is taken out of service
+// ("engine not launched", ping's "failed"). Whether any engine came up is known once
+// WaitStarted returns (Serving). With cfg.RequireSandbox Start waits for every
+// engine and fails when none came up, since the refusal must come before anything is
+// served.
 func Start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logger) (*Oracle, error) {
 	o, err := start(ctx, cfg, checks, log)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.RequireSandbox {
-		o.WaitStarted()
-	} else {
-		o.waitFirst()
+	if !cfg.RequireSandbox {
+		return o, nil
 	}
-	return o.serveOne(cfg.RequireSandbox)
+	o.WaitStarted()
+	return o.serveOne(true)
 }
 
 // serveOne returns o when an engine serves (after the sandbox check, when required),
@@ -226,7 +228,8 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 	}
 	o := &Oracle{engines: map[string]*pool{}, failed: map[string]string{}, profile: cfg.Profile.Name,
 		deadline: cfg.Deadline, maxLine: cfg.MaxLine, inflight: cfg.Inflight, log: log,
-		starting: map[string]chan struct{}{}, pages: map[string]int{}, endpoints: map[string][]*endpointState{}}
+		starting: map[string]chan struct{}{}, pages: map[string]int{}, endpoints: map[string][]*endpointState{},
+		predicted: map[string]engineBuild{}, prints: map[string]string{}, need: map[string]chan struct{}{}}
 	if o.deadline <= 0 {
 		o.deadline = DefaultDeadline
 	}
@@ -285,13 +288,15 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 	// Close cancels startCtx, so launches and checks still under way end early.
 	startCtx, cancel := context.WithCancel(ctx)
 	o.startCtx, o.startCancel = startCtx, cancel
-	o.started, o.firstReady = make(chan struct{}), make(chan struct{})
+	o.started = make(chan struct{})
 	o.startAt = time.Now()
 	for _, name := range names {
 		o.starting[name] = make(chan struct{})
+		o.need[name] = make(chan struct{})
 		o.pages[name] = cfg.totalPages(name)
 		o.endpoints[name] = newEndpointStates(cfg, name)
 	}
+	o.predictBuilds(ctx, cfg, names) // before the first request can be read
 	for _, name := range names {
 		o.startWG.Add(1)
 		go func() {
@@ -322,13 +327,19 @@ func (o *Oracle) startEngine(ctx context.Context, name string, cfg Config, check
 		o.startWithEndpoints(ctx, name, cfg, checks) // remote.go
 		return
 	}
+	if !o.awaitLaunch(ctx, name, cfg) {
+		o.decide(name, nil, "not launched: the oracle closed first")
+		return
+	}
 	log := o.log
 	t0 := time.Now()
 	want := cfg.pagesFor(name)
+	asked := cfg // the configuration the build fingerprint was made of
+	absent := ""
 	if name == browser.WebKit && cfg.Browsers == browser.RouteAuto && cfg.executablePath(name) == "" && want > 1 {
 		// Whether a bundled WebKit is installed takes a Playwright driver (a node
 		// process) to ask: ask once for the engine, not once per page.
-		cfg.Browsers = browser.WebKitRoute(log)
+		cfg.Browsers, absent = browser.WebKitRoute(log)
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -386,7 +397,11 @@ func (o *Oracle) startEngine(ctx context.Context, name string, cfg Config, check
 		log.Warn().Str("engine", name).Int("pages", len(pages)).Int("wanted", want).Msg("serving with fewer pages")
 	}
 	p := newPool(name, pages)
-	o.noteBuild(name, engineBuild{p.version(), p.route()})
+	o.noteBuild(name, p.build())
+	if absent == "" {
+		absent = browser.BundledAbsent(pages[0])
+	}
+	o.settleBuild(ctx, name, asked, p.build(), absent) // buildprint.go
 	var checked time.Duration
 	if len(checks) > 0 {
 		c0 := time.Now()
@@ -411,6 +426,45 @@ func (o *Oracle) startEngine(ctx context.Context, name string, cfg Config, check
 		Dur("launch", launched).Dur("self_check", checked).Dur("ready_after", time.Since(o.startAt)).Msg("engine serving")
 }
 
+// warmLaunchDelay is how long an engine whose build is known from its fingerprint
+// waits before launching, unless a case needs it live first: a warm rerun answered
+// wholly from the store ends before any browser starts, and so exits at once instead
+// of waiting for launches under way (Close cannot interrupt a Playwright launch).
+const warmLaunchDelay = 2 * time.Second
+
+// awaitLaunch returns when name's launch should begin: at once, unless its build is
+// known from its fingerprint; then after warmLaunchDelay or when a case needs the
+// live engine (needLive). false: the oracle closed first.
+func (o *Oracle) awaitLaunch(ctx context.Context, name string, cfg Config) bool {
+	o.stateMu.RLock()
+	_, predicted := o.predicted[name]
+	need := o.need[name]
+	o.stateMu.RUnlock()
+	if !predicted || cfg.RequireSandbox || need == nil {
+		return true
+	}
+	t := time.NewTimer(warmLaunchDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-need:
+		o.log.Debug().Str("engine", name).Msg("a case needs the live engine: launching it now")
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}
+
+// needLive starts name's launch now if it is waiting for warmLaunchDelay.
+func (o *Oracle) needLive(name string) {
+	o.stateMu.Lock()
+	defer o.stateMu.Unlock()
+	if ch, ok := o.need[name]; ok {
+		close(ch)
+		delete(o.need, name)
+	}
+}
+
 // decide ends name's start: it serves from p, or (p nil) it failed for reason.
 func (o *Oracle) decide(name string, p *pool, reason string) {
 	o.stateMu.Lock()
@@ -432,10 +486,7 @@ func (o *Oracle) decide(name string, p *pool, reason string) {
 		close(ch)
 	}
 	delete(o.launched, name)
-	if (p != nil || len(o.starting) == 0) && !o.firstClosed {
-		o.firstClosed = true
-		close(o.firstReady)
-	}
+	delete(o.predicted, name)
 }
 
 // engineBuild is the build an engine's pages launched, as ping reports it.
@@ -453,11 +504,6 @@ func (o *Oracle) noteBuild(name string, b engineBuild) {
 		o.launched = map[string]engineBuild{}
 	}
 	o.launched[name] = b
-}
-
-// waitFirst returns once an engine serves or every engine has failed.
-func (o *Oracle) waitFirst() {
-	<-o.firstReady
 }
 
 // WaitStarted returns once every engine serves or has failed to. An oracle not made
@@ -554,6 +600,7 @@ func (o *Oracle) enginePool(ctx context.Context, name string) (*pool, error) {
 	if wait == nil {
 		return nil, browser.ErrNotLaunched
 	}
+	o.needLive(name)
 	select {
 	case <-wait:
 	case <-ctx.Done():
@@ -566,6 +613,22 @@ func (o *Oracle) enginePool(ctx context.Context, name string) (*pool, error) {
 		return nil, browser.ErrNotLaunched
 	}
 	return p, nil
+}
+
+// storeBuild is name's build for the store's key, without waiting for it: its
+// serving pool's, else the one its live launch reported, else the one its
+// fingerprint's record names (buildprint.go). ok is false while none is known.
+func (o *Oracle) storeBuild(name string) (engineBuild, bool) {
+	o.stateMu.RLock()
+	defer o.stateMu.RUnlock()
+	if p := o.engines[name]; p != nil {
+		return p.build(), true
+	}
+	if b, ok := o.launched[name]; ok {
+		return b, true
+	}
+	b, ok := o.predicted[name]
+	return b, ok
 }
 
 // requestEngines is who answers a request naming no engine: every engine serving or

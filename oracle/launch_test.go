@@ -45,7 +45,6 @@ func TestRequestsWaitForStartingEngines(t *testing.T) {
 	o.deadline = 10 * time.Second
 	o.failed = map[string]string{}
 	o.starting = map[string]chan struct{}{browser.Firefox: make(chan struct{}), browser.WebKit: make(chan struct{})}
-	o.firstReady = make(chan struct{})
 	ctx := context.Background()
 	req := func(engines ...string) *Request {
 		html := "<p>"

@@ -146,6 +146,9 @@ func (p *pool) route() string {
 	return strings.Join(routes, "; ")
 }
 
+// build is the pool's build as the store keys it.
+func (p *pool) build() engineBuild { return engineBuild{p.version(), p.route()} }
+
 // PoolHealth is one engine's pages' state, as ping reports it.
 type PoolHealth struct {
 	State    string `json:"state"`

@@ -35,7 +35,15 @@ type Oracle struct {
 	failed   map[string]string        // engines that did not come up, with the reason
 	starting map[string]chan struct{} // engines still launching or self-checking; closed when decided
 	launched map[string]engineBuild   // engines still starting whose pages report their build
-	pages    map[string]int           // configured pages per engine, for ping
+	// predicted is, per engine still starting and not yet launched, the build its
+	// fingerprint's store record names (buildprint.go): stored answers of it are
+	// served before the engine is up.
+	predicted map[string]engineBuild
+	prints    map[string]string // each local engine's build fingerprint, set before any starts
+	// need is closed (and deleted) when a case waits for name's live engine: an
+	// engine whose launch waits (awaitLaunch) launches at once.
+	need  map[string]chan struct{}
+	pages map[string]int // configured pages per engine, for ping
 	// endpoints is, per engine with remote endpoints, its local pages and each
 	// endpoint (remote.go); set before any engine starts, read by ping.
 	endpoints map[string][]*endpointState
@@ -45,8 +53,6 @@ type Oracle struct {
 	startCancel context.CancelFunc // ends launches and checks still under way, at Close
 	startWG     tracker            // one per engine still starting
 	started     chan struct{}      // closed when every engine serves or failed
-	firstReady  chan struct{}      // closed when one engine serves or every one failed
-	firstClosed bool               // under stateMu
 	origin      *origin            // serves trace pages
 
 	traceLimits  trace.Limits // --trace-max-records, --trace-max-bytes
@@ -266,7 +272,11 @@ func (o *Oracle) ping(id json.RawMessage) PingResponse {
 		Environment: browser.Environment()}
 	for name := range o.starting {
 		p.States[name] = PoolHealth{State: browser.StateStarting}
-		if b, ok := o.launched[name]; ok {
+		b, ok := o.launched[name]
+		if !ok {
+			b, ok = o.predicted[name] // the build its stored answers are served as
+		}
+		if ok {
 			p.Versions[name] = b.version
 			if b.route != "" {
 				p.Routes[name] = b.route

@@ -124,8 +124,8 @@ func caseHash(req *Request) (string, bool) {
 	return hex.EncodeToString(h[:]), true
 }
 
-// storeMeta is the key of engine's answer to the case hashed as c.
-func (o *Oracle) storeMeta(req *Request, c string, p *pool) store.Meta {
+// storeMeta is the key of engine's (build b's) answer to the case hashed as c.
+func (o *Oracle) storeMeta(req *Request, c, engine string, b engineBuild) store.Meta {
 	op := req.Op
 	if op == OpGeometry {
 		op = "geometry"
@@ -138,7 +138,7 @@ func (o *Oracle) storeMeta(req *Request, c string, p *pool) store.Meta {
 		walk += fmt.Sprintf("/limits-%d-%d", o.traceLimits.Records, o.traceLimits.Bytes)
 	}
 	return store.Meta{Format: store.Format, Walk: walk, Environment: environmentKey(), Profile: o.profile,
-		Engine: p.name, EngineVersion: p.version(), Route: p.route(), Op: op, Case: c}
+		Engine: engine, EngineVersion: b.version, Route: b.route, Op: op, Case: c}
 }
 
 type noStoreKey struct{}
@@ -183,21 +183,26 @@ func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, do func(c
 	if !named {
 		names = o.requestEngines()
 	}
-	// An engine still starting is waited for, as fanOut waits for it: its build is
-	// part of the key. One that then fails to serve is left out of a request that
-	// named no engine, and reported by fanOut to one that named it.
+	// An engine's build is part of the key. One still starting whose build is not
+	// known yet (storeBuild) is waited for, as fanOut waits for it; one that then fails
+	// to serve is left out of a request that named no engine, and reported by fanOut
+	// to one that named it.
 	wctx, wcancel := context.WithTimeout(ctx, pageWait(o.deadline))
 	defer wcancel()
 	metas := map[string]store.Meta{}
 	var list []store.Meta
 	dropped := map[string]bool{}
 	for _, n := range names {
-		p, err := o.enginePool(wctx, n)
-		if err != nil {
-			dropped[n] = !named && errors.Is(err, browser.ErrNotLaunched)
-			continue
+		b, ok := o.storeBuild(n)
+		if !ok {
+			p, err := o.enginePool(wctx, n)
+			if err != nil {
+				dropped[n] = !named && errors.Is(err, browser.ErrNotLaunched)
+				continue
+			}
+			b = p.build()
 		}
-		metas[n] = o.storeMeta(req, c, p)
+		metas[n] = o.storeMeta(req, c, n, b)
 		list = append(list, metas[n])
 	}
 	found := o.store.Lookup(ctx, list)
@@ -234,15 +239,20 @@ func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, do func(c
 		results, errs = fanOut(ctx, o, live, do)
 	}
 	for n, v := range results {
-		m, ok := metas[n]
-		if !ok || !storable(v) {
+		if _, ok := metas[n]; !ok || !storable(v) {
 			continue
 		}
-		b, err := json.Marshal(v)
-		if err != nil || len(b) > o.answerLimits().forOp(req.Op) { // over the bound: an error on the way out
+		// Keyed by the build that answered: the one looked up by may have been
+		// known only from a fingerprint (buildprint.go).
+		b, ok := o.storeBuild(n)
+		if !ok {
 			continue
 		}
-		o.store.Put(store.Record{Meta: m, ID: req.ID, Answer: b})
+		answer, err := json.Marshal(v)
+		if err != nil || len(answer) > o.answerLimits().forOp(req.Op) { // over the bound: an error on the way out
+			continue
+		}
+		o.store.Put(store.Record{Meta: o.storeMeta(req, c, n, b), ID: req.ID, Answer: answer})
 	}
 	for _, n := range names {
 		b, ok := hits[n]

@@ -134,3 +134,39 @@ func TestStoredAnswerEncodesLikeTheLiveOne(t *testing.T) {
 	require.NoError(t, err)
 	assert.Regexp(t, `^\{"id":"a","dumps":\{"chromium":\{.*\},"firefox":\{.*\},"webkit":\{.*\}\},"stored":\["chromium","webkit"\]\}$`, string(got))
 }
+
+// An engine still starting whose build is known from its fingerprint record
+// (buildprint.go) has its stored answers served before it is up; under another
+// recorded build nothing is served and the case waits for the engine. Unit test with
+// the stand-in engines of protocol_test.go (no browser); the real engines' warm start
+// is cmd/oracle's warmstart_test.go.
+func TestAKnownBuildIsServedWhileItsEngineStarts(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), "s.sqlite"), store.Options{}, zerolog.Nop())
+	require.NoError(t, err)
+	defer st.Close()
+	o := fakeOracle(&fakeEngine{name: browser.Firefox})
+	o.store = st
+	req := parse(t, `{"id":"a","html":"<p>","engines":["firefox"]}`)
+	live, err := json.Marshal(o.Handle(context.Background(), req))
+	require.NoError(t, err)
+	st.Flush(10 * time.Second)
+
+	starting := func(b engineBuild) *Oracle {
+		o := fakeOracle()
+		o.store, o.failed = st, map[string]string{}
+		o.starting = map[string]chan struct{}{browser.Firefox: make(chan struct{})} // never decided
+		o.predicted = map[string]engineBuild{browser.Firefox: b}
+		return o
+	}
+	ctx, cancel := context.WithTimeout(forTheWire(context.Background()), 2*time.Second)
+	defer cancel()
+	got, err := json.Marshal(starting(engineBuild{"0.0-fake", "fake"}).Handle(ctx, req))
+	require.NoError(t, err)
+	assert.Equal(t, strings.TrimSuffix(string(live), "}")+`,"stored":["firefox"]}`, string(got), "served before the engine is up")
+
+	ctx, cancel = context.WithTimeout(forTheWire(context.Background()), 300*time.Millisecond)
+	defer cancel()
+	resp := starting(engineBuild{"0.1-other", "fake"}).Handle(ctx, req).(GeometryResponse)
+	assert.Empty(t, resp.Stored, "an answer of another build is never served")
+	assert.Contains(t, resp.Errors[browser.Firefox], "still starting", "it waited for the live engine")
+}

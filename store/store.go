@@ -125,6 +125,7 @@ type Store struct {
 
 	hits, misses, writes, dropped, failures atomic.Int64
 	writeFailed                             atomic.Int64 // answers whose write failed (a full disk, an I/O error)
+	buildMismatches                         atomic.Int64
 	enqueued, processed                     atomic.Int64 // answers queued, and taken off the queue and committed or failed
 	entries                                 atomic.Int64
 	bypassUntil                             atomic.Int64 // unix nanos; lookups skip the store before it
@@ -202,6 +203,15 @@ CREATE TABLE IF NOT EXISTS answers (
 CREATE INDEX IF NOT EXISTS answers_used ON answers(used);
 CREATE INDEX IF NOT EXISTS answers_case ON answers(case_hash);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS builds (
+  engine TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  engine_version TEXT NOT NULL,
+  route TEXT NOT NULL,
+  absent TEXT NOT NULL,
+  seen INTEGER NOT NULL,
+  PRIMARY KEY (engine, fingerprint)
+);
 `
 
 // Open opens (creating when needed) the store at path. A file that is not a store,
@@ -652,12 +662,16 @@ type Stats struct {
 	Writes  int64  `json:"writes"`
 	Dropped int64  `json:"dropped,omitempty"`
 	Failed  int64  `json:"failed,omitempty"` // answers whose write failed (full disk, I/O error)
+	// BuildMismatches counts engines whose live launch reported another build than
+	// the one recorded for their fingerprint (builds.go); each is logged as an error.
+	BuildMismatches int64 `json:"build_mismatches,omitempty"`
 }
 
 // Stats reads the counters (entries as of the last write or open: no query).
 func (s *Store) Stats() Stats {
 	return Stats{Path: s.path, Entries: s.entries.Load(), Hits: s.hits.Load(), Misses: s.misses.Load(),
-		Writes: s.writes.Load(), Dropped: s.dropped.Load(), Failed: s.writeFailed.Load()}
+		Writes: s.writes.Load(), Dropped: s.dropped.Load(), Failed: s.writeFailed.Load(),
+		BuildMismatches: s.buildMismatches.Load()}
 }
 
 // Row is one stored answer, as Each reads it.

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -189,8 +190,9 @@ func run() int {
 		checks = probes.SelfChecks()
 	}
 	start := time.Now()
-	// Start returns once the first engine has passed its self-check; the others keep
-	// starting while requests are served (a request naming one waits for it).
+	// Start returns at once (with --require-sandbox once every engine is up): the
+	// engines keep starting while requests are served (ping at once, stored answers
+	// of fingerprinted builds at once, a case that needs an engine waits for it).
 	o, err := oracle.Start(ctx, oracle.Config{
 		EngineMemory: memLimit,
 		Engines:      browser.SplitList(*engines),
@@ -228,21 +230,38 @@ func run() int {
 		log.Info().Str("signal", sig.String()).Msg("ended during startup; browsers closed")
 		return 128 + int(sig)
 	}
-	if err != nil {
-		if *selfCheck && strings.Contains(err.Error(), "no engine launched") {
+	launchFailed := func(err error) int {
+		if *selfCheck && strings.Contains(err.Error(), errNoEngine.Error()) {
 			log.Error().Msg("no engine passed the self-check")
 		}
 		log.Error().Err(err).Msg("launch")
 		closeStore(st)
+		return 1
+	}
+	if err != nil {
 		if *requireSandbox {
 			// Plain words too: a refusal must be clear without a JSON log reader.
 			fmt.Fprintln(os.Stderr, "oracle: refusing to start:", err)
 		}
-		return 1
+		return launchFailed(err)
 	}
 	log.Info().Strs("engines", o.Serving()).Dur("startup", time.Since(start)).Msg("serving on stdio")
+	// When no engine comes up, serving ends and the process fails, as it did when
+	// that was known before serving began.
+	serveCtx, stopServing := context.WithCancelCause(ctx)
+	defer stopServing(nil)
+	go func() {
+		o.WaitStarted()
+		if len(o.Serving()) == 0 {
+			stopServing(errNoEngine)
+		}
+	}()
 
-	serveErr := o.Serve(ctx, os.Stdin, protocol)
+	serveErr := o.Serve(serveCtx, os.Stdin, protocol)
+	if serveErr != nil && errors.Is(context.Cause(serveCtx), errNoEngine) {
+		o.Close()
+		return launchFailed(errNoEngine)
+	}
 	if err := o.Close(); err != nil {
 		log.Warn().Err(err).Msg("close")
 	}
@@ -253,6 +272,9 @@ func run() int {
 	}
 	return 0
 }
+
+// errNoEngine ends serving when every engine failed to start.
+var errNoEngine = errors.New("no engine launched")
 
 func reserveStdout() (*os.File, error) {
 	fd, err := syscall.Dup(1)

@@ -23,9 +23,14 @@ const (
 // for tens of seconds, and a private driver keeps that to the page that took the
 // case while the others serve on.
 func Launch(ctx context.Context, name, route, exe string, s LaunchSettings, log zerolog.Logger) (Engine, error) {
+	absent := "" // the bundled build's path, when the auto route found none there
 	webDriver := func() (Engine, error) {
-		return LaunchWebDriver(ctx, WebDriverOptions{DriverPath: exe, BrowserArgs: s.WebKitArgs,
+		e, err := LaunchWebDriver(ctx, WebDriverOptions{DriverPath: exe, BrowserArgs: s.WebKitArgs,
 			Capabilities: s.WebDriverCaps, Env: WithEnv(s.Env, s.WebKitEnv), MaxReply: s.MaxReply, MemoryCgroup: s.MemoryCgroup}, log)
+		if err == nil {
+			e.(*webDriverEngine).bundledAbsent = absent
+		}
+		return e, err
 	}
 	if name == WebKit && (route == RouteSystem || exe != "") {
 		return webDriver()
@@ -36,7 +41,10 @@ func Launch(ctx context.Context, name, route, exe string, s LaunchSettings, log 
 	}
 	bundled := route == RoutePlaywright
 	if route == RouteAuto && exe == "" {
-		_, bundled = pw.BundledPath(name)
+		var path string
+		if path, bundled = pw.BundledPath(name); !bundled {
+			absent = path
+		}
 	}
 	if name == WebKit && !bundled {
 		if err := pw.Stop(); err != nil { // not fatal: WebKit does not need it
@@ -58,25 +66,41 @@ func Launch(ctx context.Context, name, route, exe string, s LaunchSettings, log 
 		return nil, errors.Join(err, pw.Stop())
 	}
 	e.(*playwrightEngine).driver = pw // Close stops it
+	e.(*playwrightEngine).bundledAbsent = absent
 	return e, nil
 }
 
+// BundledAbsent is, for an engine the auto route launched from the system build, the
+// path where the Playwright driver looked for its bundled build and found none; ""
+// for any other route. While that path does not exist, the auto route chooses the
+// system build again (the oracle's warm start relies on it: oracle/buildprint.go).
+func BundledAbsent(e Engine) string {
+	switch e := e.(type) {
+	case *playwrightEngine:
+		return e.bundledAbsent
+	case *webDriverEngine:
+		return e.bundledAbsent
+	}
+	return ""
+}
+
 // WebKitRoute is RoutePlaywright when a bundled WebKit is installed, else RouteSystem
-// (WebKitGTK over WebDriver); a driver that cannot start leaves the choice to each
-// page (RouteAuto), which reports why.
-func WebKitRoute(log zerolog.Logger) string {
+// (WebKitGTK over WebDriver) and the path where the bundled build was looked for (as
+// BundledAbsent); a driver that cannot start leaves the choice to each page
+// (RouteAuto), which reports why.
+func WebKitRoute(log zerolog.Logger) (route, absent string) {
 	pw, err := StartPlaywright(log)
 	if err != nil {
-		return RouteAuto
+		return RouteAuto, ""
 	}
-	_, bundled := pw.BundledPath(WebKit)
+	path, bundled := pw.BundledPath(WebKit)
 	if err := pw.Stop(); err != nil {
 		log.Warn().Err(err).Msg("stop the Playwright driver started to look for a bundled WebKit")
 	}
 	if bundled {
-		return RoutePlaywright
+		return RoutePlaywright, ""
 	}
-	return RouteSystem
+	return RouteSystem, path
 }
 
 // SplitList parses a comma-separated flag value (--engines=chromium,webkit),

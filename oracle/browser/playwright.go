@@ -241,6 +241,8 @@ type playwrightEngine struct {
 	pids   []int             // the browser's main processes (each leads its process group)
 	pw     *PlaywrightDriver // the driver the browser runs on
 	opts   PlaywrightOptions // what a new context needs
+	// bundledAbsent: see BundledAbsent (launch.go).
+	bundledAbsent string
 }
 
 // relaunchBackoff is the wait before each relaunch attempt of a crashed browser.

@@ -89,6 +89,8 @@ type webDriverEngine struct {
 	// kept: the session's document holds an inert case (Keep), which the next Load
 	// writes over; a Reset or a restart clears it.
 	kept atomic.Bool
+	// bundledAbsent: see BundledAbsent (launch.go).
+	bundledAbsent string
 }
 
 // LaunchWebDriver starts WebKitWebDriver (and an Xvfb when there is no display), opens

@@ -1,0 +1,232 @@
+package main
+
+// Warm starts (issue 25 item 3, issue 26 item 8; docs/store.md, "Warm starts"), against
+// the real engines: ping is answered at spawn; a rerun whose answers are stored is
+// answered before any browser is up, when each engine's build is known from its
+// fingerprint, byte for byte as the cold run; an unknown fingerprint waits for the
+// live build; a record the live build contradicts is dropped and counted.
+
+import (
+	"bufio"
+	"database/sql"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/layout-oracle/oracle/internal/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// timedLine is one stdout line and when it arrived after spawn.
+type timedLine struct {
+	at   time.Duration
+	line string
+}
+
+// spawnTimed starts the oracle with a ping and lines already on its stdin, and
+// returns every stdout line with its time after spawn, stderr as it was when the
+// last line arrived, and stderr at exit.
+func spawnTimed(t *testing.T, args []string, lines []string) (out []timedLine, atLast, log string) {
+	t.Helper()
+	testutil.NeedsBrowsers(t)
+	cmd := exec.Command(oracleBin, append([]string{"--pages=1", "--log-level=debug"}, args...)...)
+	stderr := &testutil.LockedBuffer{}
+	cmd.Stderr = stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	spawn := time.Now()
+	require.NoError(t, cmd.Start())
+	defer syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_, err = io.WriteString(stdin, `{"id":"ping-at-spawn","op":"ping"}`+"\n"+strings.Join(lines, "\n")+"\n")
+	require.NoError(t, err)
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	got := make(chan timedLine)
+	go func() {
+		for sc.Scan() {
+			got <- timedLine{time.Since(spawn), sc.Text()}
+		}
+		close(got)
+	}()
+	timeout := time.After(3 * time.Minute)
+	for len(out) < len(lines)+1 {
+		select {
+		case l, ok := <-got:
+			require.True(t, ok, "stdout closed after %d lines; stderr:\n%s", len(out), stderr.String())
+			out = append(out, l)
+		case <-timeout:
+			t.Fatalf("%d answers in 3 minutes; stderr:\n%s", len(out), stderr.String())
+		}
+	}
+	atLast = stderr.String()
+	stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		require.NoError(t, err, stderr.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("no exit 2 minutes after EOF; stderr:\n%s", stderr.String())
+	}
+	return out, atLast, stderr.String()
+}
+
+// byIDTimed indexes spawnTimed's lines by id.
+func byIDTimed(t *testing.T, out []timedLine) map[string]timedLine {
+	t.Helper()
+	m := map[string]timedLine{}
+	for _, l := range out {
+		var v struct{ ID string }
+		require.NoError(t, json.Unmarshal([]byte(l.line), &v), l.line)
+		m[v.ID] = l
+	}
+	return m
+}
+
+// warmCases are storeCases that all succeed (all stored).
+var warmCases = storeCases[:3]
+
+// Fails before issue 25 item 3: the rerun waited for every browser's launch (and, for
+// the first answer, for one engine's launch and self-check) before any answer, and
+// ping waited for the first engine to serve.
+func TestWarmRerunIsAnsweredBeforeAnyBrowserIsUp(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.sqlite")
+	cold, _ := runBatch(t, nil, []string{"--store", path}, warmCases)
+	require.Len(t, cold, len(warmCases))
+
+	// The warm run keeps the self-check on: it runs live whenever the engines launch.
+	out, atLast, log := spawnTimed(t, []string{"--store", path}, warmCases)
+	got := byIDTimed(t, out)
+	ping := got["ping-at-spawn"]
+	var p struct {
+		Engines []string
+		States  map[string]struct{ State string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(ping.line), &p))
+	assert.Equal(t, all3, p.Engines)
+	for _, e := range all3 {
+		assert.Equal(t, "starting", p.States[e].State, "%s: ping is answered before any engine is up", e)
+	}
+	var last time.Duration
+	for _, id := range []string{"g", "r", "t"} {
+		body, stored := splitStored(t, got[id].line)
+		assert.Equal(t, cold[id], body, "%s: byte for byte the cold answer", id)
+		assert.Equal(t, all3, stored, id)
+		last = max(last, got[id].at)
+	}
+	t.Logf("warm: ping answered %v after spawn; last of %d answers %v after spawn", ping.at, len(warmCases), last)
+	// Generous under a loaded machine; the target is 3 s, measured well under a
+	// second here (cmd/bench/README.md).
+	assert.Less(t, last, 10*time.Second, "every stored answer soon after spawn")
+	assert.NotContains(t, atLast, `"message":"engine launched"`, "answered before any browser launched")
+	assert.Equal(t, 3, strings.Count(log, "build known from its fingerprint"), log)
+	assert.Zero(t, engineCases(log), "no browser served a case")
+}
+
+// builds opens the store file's build records for a test to rewrite.
+func builds(t *testing.T, path string, stmt string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	require.NoError(t, err)
+	defer db.Close()
+	res, err := db.Exec(stmt)
+	require.NoError(t, err)
+	n, err := res.RowsAffected()
+	require.NoError(t, err)
+	require.Equal(t, int64(3), n, "one build record per engine")
+}
+
+// buildRecords are the store's build records as engine -> version.
+func buildRecords(t *testing.T, path string) map[string]string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	require.NoError(t, err)
+	defer db.Close()
+	rows, err := db.Query(`SELECT engine, engine_version FROM builds`)
+	require.NoError(t, err)
+	defer rows.Close()
+	m := map[string]string{}
+	for rows.Next() {
+		var e, v string
+		require.NoError(t, rows.Scan(&e, &v))
+		m[e] = v
+	}
+	return m
+}
+
+// A fingerprint with no record (as when the browser's files changed: another inode,
+// size, mtime or ctime) serves nothing before the live engine reports its build; then
+// the stored answers of that build are served, and the new fingerprint is recorded.
+func TestAnUnknownFingerprintWaitsForTheLiveBuild(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.sqlite")
+	cold, _ := runBatch(t, nil, []string{"--store", path}, warmCases)
+	versions := buildRecords(t, path)
+	require.Len(t, versions, 3)
+	builds(t, path, `UPDATE builds SET fingerprint = 'changed-' || fingerprint`)
+
+	// No self-check: every page reset in the log is then a case a browser served.
+	out, _, log := spawnTimed(t, []string{"--store", path, "--self-check=false"}, warmCases)
+	got := byIDTimed(t, out)
+	for _, id := range []string{"g", "r", "t"} {
+		body, stored := splitStored(t, got[id].line)
+		assert.Equal(t, cold[id], body, id)
+		assert.Equal(t, all3, stored, "%s: served from the store once the live build matched", id)
+	}
+	assert.NotContains(t, log, "build known from its fingerprint")
+	served := strings.Index(log, `"message":"answered from the store"`)
+	require.Positive(t, served)
+	for _, e := range all3 {
+		launched := strings.Index(log, `"engine":"`+e+`","version"`)
+		assert.True(t, launched >= 0 && launched < served, "%s reported its build before the first stored answer", e)
+	}
+	assert.Zero(t, engineCases(log), "no browser served a case")
+	assert.Len(t, buildRecords(t, path), 3)
+
+	// The new fingerprints are recorded: the next run knows the builds at once.
+	_, _, log = spawnTimed(t, []string{"--store", path}, warmCases)
+	assert.Equal(t, 3, strings.Count(log, "build known from its fingerprint"), log)
+}
+
+// A record whose build the live launch contradicts (as if the files had changed and
+// kept every attribute the fingerprint reads) is logged as an error, counted in ping
+// and replaced by the live build.
+func TestAContradictedBuildRecordIsDroppedAndCounted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.sqlite")
+	runBatch(t, nil, []string{"--store", path}, warmCases[:1])
+	real := buildRecords(t, path)
+	builds(t, path, `UPDATE builds SET engine_version = engine_version || '-recorded'`)
+
+	c := startOracle(t, "--store", path, "--pages=1", "--self-check=false")
+	defer c.close()
+	ping := c.send(t, map[string]any{"op": "ping"})
+	st, _ := ping["store"].(map[string]any)
+	assert.Equal(t, 3.0, st["build_mismatches"], "ping counts the contradicted records")
+	assert.Equal(t, 3, strings.Count(c.stderr.String(), "the live engine is not the build its fingerprint recorded"))
+	assert.Equal(t, real, buildRecords(t, path), "the live builds replace the contradicted records")
+}
+
+// Fails before issue 26 item 8: Start waited for the first engine to serve before
+// stdin was read, so a ping sent at spawn waited for a browser's launch and check.
+func TestPingIsAnsweredAtSpawn(t *testing.T) {
+	c := startOracleNow(t, "--pages=1")
+	defer c.close()
+	spawn := time.Now()
+	ping := c.await(t, c.sendNext(t, map[string]any{"op": "ping"}), time.Minute)
+	took := time.Since(spawn)
+	t.Logf("ping answered %v after spawn", took)
+	assert.Equal(t, []any{"chromium", "firefox", "webkit"}, ping["engines"])
+	states := ping["states"].(map[string]any)
+	for _, e := range engines {
+		assert.Equal(t, "starting", states[e].(map[string]any)["state"], "%s: answered before any engine serves", e)
+	}
+	assert.Less(t, took, 10*time.Second)
+}
