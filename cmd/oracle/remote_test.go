@@ -29,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layout-oracle/oracle/internal/proctree"
 	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/oracle/browser"
@@ -64,7 +65,7 @@ func startHost(t *testing.T, env []string, name string, args ...string) *hostPro
 	cmd.Env = append(os.Environ(), env...)
 	out := &testutil.LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = proctree.WithParentDeath(&syscall.SysProcAttr{Setpgid: true}, syscall.SIGKILL)
 	require.NoError(t, cmd.Start())
 	h := &hostProc{cmd: cmd, out: out}
 	t.Cleanup(h.kill)
