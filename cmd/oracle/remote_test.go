@@ -282,7 +282,7 @@ func TestRemoteEndpointReconnectsAndAFailedOneIsOutOfService(t *testing.T) {
 	// Kill the server (its browsers go with its process group) and start it again on
 	// the same port: the page finds its browser gone and reconnects with backoff.
 	good.kill()
-	good = startPlaywrightServer(t, goodPort, true)
+	startPlaywrightServer(t, goodPort, true) // killed at cleanup (startHost)
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		// Two cases at once hold both pages: the remote one must serve too.
