@@ -116,7 +116,7 @@ func playwrightServerCmd(t *testing.T) (node, cli string) {
 func startPlaywrightServer(t *testing.T, port int, pinned bool) *hostProc {
 	t.Helper()
 	node, cli := playwrightServerCmd(t)
-	env := []string{"NODE_OPTIONS=--max-http-header-size=65536"}
+	var env []string // Node's default header limit: the launch options fit (docs/remote.md)
 	if pinned {
 		e, err := oracle.BrowserHostEnv(browser.Chromium)
 		require.NoError(t, err)
