@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
-	"syscall"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/store"
@@ -105,12 +104,11 @@ func fileLine(b *strings.Builder, path string) bool {
 	if err != nil {
 		return false
 	}
-	var st syscall.Stat_t
-	if err := syscall.Stat(real, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+	id, ok := fileIdentity(real)
+	if !ok {
 		return false
 	}
-	fmt.Fprintf(b, "file=%s real=%s dev=%d ino=%d size=%d mtime=%d.%09d ctime=%d.%09d\n",
-		path, real, st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
+	fmt.Fprintf(b, "file=%s real=%s %s\n", path, real, id)
 	return true
 }
 

@@ -116,7 +116,7 @@ func ParsePages(s string, def int) (int, map[string]int, error) {
 		per[name] = n
 	}
 	if len(per) == 0 {
-		return 0, nil, fmt.Errorf("--pages %q: want a number or engine=count,...", s)
+		return 0, nil, fmt.Errorf("--pages %q: want a number or a list of engine=count", s)
 	}
 	return def, per, nil
 }

@@ -304,19 +304,7 @@ func launchRemote(ctx context.Context, ep Endpoint, cfg Config, log zerolog.Logg
 		if err != nil {
 			return nil, err
 		}
-		opts := browser.PlaywrightOptions{Engine: ep.Engine, Permissions: s.Permissions, InitScripts: s.InitScripts,
-			ExecutablePath: cfg.executablePath(ep.Engine), MaxMessage: s.MaxReply}
-		switch ep.Engine {
-		case browser.Chromium:
-			opts.Args = s.ChromiumArgs
-		case browser.Firefox:
-			opts.FirefoxPrefs = s.FirefoxPrefs
-			opts.Permissions = nil
-		}
-		proxy := cfg.originProxy()
-		if proxy == "" && cfg.originPort != 0 {
-			proxy = net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.originPort))
-		}
+		opts, proxy := remotePlaywrightOptions(cfg, ep.Engine, s)
 		e, err := pw.ConnectPlaywright(ep.URL, RemoteRoute(cfg.Browsers), proxy, opts, log)
 		if err != nil {
 			return nil, errors.Join(err, pw.Stop())
@@ -325,6 +313,25 @@ func launchRemote(ctx context.Context, ep Endpoint, cfg Config, log zerolog.Logg
 		return e, nil
 	}
 	return nil, fmt.Errorf("unknown endpoint protocol %q", ep.Protocol)
+}
+
+// remotePlaywrightOptions is what a Playwright server endpoint of engine is asked
+// for, and the proxy it is told to use.
+func remotePlaywrightOptions(cfg Config, engine string, s browser.LaunchSettings) (browser.PlaywrightOptions, string) {
+	opts := browser.PlaywrightOptions{Engine: engine, Permissions: s.Permissions, InitScripts: s.InitScripts,
+		ExecutablePath: cfg.executablePath(engine), MaxMessage: s.MaxReply}
+	switch engine {
+	case browser.Chromium:
+		opts.Args = s.ChromiumArgs
+	case browser.Firefox:
+		opts.FirefoxPrefs = s.FirefoxPrefs
+		opts.Permissions = nil
+	}
+	proxy := cfg.originProxy()
+	if proxy == "" && cfg.originPort != 0 {
+		proxy = net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.originPort))
+	}
+	return opts, proxy
 }
 
 // RemoteRoute is the build a Playwright server is asked to launch under --browsers:

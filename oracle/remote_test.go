@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/profiles"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -57,5 +58,30 @@ func TestParseOriginListen(t *testing.T) {
 	for _, bad := range []string{"0.0.0.0:9000", "[::]:9000", ":9000", "host", "h:99999"} {
 		_, err := ParseOriginListen(bad)
 		assert.Error(t, err, bad)
+	}
+}
+
+// maxLaunchHeader bounds the x-playwright-launch-options header: a stock `playwright
+// run-server` (Node's default 16 KiB for the request line and all headers) answered
+// 431 to the 18 KB Firefox launch options of before; the margin is for the
+// WebSocket handshake's other headers and a longer origin address.
+const maxLaunchHeader = 12 << 10
+
+// Every profile's launch options for a remote Playwright server, as sent, fit under
+// a stock server's header limit (docs/remote.md, "The header limit").
+func TestRemoteLaunchOptionsFitAStockServer(t *testing.T) {
+	for _, name := range profiles.Names() {
+		p, err := profiles.Lookup(name)
+		require.NoError(t, err)
+		cfg := Config{Profile: p, OriginListen: "203.0.113.200:65535", originHost: "203.0.113.200", originPort: 65535}
+		s, err := settingsFor(cfg)
+		require.NoError(t, err)
+		for _, engine := range []string{browser.Chromium, browser.Firefox} {
+			opts, proxy := remotePlaywrightOptions(cfg, engine, s)
+			h, err := browser.RemoteLaunchHeader("ws://10.0.0.5:3000/", RemoteRoute(cfg.Browsers), proxy, opts)
+			require.NoError(t, err)
+			t.Logf("profile %s, %s: launch options header %d bytes", name, engine, len(h))
+			assert.Less(t, len(h), maxLaunchHeader, "profile %s, %s", name, engine)
+		}
 	}
 }

@@ -95,10 +95,21 @@ const (
 	evictEvery = 256
 )
 
-// writeQueue is how many answers wait for the writer; past it new ones are dropped
-// (they will be measured again next time), so a slow disk never holds a case. (A
-// variable for tests only.)
-var writeQueue = 4096
+// writeQueue is how many answers wait for the writer, and writeQueueBytes how many
+// bytes of them (answer, id and a fixed recordOverhead each) until they are
+// committed; past either, new ones are dropped (they will be measured again next
+// time), so a slow disk never holds a case nor memory. An answer larger than
+// writeQueueBytes is still taken when nothing else waits. (Variables for tests only.)
+var (
+	writeQueue      = 4096
+	writeQueueBytes = int64(64 << 20)
+)
+
+// recordOverhead is what a queued Record costs besides its answer and id: its Meta's
+// strings and the struct.
+const recordOverhead = 512
+
+func recordBytes(r Record) int64 { return int64(len(r.Answer) + len(r.ID) + recordOverhead) }
 
 // touchAfter: a hit refreshes its row's use time only when that is older than this
 // (a variable for tests only).
@@ -127,7 +138,8 @@ type Store struct {
 	writeFailed                             atomic.Int64 // answers whose write failed (a full disk, an I/O error)
 	buildMismatches                         atomic.Int64
 	enqueued, processed                     atomic.Int64 // answers queued, and taken off the queue and committed or failed
-	entries                                 atomic.Int64
+	queuedBytes                             atomic.Int64 // recordBytes of the answers queued and not yet committed or failed
+	entries                                 atomic.Int64 // counted at Open, then kept by commits and evictions
 	bypassUntil                             atomic.Int64 // unix nanos; lookups skip the store before it
 
 	holdWrite time.Duration // test hook: ORACLE_STORE_TEST_HOLD_WRITE (see writer)
@@ -415,13 +427,37 @@ func (s *Store) Put(rec Record) {
 	if s.write == nil || s.closed {
 		return
 	}
+	n := recordBytes(rec)
+	if !s.reserve(n) {
+		s.drop()
+		return
+	}
 	select {
 	case s.queue <- rec:
 		s.enqueued.Add(1)
 	default:
-		if s.dropped.Add(1)%1000 == 1 {
-			s.log.Warn().Int64("dropped", s.dropped.Load()).Msg("store write queue full; answer not stored")
+		s.queuedBytes.Add(-n)
+		s.drop()
+	}
+}
+
+// reserve counts n more queued bytes unless that passes writeQueueBytes with
+// something already queued.
+func (s *Store) reserve(n int64) bool {
+	for {
+		cur := s.queuedBytes.Load()
+		if cur > 0 && cur+n > writeQueueBytes {
+			return false
 		}
+		if s.queuedBytes.CompareAndSwap(cur, cur+n) {
+			return true
+		}
+	}
+}
+
+func (s *Store) drop() {
+	if s.dropped.Add(1)%1000 == 1 {
+		s.log.Warn().Int64("dropped", s.dropped.Load()).Msg("store write queue full; answer not stored")
 	}
 }
 
@@ -481,6 +517,11 @@ func (s *Store) writer() {
 		} else {
 			unrecorded = 0
 		}
+		var n int64
+		for _, r := range batch {
+			n += recordBytes(r)
+		}
+		s.queuedBytes.Add(-n)
 		s.processed.Add(int64(len(batch)))
 		if err != nil {
 			s.log.Warn().Err(err).Int("answers", len(batch)).Int64("failed", s.writeFailed.Load()).Msg("store write failed; answers not stored")
@@ -493,6 +534,7 @@ func (s *Store) writer() {
 			if err := s.evict(context.Background(), s.opts.MaxBytes); err != nil {
 				s.log.Warn().Err(err).Msg("store eviction failed")
 			}
+			s.recount() // other processes sharing the file write too
 		}
 	}
 }
@@ -518,19 +560,26 @@ func (s *Store) commit(batch []Record, touched []Key, failed int64) error {
 		if id == nil {
 			id = []byte("null")
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO answers (key, format, walk, environment, profile, engine, engine_version, route, op, case_hash, id, answer, sum, size, created, used)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT(key) DO UPDATE SET format = excluded.format, walk = excluded.walk, environment = excluded.environment,
-				profile = excluded.profile, engine = excluded.engine, engine_version = excluded.engine_version, route = excluded.route,
-				op = excluded.op, case_hash = excluded.case_hash, id = excluded.id, answer = excluded.answer, sum = excluded.sum,
-				size = excluded.size, created = excluded.created, used = excluded.used`,
-			k[:], m.Format, m.Walk, m.Environment, m.Profile, m.Engine, m.EngineVersion, m.Route, m.Op, m.Case,
-			id, pack(r.Answer), checksum(r.Answer), len(r.Answer), now, now)
+		// Insert, else replace the row with that key: two statements rather than one
+		// upsert, whose changes() is 1 either way, so the writer knows the new rows
+		// without a count(*) per batch.
+		args := []any{m.Format, m.Walk, m.Environment, m.Profile, m.Engine, m.EngineVersion, m.Route, m.Op, m.Case,
+			id, pack(r.Answer), checksum(r.Answer), len(r.Answer), now, now, k[:]}
+		res, err := tx.ExecContext(ctx, `INSERT INTO answers (format, walk, environment, profile, engine, engine_version, route, op, case_hash, id, answer, sum, size, created, used, key)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING`, args...)
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n > 0 {
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n > 0 {
 			added++
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE answers SET format = ?, walk = ?, environment = ?, profile = ?, engine = ?,
+			engine_version = ?, route = ?, op = ?, case_hash = ?, id = ?, answer = ?, sum = ?, size = ?, created = ?, used = ?
+			WHERE key = ?`, args...); err != nil {
+			return err
 		}
 	}
 	for _, k := range touched {
@@ -553,11 +602,16 @@ func (s *Store) commit(batch []Record, touched []Key, failed int64) error {
 	if err := tx.Commit(); err != nil {
 		return err
 	}
+	s.entries.Add(added)
+	return nil
+}
+
+// recount sets entries from the file (other processes sharing it write too).
+func (s *Store) recount() {
 	var n int64
-	if err := s.write.QueryRowContext(ctx, `SELECT count(*) FROM answers`).Scan(&n); err == nil {
+	if err := s.write.QueryRowContext(context.Background(), `SELECT count(*) FROM answers`).Scan(&n); err == nil {
 		s.entries.Store(n)
 	}
-	return nil
 }
 
 // usedBytes is the database's pages in use (the file less its free pages).
@@ -590,10 +644,7 @@ func (s *Store) evict(ctx context.Context, max int64) error {
 		}
 		n, _ := res.RowsAffected()
 		s.log.Info().Int64("evicted", n).Int64("used_bytes", used).Int64("max_bytes", max).Msg("store over its bound; least recently used answers evicted")
-		var count int64
-		if err := s.write.QueryRowContext(ctx, `SELECT count(*) FROM answers`).Scan(&count); err == nil {
-			s.entries.Store(count)
-		}
+		s.entries.Add(-n)
 		if n == 0 {
 			return nil
 		}

@@ -271,3 +271,56 @@ func TestFailedWritesAreCounted(t *testing.T) {
 	assert.Equal(t, int64(3), sum.FailedWrites, "failed writes in the file, for oracle store stats")
 	assert.Equal(t, int64(2), sum.Entries)
 }
+
+// The write queue is bounded in bytes as well as in answers: with the writer held by
+// another process's write lock, a few huge answers fill writeQueueBytes and the rest
+// are dropped, where the answer count alone (4096) took them all into memory.
+func TestWriteQueueIsBoundedInBytes(t *testing.T) {
+	defer func(d time.Duration, n int64) { writerBusy, writeQueueBytes = d, n }(writerBusy, writeQueueBytes)
+	writerBusy, writeQueueBytes = 2*time.Second, 4<<20
+	path := filepath.Join(t.TempDir(), "s.sqlite")
+	s, _ := open(t, path, Options{})
+	putAndFlush(s, "a")
+
+	tx, err := rawDB(t, path).Begin()
+	require.NoError(t, err)
+	defer tx.Rollback()
+	_, err = tx.Exec(`INSERT INTO answers (key, format, walk, environment, profile, engine, engine_version, route, op, case_hash, id, answer, sum, size, created, used)
+		VALUES (x'00', 0, '', '', '', '', '', '', '', '', 'null', x'', x'', 0, 0, 0)`)
+	require.NoError(t, err, "the test holds the write lock")
+
+	huge := []byte(`"` + strings.Repeat("x", 1<<20) + `"`) // one backing array for all
+	for i := 0; i < 20; i++ {
+		s.Put(Record{Meta: meta(fmt.Sprint("huge", i)), Answer: huge})
+		assert.LessOrEqual(t, s.queuedBytes.Load(), writeQueueBytes, "after %d answers", i+1)
+	}
+	st := s.Stats()
+	assert.Equal(t, int64(20-3), st.Dropped, "three answers of 1 MiB (and their overhead) fit in 4 MiB")
+
+	// Once written (or failed), their bytes are free again.
+	require.NoError(t, tx.Rollback())
+	s.Flush(30 * time.Second)
+	assert.Zero(t, s.queuedBytes.Load())
+	s.Put(Record{Meta: meta("after"), Answer: huge})
+	s.Flush(30 * time.Second)
+	assert.Len(t, s.Lookup(context.Background(), []Meta{meta("after")}), 1)
+}
+
+// The entry count is kept by the writer (no count(*) per batch): a replaced answer
+// does not count twice, an evicted one counts out, and Prune reports what it deleted.
+func TestEntriesFollowWritesReplacementsAndPrune(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.sqlite")
+	s, _ := open(t, path, Options{})
+	putAndFlush(s, "a", "b", "c")
+	putAndFlush(s, "a", "b", "d") // a and b replaced, d new
+	assert.Equal(t, int64(4), s.Stats().Entries)
+	var n int64
+	require.NoError(t, rawDB(t, path).QueryRow(`SELECT count(*) FROM answers`).Scan(&n))
+	assert.Equal(t, int64(4), n)
+	deleted, err := s.Prune(context.Background(), 0)
+	require.NoError(t, err)
+	assert.Equal(t, int64(4), deleted)
+	assert.Zero(t, s.Stats().Entries)
+	putAndFlush(s, "e")
+	assert.Equal(t, int64(1), s.Stats().Entries)
+}

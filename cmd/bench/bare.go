@@ -255,7 +255,7 @@ func newBareWebDriver(ctx context.Context, log zerolog.Logger) (*bareWebDriver, 
 	if w.xvfb != nil {
 		w.cmd.Env = append(w.cmd.Env, "XAUTHORITY="+w.xvfb.Authority) // our Xvfb wants its cookie
 	}
-	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	w.cmd.SysProcAttr = proctree.WithParentDeath(&syscall.SysProcAttr{Setpgid: true}, syscall.SIGKILL)
 	if err := w.cmd.Start(); err != nil {
 		w.close()
 		return nil, err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -253,19 +252,6 @@ func (r *passResult) noteErr(s string) {
 	if r.FirstErr == "" {
 		r.FirstErr = s
 	}
-}
-
-// lastLines is the tail of a log file, for an error message.
-func lastLines(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	ls := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
-	if len(ls) > n {
-		ls = ls[len(ls)-n:]
-	}
-	return string(bytes.Join(ls, []byte("\n")))
 }
 
 func hasStoreFlag(args []string) bool {

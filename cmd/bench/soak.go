@@ -93,10 +93,7 @@ func writeSoakTable(w io.Writer, rep soakReport) {
 	fmt.Fprintf(w, "layout oracle soak: %d cases (seed %d) through one oracle (defaults), engines %s; load average at start %s; %.0f s\n\n",
 		rep.Cases, rep.Seed, strings.Join(rep.Engines, ","), rep.Load, rep.Wall)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := []string{"cases"}
-	for _, g := range proctree.Groups {
-		head = append(head, g)
-	}
+	head := append([]string{"cases"}, proctree.Groups...)
 	head = append(head, "total RSS", "total PSS", "procs", "cases/s", "")
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for i, s := range rep.Samples {

@@ -29,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layout-oracle/oracle/internal/proctree"
 	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/oracle/browser"
@@ -64,7 +65,7 @@ func startHost(t *testing.T, env []string, name string, args ...string) *hostPro
 	cmd.Env = append(os.Environ(), env...)
 	out := &testutil.LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = proctree.WithParentDeath(&syscall.SysProcAttr{Setpgid: true}, syscall.SIGKILL)
 	require.NoError(t, cmd.Start())
 	h := &hostProc{cmd: cmd, out: out}
 	t.Cleanup(h.kill)
@@ -115,7 +116,7 @@ func playwrightServerCmd(t *testing.T) (node, cli string) {
 func startPlaywrightServer(t *testing.T, port int, pinned bool) *hostProc {
 	t.Helper()
 	node, cli := playwrightServerCmd(t)
-	env := []string{"NODE_OPTIONS=--max-http-header-size=65536"}
+	var env []string // Node's default header limit: the launch options fit (docs/remote.md)
 	if pinned {
 		e, err := oracle.BrowserHostEnv(browser.Chromium)
 		require.NoError(t, err)
@@ -281,7 +282,7 @@ func TestRemoteEndpointReconnectsAndAFailedOneIsOutOfService(t *testing.T) {
 	// Kill the server (its browsers go with its process group) and start it again on
 	// the same port: the page finds its browser gone and reconnects with backoff.
 	good.kill()
-	good = startPlaywrightServer(t, goodPort, true)
+	startPlaywrightServer(t, goodPort, true) // killed at cleanup (startHost)
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		// Two cases at once hold both pages: the remote one must serve too.

@@ -149,10 +149,60 @@ var firefoxLangGroups = []string{"x-western", "x-unicode", "x-cyrillic", "el", "
 	"x-geor", "x-gujr", "x-guru", "x-khmr", "x-knda", "x-math", "x-mlym", "x-orya", "x-sinh",
 	"x-tamil", "x-telu", "x-tibt"}
 
-// firefoxEnvironmentPrefs pins Firefox: faces and sizes per language group, overlay
+// firefoxEnvironmentPrefs is what Firefox is given of firefoxPinnedPrefs: those
+// that differ from its own defaults (firefoxDefaults), so that the launch options fit
+// a stock Playwright server's 16 KiB header limit (docs/remote.md).
+func firefoxEnvironmentPrefs() map[string]any {
+	p := firefoxPinnedPrefs()
+	defaults := firefoxDefaults()
+	for k, v := range p {
+		if d, ok := defaults[k]; ok && d == v || redundantFontName(p, defaults, k) {
+			delete(p, k)
+		}
+	}
+	return p
+}
+
+// redundantFontName: font.name.GENERIC.GROUP names the face its font.name-list does,
+// and Firefox's own font.name is "": the list alone gives the same families.
+func redundantFontName(p, defaults map[string]any, k string) bool {
+	rest, ok := strings.CutPrefix(k, "font.name.")
+	return ok && defaults[k] == "" && p[k] == p["font.name-list."+rest]
+}
+
+// firefoxDefaults are Firefox ESR's own values (greprefs.js in its omni.ja, GTK
+// build) of the per-language-group prefs firefoxPinnedPrefs sets; the test
+// TestFirefoxDefaultsAreFirefoxs reads them back from the installed Firefox.
+// font.name.GENERIC.GROUP is "" in every group: font.name-list alone then names the
+// face, as it did after the same face in font.name.
+func firefoxDefaults() map[string]any {
+	d := map[string]any{}
+	for _, g := range firefoxLangGroups {
+		for _, generic := range []string{"serif", "sans-serif", "monospace", "cursive", "fantasy"} {
+			d["font.name."+generic+"."+g] = ""
+		}
+		d["font.default."+g] = "serif"
+		d["font.size.variable."+g] = 16
+		d["font.size.monospace."+g] = 13
+		d["font.minimum-size."+g] = 0
+	}
+	for _, g := range []string{"ar", "he", "th", "ja", "ko", "zh-CN", "zh-HK", "zh-TW"} {
+		d["font.default."+g] = "sans-serif"
+	}
+	for _, g := range []string{"x-western", "x-unicode", "x-cyrillic", "el", "he", "ar"} {
+		d["font.size.monospace."+g] = 12
+	}
+	for _, g := range []string{"ja", "ko", "zh-CN", "zh-HK", "zh-TW"} {
+		d["font.size.monospace."+g] = 16
+	}
+	d["font.minimum-size.th"] = 13
+	return d
+}
+
+// firefoxPinnedPrefs pins Firefox: faces and sizes per language group, overlay
 // scrollbars (no layout width), and the media features headless Firefox otherwise
 // answers differently (no hover, no fine pointer).
-func firefoxEnvironmentPrefs() map[string]any {
+func firefoxPinnedPrefs() map[string]any {
 	p := map[string]any{
 		// Pointer capability bit flags: 2 fine, 4 hover (a mouse, as the others report).
 		"ui.primaryPointerCapabilities": 6,
@@ -290,7 +340,9 @@ func EnvironmentSettings() (LaunchSettings, error) {
 // still misses (the store's key).
 var EnvironmentKey = sync.OnceValue(func() string {
 	h := sha256.New()
-	prefs, _ := json.Marshal(firefoxEnvironmentPrefs()) // map keys sorted: canonical
+	// All the pinned prefs, not only those sent: leaving out Firefox's own defaults
+	// changed no answer, so stored answers stay valid.
+	prefs, _ := json.Marshal(firefoxPinnedPrefs()) // map keys sorted: canonical
 	for _, s := range []string{fontconfigXML(), gtkSettingsINI(), string(prefs)} {
 		fmt.Fprintf(h, "%d:%s", len(s), s)
 	}

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/layout-oracle/oracle/internal/proctree"
 	"github.com/mxschmitt/playwright-go"
 	"github.com/rs/zerolog"
 )
@@ -1188,12 +1189,7 @@ func (d *PlaywrightDriver) children() map[int]bool {
 			continue
 		}
 		b, err := os.ReadFile("/proc/" + ent.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces; split after the last ')'.
-		fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(fields) > 1 && fields[1] == strconv.Itoa(driver) {
+		if err == nil && proctree.ParsePPid(b) == driver {
 			out[pid] = true
 		}
 	}

@@ -106,6 +106,17 @@ func remoteLaunchOptions(wsURL, route, proxy string, opts PlaywrightOptions) (st
 	return u.String(), launch, nil
 }
 
+// RemoteLaunchHeader is the x-playwright-launch-options header ConnectPlaywright
+// sends for these arguments: its size is what a server's header limit sees.
+func RemoteLaunchHeader(wsURL, route, proxy string, opts PlaywrightOptions) (string, error) {
+	_, launch, err := remoteLaunchOptions(wsURL, route, proxy, opts)
+	if err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(launch)
+	return string(b), err
+}
+
 // connectTimeout bounds BrowserType.Connect: the server's handshake and its browser's
 // launch. handshakeTimeout bounds the handshake alone (one HTTP upgrade, answered
 // before the server launches anything): a server that accepts and stays silent
@@ -139,8 +150,9 @@ func (d *PlaywrightDriver) connectPlaywright(endpoint string, launch map[string]
 		stopRelay()
 		hint := ""
 		if strings.Contains(err.Error(), " 431 ") {
-			// Firefox's pinned prefs make an 18 KB header; Node's default limit is 16 KB.
-			hint = " (the launch options exceed the server's header limit: start it with NODE_OPTIONS=--max-http-header-size=65536; docs/remote.md)"
+			// Node's default limit is 16 KiB; the oracle's own options are about 9 KB,
+			// but a launch-options query in the URL adds to them.
+			hint = fmt.Sprintf(" (the launch options, %d bytes, exceed the server's header limit: start it with NODE_OPTIONS=--max-http-header-size=65536; docs/remote.md)", len(header))
 		}
 		return nil, fmt.Errorf("%s: connect %s: %w%s", opts.Engine, endpoint, err, hint)
 	}

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/layout-oracle/oracle/internal/proctree"
 	"github.com/rs/zerolog"
 )
 
@@ -59,7 +60,7 @@ func (e *webDriverEngine) startDriver(ctx context.Context) (*wdProc, error) {
 	cmd.Stderr = out
 	// The driver, MiniBrowser and its web and network processes run as the browser
 	// user (sandbox.go); WebKitGTK's bubblewrap sandbox then confines the web process.
-	cmd.SysProcAttr = browserUser().sysProcAttr(&syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL})
+	cmd.SysProcAttr = browserUser().sysProcAttr(proctree.WithParentDeath(&syscall.SysProcAttr{Setpgid: true}, syscall.SIGKILL))
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		return nil, err

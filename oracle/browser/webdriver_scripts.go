@@ -63,7 +63,7 @@ const viewportPrelude = "const viewport = (() => { const g = (k) => { const d = 
 // viewportChangedText begins viewportPrelude's error.
 const viewportChangedText = "layout oracle: the viewport changed during the case"
 
-// callScript is the Execute Script body for one call, whose JSON text result
+// callScriptFor is the Execute Script body for one call, whose JSON text result
 // WebDriver awaits. For a Visit it is CallExpression(fn) on arguments[1]; for a Load
 // it is the case program (case.js) on arguments[1], CaseArg's value, which writes and
 // settles the document itself. arguments[0] is the call's token. Everything here runs
@@ -74,8 +74,6 @@ const viewportChangedText = "layout oracle: the viewport changed during the case
 //
 // A LoadURL (caseURL) runs the case program too, on the page it navigated to, with no
 // about:blank check: the program then settles the navigated document, not a written one.
-func callScript(fn string, load bool) string { return callScriptFor(fn, load, false) }
-
 func callScriptFor(fn string, load, caseURL bool) string {
 	var b strings.Builder
 	b.WriteString("const token = arguments[0], arg = arguments[1];\n")

@@ -284,7 +284,7 @@ func checkVersion(v string) error {
 		return errors.New("no browser version")
 	}
 	if len(v) > maxVersionLen {
-		return fmt.Errorf("browser version of %d bytes (at most %d): %.64q...", len(v), maxVersionLen, v)
+		return fmt.Errorf("browser version of %d bytes (at most %d), starting %.64q", len(v), maxVersionLen, v)
 	}
 	for i := 0; i < len(v); i++ {
 		if v[i] < 0x20 || v[i] > 0x7e {

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/layout-oracle/oracle/internal/proctree"
 	"github.com/rs/zerolog"
 )
 
@@ -78,7 +79,7 @@ func StartXvfb(ctx context.Context, path string, log zerolog.Logger) (*Xvfb, err
 	cmd.Env = WithEnv(os.Environ(), browserUser().env())
 	// SIGTERM, not SIGKILL, when the oracle dies: Xvfb then removes its socket and
 	// lock file, which SIGKILL would leave behind.
-	cmd.SysProcAttr = browserUser().sysProcAttr(&syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM})
+	cmd.SysProcAttr = browserUser().sysProcAttr(proctree.WithParentDeath(&syscall.SysProcAttr{Setpgid: true}, syscall.SIGTERM))
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		w.Close()
