@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/vote"
@@ -62,6 +63,11 @@ type Outcomes struct {
 	// Nodes follow the voting engines' node order; nil when the engines have no
 	// majority shape.
 	Nodes []NodeOutcome `json:"nodes,omitempty"`
+	// Causes attribute every item listed in Nodes (and a shape divergence) to
+	// root causes (Attribute).
+	Causes []Cause `json:"causes,omitempty"`
+
+	shapeAt int // where the shape outlier's tree first differs
 }
 
 // NodeOutcomes votes a case node by node, as Geometry does item by item (the same
@@ -84,6 +90,9 @@ func NodeOutcomes(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*O
 		return out, nil
 	}
 	out.Engines, out.ShapeOutlier = shape.Majority, shape.Outlier
+	if shape.Outlier != "" {
+		out.shapeAt = dump.Shape(oracle[shape.Representative()], oracle[shape.Outlier]).Index
+	}
 	var sides []*side
 	for _, e := range shape.Majority {
 		sides = append(sides, &side{engine: e, d: oracle[e], off: offsets(oracle[e])})
@@ -130,14 +139,18 @@ func NodeOutcomes(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*O
 			for _, s := range sides {
 				vals[s.engine] = get(s)
 			}
-			res := vote.Vote(vals, func(a, b string) bool { return a == b })
+			eq := func(a, b string) bool { return a == b }
+			if strings.HasPrefix(prop, "style.") {
+				eq = func(a, b string) bool { return styleEqual(a, b, tol) }
+			}
+			res := vote.Vote(vals, eq)
 			it := NodeItem{Property: prop, Vote: res.Kind, Outlier: res.Outlier, Values: maps.Clone(vals)}
 			if res.Trusted() {
 				it.Want = vals[res.Representative()]
 				if cand != nil {
 					g := get(cand)
 					it.Values["candidate"] = g
-					it.Failed = g != it.Want
+					it.Failed = !eq(g, it.Want)
 				}
 			}
 			n.add(it)
@@ -177,6 +190,7 @@ func NodeOutcomes(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*O
 		}
 		slices.Sort(n.Outvoted)
 	}
+	out.Causes = Attribute(out, ref)
 	return out, nil
 }
 
