@@ -53,6 +53,15 @@ func (c Cause) Label() string {
 	return fmt.Sprintf("%s %s at %s", who, c.Kind, c.Path)
 }
 
+// Explained is the number of non-unanimous items the causes account for.
+func Explained(cs []Cause) int {
+	n := 0
+	for _, c := range cs {
+		n += c.Explains
+	}
+	return n
+}
+
 // Causes votes a case as NodeOutcomes does and attributes its non-unanimous items
 // to root causes (Attribute).
 func Causes(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) ([]Cause, error) {

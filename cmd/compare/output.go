@@ -207,7 +207,7 @@ func causesLine(cs []compare.Cause) string {
 	if len(cs) == 1 {
 		noun = "cause"
 	}
-	return fmt.Sprintf("%d %s for %d non-unanimous items: %s", len(cs), noun, explained(cs), strings.Join(parts, "; "))
+	return fmt.Sprintf("%d %s for %d non-unanimous items: %s", len(cs), noun, compare.Explained(cs), strings.Join(parts, "; "))
 }
 
 func votes(v map[vote.Kind]int) string {

@@ -209,7 +209,7 @@ func (s *session) emit(line oracleLine, r *compare.Report) error {
 		}
 		s.t.Attributed.Cases++
 		s.t.Attributed.Causes += len(r.Causes)
-		s.t.Attributed.Items += explained(r.Causes)
+		s.t.Attributed.Items += compare.Explained(r.Causes)
 	}
 	return s.out.report(caseResult{ID: line.ID, Report: r, OracleErrors: line.Errors, Dumps: line.Dumps})
 }
@@ -228,13 +228,4 @@ func (s *session) exit() int {
 		return exitBadInput
 	}
 	return s.t.Exit
-}
-
-// explained is the number of non-unanimous items the causes account for.
-func explained(cs []compare.Cause) int {
-	n := 0
-	for _, c := range cs {
-		n += c.Explains
-	}
-	return n
 }
