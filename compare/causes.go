@@ -185,7 +185,7 @@ func Attribute(o *Outcomes, ref *dump.Dump) []Cause {
 	if len(items) == 0 {
 		return causes
 	}
-	a := &attribution{ref: ref, items: items, first: first}
+	a := &attribution{ref: ref, items: items, first: first, end: subtreeEnds(ref)}
 	for j := range items {
 		items[j].by = a.explainer(j)
 	}
@@ -316,6 +316,19 @@ type attribution struct {
 	ref   *dump.Dump
 	items []attrItem
 	first []int
+	end   []int // node i's subtree is nodes i..end[i] (document order)
+}
+
+// subtreeEnds gives each node's last descendant's index (itself when a leaf).
+func subtreeEnds(d *dump.Dump) []int {
+	end := make([]int, len(d.Nodes))
+	for i := len(d.Nodes) - 1; i >= 0; i-- {
+		end[i] = max(end[i], i)
+		if p := d.Nodes[i].Parent; p >= 0 && p < i {
+			end[p] = max(end[p], end[i])
+		}
+	}
+	return end
 }
 
 func (a *attribution) newCause(r attrItem, o *Outcomes) Cause {
@@ -362,15 +375,7 @@ func (a *attribution) hasBoxedChild(n int) bool {
 
 // isAncestor reports whether node anc is a proper ancestor of node n.
 func (a *attribution) isAncestor(anc, n int) bool {
-	if anc >= n {
-		return false
-	}
-	for p := a.ref.Nodes[n].Parent; p >= anc; p = a.ref.Nodes[p].Parent {
-		if p == anc {
-			return true
-		}
-	}
-	return false
+	return anc < n && n <= a.end[anc]
 }
 
 // shrinks reports whether node n's width comes from its content.
