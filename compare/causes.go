@@ -157,7 +157,8 @@ type attrItem struct {
 //     padding by an ancestor's width (percentages).
 //
 // Among candidates the first in that order wins, and each item follows its
-// explainer to a root; a cycle's root is its first item in tree order. Roots are
+// explainer to a root; a loop's root is its first style item, else its first item
+// in tree order. Roots are
 // grouped per (node, engines) into one Cause.
 func Attribute(o *Outcomes, ref *dump.Dump) []Cause {
 	var causes []Cause
@@ -189,7 +190,7 @@ func Attribute(o *Outcomes, ref *dump.Dump) []Cause {
 	for j := range items {
 		items[j].by = a.explainer(j)
 	}
-	// Follow each item to its root, memoized; a cycle's root is its smallest member.
+	// Follow each item to its root, memoized.
 	root := make([]int, len(items))
 	for j := range root {
 		root[j] = -1
@@ -206,10 +207,12 @@ func Attribute(o *Outcomes, ref *dump.Dump) []Cause {
 		r := root[k]
 		switch {
 		case r >= 0:
-		case onPath[k]: // a cycle through k
+		case onPath[k]: // a cycle through k: its first style item, else its first item
 			r = k
 			for c := items[k].by; c != k; c = items[c].by {
-				r = min(r, c)
+				if loopFirst(items[c], c, items[r], r) {
+					r = c
+				}
 			}
 		default:
 			r = k
@@ -225,23 +228,28 @@ func Attribute(o *Outcomes, ref *dump.Dump) []Cause {
 		sig  string
 	}
 	at := map[key]int{}
-	for j := range items {
-		r := items[root[j]]
-		k := key{r.node, r.sig}
-		ci, ok := at[k]
-		if !ok {
-			ci = len(causes)
-			at[k] = ci
-			causes = append(causes, a.newCause(r, o))
-		}
-		c := &causes[ci]
-		c.Items = append(c.Items, ItemRef{items[j].node, items[j].prop})
-		c.Explains++
-		if root[j] == j {
-			c.Kind = strongest(c.Kind, a.kind(j))
+	for pass := range 2 { // roots first, so each cause lists its own root items first
+		for j := range items {
+			if (root[j] == j) != (pass == 0) {
+				continue
+			}
+			r := items[root[j]]
+			k := key{r.node, r.sig}
+			ci, ok := at[k]
+			if !ok {
+				ci = len(causes)
+				at[k] = ci
+				causes = append(causes, a.newCause(r, o))
+			}
+			c := &causes[ci]
+			c.Items = append(c.Items, ItemRef{items[j].node, items[j].prop})
+			c.Explains++
+			if root[j] == j {
+				c.Kind = strongest(c.Kind, a.kind(j))
+			}
 		}
 	}
-	// Order by node, keeping each cause's own root items first in Items.
+	// Order by node; in Items, the cause's roots, its node's other items, then the rest.
 	slices.SortStableFunc(causes, func(x, y Cause) int { return x.Node - y.Node })
 	for ci := range causes {
 		c := &causes[ci]
@@ -250,6 +258,15 @@ func Attribute(o *Outcomes, ref *dump.Dump) []Cause {
 		})
 	}
 	return causes
+}
+
+// loopFirst orders a loop's items for choosing its root: style items first (a
+// computed value is upstream of the geometry it feeds), then tree order.
+func loopFirst(x attrItem, xi int, y attrItem, yi int) bool {
+	if (x.ax == axisStyle) != (y.ax == axisStyle) {
+		return x.ax == axisStyle
+	}
+	return xi < yi
 }
 
 func b2i(b bool) int {

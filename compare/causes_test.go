@@ -210,3 +210,62 @@ func TestStyleLengthsWithinTolerance(t *testing.T) {
 	assert.Empty(t, r.Outliers)
 	assert.Empty(t, causesOf(t, oracle, nil))
 }
+
+// Block widths flow down: a narrower BODY narrows every block in it, one cause.
+func TestCausesNarrowerContainerIsOneCause(t *testing.T) {
+	oracle, p := threePages()
+	n := p["firefox"].d.Nodes
+	for i := 1; i < len(n); i++ {
+		if n[i].Tag != "SPAN" {
+			n[i].Bounding.W -= 20
+		}
+	}
+	p["firefox"].layout()
+	cs := causesOf(t, oracle, nil)
+	require.Len(t, cs, 1, "%+v", cs)
+	assert.Equal(t, "firefox layout at HTML>BODY", cs[0].Label())
+	assert.Equal(t, 3*12, cs[0].Explains, "w, rects[0].w and style.width of BODY, P and ten DIVs")
+}
+
+// In a vertical writing mode the inline axis is the height: a text-only box taller
+// there is text, and wider is layout.
+func TestCausesTextAxisFollowsWritingMode(t *testing.T) {
+	oracle, p := threePages()
+	for _, e := range []string{"chromium", "firefox", "webkit"} {
+		p[e].d.Nodes[3].Style["writing-mode"] = "vertical-rl"
+	}
+	p["firefox"].d.Nodes[3].Bounding.H += 4
+	p["firefox"].layout()
+	cs := causesOf(t, oracle, nil)
+	require.NotEmpty(t, cs)
+	assert.Equal(t, "firefox text at HTML>BODY>P>SPAN[1]", cs[0].Label())
+
+	oracle, p = threePages()
+	p["webkit"].d.Nodes[3].Style["writing-mode"] = "vertical-rl"
+	cs = causesOf(t, oracle, nil)
+	require.Len(t, cs, 1)
+	assert.Equal(t, "webkit style at HTML>BODY>P>SPAN[1]", cs[0].Label())
+}
+
+// Explanations can loop: a shrink-to-fit box's width comes from its child's, the
+// child's from its own margin, and a (percentage) margin from the parent's width.
+// The loop's style item is the root, and nothing is lost.
+func TestCausesLoopHasOneRoot(t *testing.T) {
+	oracle := map[string]*dump.Dump{}
+	for _, e := range []string{"chromium", "firefox", "webkit"} {
+		w := 0.0
+		if e == "firefox" {
+			w = 10
+		}
+		d := build(e, spec{-1, "HTML", 0, 0, 800, 50}, spec{0, "BODY", 0, 0, 800, 50},
+			spec{1, "DIV", 0, 0, 100 + w, 50}, spec{2, "P", w, 0, 100 + w, 50})
+		d.Nodes[2].Style["display"] = "inline-block"
+		d.Nodes[3].Style["margin-left"] = fmt.Sprintf("%gpx", w)
+		oracle[e] = d
+	}
+	cs := causesOf(t, oracle, nil)
+	require.Len(t, cs, 1, "%+v", cs)
+	assert.Equal(t, "firefox style at HTML>BODY>DIV>P", cs[0].Label())
+	assert.Equal(t, ItemRef{3, "style.margin-left"}, cs[0].Items[0])
+	assert.Equal(t, 6, cs[0].Explains, "DIV's w and rects w; P's w, rects w, offset.x, margin-left")
+}
