@@ -31,3 +31,26 @@ func BenchmarkGeometry(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cases/s")
 }
+
+// BenchmarkAttributeDeep is attribution's worst shape: a 5,000-deep nest whose
+// innermost box is taller in one engine, so every ancestor's height and every
+// offset differs (about 15,000 non-unanimous items, one cause).
+//
+//	go test -run=NONE -bench=AttributeDeep ./compare/
+func BenchmarkAttributeDeep(b *testing.B) {
+	const n = 5000
+	deep := func(engine string, dh float64) *dump.Dump {
+		nodes := []spec{{-1, "HTML", 0, 0, 800, 10 + dh}}
+		for i := 1; i < n; i++ {
+			nodes = append(nodes, spec{i - 1, "DIV", 0, 0, 800, 10 + dh})
+		}
+		return build(engine, nodes...)
+	}
+	oracle := map[string]*dump.Dump{"chromium": deep("chromium", 0), "firefox": deep("firefox", 5), "webkit": deep("webkit", 0)}
+	for b.Loop() {
+		out, err := NodeOutcomes(oracle, nil, dump.DefaultTolerance)
+		if err != nil || len(out.Causes) != 1 {
+			b.Fatalf("%v %v", out, err)
+		}
+	}
+}

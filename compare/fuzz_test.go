@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/vote"
 )
 
 // small is base without styles: big seeds stall Go's mutator (golang/go#51484),
@@ -168,8 +169,26 @@ func FuzzCompare(f *testing.F) {
 				t.Fatalf("a delta of %v counted within tolerance: %+v", fd.Delta, fd)
 			}
 		}
-		if _, err := Geometry(oracle, nil, dump.DefaultTolerance); err != nil {
+		only, err := Geometry(oracle, nil, dump.DefaultTolerance)
+		if err != nil {
 			t.Fatalf("oracle-only vote refused: %v", err)
+		}
+		// Attribution accounts for each non-unanimous item exactly once.
+		want := only.Votes[vote.Majority] + only.Votes[vote.Split] + only.Votes[vote.Disagree]
+		if only.ShapeVote == vote.Majority {
+			want++
+		}
+		seen := map[ItemRef]bool{}
+		for _, c := range only.Causes {
+			for _, it := range c.Items {
+				if seen[it] {
+					t.Fatalf("item %v attributed twice: %+v", it, only.Causes)
+				}
+				seen[it] = true
+			}
+		}
+		if got := Explained(only.Causes); got != want || len(seen) != want {
+			t.Fatalf("causes explain %d items (%d listed), want %d non-unanimous: %+v", got, len(seen), want, only)
 		}
 	})
 }

@@ -81,12 +81,28 @@ func Geometry(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*Repor
 			r.Verdict, r.Shape = Fail, d
 			r.Reason = fmt.Sprintf("parse divergence: shape differs at node %d", d.Index)
 			c.finishOutliers()
-			return r, nil
+			return r, attribute(r, oracle, got, tol)
 		}
 	}
 	c.run()
 	c.finish()
-	return r, nil
+	return r, attribute(r, oracle, got, tol)
+}
+
+// attribute fills r.Causes when some item is not unanimous or the candidate
+// failed; it votes the case again node by node (NodeOutcomes), so a case all
+// engines agree on costs nothing more.
+func attribute(r *Report, oracle map[string]*dump.Dump, got *dump.Dump, tol float64) error {
+	if r.Verdict != Fail && r.ShapeVote != vote.Majority &&
+		r.Votes[vote.Majority]+r.Votes[vote.Split]+r.Votes[vote.Disagree] == 0 {
+		return nil
+	}
+	out, err := NodeOutcomes(oracle, got, tol)
+	if err != nil {
+		return err
+	}
+	r.Causes = out.Causes
+	return nil
 }
 
 // check refuses what cannot be compared at all.
@@ -306,14 +322,14 @@ func (c *comparison) style(i int) {
 			c.strs[s.engine] = s.d.Nodes[i].Style[p]
 		}
 		prop := "style." + p
-		res := vote.Vote(c.strs, func(a, b string) bool { return a == b })
+		res := vote.Vote(c.strs, func(a, b string) bool { return styleEqual(a, b, c.tol) })
 		c.tally(res, prop, &c.r.Style)
 		if !res.Trusted() || c.got == nil {
 			continue
 		}
 		want, got := c.strs[res.Representative()], c.got.d.Nodes[i].Style[p]
 		c.r.Style.Compared++
-		if want != got {
+		if !styleEqual(want, got, c.tol) {
 			c.r.Style.Failed++
 			c.r.StyleFindings = append(c.r.StyleFindings, StyleFinding{Node: i, Tag: c.tag(i),
 				Property: prop, Want: want, Got: got})

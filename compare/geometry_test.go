@@ -458,7 +458,7 @@ func TestReportJSON(t *testing.T) {
 	for k := range m {
 		keys = append(keys, k)
 	}
-	want := []string{"engines", "findings", "layout", "max_abs_delta", "shape_vote", "style", "sum_abs_delta", "verdict"}
+	want := []string{"causes", "engines", "findings", "layout", "max_abs_delta", "shape_vote", "style", "sum_abs_delta", "verdict"}
 	if diff := cmp.Diff(want, keys, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 		t.Errorf("report keys (-want +got):\n%s", diff)
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/vote"
@@ -62,6 +63,11 @@ type Outcomes struct {
 	// Nodes follow the voting engines' node order; nil when the engines have no
 	// majority shape.
 	Nodes []NodeOutcome `json:"nodes,omitempty"`
+	// Causes attribute every item listed in Nodes (and a shape divergence) to
+	// root causes (Attribute).
+	Causes []Cause `json:"causes,omitempty"`
+
+	shapeAt int // where the shape outlier's tree first differs
 }
 
 // NodeOutcomes votes a case node by node, as Geometry does item by item (the same
@@ -84,6 +90,9 @@ func NodeOutcomes(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*O
 		return out, nil
 	}
 	out.Engines, out.ShapeOutlier = shape.Majority, shape.Outlier
+	if shape.Outlier != "" {
+		out.shapeAt = dump.Shape(oracle[shape.Representative()], oracle[shape.Outlier]).Index
+	}
 	var sides []*side
 	for _, e := range shape.Majority {
 		sides = append(sides, &side{engine: e, d: oracle[e], off: offsets(oracle[e])})
@@ -96,49 +105,72 @@ func NodeOutcomes(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*O
 	}
 	ref := sides[0].d
 	out.Nodes = make([]NodeOutcome, len(ref.Nodes))
+	// Scratch values and agreement rules, reused for every item.
+	nums, strs := map[string]opt{}, map[string]string{}
+	agree := func(a, b opt) bool { return a.ok == b.ok && (!a.ok || dump.Within(a.v-b.v, tol)) }
+	exactEq := func(a, b string) bool { return a == b }
+	styleEq := func(a, b string) bool { return styleEqual(a, b, tol) }
 	for i := range ref.Nodes {
 		n := &out.Nodes[i]
 		n.Node, n.Tag, n.Status = i, ref.Nodes[i].Tag, NodeOK
 		numItem := func(prop string, get func(*side) (float64, bool)) {
-			vals := map[string]opt{}
+			clear(nums)
 			for _, s := range sides {
 				v, ok := get(s)
-				vals[s.engine] = opt{v, ok}
+				nums[s.engine] = opt{v, ok}
 			}
-			res := vote.Vote(vals, func(a, b opt) bool { return a.ok == b.ok && (!a.ok || dump.Within(a.v-b.v, tol)) })
-			it := NodeItem{Property: prop, Vote: res.Kind, Outlier: res.Outlier, Values: map[string]string{}}
-			for e, v := range vals {
+			res := vote.Vote(nums, agree)
+			it := NodeItem{Property: prop, Vote: res.Kind, Outlier: res.Outlier}
+			var cv opt
+			if res.Trusted() && cand != nil {
+				want := nums[res.Representative()]
+				cv.v, cv.ok = get(cand)
+				if want.ok && cv.ok {
+					d := cv.v - want.v
+					it.Delta = &d
+					it.Failed = !dump.Within(d, tol)
+				}
+			}
+			if !kept(it) {
+				return // formatting every unanimous item's values is most of the cost
+			}
+			it.Values = map[string]string{}
+			for e, v := range nums {
 				it.Values[e] = optText(v)
 			}
 			if res.Trusted() {
-				want := vals[res.Representative()]
-				it.Want = optText(want)
+				it.Want = optText(nums[res.Representative()])
 				if cand != nil {
-					v, ok := get(cand)
-					it.Values["candidate"] = optText(opt{v, ok})
-					if want.ok && ok {
-						d := v - want.v
-						it.Delta = &d
-						it.Failed = !dump.Within(d, tol)
-					}
+					it.Values["candidate"] = optText(cv)
 				}
 			}
 			n.add(it)
 		}
 		exact := func(prop string, get func(*side) string) {
-			vals := map[string]string{}
+			clear(strs)
 			for _, s := range sides {
-				vals[s.engine] = get(s)
+				strs[s.engine] = get(s)
 			}
-			res := vote.Vote(vals, func(a, b string) bool { return a == b })
-			it := NodeItem{Property: prop, Vote: res.Kind, Outlier: res.Outlier, Values: maps.Clone(vals)}
+			eq := exactEq
+			if strings.HasPrefix(prop, "style.") {
+				eq = styleEq
+			}
+			res := vote.Vote(strs, eq)
+			it := NodeItem{Property: prop, Vote: res.Kind, Outlier: res.Outlier}
+			var g string
 			if res.Trusted() {
-				it.Want = vals[res.Representative()]
+				it.Want = strs[res.Representative()]
 				if cand != nil {
-					g := get(cand)
-					it.Values["candidate"] = g
-					it.Failed = g != it.Want
+					g = get(cand)
+					it.Failed = !eq(g, it.Want)
 				}
+			}
+			if !kept(it) {
+				return
+			}
+			it.Values = maps.Clone(strs)
+			if res.Trusted() && cand != nil {
+				it.Values["candidate"] = g
 			}
 			n.add(it)
 		}
@@ -177,20 +209,29 @@ func NodeOutcomes(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*O
 		}
 		slices.Sort(n.Outvoted)
 	}
+	out.Causes = Attribute(out, ref)
 	return out, nil
+}
+
+// kept reports whether an item is listed: anything but a unanimous pass.
+func kept(it NodeItem) bool { return itemStatus(it) != NodeOK }
+
+func itemStatus(it NodeItem) NodeStatus {
+	switch {
+	case it.Failed:
+		return NodeFailed
+	case it.Vote == vote.Split || it.Vote == vote.Disagree:
+		return NodeSplit
+	case it.Vote == vote.Majority:
+		return NodeOutvoted
+	}
+	return NodeOK
 }
 
 // add keeps it when it is not a unanimous pass, and raises the node's status.
 func (n *NodeOutcome) add(it NodeItem) {
-	st := NodeOK
-	switch {
-	case it.Failed:
-		st = NodeFailed
-	case it.Vote == vote.Split || it.Vote == vote.Disagree:
-		st = NodeSplit
-	case it.Vote == vote.Majority:
-		st = NodeOutvoted
-	default:
+	st := itemStatus(it)
+	if st == NodeOK {
 		return
 	}
 	if it.Vote == vote.Majority && !slices.Contains(n.Outvoted, it.Outlier) {

@@ -85,6 +85,9 @@ type Report struct {
 	Outliers      []Outlier         `json:"outliers,omitempty"`
 	Findings      []Finding         `json:"findings,omitempty"`
 	StyleFindings []StyleFinding    `json:"style_findings,omitempty"`
+	// Causes attribute the non-unanimous items (outvoted, split, or failed by the
+	// candidate) to the boxes that explain them (Attribute); set only when there are any.
+	Causes []Cause `json:"causes,omitempty"`
 
 	// Reflection is set on reflection cases (Reflection), which have no
 	// geometry: attr_value and idl_value per probe, voted and scored exactly.

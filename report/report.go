@@ -166,6 +166,7 @@ type box struct {
 	Tag      string
 	Status   string // compare.NodeStatus, "ok" when not highlighted
 	Outlier  bool   // this panel's engine was outvoted on the node
+	Cause    bool   // the node is a root cause (compare.Attribute)
 	X, Y     float64
 	W, H     float64
 	Fragment int
@@ -189,7 +190,8 @@ type casePage struct {
 	Report   *compare.Report
 	Panels   []panel
 	Outcomes *compare.Outcomes
-	Data     template.JS // JSON of the hover details
+	Causes   []compare.Cause // the page leads with them; their boxes are outlined
+	Data     template.JS     // JSON of the hover details
 	Errors   map[string]string
 	Note     string
 }
@@ -211,7 +213,12 @@ func (w *Writer) writeCase(n int, rw row, c Case, r *compare.Report) error {
 	p.Outcomes = out
 	status := map[int]compare.NodeOutcome{}
 	voters := map[string]bool{}
+	causes := map[int]bool{}
 	if out != nil {
+		p.Causes = out.Causes
+		for _, c := range out.Causes {
+			causes[c.Node] = true
+		}
 		for _, nd := range out.Nodes {
 			status[nd.Node] = nd
 		}
@@ -258,7 +265,7 @@ func (w *Writer) writeCase(n int, rw row, c Case, r *compare.Report) error {
 				pn.Note = joinNote(pn.Note, "screenshot not usable: "+err.Error())
 			}
 			pn.Shot = shot
-			var plain, marked []box
+			var plain, marked, root []box
 			for i, nd := range d.Nodes {
 				st := compare.NodeOK
 				outlier := false
@@ -272,18 +279,22 @@ func (w *Writer) writeCase(n int, rw row, c Case, r *compare.Report) error {
 					}
 				}
 				for j, rc := range nd.Rects {
-					b := box{Node: i, Tag: nd.Tag, Status: string(st), Outlier: outlier, X: rc.X, Y: rc.Y, W: rc.W, H: rc.H, Fragment: j}
+					b := box{Node: i, Tag: nd.Tag, Status: string(st), Outlier: outlier, Cause: aligned && causes[i],
+						X: rc.X, Y: rc.Y, W: rc.W, H: rc.H, Fragment: j}
 					if rc.X >= dump.Viewport.Width || rc.Y >= dump.Viewport.Height || rc.X+rc.W <= 0 || rc.Y+rc.H <= 0 {
 						pn.Offview++
 					}
-					if st == compare.NodeOK {
+					switch {
+					case b.Cause:
+						root = append(root, b)
+					case st == compare.NodeOK:
 						plain = append(plain, b)
-					} else {
+					default:
 						marked = append(marked, b)
 					}
 				}
 			}
-			pn.Boxes = append(plain, marked...)
+			pn.Boxes = slices.Concat(plain, marked, root)
 			p.Panels = append(p.Panels, pn)
 		}
 	}

@@ -128,7 +128,7 @@ func TestIndexAtTenThousandCases(t *testing.T) {
 	assert.Len(t, entries, n)
 	b, err := os.ReadFile(filepath.Join(dir, "cases", "000008.html"))
 	require.NoError(t, err)
-	assert.True(t, strings.Contains(string(b), `class="box st-outvoted outlier"`), "case 8 (i=7): firefox outlier")
+	assert.True(t, strings.Contains(string(b), `class="box st-outvoted outlier`), "case 8 (i=7): firefox outlier")
 }
 
 // A delta past float64's range (widths near 1.7e308, which compare scores as +Inf)
@@ -146,5 +146,26 @@ func TestInfiniteDeltaStillWritesThePage(t *testing.T) {
 	require.NoError(t, w.Close())
 	b, err := os.ReadFile(filepath.Join(dir, "cases", "000001.html"))
 	require.NoError(t, err)
-	assert.Contains(t, string(b), `class="box st-failed"`)
+	assert.Contains(t, string(b), `class="box st-failed cause"`)
+}
+
+// A case page leads with its causes and outlines the cause box in every aligned
+// panel. A unit test of the writer on hand-built dumps.
+func TestCasePageShowsCauses(t *testing.T) {
+	dir := t.TempDir()
+	w, err := New(dir, dump.DefaultTolerance)
+	require.NoError(t, err)
+	o := map[string]*dump.Dump{"chromium": small("chromium", 100), "firefox": small("firefox", 107), "webkit": small("webkit", 100)}
+	r, err := compare.Geometry(o, nil, dump.DefaultTolerance)
+	require.NoError(t, err)
+	require.NoError(t, w.Add(Case{ID: json.RawMessage(`"wide"`), Report: r, Dumps: o}))
+	require.NoError(t, w.Close())
+	b, err := os.ReadFile(filepath.Join(dir, "cases", "000001.html"))
+	require.NoError(t, err)
+	page := string(b)
+	assert.Contains(t, page, `<dd id="causes">1 for 2 non-unanimous items:<ol><li data-node="2"><b>firefox text at HTML&gt;BODY&gt;DIV</b> explains 2</li></ol></dd>`)
+	assert.Equal(t, 3, strings.Count(page, `class="box st-outvoted cause" data-node="2"`)+
+		strings.Count(page, `class="box st-outvoted outlier cause" data-node="2"`), "the cause box in each of the three panels")
+	assert.Contains(t, page, `class="box st-outvoted outlier cause" data-node="2"`, "firefox's own panel")
+	assert.Equal(t, 3, strings.Count(page, " cause\""), "no other box is a cause")
 }

@@ -3,12 +3,15 @@ package report
 import (
 	"html/template"
 	"strconv"
+
+	"github.com/layout-oracle/oracle/compare"
 )
 
 var funcs = template.FuncMap{
-	"votes": votesText,
-	"keys":  sortedKeys,
-	"num":   func(f float64) string { return strconv.FormatFloat(f, 'g', 6, 64) },
+	"votes":     votesText,
+	"keys":      sortedKeys,
+	"explained": compare.Explained,
+	"num":       func(f float64) string { return strconv.FormatFloat(f, 'g', 6, 64) },
 	"abs": func(f float64) float64 {
 		if f < 0 {
 			return -f
@@ -50,6 +53,7 @@ var caseTmpl = template.Must(template.New("case").Funcs(funcs).Parse(`<!doctype 
 <h1 id="case-id">{{.Row.ID}}</h1>
 <p><span id="verdict" class="verdict v-{{.Row.Verdict}}">{{.Row.Verdict}}</span> {{.Report.Reason}}</p>
 <dl>
+{{with .Causes}}<dt>causes</dt><dd id="causes">{{len .}} for {{explained .}} non-unanimous items:<ol>{{range .}}<li data-node="{{.Node}}"><b>{{.Label}}</b> explains {{.Explains}}</li>{{end}}</ol></dd>{{end}}
 {{with .Report.Votes}}<dt>votes</dt><dd id="votes">{{votes .}}</dd>{{end}}
 {{with .Report.Outliers}}<dt>outvoted</dt><dd id="outvoted">{{range $i, $o := .}}{{if $i}}, {{end}}{{$o.Engine}} on {{$o.Property}} &times;{{$o.Count}}{{end}}</dd>{{end}}
 {{with .Errors}}<dt>errors</dt><dd id="errors">{{range $e := keys .}}<div><b>{{$e}}</b>: {{index $.Errors $e}}</div>{{end}}</dd>{{end}}
@@ -58,14 +62,14 @@ var caseTmpl = template.Must(template.New("case").Funcs(funcs).Parse(`<!doctype 
 {{if .Panels}}
 <p class="legend">highlighted: <span class="swatch st-outvoted"></span> an engine outvoted on the node
 <span class="swatch st-split"></span> the engines split (no truth)
-<span class="swatch st-failed"></span> the candidate failed it · dashed: this engine is the one outvoted · hover a box for its values</p>
+<span class="swatch st-failed"></span> the candidate failed it · thick black: a root cause (listed above) · dashed: this engine is the one outvoted · hover a box for its values</p>
 <div class="panels">
 {{range .Panels}}<section class="panel" data-engine="{{.Engine}}">
 <h2>{{.Engine}} <small>{{.Version}}</small></h2>
 {{with .Note}}<p class="note">{{.}}</p>{{end}}
 <div class="stage{{if .Shot}} shot{{end}}">{{if .Shot}}<img src="{{.Shot}}" width="800" height="600" alt="{{.Engine}} screenshot">{{end}}
 <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 800 600" preserveAspectRatio="xMinYMin meet">
-{{range .Boxes}}<rect class="box st-{{.Status}}{{if .Outlier}} outlier{{end}}" data-node="{{.Node}}" data-fragment="{{.Fragment}}" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}"><title>{{.Tag}} #{{.Node}}</title></rect>
+{{range .Boxes}}<rect class="box st-{{.Status}}{{if .Outlier}} outlier{{end}}{{if .Cause}} cause{{end}}" data-node="{{.Node}}" data-fragment="{{.Fragment}}" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}"><title>{{.Tag}} #{{.Node}}</title></rect>
 {{end}}</svg></div>
 {{if .Offview}}<p class="note">{{.Offview}} boxes lie outside the 800x600 viewport</p>{{end}}
 </section>

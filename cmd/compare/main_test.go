@@ -223,3 +223,41 @@ func decodeJSONLines(t *testing.T, stdout string) []map[string]any {
 	}
 	return lines
 }
+
+// Causes lead each case's details in text, ride on each --json line, and the
+// totals count causes beside non-unanimous items.
+func TestCausesOutput(t *testing.T) {
+	args := []string{"--oracle", fixtures + "oracle.ndjson", "--candidate", fixtures + "candidate.ndjson"}
+	code, out, _ := runCmd(t, "", args...)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, out, "pass          outlier  layout 0/28 failed, style 0/108 failed, max |delta| 0 px, sum 0 px\n"+
+		"    1 cause for 2 non-unanimous items: firefox text at HTML>BODY>DIV[2] (2)\n")
+	assert.Contains(t, out, "    1 cause for 1 non-unanimous items: candidate layout at HTML>BODY>DIV[2] (1)\n")
+	assert.Contains(t, out, "attribution: 2 non-unanimous cases, 3 items, 2 causes (1.00 causes and 1.5 items per case)\n")
+
+	_, out, _ = runCmd(t, "", append(args, "--json")...)
+	var lines []map[string]json.RawMessage
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var m map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &m))
+		lines = append(lines, m)
+	}
+	var outlier map[string]json.RawMessage
+	for _, m := range lines {
+		if string(m["id"]) == `"outlier"` {
+			outlier = m
+		}
+	}
+	require.NotNil(t, outlier)
+	assert.JSONEq(t, `[{"node":3,"tag":"DIV","path":"HTML>BODY>DIV[2]","kind":"text","engines":["firefox"],
+		"items":[{"node":3,"property":"bounding.w"},{"node":3,"property":"rects[0].w"}],"explains":2}]`, string(outlier["causes"]))
+	assert.JSONEq(t, `{"cases":2,"items":3,"causes":2}`, attributedOf(t, lines[len(lines)-1]))
+}
+
+func attributedOf(t *testing.T, m map[string]json.RawMessage) string {
+	t.Helper()
+	var tot map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(m["totals"], &tot))
+	return string(tot["attributed"])
+}

@@ -113,6 +113,9 @@ func (h *human) report(c caseResult) error {
 	default:
 		b.WriteString(r.Reason + "\n")
 	}
+	if len(r.Causes) > 0 {
+		b.WriteString("    " + causesLine(r.Causes) + "\n")
+	}
 	fails := r.Failures()
 	sort.SliceStable(fails, func(i, j int) bool { return abs(fails[i].Delta) > abs(fails[j].Delta) })
 	for i, f := range fails {
@@ -179,8 +182,32 @@ func (h *human) finish(t totals) error {
 		}
 		line += "; outvoted: " + strings.Join(out, ", ")
 	}
+	if a := t.Attributed; a != nil {
+		if _, err := fmt.Fprintf(h.w, "attribution: %d non-unanimous cases, %d items, %d causes (%.2f causes and %.1f items per case)\n",
+			a.Cases, a.Items, a.Causes, float64(a.Causes)/float64(a.Cases), float64(a.Items)/float64(a.Cases)); err != nil {
+			return err
+		}
+	}
 	_, err := fmt.Fprintf(h.w, "%s; exit %d\n", line, t.Exit)
 	return err
+}
+
+// causesLine leads a case's details: "2 causes for 14 non-unanimous items:
+// firefox text at HTML>BODY>P[2] (12); webkit layout at ... (2)", the first shown.
+func causesLine(cs []compare.Cause) string {
+	var parts []string
+	for i, c := range cs {
+		if i == shown {
+			parts = append(parts, fmt.Sprintf("... %d more", len(cs)-shown))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (%d)", c.Label(), c.Explains))
+	}
+	noun := "causes"
+	if len(cs) == 1 {
+		noun = "cause"
+	}
+	return fmt.Sprintf("%d %s for %d non-unanimous items: %s", len(cs), noun, compare.Explained(cs), strings.Join(parts, "; "))
 }
 
 func votes(v map[vote.Kind]int) string {

@@ -31,7 +31,16 @@ type totals struct {
 	MaxAbsDelta jsonNum `json:"max_abs_delta"`
 	// Outvoted counts, per oracle engine, the items it was the outlier on.
 	Outvoted map[string]int `json:"outvoted,omitempty"`
-	Exit     int            `json:"exit"`
+	// Attributed counts the cases with non-unanimous items, those items, and the
+	// root causes they were attributed to (compare.Attribute).
+	Attributed *attributed `json:"attributed,omitempty"`
+	Exit       int         `json:"exit"`
+}
+
+type attributed struct {
+	Cases  int `json:"cases"`
+	Items  int `json:"items"`
+	Causes int `json:"causes"`
 }
 
 type reporter interface {
@@ -193,6 +202,14 @@ func (s *session) emit(line oracleLine, r *compare.Report) error {
 	s.t.MaxAbsDelta = jsonNum(math.Max(float64(s.t.MaxAbsDelta), r.MaxAbsDelta))
 	for _, o := range r.Outliers {
 		s.t.Outvoted[o.Engine] += o.Count
+	}
+	if len(r.Causes) > 0 {
+		if s.t.Attributed == nil {
+			s.t.Attributed = &attributed{}
+		}
+		s.t.Attributed.Cases++
+		s.t.Attributed.Causes += len(r.Causes)
+		s.t.Attributed.Items += compare.Explained(r.Causes)
 	}
 	return s.out.report(caseResult{ID: line.ID, Report: r, OracleErrors: line.Errors, Dumps: line.Dumps})
 }

@@ -1,0 +1,505 @@
+package compare
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/vote"
+)
+
+// CauseKind says what a cause box's difference is (docs/compare.md, "Attribution").
+type CauseKind string
+
+const (
+	CauseShape  CauseKind = "shape"  // parse: the element tree differs
+	CauseStyle  CauseKind = "style"  // a computed-style value differs
+	CauseText   CauseKind = "text"   // style equal; a text-only box differs along its inline axis
+	CauseLayout CauseKind = "layout" // style equal; geometry differs
+)
+
+// ItemRef names one voted item: a node and a property as in Finding ("shape" for
+// a shape divergence).
+type ItemRef struct {
+	Node     int    `json:"node"`
+	Property string `json:"property"`
+}
+
+// Cause is one root cause of a case's non-unanimous items: the box whose own
+// difference explains Items.
+type Cause struct {
+	Node int       `json:"node"`
+	Tag  string    `json:"tag"`
+	Path string    `json:"path"` // "HTML>BODY>P[2]"
+	Kind CauseKind `json:"kind"`
+	// Engines are the engines outvoted on it ("candidate" for a candidate failure),
+	// or, when Split, every voting engine.
+	Engines []string `json:"engines"`
+	Split   bool     `json:"split,omitempty"`
+	// Items are every non-unanimous item it accounts for, its own first; Explains
+	// is their number. Over a case's causes, Explains sums to its non-unanimous items.
+	Items    []ItemRef `json:"items"`
+	Explains int       `json:"explains"`
+}
+
+// Label is the cause in one phrase: "firefox text at HTML>BODY>P[2]".
+func (c Cause) Label() string {
+	who := strings.Join(c.Engines, "+")
+	if c.Split {
+		who += " split"
+	}
+	return fmt.Sprintf("%s %s at %s", who, c.Kind, c.Path)
+}
+
+// Explained is the number of non-unanimous items the causes account for.
+func Explained(cs []Cause) int {
+	n := 0
+	for _, c := range cs {
+		n += c.Explains
+	}
+	return n
+}
+
+// Causes votes a case as NodeOutcomes does and attributes its non-unanimous items
+// to root causes (Attribute).
+func Causes(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) ([]Cause, error) {
+	out, err := NodeOutcomes(oracle, got, tol)
+	if err != nil {
+		return nil, err
+	}
+	return out.Causes, nil
+}
+
+// Path is node i's tag path from the root; a tag shared by several siblings gets
+// its 1-based position among them ("P[2]").
+func Path(d *dump.Dump, i int) string {
+	if i < 0 || i >= len(d.Nodes) {
+		return ""
+	}
+	var parts []string
+	for n := i; n >= 0; n = d.Nodes[n].Parent {
+		node := d.Nodes[n]
+		part := node.Tag
+		if node.Parent >= 0 {
+			same, pos := 0, 0
+			for j := node.Parent + 1; j < len(d.Nodes); j++ { // children follow their parent
+				if d.Nodes[j].Parent == node.Parent && d.Nodes[j].Tag == node.Tag {
+					same++
+					if j == n {
+						pos = same
+					}
+				}
+			}
+			if same > 1 {
+				part += "[" + strconv.Itoa(pos) + "]"
+			}
+		}
+		parts = append(parts, part)
+		if len(parts) > len(d.Nodes) {
+			break // a malformed parent chain; Validate rules it out
+		}
+	}
+	slices.Reverse(parts)
+	return strings.Join(parts, ">")
+}
+
+// axis classifies a property for attribution.
+type axis int
+
+const (
+	axisWidth  axis = iota // bounding.w, rects[i].w, rects.count, style.width: inline axis in horizontal writing
+	axisHeight             // bounding.h, rects[i].h, style.height
+	axisOffset             // offset.x, offset.y
+	axisStyle              // every other style property
+)
+
+// propAxis: style.width and style.height are getComputedStyle's resolved values, the
+// used size in px for a rendered box, so they follow the geometry and count as sizes.
+func propAxis(p string) axis {
+	switch {
+	case p == "bounding.w" || p == "style.width" || p == "rects.count" || strings.HasSuffix(p, "].w"):
+		return axisWidth
+	case p == "bounding.h" || p == "style.height" || strings.HasSuffix(p, "].h"):
+		return axisHeight
+	case strings.HasPrefix(p, "offset."):
+		return axisOffset
+	}
+	return axisStyle
+}
+
+// attrItem is one non-unanimous item being attributed.
+type attrItem struct {
+	node int
+	prop string
+	ax   axis
+	sig  string // its engines: only items with the same engines explain each other
+	by   int    // the item that explains it, or -1: a root
+}
+
+// Attribute assigns each non-unanimous item of o to one root cause, on ref (a
+// voting engine's dump: node i is the same element in every voting dump). The rule
+// is docs/compare.md's "Attribution": an item is explained by another item with the
+// same engines when
+//
+//   - same node: a rects or style size item by the node's bounding item of its axis;
+//     a size or offset item by the node's own (non-size) style item;
+//   - an offset by any item of the nearest earlier node in tree order (an ancestor,
+//     or a preceding sibling's subtree), except an ancestor's own offset; failing
+//     that, by the node's own size (a box aligned by its end moves when it grows);
+//   - a height by a descendant's height or offset.y (auto heights grow from content);
+//   - a width by a descendant's width or offset.x when the box shrinks to fit
+//     (inline-level, table, float, absolutely positioned), else by an ancestor's
+//     width (block widths come from the containing block); an inline's width also by
+//     the nearest earlier item (its line breaks follow the content before it);
+//   - a style item by an ancestor's same property (inheritance), or a margin or
+//     padding by an ancestor's width (percentages).
+//
+// Among candidates the first in that order wins, and each item follows its
+// explainer to a root; a loop's root is its first style item, else its first item
+// in tree order. Roots are
+// grouped per (node, engines) into one Cause.
+func Attribute(o *Outcomes, ref *dump.Dump) []Cause {
+	var causes []Cause
+	if o == nil || ref == nil {
+		return nil
+	}
+	if o.ShapeOutlier != "" {
+		causes = append(causes, shapeCause(ref, o.ShapeOutlier, o.shapeAt))
+	}
+	if o.Shape != nil {
+		causes = append(causes, shapeCause(ref, "candidate", o.Shape.Index))
+	}
+	if len(o.Nodes) != len(ref.Nodes) {
+		return causes
+	}
+	var items []attrItem
+	first := make([]int, len(o.Nodes)+1) // node i's items are items[first[i]:first[i+1]]
+	for i, n := range o.Nodes {
+		first[i] = len(items)
+		for _, it := range n.Items {
+			items = append(items, attrItem{node: i, prop: it.Property, ax: propAxis(it.Property), sig: itemSig(it, o.Engines), by: -1})
+		}
+	}
+	first[len(o.Nodes)] = len(items)
+	if len(items) == 0 {
+		return causes
+	}
+	a := &attribution{ref: ref, items: items, first: first, end: subtreeEnds(ref)}
+	for j := range items {
+		items[j].by = a.explainer(j)
+	}
+	// Follow each item to its root, memoized.
+	root := make([]int, len(items))
+	for j := range root {
+		root[j] = -1
+	}
+	for j := range items {
+		var path []int
+		onPath := map[int]bool{}
+		k := j
+		for root[k] < 0 && items[k].by >= 0 && !onPath[k] {
+			onPath[k] = true
+			path = append(path, k)
+			k = items[k].by
+		}
+		r := root[k]
+		switch {
+		case r >= 0:
+		case onPath[k]: // a cycle through k: its first style item, else its first item
+			r = k
+			for c := items[k].by; c != k; c = items[c].by {
+				if loopFirst(items[c], c, items[r], r) {
+					r = c
+				}
+			}
+		default:
+			r = k
+		}
+		root[k] = r
+		for _, p := range path {
+			root[p] = r
+		}
+	}
+	// One cause per (node, engines) of the roots, in tree order.
+	type key struct {
+		node int
+		sig  string
+	}
+	at := map[key]int{}
+	for pass := range 2 { // roots first, so each cause lists its own root items first
+		for j := range items {
+			if (root[j] == j) != (pass == 0) {
+				continue
+			}
+			r := items[root[j]]
+			k := key{r.node, r.sig}
+			ci, ok := at[k]
+			if !ok {
+				ci = len(causes)
+				at[k] = ci
+				causes = append(causes, a.newCause(r, o))
+			}
+			c := &causes[ci]
+			c.Items = append(c.Items, ItemRef{items[j].node, items[j].prop})
+			c.Explains++
+			if root[j] == j {
+				c.Kind = strongest(c.Kind, a.kind(j))
+			}
+		}
+	}
+	// Order by node; in Items, the cause's roots, its node's other items, then the rest.
+	slices.SortStableFunc(causes, func(x, y Cause) int { return x.Node - y.Node })
+	for ci := range causes {
+		c := &causes[ci]
+		slices.SortStableFunc(c.Items, func(x, y ItemRef) int {
+			return b2i(x.Node != c.Node) - b2i(y.Node != c.Node)
+		})
+	}
+	return causes
+}
+
+// loopFirst orders a loop's items for choosing its root: style items first (a
+// computed value is upstream of the geometry it feeds), then tree order.
+func loopFirst(x attrItem, xi int, y attrItem, yi int) bool {
+	if (x.ax == axisStyle) != (y.ax == axisStyle) {
+		return x.ax == axisStyle
+	}
+	return xi < yi
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// shapeCause is a parse divergence at node i of ref (i may be past ref's end, when
+// the other tree has more nodes).
+func shapeCause(ref *dump.Dump, engine string, i int) Cause {
+	c := Cause{Node: i, Kind: CauseShape, Engines: []string{engine}, Items: []ItemRef{{i, "shape"}}, Explains: 1}
+	if i >= 0 && i < len(ref.Nodes) {
+		c.Tag, c.Path = ref.Nodes[i].Tag, Path(ref, i)
+	}
+	return c
+}
+
+// styleEqual compares two computed-style values: lengths ("64.0156px") numerically
+// within the geometry tolerance, since a resolved length carries the engine's
+// layout-unit quantization; every other value exactly.
+func styleEqual(a, b string, tol float64) bool {
+	if a == b {
+		return true
+	}
+	as, aok := strings.CutSuffix(a, "px")
+	bs, bok := strings.CutSuffix(b, "px")
+	if !aok || !bok {
+		return false
+	}
+	x, err1 := strconv.ParseFloat(as, 64)
+	y, err2 := strconv.ParseFloat(bs, 64)
+	return err1 == nil && err2 == nil && dump.Within(x-y, tol)
+}
+
+// itemSig is the engines an item differs in: the outvoted engine, or all voting
+// engines on a split, plus "candidate" when the candidate fails it.
+func itemSig(it NodeItem, engines []string) string {
+	var who []string
+	switch it.Vote {
+	case vote.Majority:
+		who = append(who, it.Outlier)
+	case vote.Split, vote.Disagree:
+		who = append(who, "split:"+strings.Join(engines, "+"))
+	}
+	if it.Failed {
+		who = append(who, "candidate")
+	}
+	return strings.Join(who, ",")
+}
+
+// kindOrder ranks kinds when a cause box has several root items.
+var kindOrder = map[CauseKind]int{"": 0, CauseLayout: 1, CauseText: 2, CauseStyle: 3, CauseShape: 4}
+
+func strongest(a, b CauseKind) CauseKind {
+	if kindOrder[b] > kindOrder[a] {
+		return b
+	}
+	return a
+}
+
+type attribution struct {
+	ref   *dump.Dump
+	items []attrItem
+	first []int
+	end   []int // node i's subtree is nodes i..end[i] (document order)
+}
+
+// subtreeEnds gives each node's last descendant's index (itself when a leaf).
+func subtreeEnds(d *dump.Dump) []int {
+	end := make([]int, len(d.Nodes))
+	for i := len(d.Nodes) - 1; i >= 0; i-- {
+		end[i] = max(end[i], i)
+		if p := d.Nodes[i].Parent; p >= 0 && p < i {
+			end[p] = max(end[p], end[i])
+		}
+	}
+	return end
+}
+
+func (a *attribution) newCause(r attrItem, o *Outcomes) Cause {
+	c := Cause{Node: r.node, Tag: a.ref.Nodes[r.node].Tag, Path: Path(a.ref, r.node)}
+	for _, e := range strings.Split(r.sig, ",") {
+		if rest, ok := strings.CutPrefix(e, "split:"); ok {
+			c.Split = true
+			c.Engines = append(c.Engines, strings.Split(rest, "+")...)
+		} else if e != "" {
+			c.Engines = append(c.Engines, e)
+		}
+	}
+	return c
+}
+
+// kind of root item j: a style property is style; a size along the inline axis
+// of a box whose content is only text (no element child with a box) is text;
+// anything else is layout.
+func (a *attribution) kind(j int) CauseKind {
+	it := a.items[j]
+	switch it.ax {
+	case axisStyle:
+		return CauseStyle
+	case axisWidth, axisHeight:
+		inline := axisWidth
+		if wm := a.ref.Nodes[it.node].Style["writing-mode"]; strings.HasPrefix(wm, "vertical") || strings.HasPrefix(wm, "sideways") {
+			inline = axisHeight
+		}
+		if it.ax == inline && !a.hasBoxedChild(it.node) {
+			return CauseText
+		}
+	}
+	return CauseLayout
+}
+
+func (a *attribution) hasBoxedChild(n int) bool {
+	for j := n + 1; j < len(a.ref.Nodes) && a.isAncestor(n, j); j++ {
+		if a.ref.Nodes[j].Parent == n && len(a.ref.Nodes[j].Rects) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// isAncestor reports whether node anc is a proper ancestor of node n.
+func (a *attribution) isAncestor(anc, n int) bool {
+	return anc < n && n <= a.end[anc]
+}
+
+// shrinks reports whether node n's width comes from its content.
+func (a *attribution) shrinks(n int) bool {
+	s := a.ref.Nodes[n].Style
+	d := s["display"]
+	return strings.HasPrefix(d, "inline") || strings.HasPrefix(d, "table") || d == "list-item inline" ||
+		(s["float"] != "" && s["float"] != "none") || s["position"] == "absolute" || s["position"] == "fixed"
+}
+
+// find returns the first item of node n with the same engines as item j that ok
+// accepts, or -1.
+func (a *attribution) find(n, j int, ok func(attrItem) bool) int {
+	for k := a.first[n]; k < a.first[n+1]; k++ {
+		if k != j && a.items[k].sig == a.items[j].sig && ok(a.items[k]) {
+			return k
+		}
+	}
+	return -1
+}
+
+// explainer returns the item that explains item j, or -1 (a root).
+func (a *attribution) explainer(j int) int {
+	it := a.items[j]
+	n := it.node
+	isAx := func(x ...axis) func(attrItem) bool {
+		return func(o attrItem) bool { return slices.Contains(x, o.ax) }
+	}
+	is := func(props ...string) func(attrItem) bool {
+		return func(o attrItem) bool { return slices.Contains(props, o.prop) }
+	}
+	// Same node.
+	if it.ax == axisWidth && it.prop != "bounding.w" {
+		if k := a.find(n, j, is("bounding.w")); k >= 0 {
+			return k
+		}
+	}
+	if it.ax == axisHeight && it.prop != "bounding.h" {
+		if k := a.find(n, j, is("bounding.h")); k >= 0 {
+			return k
+		}
+	}
+	if it.ax != axisStyle {
+		if k := a.find(n, j, isAx(axisStyle)); k >= 0 {
+			return k
+		}
+	}
+	// Other nodes.
+	nearestEarlier := func(ok func(m int) func(attrItem) bool) int {
+		for m := n - 1; m >= 0; m-- {
+			if k := a.find(m, j, ok(m)); k >= 0 {
+				return k
+			}
+		}
+		return -1
+	}
+	nearestAncestor := func(ok func(attrItem) bool) int {
+		for m := a.ref.Nodes[n].Parent; m >= 0; m = a.ref.Nodes[m].Parent {
+			if k := a.find(m, j, ok); k >= 0 {
+				return k
+			}
+		}
+		return -1
+	}
+	firstDescendant := func(ok func(attrItem) bool) int {
+		for m := n + 1; m < len(a.ref.Nodes) && a.isAncestor(n, m); m++ {
+			if k := a.find(m, j, ok); k >= 0 {
+				return k
+			}
+		}
+		return -1
+	}
+	notAncestorOffset := func(m int) func(attrItem) bool {
+		return func(o attrItem) bool { return o.ax != axisOffset || !a.isAncestor(m, n) }
+	}
+	notAncestor := func(m int) func(attrItem) bool {
+		return func(attrItem) bool { return !a.isAncestor(m, n) }
+	}
+	switch it.ax {
+	case axisOffset:
+		if k := nearestEarlier(notAncestorOffset); k >= 0 {
+			return k
+		}
+		return a.find(n, j, isAx(axisWidth, axisHeight))
+	case axisHeight:
+		return firstDescendant(func(o attrItem) bool { return o.ax == axisHeight || o.prop == "offset.y" })
+	case axisWidth:
+		if a.shrinks(n) {
+			if k := firstDescendant(func(o attrItem) bool { return o.ax == axisWidth || o.prop == "offset.x" }); k >= 0 {
+				return k
+			}
+			if strings.HasPrefix(a.ref.Nodes[n].Style["display"], "inline") {
+				if k := nearestEarlier(notAncestor); k >= 0 {
+					return k
+				}
+			}
+			return nearestAncestor(isAx(axisWidth))
+		}
+		return nearestAncestor(isAx(axisWidth))
+	case axisStyle:
+		prop := it.prop
+		if k := nearestAncestor(is(prop)); k >= 0 {
+			return k
+		}
+		if strings.HasPrefix(prop, "style.margin-") || strings.HasPrefix(prop, "style.padding-") {
+			return nearestAncestor(isAx(axisWidth))
+		}
+	}
+	return -1
+}
