@@ -181,10 +181,17 @@ func (p *oracleProc) exchange(reqs []gateRequest, window int) (map[string]json.R
 	return got, <-writeErr
 }
 
-// gateResult counts engine answers compared and different, per engine.
+// gateResult counts engine answers compared and different, per engine; Unstable
+// are differences the fresh path itself gives when asked again (recheck).
 type gateResult struct {
-	Compared, Different map[string]int
-	Examples            []string
+	Compared, Different, Unstable map[string]int
+	Examples                      []string
+	diffs                         []gateDiff
+}
+
+// gateDiff is one engine answer that differed from the fresh path's.
+type gateDiff struct {
+	label, id, engine, fresh, got string
 }
 
 // engineAnswers splits one response line into its engines' answers: each engine's
@@ -232,14 +239,38 @@ func compareGate(want, got map[string]json.RawMessage, res *gateResult, label st
 		for e := range union(w, g) {
 			res.Compared[e]++
 			if w[e] != g[e] {
-				res.Different[e]++
-				if len(res.Examples) < 20 {
-					res.Examples = append(res.Examples, fmt.Sprintf("%s %s %s: %s", label, id, e, firstDifference(w[e], g[e])))
-				}
+				res.diffs = append(res.diffs, gateDiff{label, id, e, w[e], g[e]})
 			}
 		}
 	}
 }
+
+// settle sorts the differences: one whose request the fresh path answers
+// differently itself when asked again (freshAgain: its answers by engine, per
+// repetition) is unstable, counted apart; the others are different.
+func (res *gateResult) settle(freshAgain map[string][]map[string]string) {
+	for _, d := range res.diffs {
+		unstable := false
+		for _, again := range freshAgain[d.id] {
+			if again[d.engine] != d.fresh {
+				unstable = true
+			}
+		}
+		kind := "differs"
+		if unstable {
+			res.Unstable[d.engine]++
+			kind = "unstable on the fresh path too"
+		} else {
+			res.Different[d.engine]++
+		}
+		if len(res.Examples) < 20 {
+			res.Examples = append(res.Examples, fmt.Sprintf("%s: %s %s %s: %s", kind, d.label, d.id, d.engine, firstDifference(d.fresh, d.got)))
+		}
+	}
+}
+
+// gateRechecks is how often a request that differed is asked of the fresh path again.
+const gateRechecks = 3
 
 // firstDifference shows where a and b first differ, with some context.
 func firstDifference(a, b string) string {
@@ -289,7 +320,7 @@ func runGate(c config, corpora, oracleArgs []string, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "bench: gate:", err)
 		return 1
 	}
-	res := gateResult{Compared: map[string]int{}, Different: map[string]int{}}
+	res := gateResult{Compared: map[string]int{}, Different: map[string]int{}, Unstable: map[string]int{}}
 	for _, o := range []struct {
 		name  string
 		order []gateRequest
@@ -301,22 +332,62 @@ func runGate(c config, corpora, oracleArgs []string, stdout, stderr io.Writer) i
 		}
 		compareGate(fresh, got, &res, o.name)
 	}
+	freshAgain := map[string][]map[string]string{}
+	if len(res.diffs) > 0 {
+		// Each request that differed, asked of a new fresh-path oracle again: an
+		// answer the fresh path itself does not repeat is the engine's instability,
+		// not the reuse's.
+		byID := map[string]gateRequest{}
+		for _, r := range reqs {
+			byID[r.id] = r
+		}
+		var again []gateRequest
+		seen := map[string]bool{}
+		for _, d := range res.diffs {
+			if seen[d.id] {
+				continue
+			}
+			seen[d.id] = true
+			for k := 0; k < gateRechecks; k++ {
+				var v map[string]any
+				if err := json.Unmarshal(byID[d.id].line, &v); err != nil {
+					fmt.Fprintln(stderr, "bench: gate:", err)
+					return 1
+				}
+				v["id"] = fmt.Sprintf("%s#%d", d.id, k)
+				b, _ := json.Marshal(v)
+				again = append(again, gateRequest{id: v["id"].(string), line: b})
+			}
+		}
+		got, err := run("recheck", []string{"--inert-reuse=false"}, again)
+		if err != nil {
+			fmt.Fprintln(stderr, "bench: gate:", err)
+			return 1
+		}
+		for id, line := range got {
+			base := id[:strings.LastIndex(id, "#")]
+			freshAgain[base] = append(freshAgain[base], engineAnswers(line))
+		}
+	}
+	res.settle(freshAgain)
 	var engines []string
 	for e := range res.Compared {
 		engines = append(engines, e)
 	}
 	sort.Strings(engines)
 	fmt.Fprintf(stdout, "gate: inert reuse against a new document per case, two orders, %d hostile cases interleaved\n", len(hostileCases))
-	fmt.Fprintf(stdout, "%-10s %10s %10s\n", "engine", "compared", "different")
-	total, diff := 0, 0
+	fmt.Fprintf(stdout, "%-10s %10s %10s %10s\n", "engine", "compared", "different", "unstable")
+	total, diff, unstable := 0, 0, 0
 	for _, e := range engines {
-		fmt.Fprintf(stdout, "%-10s %10d %10d\n", e, res.Compared[e], res.Different[e])
+		fmt.Fprintf(stdout, "%-10s %10d %10d %10d\n", e, res.Compared[e], res.Different[e], res.Unstable[e])
 		total += res.Compared[e]
 		diff += res.Different[e]
+		unstable += res.Unstable[e]
 	}
-	fmt.Fprintf(stdout, "%-10s %10d %10d\n", "all", total, diff)
+	fmt.Fprintf(stdout, "%-10s %10d %10d %10d\n", "all", total, diff, unstable)
+	fmt.Fprintf(stdout, "(unstable: differs, and the fresh path answers it differently too when asked %d times more)\n", gateRechecks)
 	for _, ex := range res.Examples {
-		fmt.Fprintln(stdout, "  differs:", ex)
+		fmt.Fprintln(stdout, "  "+ex)
 	}
 	if diff > 0 {
 		return 1
