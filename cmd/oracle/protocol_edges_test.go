@@ -142,16 +142,24 @@ func (p *oracleProc) wait(t *testing.T, within time.Duration) int {
 // ignored and the oracle served on into the void.
 func TestClosedStdoutEndsTheOracleCleanly(t *testing.T) {
 	p := startRaw(t, "--engines=chromium", "--pages=1", "--self-check=false", "--log-level=warn")
-	_, err := p.stdin.WriteString(`{"id":"p1","op":"ping"}` + "\n")
-	require.NoError(t, err)
-	line, err := bufio.NewReader(p.stdout).ReadString('\n')
-	require.NoError(t, err, "stderr:\n%s", p.stderr.String())
-	require.Contains(t, line, `"id":"p1"`)
+	// Ping is answered at spawn; the browser is up once ping says it is ready.
+	out := bufio.NewReader(p.stdout)
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		_, err := p.stdin.WriteString(`{"id":"p1","op":"ping"}` + "\n")
+		require.NoError(t, err)
+		line, err := out.ReadString('\n')
+		require.NoError(t, err, "stderr:\n%s", p.stderr.String())
+		require.Contains(t, line, `"id":"p1"`)
+		if strings.Contains(line, `"state":"ready"`) {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "chromium not ready within 90 s: %s", line)
+	}
 	kids := descendants(p.cmd.Process.Pid)
 	require.NotEmpty(t, kids, "the browser runs below the oracle")
 
 	p.stdout.Close()
-	_, err = p.stdin.WriteString(`{"id":"c1","html":"<p>"}` + "\n" + `{"id":"p2","op":"ping"}` + "\n")
+	_, err := p.stdin.WriteString(`{"id":"c1","html":"<p>"}` + "\n" + `{"id":"p2","op":"ping"}` + "\n")
 	require.NoError(t, err)
 	assert.Equal(t, 1, p.wait(t, 60*time.Second))
 	assert.Contains(t, p.stderr.String(), "stdout is closed or broken")

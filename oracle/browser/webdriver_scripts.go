@@ -44,8 +44,9 @@ var dialogPrelude string
 var repairPrelude string
 
 // viewportPrelude reads the viewport before the case runs and again when it ends,
-// through innerWidth's and innerHeight's own getters taken before any of the case's
-// script: viewportChanged() is "" when both reads are arguments[2] (the launch's
+// through innerWidth's and innerHeight's own getters and Reflect.apply, all taken
+// before any of the case's script (a case that replaces Function.prototype.call or
+// Array.prototype.join cannot fake the check or make it fail): viewportChanged() is "" when both reads are arguments[2] (the launch's
 // viewport), else an error text starting with viewportChangedText. The window is
 // checked before every case (Prepare), but MiniBrowser's download bar, after a case
 // that downloaded, was seen to arrive later, during the next case (32767x483 in a
@@ -53,12 +54,12 @@ var repairPrelude string
 // their own, so the call's answer is withheld, and call runs the case again in a
 // window put back.
 const viewportPrelude = "const viewport = (() => { const g = (k) => { const d = pristine.gopd(window, k); return d && d.get ? d.get : function () { return window[k]; }; };\n" +
-	"  const w = g('innerWidth'), h = g('innerHeight');\n" +
-	"  return () => [w.call(window), h.call(window)]; })();\n" +
+	"  const w = g('innerWidth'), h = g('innerHeight'), call = Reflect.apply;\n" +
+	"  return () => [call(w, window, []), call(h, window, [])]; })();\n" +
 	"const viewportWant = arguments[2], viewportBefore = viewport();\n" +
 	"const viewportChanged = () => { if (!viewportWant) return ''; const a = viewportBefore, b = viewport();\n" +
 	"  return a[0] === viewportWant[0] && a[1] === viewportWant[1] && b[0] === viewportWant[0] && b[1] === viewportWant[1] ? '' :\n" +
-	"    '" + viewportChangedText + " (' + a.join('x') + ' when it began, ' + b.join('x') + ' when it ended, not ' + viewportWant.join('x') + '); answer withheld'; };\n"
+	"    '" + viewportChangedText + " (' + a[0] + 'x' + a[1] + ' when it began, ' + b[0] + 'x' + b[1] + ' when it ended, not ' + viewportWant[0] + 'x' + viewportWant[1] + '); answer withheld'; };\n"
 
 // viewportChangedText begins viewportPrelude's error.
 const viewportChangedText = "layout oracle: the viewport changed during the case"
