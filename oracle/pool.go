@@ -63,14 +63,11 @@ func (p *pool) keep(e browser.Engine) bool {
 	return true
 }
 
-// fresh records that e has a new document (it was reset), and says whether it had
-// held inert cases before.
-func (p *pool) fresh(e browser.Engine) (hadKept bool) {
+// fresh records that e has a new document (it was reset).
+func (p *pool) fresh(e browser.Engine) {
 	p.keptMu.Lock()
 	defer p.keptMu.Unlock()
-	hadKept = p.kept[e] > 0
 	delete(p.kept, e)
-	return hadKept
 }
 
 // holdsKept says whether e's document holds an inert case it kept.
@@ -261,7 +258,7 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 	}
 	results := map[string]T{}
 	errs := map[string]string{}
-	inert := o.inertReuse && isInert(ctx)
+	inert := isInert(ctx) // geometry marks a case inert only with --inert-reuse on
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, name := range uniq(names) {
