@@ -301,9 +301,15 @@ func runGate(c config, corpora, oracleArgs []string, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "bench: gate:", err)
 		return 1
 	}
-	run := func(name string, extra []string, order []gateRequest) (map[string]json.RawMessage, error) {
+	// The fresh path: this oracle with --inert-reuse=false, or an earlier build's
+	// oracle (--gate-fresh-oracle), which gives every case a new document by itself.
+	freshBin, freshArgs := c.oracleBin, []string{"--inert-reuse=false"}
+	if c.gateFreshOracle != "" {
+		freshBin, freshArgs = c.gateFreshOracle, nil
+	}
+	run := func(name, bin string, extra []string, order []gateRequest) (map[string]json.RawMessage, error) {
 		args := append(append([]string{}, oracleArgs...), extra...)
-		p, _, err := startOracle(c.oracleBin, args, filepath.Join(c.logDir, "gate-"+name+".log"))
+		p, _, err := startOracle(bin, args, filepath.Join(c.logDir, "gate-"+name+".log"))
 		if err != nil {
 			return nil, err
 		}
@@ -315,7 +321,7 @@ func runGate(c config, corpora, oracleArgs []string, stdout, stderr io.Writer) i
 	}
 	orderA, orderB := gateOrder(reqs, c.seed), gateOrder(reqs, c.seed+1)
 	fmt.Fprintf(stderr, "bench: gate: %d requests (%d hostile), fresh path first\n", len(reqs), len(hostileCases))
-	fresh, err := run("fresh", []string{"--inert-reuse=false"}, orderA)
+	fresh, err := run("fresh", freshBin, freshArgs, orderA)
 	if err != nil {
 		fmt.Fprintln(stderr, "bench: gate:", err)
 		return 1
@@ -325,7 +331,7 @@ func runGate(c config, corpora, oracleArgs []string, stdout, stderr io.Writer) i
 		name  string
 		order []gateRequest
 	}{{"order-a", orderA}, {"order-b", orderB}} {
-		got, err := run(o.name, nil, o.order)
+		got, err := run(o.name, c.oracleBin, nil, o.order)
 		if err != nil {
 			fmt.Fprintln(stderr, "bench: gate:", err)
 			return 1
@@ -359,7 +365,7 @@ func runGate(c config, corpora, oracleArgs []string, stdout, stderr io.Writer) i
 				again = append(again, gateRequest{id: v["id"].(string), line: b})
 			}
 		}
-		got, err := run("recheck", []string{"--inert-reuse=false"}, again)
+		got, err := run("recheck", freshBin, freshArgs, again)
 		if err != nil {
 			fmt.Fprintln(stderr, "bench: gate:", err)
 			return 1

@@ -38,6 +38,7 @@ type config struct {
 	storeBench                     int
 	gate                           bool
 	gateCases                      int
+	gateFreshOracle                string
 	startupRuns                    int
 	seed                           uint64
 	oracleBin, logDir              string
@@ -66,6 +67,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.startupRuns, "startup", 0, "startup mode: start the oracle this many times (its defaults plus --oracle-args) and report the median time to the first ping answer and to every engine serving")
 	oracleArgs := fs.String("oracle-args", "", "startup and gate modes: extra oracle flags, space-separated")
 	fs.BoolVar(&c.gate, "gate", false, "gate mode: the requests of --gate-corpus, --gate-cases generated cases and the hostile cases, through an oracle with --inert-reuse=false and then, in two random orders, through the oracle as it ships; prints the engine answers compared and different, and fails on any difference")
+	fs.StringVar(&c.gateFreshOracle, "gate-fresh-oracle", "", "gate: the fresh path is this oracle binary (an earlier build's, a new document per case) instead of --oracle with --inert-reuse=false")
 	fs.IntVar(&c.gateCases, "gate-cases", 200, "gate: generated cases (a tenth with a script)")
 	versus := fs.String("versus", "", "versus mode: another oracle binary (an earlier commit's); the script-free and the scripted generated cases (--cases of each) through it and through --oracle, row a's throughput pass, interleaved; prints cases/s, CPU ms per case and new over old")
 	gateCorpus := fs.String("gate-corpus", "", "gate: NDJSON request files, comma-separated (ids are prefixed with the file name)")
