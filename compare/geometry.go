@@ -5,7 +5,7 @@
 //   - Geometry (dump-format.md, "Comparison"): shape first (dump.Shape), then sizes
 //     and relative offsets within a tolerance (dump.Within), the style subset
 //     compared exactly on its own axis. Dumps is Geometry against one reference dump.
-//   - Reflection: attr_value and idl_value per probe, exactly (reflect.Fields).
+//   - Reflection: attr_value and idl_value per probe, exactly (reflection.Fields).
 //   - Traces: the engines' vote on their traces (trace.Compare, trace.CompareRecords);
 //     no candidate trace is scored.
 //

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/layout-oracle/oracle/reflect"
+	reflection "github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/vote"
 )
 
@@ -27,13 +27,13 @@ type ReflectionFinding struct {
 //
 // An error means the input is refused: a state without engine_version, or states
 // that observed different probes.
-func Reflection(oracle map[string]*reflect.State, got *reflect.State) (*Report, error) {
+func Reflection(oracle map[string]*reflection.State, got *reflection.State) (*Report, error) {
 	r := &Report{Reflection: &Axis{}, Votes: map[vote.Kind]int{}}
 	if len(oracle) == 0 {
 		r.Verdict, r.Reason = Untrustworthy, "no oracle states"
 		return r, nil
 	}
-	var ref *reflect.State
+	var ref *reflection.State
 	for _, name := range slices.Sorted(maps.Keys(oracle)) {
 		s := oracle[name]
 		if err := s.Validate(); err != nil {
@@ -41,19 +41,19 @@ func Reflection(oracle map[string]*reflect.State, got *reflect.State) (*Report, 
 		}
 		if ref == nil {
 			ref = s
-		} else if err := reflect.SameProbes(ref, s); err != nil {
+		} else if err := reflection.SameProbes(ref, s); err != nil {
 			return nil, err
 		}
 		r.Engines = append(r.Engines, name)
 	}
 	if got != nil {
-		if err := reflect.SameProbes(ref, got); err != nil {
+		if err := reflection.SameProbes(ref, got); err != nil {
 			return nil, fmt.Errorf("candidate: %w", err)
 		}
 	}
 	outliers := map[[2]string]int{}
 	for i, o := range ref.Observations {
-		for _, field := range reflect.Fields {
+		for _, field := range reflection.Fields {
 			values := map[string]string{}
 			for name, s := range oracle {
 				values[name] = s.Observations[i].FieldJSON(field)

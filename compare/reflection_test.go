@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/layout-oracle/oracle/reflect"
+	reflection "github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,15 +16,15 @@ import (
 func str(s string) *string { return &s }
 
 // state builds an engine's state of probes #a value/value and #a disabled/disabled.
-func state(engine string, value *string, idlValue, disabled string) *reflect.State {
-	return &reflect.State{Engine: engine, EngineVersion: "1.0", Observations: []reflect.Observation{
+func state(engine string, value *string, idlValue, disabled string) *reflection.State {
+	return &reflection.State{Engine: engine, EngineVersion: "1.0", Observations: []reflection.Observation{
 		{Selector: "#a", Attr: "value", AttrValue: value, IDL: "value", IDLValue: json.RawMessage(idlValue)},
 		{Selector: "#a", Attr: "disabled", AttrValue: nil, IDL: "disabled", IDLValue: json.RawMessage(disabled)},
 	}}
 }
 
 func TestReflectionUnanimousAndCandidateScoredExactly(t *testing.T) {
-	oracle := map[string]*reflect.State{
+	oracle := map[string]*reflection.State{
 		"chromium": state("chromium", str("5"), `"5"`, "false"),
 		"firefox":  state("firefox", str("5"), `"5"`, "false"),
 		"webkit":   state("webkit", str("5"), ` "5" `, "false"), // spacing is not a difference
@@ -47,7 +47,7 @@ func TestReflectionUnanimousAndCandidateScoredExactly(t *testing.T) {
 }
 
 func TestReflectionNamesTheOutlierAndExcludesSplits(t *testing.T) {
-	oracle := map[string]*reflect.State{
+	oracle := map[string]*reflection.State{
 		"chromium": state("chromium", str("5"), `"5"`, "false"),
 		"firefox":  state("firefox", str("5"), `"5"`, "true"),
 		"webkit":   state("webkit", nil, `"5"`, `{"$undefined":true}`),
@@ -69,13 +69,13 @@ func TestReflectionRefusesMismatchedProbesAndMissingVersion(t *testing.T) {
 	a := state("chromium", str("5"), `"5"`, "false")
 	b := state("firefox", str("5"), `"5"`, "false")
 	b.Observations[1].IDL = "disabledd"
-	_, err := Reflection(map[string]*reflect.State{"chromium": a, "firefox": b}, nil)
+	_, err := Reflection(map[string]*reflection.State{"chromium": a, "firefox": b}, nil)
 	assert.ErrorContains(t, err, "observation 1")
 	c := state("webkit", str("5"), `"5"`, "false")
 	c.EngineVersion = ""
-	_, err = Reflection(map[string]*reflect.State{"webkit": c}, nil)
+	_, err = Reflection(map[string]*reflection.State{"webkit": c}, nil)
 	assert.ErrorContains(t, err, "no engine_version")
-	r, err := Reflection(map[string]*reflect.State{"chromium": a}, nil)
+	r, err := Reflection(map[string]*reflection.State{"chromium": a}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, NoCandidate, r.Verdict)
 }

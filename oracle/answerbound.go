@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/layout-oracle/oracle/dump"
-	"github.com/layout-oracle/oracle/reflect"
+	reflection "github.com/layout-oracle/oracle/reflect"
 )
 
 // How long one answer line can be (docs/untrusted.md, "Bounded answer lines"). The
@@ -48,7 +48,7 @@ func GeometryAnswerMax(maxNodes int) int {
 }
 
 // ReflectAnswerMax bounds one engine's reflection state.
-func ReflectAnswerMax() int { return answerEnvelope + reflect.MaxStateBytes }
+func ReflectAnswerMax() int { return answerEnvelope + reflection.MaxStateBytes }
 
 // TraceAnswerMax bounds one engine's trace with --trace-max-bytes=maxBytes: the
 // recorder counts its records as the line carries them.

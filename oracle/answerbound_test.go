@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/layout-oracle/oracle/dump"
-	"github.com/layout-oracle/oracle/reflect"
+	reflection "github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -92,8 +92,8 @@ func TestFitErrorCutsLongMessagesWithAMarker(t *testing.T) {
 // boundLine leaves a line within the bounds byte for byte as json.Marshal writes it,
 // and turns an answer (live or stored) over its kind's bound into that engine's error.
 func TestBoundLineTurnsAnOversizedAnswerIntoAnError(t *testing.T) {
-	small := &reflect.State{Engine: "firefox", Observations: []reflect.Observation{}}
-	resp := ReflectResponse{ID: json.RawMessage(`"r"`), States: map[string]*reflect.State{"firefox": small},
+	small := &reflection.State{Engine: "firefox", Observations: []reflection.Observation{}}
+	resp := ReflectResponse{ID: json.RawMessage(`"r"`), States: map[string]*reflection.State{"firefox": small},
 		Errors: map[string]string{"webkit": strings.Repeat("<", 1e6)}}
 	lim := answerLimits{reflect: 2000}
 	b, err := boundLine(resp, lim)
@@ -101,8 +101,8 @@ func TestBoundLineTurnsAnOversizedAnswerIntoAnError(t *testing.T) {
 	assert.Less(t, len(b), 2*MaxErrorBytes, "the error is cut")
 
 	v := strings.Repeat("<", 1000) // 6000 bytes escaped
-	big := &reflect.State{Engine: "chromium", Observations: []reflect.Observation{{Selector: "#a", Attr: "t", AttrValue: &v, IDL: "t", IDLValue: json.RawMessage(`1`)}}}
-	resp = ReflectResponse{ID: json.RawMessage(`"r"`), States: map[string]*reflect.State{"chromium": big, "firefox": small},
+	big := &reflection.State{Engine: "chromium", Observations: []reflection.Observation{{Selector: "#a", Attr: "t", AttrValue: &v, IDL: "t", IDLValue: json.RawMessage(`1`)}}}
+	resp = ReflectResponse{ID: json.RawMessage(`"r"`), States: map[string]*reflection.State{"chromium": big, "firefox": small},
 		raw: map[string]json.RawMessage{"webkit": json.RawMessage(`{"engine":"webkit","observations":[],"x":"` + strings.Repeat("a", 3000) + `"}`)}}
 	b, err = boundLine(resp, lim)
 	require.NoError(t, err)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/oracle/browser"
-	"github.com/layout-oracle/oracle/reflect"
+	reflection "github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/layout-oracle/oracle/trace"
 )
@@ -27,12 +27,12 @@ const (
 // Request is one protocol line. ID is kept as raw JSON and echoed back verbatim, so
 // a client's string or number id round-trips exactly.
 type Request struct {
-	ID      json.RawMessage `json:"id"`
-	Op      string          `json:"op"`
-	HTML    *string         `json:"html"`
-	Script  *string         `json:"script"`
-	Engines []string        `json:"engines"`
-	Probes  []reflect.Probe `json:"probes"`
+	ID      json.RawMessage    `json:"id"`
+	Op      string             `json:"op"`
+	HTML    *string            `json:"html"`
+	Script  *string            `json:"script"`
+	Engines []string           `json:"engines"`
+	Probes  []reflection.Probe `json:"probes"`
 	// Screenshot (geometry only, additive to the spec) adds a PNG of the viewport,
 	// taken right after the walk, to every dump.
 	Screenshot bool `json:"screenshot"`
@@ -133,9 +133,9 @@ type MemoryReport struct {
 
 // ReflectResponse answers a reflect request.
 type ReflectResponse struct {
-	ID     json.RawMessage           `json:"id"`
-	States map[string]*reflect.State `json:"states"`
-	Errors map[string]string         `json:"errors,omitempty"`
+	ID     json.RawMessage              `json:"id"`
+	States map[string]*reflection.State `json:"states"`
+	Errors map[string]string            `json:"errors,omitempty"`
 	// Stored (additive) names the engines answered from the store (--store), in
 	// launch order; absent when every answer is live.
 	Stored []string `json:"stored,omitempty"`
@@ -373,7 +373,7 @@ func (r *Request) validate() error {
 			if p.Selector == "" || p.Attr == "" {
 				return fmt.Errorf("probes[%d] needs \"selector\" and \"attr\"", i)
 			}
-			if err := reflect.CheckSelector(p.Selector); err != nil {
+			if err := reflection.CheckSelector(p.Selector); err != nil {
 				return fmt.Errorf("probes[%d]: %v", i, err)
 			}
 		}

@@ -7,20 +7,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	refl "reflect"
+	"reflect"
 	"strings"
 	"sync"
 
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/oracle/browser"
-	"github.com/layout-oracle/oracle/reflect"
+	reflection "github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/layout-oracle/oracle/trace"
 )
 
 // WalkVersion names what the oracle itself does to produce an answer beyond the
 // in-page code that Walk() hashes: the Go side of the settle point, the walks'
-// post-processing (Geometry's empty rects, reflect.ParseWalk, trace.Decode), the
+// post-processing (Geometry's empty rects, reflection.ParseWalk, trace.Decode), the
 // backends' Go side. Bump it with any change there that can change an answer: stored
 // answers keyed on the old version are then never served. Changes to the in-page
 // programs (browser.Scripts: case.js, the backends' wrappers and WebDriver's scripts;
@@ -38,7 +38,7 @@ const WalkVersion = "3"
 // walkKey is WalkVersion plus a hash of every in-page program an answer comes from.
 var walkKey = sync.OnceValue(func() string {
 	h := sha256.New()
-	programs := append(browser.Scripts(), dump.WalkJS, reflect.WalkJS, trace.RunJS,
+	programs := append(browser.Scripts(), dump.WalkJS, reflection.WalkJS, trace.RunJS,
 		trace.Recorder(strings.Repeat("0", 64), &trace.DefaultLimits), collectAndClearJS, strings.Join(dump.StyleProperties, ","))
 	for _, s := range programs {
 		fmt.Fprintf(h, "%d:%s", len(s), s)
@@ -78,7 +78,7 @@ var (
 // spellings of one request, key order, escapes, whitespace, are one case). ok is
 // false when the request must not be stored.
 func caseEncoding(req *Request) (enc []byte, ok bool) {
-	v := refl.ValueOf(req).Elem()
+	v := reflect.ValueOf(req).Elem()
 	t := v.Type()
 	fields := map[string]any{}
 	for i := 0; i < t.NumField(); i++ {

@@ -8,7 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
-	refl "reflect"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +25,7 @@ import (
 // answer (keyedFields), does not (unkeyedFields), or makes the answer unstorable
 // (unstoredFields). Until then caseEncoding keys on it, so nothing wrong is served.
 func TestStoreKeyCoversEveryRequestField(t *testing.T) {
-	typ := refl.TypeOf(Request{})
+	typ := reflect.TypeOf(Request{})
 	for i := 0; i < typ.NumField(); i++ {
 		name := typ.Field(i).Name
 		n := 0

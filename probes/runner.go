@@ -15,7 +15,7 @@ import (
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/oracle/browser"
-	"github.com/layout-oracle/oracle/reflect"
+	reflection "github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/trace"
 	"github.com/layout-oracle/oracle/vote"
 )
@@ -142,7 +142,7 @@ func RunProbe(ctx context.Context, o *oracle.Oracle, p Probe, engines []string, 
 		}
 		evalGeometry(&r, dumps)
 	case oracle.ReflectResponse:
-		states := map[string]*reflect.State{}
+		states := map[string]*reflection.State{}
 		for _, e := range engines {
 			switch s := resp.States[e]; {
 			case resp.Errors[e] != "":
@@ -384,10 +384,10 @@ func geometryVote(rep *compare.Report, engines []string) vote.Result {
 }
 
 // evalReflect compares the states pairwise and votes them whole, two states agreeing
-// when reflect.Compare finds no difference; a pair's detail is its first difference.
-func evalReflect(r *Result, states map[string]*reflect.State) {
-	agree := func(a, b *reflect.State) (bool, string) {
-		diffs, err := reflect.Compare(a, b)
+// when reflection.Compare finds no difference; a pair's detail is its first difference.
+func evalReflect(r *Result, states map[string]*reflection.State) {
+	agree := func(a, b *reflection.State) (bool, string) {
+		diffs, err := reflection.Compare(a, b)
 		switch {
 		case err != nil:
 			return false, err.Error()
@@ -397,7 +397,7 @@ func evalReflect(r *Result, states map[string]*reflect.State) {
 		return true, ""
 	}
 	r.Pairs = pairs(states, agree)
-	r.Vote = vote.Vote(states, func(a, b *reflect.State) bool { ok, _ := agree(a, b); return ok })
+	r.Vote = vote.Vote(states, func(a, b *reflection.State) bool { ok, _ := agree(a, b); return ok })
 	for _, p := range r.Pairs {
 		if !p.Agree {
 			r.Notes = append(r.Notes, fmt.Sprintf("%s vs %s: %s", p.A, p.B, p.Detail))

@@ -2,7 +2,7 @@ package probes
 
 import (
 	"github.com/layout-oracle/oracle/oracle"
-	"github.com/layout-oracle/oracle/reflect"
+	reflection "github.com/layout-oracle/oracle/reflect"
 )
 
 // The oracle's startup self-check cases, defined here with the other probes (each is
@@ -36,7 +36,7 @@ setTimeout(() => { trace.value('order', log); trace.done(); }, 60);`)}}
 	SelfCheckReflect = oracle.SelfCheck{Name: "input-value-reflection", Request: oracle.Request{Op: oracle.OpReflect,
 		HTML:   str(`<input id=a>`),
 		Script: str(`document.getElementById('a').setAttribute('value', '5');`),
-		Probes: []reflect.Probe{{Selector: "#a", Attr: "value", IDL: "value"}}}}
+		Probes: []reflection.Probe{{Selector: "#a", Attr: "value", IDL: "value"}}}}
 )
 
 // SelfChecks is the oracle's startup self-check, in order: one geometry, one trace,

@@ -1,4 +1,4 @@
-package reflect
+package reflection
 
 // Unit tests of Compare, the rule for two states, on hand-built states (no browser).
 

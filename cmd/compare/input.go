@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/layout-oracle/oracle/dump"
-	"github.com/layout-oracle/oracle/reflect"
+	reflection "github.com/layout-oracle/oracle/reflect"
 )
 
 // oracleLine is one line of the oracle's stdout. Geometry responses ("dumps"),
@@ -28,7 +28,7 @@ type oracleLine struct {
 	Traces    json.RawMessage       `json:"traces"`
 
 	// States is RawStates decoded, once the line is known to be a reflection case.
-	States map[string]*reflect.State `json:"-"`
+	States map[string]*reflection.State `json:"-"`
 }
 
 func (l *oracleLine) isCase() bool {
@@ -44,10 +44,10 @@ func given(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "nu
 // candidateLine is one candidate record: a dump, a reflection state, or the
 // candidate's own error when it produced neither (scored as a failure).
 type candidateLine struct {
-	ID    json.RawMessage `json:"id"`
-	Dump  *dump.Dump      `json:"dump"`
-	State *reflect.State  `json:"state"`
-	Error *string         `json:"error"`
+	ID    json.RawMessage   `json:"id"`
+	Dump  *dump.Dump        `json:"dump"`
+	State *reflection.State `json:"state"`
+	Error *string           `json:"error"`
 }
 
 // present records whether a field was there (and not null) without keeping it, so

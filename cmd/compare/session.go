@@ -10,7 +10,7 @@ import (
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
-	"github.com/layout-oracle/oracle/reflect"
+	reflection "github.com/layout-oracle/oracle/reflect"
 )
 
 // caseResult is one line of output.
@@ -133,7 +133,7 @@ func (s *session) compareCase(line *oracleLine) *compare.Report {
 		return &compare.Report{Verdict: compare.Fail, Reason: "candidate error: " + *cand.Error}
 	}
 	if line.States != nil {
-		var got *reflect.State
+		var got *reflection.State
 		if cand != nil {
 			if got = cand.State; got == nil {
 				return refused(errors.New("the oracle case is a reflection, the candidate record has no \"state\""))
