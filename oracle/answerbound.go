@@ -63,24 +63,15 @@ func MaxAnswerLine(maxNodes, traceMaxBytes int) int {
 	return len(`{"id":,"dumps":{},"errors":{},"stored":[]}`+"\n") + 6*MaxIDBytes + 3*perEngine
 }
 
-// answerLimits are one oracle's per-engine bounds, by kind of answer.
-type answerLimits struct{ geometry, reflect, trace int }
+// answerLimits are one oracle's per-engine answer bounds, by kind name.
+type answerLimits map[string]int
 
 func (o *Oracle) answerLimits() answerLimits {
-	return answerLimits{GeometryAnswerMax(o.dumpMaxNodes), ReflectAnswerMax(), TraceAnswerMax(o.traceLimits.Bytes)}
-}
-
-// forOp is the bound of an answer to an op (0: no per-engine answers).
-func (l answerLimits) forOp(op string) int {
-	switch op {
-	case OpGeometry:
-		return l.geometry
-	case OpReflect:
-		return l.reflect
-	case OpTrace:
-		return l.trace
+	l := answerLimits{}
+	for _, k := range operations {
+		l[k.info().name] = k.info().limit(o)
 	}
-	return 0
+	return l
 }
 
 // escapedLen is how many bytes r takes in a JSON string as encoding/json writes it
@@ -128,35 +119,12 @@ func boundLine(resp any, lim answerLimits) ([]byte, error) {
 	case ErrorResponse:
 		r.Error = fitError(r.Error)
 		resp = r
-	case GeometryResponse:
-		fitErrors(r.Errors)
-		if b, err := json.Marshal(r); err != nil || len(b) <= lim.geometry {
-			return b, err
-		}
-		r.Errors = boundAnswers(r.Dumps, r.raw, r.Errors, lim.geometry, "dump")
-		resp = r
-	case ReflectResponse:
-		fitErrors(r.Errors)
-		if b, err := json.Marshal(r); err != nil || len(b) <= lim.reflect {
-			return b, err
-		}
-		r.Errors = boundAnswers(r.States, r.raw, r.Errors, lim.reflect, "reflection state")
-		resp = r
-	case TraceResponse:
-		fitErrors(r.Errors)
-		if b, err := json.Marshal(r); err != nil || len(b) <= lim.trace {
-			return b, err
-		}
-		r.Errors = boundAnswers(r.Traces, r.raw, r.Errors, lim.trace, "trace")
-		resp = r
+	case interface {
+		bounded(answerLimits) ([]byte, error)
+	}:
+		return r.bounded(lim)
 	}
 	return json.Marshal(resp)
-}
-
-func fitErrors(errs map[string]string) {
-	for n, e := range errs {
-		errs[n] = fitError(e)
-	}
 }
 
 // boundAnswers moves every answer (live, or stored in raw) whose encoding is over

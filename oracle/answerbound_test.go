@@ -93,16 +93,16 @@ func TestFitErrorCutsLongMessagesWithAMarker(t *testing.T) {
 // and turns an answer (live or stored) over its kind's bound into that engine's error.
 func TestBoundLineTurnsAnOversizedAnswerIntoAnError(t *testing.T) {
 	small := &reflection.State{Engine: "firefox", Observations: []reflection.Observation{}}
-	resp := ReflectResponse{ID: json.RawMessage(`"r"`), States: map[string]*reflection.State{"firefox": small},
+	resp := ReflectResponse{ID: json.RawMessage(`"r"`), Answers: map[string]*reflection.State{"firefox": small},
 		Errors: map[string]string{"webkit": strings.Repeat("<", 1e6)}}
-	lim := answerLimits{reflect: 2000}
+	lim := answerLimits{"reflect": 2000}
 	b, err := boundLine(resp, lim)
 	require.NoError(t, err)
 	assert.Less(t, len(b), 2*MaxErrorBytes, "the error is cut")
 
 	v := strings.Repeat("<", 1000) // 6000 bytes escaped
 	big := &reflection.State{Engine: "chromium", Observations: []reflection.Observation{{Selector: "#a", Attr: "t", AttrValue: &v, IDL: "t", IDLValue: json.RawMessage(`1`)}}}
-	resp = ReflectResponse{ID: json.RawMessage(`"r"`), States: map[string]*reflection.State{"chromium": big, "firefox": small},
+	resp = ReflectResponse{ID: json.RawMessage(`"r"`), Answers: map[string]*reflection.State{"chromium": big, "firefox": small},
 		raw: map[string]json.RawMessage{"webkit": json.RawMessage(`{"engine":"webkit","observations":[],"x":"` + strings.Repeat("a", 3000) + `"}`)}}
 	b, err = boundLine(resp, lim)
 	require.NoError(t, err)
@@ -117,8 +117,8 @@ func TestBoundLineTurnsAnOversizedAnswerIntoAnError(t *testing.T) {
 	assert.Contains(t, got.States, "firefox")
 	assert.Len(t, got.States, 1)
 
-	ok := GeometryResponse{ID: json.RawMessage(`1`), Dumps: map[string]*dump.Dump{"chromium": {Engine: "chromium", Nodes: []dump.Node{{Tag: "<HTML>"}}}}}
-	b, err = boundLine(ok, answerLimits{geometry: 1 << 20})
+	ok := GeometryResponse{ID: json.RawMessage(`1`), Answers: map[string]*dump.Dump{"chromium": {Engine: "chromium", Nodes: []dump.Node{{Tag: "<HTML>"}}}}}
+	b, err = boundLine(ok, answerLimits{"geometry": 1 << 20})
 	require.NoError(t, err)
 	want, _ := json.Marshal(ok)
 	assert.Equal(t, string(want), string(b), "a line within the bounds is what json.Marshal writes")

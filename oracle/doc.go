@@ -2,8 +2,9 @@
 // (protocol.go), serves requests from stdin to stdout (server.go), keeps each
 // engine's pages in a pool and fans a request out to them (pool.go), starts the
 // engines and runs the self-check before they serve (launch.go, selfcheck.go), and
-// answers the three operations on a page: geometry (geometry.go), trace (trace.go)
-// and reflect (reflect.go), from the store when it holds the answer (stored.go). The
+// answers each kind of request in its registry (operation.go) on a page: geometry
+// (geometry.go), trace (trace.go) and reflect (reflect.go), from the store when it
+// holds the answer (stored.go). The
 // case origin, its network allowlist and --docroot are here too (origin.go,
 // network.go, docroot.go, webcontent.go).
 //

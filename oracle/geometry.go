@@ -17,38 +17,46 @@ import (
 	"github.com/layout-oracle/oracle/oracle/inert"
 )
 
-// geometry answers a geometry request: load html, run script, walk, in every engine.
-func (o *Oracle) geometry(ctx context.Context, req *Request) GeometryResponse {
-	if doc := o.caseDocument(req); doc != nil {
-		// A served document (url, inline XML) is answered live: its answer depends on
-		// files the store's key does not cover (docs/store.md).
-		dumps, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e browser.Engine) (*dump.Dump, error) {
-			url, release := doc()
-			defer release()
-			d, err := GeometryAt(ctx, e, url, deref(req.Script), o.dumpMaxNodes)
+// geometryKind answers a geometry request (no "op"): load html or navigate to url,
+// run script, walk, in every engine.
+var geometryKind = &kind[*dump.Dump]{
+	kindInfo: kindInfo{op: OpGeometry, name: "geometry", field: "dumps", what: "dump", screenshot: true,
+		validate: func(r *Request) error {
+			if r.HTML == nil && r.URL == nil {
+				return errors.New(`geometry request needs "html" or "url" (or name an "op")`)
+			}
+			return nil
+		},
+		limit: func(o *Oracle) int { return GeometryAnswerMax(o.dumpMaxNodes) },
+	},
+	start: func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (*dump.Dump, error), bool) {
+		shot := func(ctx context.Context, e browser.Engine, d *dump.Dump, err error) (*dump.Dump, error) {
 			if err == nil && req.Screenshot {
+				// Before the pool's reset: the page is still the one the walk measured.
 				err = attachScreenshot(ctx, e, d, o.artifacts, req.ID)
 			}
 			return d, err
-		})
-		return GeometryResponse{ID: req.ID, Dumps: dumps, Errors: errs}
-	}
-	if o.inertReuse && deref(req.Script) == "" {
-		if ok, why := inert.Check(*req.HTML); ok {
-			ctx = withInert(ctx)
-		} else {
-			o.log.Trace().Str("why", why).Msg("not inert: a new document")
 		}
-	}
-	dumps, errs, stored, raw := storedFanOut(ctx, o, req, func(ctx context.Context, e browser.Engine) (*dump.Dump, error) {
-		d, err := GeometryLimited(ctx, e, *req.HTML, deref(req.Script), o.dumpMaxNodes)
-		if err == nil && req.Screenshot {
-			// Before the pool's reset: the page is still the one the walk measured.
-			err = attachScreenshot(ctx, e, d, o.artifacts, req.ID)
+		if doc := o.caseDocument(req); doc != nil {
+			return ctx, func(ctx context.Context, e browser.Engine) (*dump.Dump, error) {
+				url, release := doc()
+				defer release()
+				d, err := GeometryAt(ctx, e, url, deref(req.Script), o.dumpMaxNodes)
+				return shot(ctx, e, d, err)
+			}, false
 		}
-		return d, err
-	}, func(*dump.Dump) bool { return true }, nil)
-	return GeometryResponse{ID: req.ID, Dumps: dumps, Errors: errs, Stored: stored, raw: raw}
+		if o.inertReuse && deref(req.Script) == "" {
+			if ok, why := inert.Check(*req.HTML); ok {
+				ctx = withInert(ctx)
+			} else {
+				o.log.Trace().Str("why", why).Msg("not inert: a new document")
+			}
+		}
+		return ctx, func(ctx context.Context, e browser.Engine) (*dump.Dump, error) {
+			d, err := GeometryLimited(ctx, e, *req.HTML, deref(req.Script), o.dumpMaxNodes)
+			return shot(ctx, e, d, err)
+		}, true
+	},
 }
 
 // Geometry produces one engine's dump of one case. A dump whose viewport is not the

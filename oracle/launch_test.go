@@ -74,10 +74,10 @@ func TestRequestsWaitForStartingEngines(t *testing.T) {
 	o.decide(browser.WebKit, nil, "launch failed")
 
 	n := (<-named).(GeometryResponse)
-	assert.Contains(t, n.Dumps, browser.Firefox)
+	assert.Contains(t, n.Answers, browser.Firefox)
 	assert.Equal(t, map[string]string{browser.WebKit: browser.ErrNotLaunched.Error()}, n.Errors)
 	a := (<-all).(GeometryResponse)
-	assert.Len(t, a.Dumps, 2)
+	assert.Len(t, a.Answers, 2)
 	assert.Nil(t, a.Errors, "an engine that failed is left out of a request naming none")
 	ping = o.ping(json.RawMessage(`2`))
 	assert.Equal(t, []string{browser.Chromium, browser.Firefox}, ping.Engines, "a failed engine leaves engines")

@@ -24,16 +24,8 @@ func (p *progress) note(resp any) {
 	switch r := resp.(type) {
 	case ErrorResponse:
 		p.errors.Add(1)
-	case GeometryResponse:
-		if len(r.Errors) > 0 {
-			p.engineErrors.Add(1)
-		}
-	case ReflectResponse:
-		if len(r.Errors) > 0 {
-			p.engineErrors.Add(1)
-		}
-	case TraceResponse:
-		if len(r.Errors) > 0 {
+	case interface{ engineErrors() map[string]string }:
+		if len(r.engineErrors()) > 0 {
 			p.engineErrors.Add(1)
 		}
 	}

@@ -8,11 +8,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	reflection "github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/store"
-	"github.com/layout-oracle/oracle/trace"
 )
 
 // Operations. A request without "op" is a geometry request.
@@ -52,38 +50,6 @@ var nullID = json.RawMessage("null")
 type ErrorResponse struct {
 	ID    json.RawMessage `json:"id"`
 	Error string          `json:"error"`
-}
-
-// GeometryResponse answers a geometry request.
-type GeometryResponse struct {
-	ID     json.RawMessage       `json:"id"`
-	Dumps  map[string]*dump.Dump `json:"dumps"`
-	Errors map[string]string     `json:"errors,omitempty"`
-	// Stored (additive) names the engines answered from the store (--store), in
-	// launch order; absent when every answer is live.
-	Stored []string `json:"stored,omitempty"`
-	// raw holds the stored answers as their JSON text when the response is only
-	// written out (Serve), instead of in Dumps; MarshalJSON puts them in place.
-	raw map[string]json.RawMessage
-}
-
-// MarshalJSON encodes r as encoding/json would with the stored answers decoded into
-// Dumps: the same bytes, without decoding them.
-func (r GeometryResponse) MarshalJSON() ([]byte, error) {
-	type plain GeometryResponse // the same fields, without this method
-	if len(r.raw) == 0 {
-		return json.Marshal(plain(r))
-	}
-	all, err := withRaw(r.Dumps, r.raw)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(struct {
-		ID     json.RawMessage            `json:"id"`
-		Dumps  map[string]json.RawMessage `json:"dumps"`
-		Errors map[string]string          `json:"errors,omitempty"`
-		Stored []string                   `json:"stored,omitempty"`
-	}{r.ID, all, r.Errors, r.Stored})
 }
 
 // PingResponse answers ping. Engines are the engines that answer a case sent now:
@@ -129,70 +95,6 @@ type MemoryReport struct {
 	Kind    string                         `json:"kind,omitempty"`
 	Problem string                         `json:"problem,omitempty"`
 	Engines map[string]browser.MemoryState `json:"engines,omitempty"`
-}
-
-// ReflectResponse answers a reflect request.
-type ReflectResponse struct {
-	ID     json.RawMessage              `json:"id"`
-	States map[string]*reflection.State `json:"states"`
-	Errors map[string]string            `json:"errors,omitempty"`
-	// Stored (additive) names the engines answered from the store (--store), in
-	// launch order; absent when every answer is live.
-	Stored []string `json:"stored,omitempty"`
-	// raw holds the stored answers as their JSON text when the response is only
-	// written out (Serve), instead of in States; MarshalJSON puts them in place.
-	raw map[string]json.RawMessage
-}
-
-// MarshalJSON encodes r as encoding/json would with the stored answers decoded into
-// States: the same bytes, without decoding them.
-func (r ReflectResponse) MarshalJSON() ([]byte, error) {
-	type plain ReflectResponse // the same fields, without this method
-	if len(r.raw) == 0 {
-		return json.Marshal(plain(r))
-	}
-	all, err := withRaw(r.States, r.raw)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(struct {
-		ID     json.RawMessage            `json:"id"`
-		States map[string]json.RawMessage `json:"states"`
-		Errors map[string]string          `json:"errors,omitempty"`
-		Stored []string                   `json:"stored,omitempty"`
-	}{r.ID, all, r.Errors, r.Stored})
-}
-
-// TraceResponse answers a trace request.
-type TraceResponse struct {
-	ID     json.RawMessage         `json:"id"`
-	Traces map[string]*trace.Trace `json:"traces"`
-	Errors map[string]string       `json:"errors,omitempty"`
-	// Stored (additive) names the engines answered from the store (--store), in
-	// launch order; absent when every answer is live.
-	Stored []string `json:"stored,omitempty"`
-	// raw holds the stored answers as their JSON text when the response is only
-	// written out (Serve), instead of in Traces; MarshalJSON puts them in place.
-	raw map[string]json.RawMessage
-}
-
-// MarshalJSON encodes r as encoding/json would with the stored answers decoded into
-// Traces: the same bytes, without decoding them.
-func (r TraceResponse) MarshalJSON() ([]byte, error) {
-	type plain TraceResponse // the same fields, without this method
-	if len(r.raw) == 0 {
-		return json.Marshal(plain(r))
-	}
-	all, err := withRaw(r.Traces, r.raw)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(struct {
-		ID     json.RawMessage            `json:"id"`
-		Traces map[string]json.RawMessage `json:"traces"`
-		Errors map[string]string          `json:"errors,omitempty"`
-		Stored []string                   `json:"stored,omitempty"`
-	}{r.ID, all, r.Errors, r.Stored})
 }
 
 // ShutdownResponse acknowledges shutdown before the process exits.
@@ -356,32 +258,17 @@ func (r *Request) validate() error {
 	if err := r.validateDocument(); err != nil {
 		return err
 	}
-	switch r.Op {
-	case OpGeometry:
-		if r.HTML == nil && r.URL == nil {
-			return errors.New(`geometry request needs "html" or "url" (or name an "op")`)
+	k := kindFor(r.Op)
+	switch {
+	case k != nil:
+		if err := k.info().validate(r); err != nil {
+			return err
 		}
-	case OpTrace:
-		if r.Script == nil {
-			return errors.New(`trace request needs "script"`)
-		}
-	case OpReflect:
-		if len(r.Probes) == 0 {
-			return errors.New(`reflect request needs a non-empty "probes" array`)
-		}
-		for i, p := range r.Probes {
-			if p.Selector == "" || p.Attr == "" {
-				return fmt.Errorf("probes[%d] needs \"selector\" and \"attr\"", i)
-			}
-			if err := reflection.CheckSelector(p.Selector); err != nil {
-				return fmt.Errorf("probes[%d]: %v", i, err)
-			}
-		}
-	case OpPing, OpShutdown:
+	case r.Op == OpPing || r.Op == OpShutdown:
 	default:
-		return fmt.Errorf("unknown op %q (known: ping, shutdown, trace, reflect, or none for geometry)", r.Op)
+		return fmt.Errorf("unknown op %q (known: %s)", r.Op, knownOps())
 	}
-	if r.Screenshot && r.Op != OpGeometry {
+	if r.Screenshot && (k == nil || !k.info().screenshot) {
 		return fmt.Errorf(`"screenshot" is for geometry requests only, not op %q`, r.Op)
 	}
 	for _, e := range r.Engines {

@@ -3,27 +3,45 @@ package oracle
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
 	reflection "github.com/layout-oracle/oracle/reflect"
 )
 
-// reflectCase answers a reflect request: load html, run script, read every probe.
-func (o *Oracle) reflectCase(ctx context.Context, req *Request) ReflectResponse {
-	if doc := o.caseDocument(req); doc != nil {
-		// Served documents are answered live, never stored (docs/store.md).
-		states, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e browser.Engine) (*reflection.State, error) {
-			url, release := doc()
-			defer release()
-			raw, err := runCaseURL(ctx, e, url, deref(req.Script), reflection.WalkJS, req.Probes, reflection.MaxStateBytes)
-			return reflectState(e, raw, err)
-		})
-		return ReflectResponse{ID: req.ID, States: states, Errors: errs}
-	}
-	states, errs, stored, raw := storedFanOut(ctx, o, req, func(ctx context.Context, e browser.Engine) (*reflection.State, error) {
-		return Reflect(ctx, e, deref(req.HTML), deref(req.Script), req.Probes)
-	}, func(*reflection.State) bool { return true }, nil)
-	return ReflectResponse{ID: req.ID, States: states, Errors: errs, Stored: stored, raw: raw}
+// reflectKind answers a reflect request: load html, run script, read every probe.
+var reflectKind = &kind[*reflection.State]{
+	kindInfo: kindInfo{op: OpReflect, name: "reflect", field: "states", what: "reflection state",
+		validate: func(r *Request) error {
+			if len(r.Probes) == 0 {
+				return errors.New(`reflect request needs a non-empty "probes" array`)
+			}
+			for i, p := range r.Probes {
+				if p.Selector == "" || p.Attr == "" {
+					return fmt.Errorf("probes[%d] needs \"selector\" and \"attr\"", i)
+				}
+				if err := reflection.CheckSelector(p.Selector); err != nil {
+					return fmt.Errorf("probes[%d]: %v", i, err)
+				}
+			}
+			return nil
+		},
+		limit: func(*Oracle) int { return ReflectAnswerMax() },
+	},
+	start: func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (*reflection.State, error), bool) {
+		if doc := o.caseDocument(req); doc != nil {
+			return ctx, func(ctx context.Context, e browser.Engine) (*reflection.State, error) {
+				url, release := doc()
+				defer release()
+				raw, err := runCaseURL(ctx, e, url, deref(req.Script), reflection.WalkJS, req.Probes, reflection.MaxStateBytes)
+				return reflectState(e, raw, err)
+			}, false
+		}
+		return ctx, func(ctx context.Context, e browser.Engine) (*reflection.State, error) {
+			return Reflect(ctx, e, deref(req.HTML), deref(req.Script), req.Probes)
+		}, true
+	},
 }
 
 // Reflect produces one engine's reflection dump of one case.

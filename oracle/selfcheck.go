@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/layout-oracle/oracle/trace"
 )
@@ -32,46 +31,17 @@ func (c SelfCheck) NewRequest(id string, engines []string) *Request {
 }
 
 // checkFailures names each engine in names that did not answer resp, c's answer,
-// cleanly, or whose answer c.Expect finds fault with.
+// cleanly, or whose answer its kind's check finds fault with.
 func checkFailures(c SelfCheck, resp any, names []string) map[string]string {
-	out := map[string]string{}
-	missing := func(errs map[string]string, has func(string) bool, extra func(string) string) {
+	k := kindFor(c.Request.Op)
+	if k == nil {
+		out := map[string]string{}
 		for _, name := range names {
-			switch {
-			case errs[name] != "":
-				out[name] = errs[name]
-			case !has(name):
-				out[name] = "no answer"
-			case extra != nil && extra(name) != "":
-				out[name] = extra(name)
-			}
+			out[name] = fmt.Sprintf("self-check %q is not a case request (op %q)", c.Name, c.Request.Op)
 		}
+		return out
 	}
-	switch r := resp.(type) {
-	case GeometryResponse:
-		missing(r.Errors, func(n string) bool { return r.Dumps[n] != nil }, nil)
-	case TraceResponse:
-		missing(r.Errors, func(n string) bool { return r.Traces[n] != nil }, func(n string) string {
-			if r.Traces[n].TimedOut {
-				return "trace timed out: the check's script never called trace.done()"
-			}
-			if c.Expect != nil {
-				return strings.Join(c.Expect(n, r.Traces[n]), "; ")
-			}
-			return ""
-		})
-	case ReflectResponse:
-		missing(r.Errors, func(n string) bool { return r.States[n] != nil }, nil)
-	case ErrorResponse:
-		for _, name := range names {
-			out[name] = r.Error
-		}
-	default:
-		for _, name := range names {
-			out[name] = fmt.Sprintf("unexpected response %T", resp)
-		}
-	}
-	return out
+	return k.failures(c, resp, names)
 }
 
 // closePool closes p's browsers once every page is back from the reset after its

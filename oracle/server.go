@@ -247,17 +247,14 @@ func (o *Oracle) Handle(ctx context.Context, req *Request) any {
 	if err := o.checkDocument(req); err != nil {
 		return ErrorResponse{ID: req.ID, Error: err.Error()}
 	}
+	if k := kindFor(req.Op); k != nil {
+		return k.answer(ctx, o, req)
+	}
 	switch req.Op {
 	case OpPing:
 		return o.ping(req.ID)
 	case OpShutdown:
 		return ShutdownResponse{ID: req.ID, OK: true}
-	case OpGeometry:
-		return o.geometry(ctx, req)
-	case OpReflect:
-		return o.reflectCase(ctx, req)
-	case OpTrace:
-		return o.traceCase(ctx, req)
 	}
 	return ErrorResponse{ID: req.ID, Error: fmt.Sprintf("op %q is not implemented yet", req.Op)}
 }

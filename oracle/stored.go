@@ -58,12 +58,10 @@ var environmentKey = browser.EnvironmentKey
 var (
 	// keyedFields change the answer: their values are the case.
 	keyedFields = []string{"Op", "HTML", "Script", "Probes", "ContentType"}
-	// unkeyedFields never change one engine's answer: ID is echoed (except in a
-	// trace, where it is the page's title: traceKeyedFields), Engines chooses which
-	// engines answer, each keyed by its own name.
+	// unkeyedFields never change one engine's answer: ID is echoed (except by a
+	// kind that keys it, kindInfo.keysID: a trace's page title shows it), Engines
+	// chooses which engines answer, each keyed by its own name.
 	unkeyedFields = []string{"ID", "Engines"}
-	// traceKeyedFields are unkeyed fields that a trace's answer can see.
-	traceKeyedFields = []string{"ID"}
 	// unstoredFields make a request's answers unstorable when set: a url request's
 	// answer depends on files under --docroot (the page and every subresource it
 	// loads), which no key here covers; a screenshot is a picture (or a file under
@@ -74,7 +72,7 @@ var (
 
 // caseEncoding is the request's canonical encoding for the store key: the JSON of an
 // object holding every field not in unkeyedFields (for a trace, minus
-// traceKeyedFields), under its Go name, sorted, with its decoded value (so two
+// the id when its kind keys it), under its Go name, sorted, with its decoded value (so two
 // spellings of one request, key order, escapes, whitespace, are one case). ok is
 // false when the request must not be stored.
 func caseEncoding(req *Request) (enc []byte, ok bool) {
@@ -90,7 +88,7 @@ func caseEncoding(req *Request) (enc []byte, ok bool) {
 			}
 			continue
 		}
-		if contains(unkeyedFields, f.Name) && !(req.Op == OpTrace && contains(traceKeyedFields, f.Name)) {
+		if contains(unkeyedFields, f.Name) && !(f.Name == "ID" && kindFor(req.Op).info().keysID) {
 			continue
 		}
 		if !f.IsExported() {
@@ -126,16 +124,10 @@ func caseHash(req *Request) (string, bool) {
 
 // storeMeta is the key of engine's (build b's) answer to the case hashed as c.
 func (o *Oracle) storeMeta(req *Request, c, engine string, b engineBuild) store.Meta {
-	op := req.Op
-	if op == OpGeometry {
-		op = "geometry"
-	}
-	walk := walkKey()
-	if req.Op == OpTrace {
-		// Past its limits a trace is an error (never stored); within them the answer
-		// is the same, but a trace stored under looser limits must not answer a
-		// request that would now fail.
-		walk += fmt.Sprintf("/limits-%d-%d", o.traceLimits.Records, o.traceLimits.Bytes)
+	k := kindFor(req.Op).info()
+	op, walk := k.name, walkKey()
+	if k.walkExtra != nil {
+		walk += k.walkExtra(o)
 	}
 	return store.Meta{Format: store.Format, Walk: walk, Environment: environmentKey(), Profile: o.profile,
 		Engine: engine, EngineVersion: b.version, Route: b.route, Op: op, Case: c}
@@ -249,7 +241,7 @@ func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, do func(c
 			continue
 		}
 		answer, err := json.Marshal(v)
-		if err != nil || len(answer) > o.answerLimits().forOp(req.Op) { // over the bound: an error on the way out
+		if err != nil || len(answer) > kindFor(req.Op).info().limit(o) { // over the bound: an error on the way out
 			continue
 		}
 		o.store.Put(store.Record{Meta: o.storeMeta(req, c, n, b), ID: req.ID, Answer: answer})

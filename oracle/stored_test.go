@@ -124,7 +124,7 @@ func TestStoredAnswerEncodesLikeTheLiveOne(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, string(got), name)
 		if name == "decoded" {
-			assert.Len(t, resp.Dumps, 2, "library callers get the stored dumps decoded")
+			assert.Len(t, resp.Answers, 2, "library callers get the stored dumps decoded")
 		}
 	}
 	// A partial hit mixes a live and a raw stored answer, keys still in order.

@@ -3,31 +3,57 @@ package oracle
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/trace"
 )
 
-// traceCase answers a trace request: serve the page from the oracle's origin, visit
+// traceKind answers a trace request: serve the page from the oracle's origin, visit
 // it in every engine, and collect the recorder's records.
-func (o *Oracle) traceCase(ctx context.Context, req *Request) TraceResponse {
-	host := o.origin.newHost()
-	if req.URL != nil || isXMLInline(req) {
-		// Served documents are answered live, never stored (docs/store.md).
-		traces, errs := fanOut(ctx, o, req.Engines, func(ctx context.Context, e browser.Engine) (*trace.Trace, error) {
-			return o.traceDocument(ctx, e, host, req)
-		})
-		return TraceResponse{ID: req.ID, Traces: traces, Errors: errs}
-	}
-	traces, errs, stored, raw := storedFanOut(ctx, o, req, func(ctx context.Context, e browser.Engine) (*trace.Trace, error) {
-		return o.Trace(ctx, e, host, idText(req.ID), deref(req.HTML), *req.Script)
-	}, storableTrace, sameCase)
-	return TraceResponse{ID: req.ID, Traces: traces, Errors: errs, Stored: stored, raw: raw}
+var traceKind = &kind[*trace.Trace]{
+	kindInfo: kindInfo{op: OpTrace, name: "trace", field: "traces", what: "trace", keysID: true,
+		validate: func(r *Request) error {
+			if r.Script == nil {
+				return errors.New(`trace request needs "script"`)
+			}
+			return nil
+		},
+		limit: func(o *Oracle) int { return TraceAnswerMax(o.traceLimits.Bytes) },
+		// Past its limits a trace is an error (never stored); within them the answer
+		// is the same, but a trace stored under looser limits must not answer a
+		// request that would now fail.
+		walkExtra: func(o *Oracle) string {
+			return fmt.Sprintf("/limits-%d-%d", o.traceLimits.Records, o.traceLimits.Bytes)
+		},
+	},
+	start: func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (*trace.Trace, error), bool) {
+		host := o.origin.newHost()
+		if req.URL != nil || isXMLInline(req) {
+			return ctx, func(ctx context.Context, e browser.Engine) (*trace.Trace, error) {
+				return o.traceDocument(ctx, e, host, req)
+			}, false
+		}
+		return ctx, func(ctx context.Context, e browser.Engine) (*trace.Trace, error) {
+			return o.Trace(ctx, e, host, idText(req.ID), deref(req.HTML), *req.Script)
+		}, true
+	},
+	// A trace that ended by its own timeout (timed_out) depends on timing, like any
+	// timeout, and is never stored.
+	storable: func(t *trace.Trace) bool { return !t.TimedOut },
+	together: sameCase,
+	fault: func(c SelfCheck, engine string, t *trace.Trace) string {
+		if t.TimedOut {
+			return "trace timed out: the check's script never called trace.done()"
+		}
+		if c.Expect != nil {
+			return strings.Join(c.Expect(engine, t), "; ")
+		}
+		return ""
+	},
 }
-
-// storableTrace: a trace that ended by its own timeout (timed_out) depends on timing,
-// like any timeout, and is never stored.
-func storableTrace(t *trace.Trace) bool { return !t.TimedOut }
 
 // sameCase serves a trace from the store only whole: every engine asked was stored,
 // all from one case (one origin). The engines of a live trace share the case's

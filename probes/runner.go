@@ -108,7 +108,7 @@ func RunProbe(ctx context.Context, o *oracle.Oracle, p Probe, engines []string, 
 	case oracle.TraceResponse:
 		traces := map[string]*trace.Trace{}
 		for _, e := range engines {
-			t := resp.Traces[e]
+			t := resp.Answers[e]
 			switch {
 			case resp.Errors[e] != "":
 				fail(e, StatusError, resp.Errors[e])
@@ -130,7 +130,7 @@ func RunProbe(ctx context.Context, o *oracle.Oracle, p Probe, engines []string, 
 	case oracle.GeometryResponse:
 		dumps := map[string]*dump.Dump{}
 		for _, e := range engines {
-			switch d := resp.Dumps[e]; {
+			switch d := resp.Answers[e]; {
 			case resp.Errors[e] != "":
 				fail(e, StatusError, resp.Errors[e])
 			case d == nil:
@@ -144,7 +144,7 @@ func RunProbe(ctx context.Context, o *oracle.Oracle, p Probe, engines []string, 
 	case oracle.ReflectResponse:
 		states := map[string]*reflection.State{}
 		for _, e := range engines {
-			switch s := resp.States[e]; {
+			switch s := resp.Answers[e]; {
 			case resp.Errors[e] != "":
 				fail(e, StatusError, resp.Errors[e])
 			case s == nil:

@@ -1,0 +1,249 @@
+package oracle
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/oracle/browser"
+	reflection "github.com/layout-oracle/oracle/reflect"
+	"github.com/layout-oracle/oracle/trace"
+)
+
+// operations is the registry of case kinds: every request the oracle answers with
+// one answer per engine. The request loop, the store, the answer bound, progress and
+// the self-check know a kind only through it, so adding one is a new file holding
+// its kind value and a line here (docs/architecture.md, "Adding a request kind").
+// ping and shutdown are not kinds: no engine answers them.
+var operations = []operation{geometryKind, traceKind, reflectKind}
+
+// operation is one case kind, whatever its answer's type.
+type operation interface {
+	info() *kindInfo
+	// answer runs the request on its engines, from the store where it may.
+	answer(ctx context.Context, o *Oracle, req *Request) any
+	// failures names each engine of names that did not answer resp (this kind's
+	// response) cleanly, or whose answer the check finds fault with.
+	failures(c SelfCheck, resp any, names []string) map[string]string
+}
+
+// kindInfo is what a kind says about itself besides its answer's type.
+type kindInfo struct {
+	op    string // the request's "op"; "" for geometry
+	name  string // the store's and the logs' name: "geometry", "trace", "reflect"
+	field string // the response's map of answers by engine: "dumps"
+	what  string // one answer, in error messages: "dump"
+	// screenshot: the kind takes "screenshot" (geometry only).
+	screenshot bool
+	// keysID: the request's id is part of the case (a trace's page title shows it),
+	// so the store keys it (stored.go).
+	keysID bool
+	// validate checks the kind's own request fields, after the checks every request
+	// gets (Request.validate).
+	validate func(r *Request) error
+	// limit is one engine's answer bound with o's flags (docs/untrusted.md).
+	limit func(o *Oracle) int
+	// walkExtra is appended to the store key's walk part: a setting that can turn
+	// a stored answer into an error now (a trace's limits); nil: none.
+	walkExtra func(o *Oracle) string
+}
+
+// kind is a case kind whose engines each answer a T.
+type kind[T any] struct {
+	kindInfo
+	// start prepares one request: the context the engines run in, what each engine
+	// runs, and whether the answers may be stored (a served document's may not:
+	// its answer depends on files the key does not cover, docs/store.md).
+	start func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (T, error), bool)
+	// storable, when not nil, refuses to store some answers (a trace that timed out).
+	storable func(T) bool
+	// together, when not nil, serves stored answers only as a whole (stored.go).
+	together func(hits map[string][]byte, asked int) bool
+	// fault, when not nil, names what the self-check finds wrong with an engine's
+	// answer ("" when nothing).
+	fault func(c SelfCheck, engine string, v T) string
+}
+
+func (k *kind[T]) info() *kindInfo { return &k.kindInfo }
+
+func (k *kind[T]) answer(ctx context.Context, o *Oracle, req *Request) any {
+	ctx, do, store := k.start(ctx, o, req)
+	resp := Response[T]{ID: req.ID}
+	if !store {
+		resp.Answers, resp.Errors = fanOut(ctx, o, req.Engines, do)
+		return resp
+	}
+	storable := k.storable
+	if storable == nil {
+		storable = func(T) bool { return true }
+	}
+	resp.Answers, resp.Errors, resp.Stored, resp.raw = storedFanOut(ctx, o, req, do, storable, k.together)
+	return resp
+}
+
+func (k *kind[T]) failures(c SelfCheck, resp any, names []string) map[string]string {
+	out := map[string]string{}
+	r, ok := resp.(Response[T])
+	for _, name := range names {
+		switch {
+		case !ok:
+			out[name] = fmt.Sprintf("unexpected response %T", resp)
+			if e, isErr := resp.(ErrorResponse); isErr {
+				out[name] = e.Error
+			}
+		case r.Errors[name] != "":
+			out[name] = r.Errors[name]
+		case !r.has(name):
+			out[name] = "no answer"
+		case k.fault != nil:
+			if msg := k.fault(c, name, r.Answers[name]); msg != "" {
+				out[name] = msg
+			}
+		}
+	}
+	return out
+}
+
+// kindOf is the registered kind whose answers are T's.
+func kindOf[T any]() *kind[T] {
+	for _, op := range operations {
+		if k, ok := op.(*kind[T]); ok {
+			return k
+		}
+	}
+	panic(fmt.Sprintf("oracle: no registered kind answers %T", *new(T)))
+}
+
+// kindFor is the kind a request's op names, nil for ping, shutdown or an unknown op.
+func kindFor(op string) operation {
+	for _, k := range operations {
+		if k.info().op == op {
+			return k
+		}
+	}
+	return nil
+}
+
+// knownOps lists the ops a request may name, for the unknown-op error.
+func knownOps() string {
+	names := []string{OpPing, OpShutdown}
+	geometry := ""
+	for _, k := range operations {
+		if k.info().op == "" {
+			geometry = " or none for " + k.info().name
+			continue
+		}
+		names = append(names, k.info().op)
+	}
+	return strings.Join(names, ", ") + "," + geometry
+}
+
+// Response answers a case request of any kind: one answer per engine, under the
+// kind's field ("dumps", "traces", "states"), and an error for each engine that has
+// none.
+type Response[T any] struct {
+	ID      json.RawMessage
+	Answers map[string]T
+	Errors  map[string]string
+	// Stored (additive) names the engines answered from the store (--store), in
+	// launch order; absent when every answer is live.
+	Stored []string
+	// raw holds the stored answers as their JSON text when the response is only
+	// written out (Serve), instead of in Answers; MarshalJSON puts them in place.
+	raw map[string]json.RawMessage
+}
+
+// The responses of the three kinds, by the names the protocol's users know.
+type (
+	GeometryResponse = Response[*dump.Dump]
+	TraceResponse    = Response[*trace.Trace]
+	ReflectResponse  = Response[*reflection.State]
+)
+
+// has says whether engine answered.
+func (r Response[T]) has(engine string) bool {
+	if _, ok := r.raw[engine]; ok {
+		return true
+	}
+	v, ok := r.Answers[engine]
+	return ok && !isNil(v)
+}
+
+// isNil says whether an answer is missing: a nil pointer (every kind's answer is one).
+func isNil[T any](v T) bool {
+	rv := reflect.ValueOf(&v).Elem()
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}
+
+// engineErrors is every engine's error (progress counts answers that have some).
+func (r Response[T]) engineErrors() map[string]string { return r.Errors }
+
+// MarshalJSON writes {"id","<field>","errors","stored"} as encoding/json writes a
+// struct with those fields (errors and stored omitted when empty), with the stored
+// answers in raw put in place as the JSON text they were stored as.
+func (r Response[T]) MarshalJSON() ([]byte, error) {
+	var answers any = r.Answers
+	if len(r.raw) > 0 {
+		all, err := withRaw(r.Answers, r.raw)
+		if err != nil {
+			return nil, err
+		}
+		answers = all
+	}
+	var b bytes.Buffer
+	write := func(key string, v any) error {
+		enc, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		if b.Len() == 0 {
+			b.WriteByte('{')
+		} else {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"` + key + `":`)
+		b.Write(enc)
+		return nil
+	}
+	if err := write("id", r.ID); err != nil {
+		return nil, err
+	}
+	if err := write(kindOf[T]().field, answers); err != nil {
+		return nil, err
+	}
+	if len(r.Errors) > 0 {
+		if err := write("errors", r.Errors); err != nil {
+			return nil, err
+		}
+	}
+	if len(r.Stored) > 0 {
+		if err := write("stored", r.Stored); err != nil {
+			return nil, err
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// bounded returns r with every error fitted (fitError) and, when the line is over
+// one engine's answer bound, every answer over it replaced by an error naming it.
+func (r Response[T]) bounded(lim answerLimits) ([]byte, error) {
+	for n, e := range r.Errors {
+		r.Errors[n] = fitError(e)
+	}
+	k := kindOf[T]()
+	max := lim[k.name]
+	if b, err := json.Marshal(r); err != nil || len(b) <= max {
+		return b, err
+	}
+	r.Errors = boundAnswers(r.Answers, r.raw, r.Errors, max, k.what)
+	return json.Marshal(r)
+}
