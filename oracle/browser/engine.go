@@ -37,7 +37,7 @@ type Engine interface {
 	// Load evaluates the case program (case.js) in one driver call on the page as
 	// Reset left it (a fresh about:blank): it captures the built-ins, replaces the
 	// document with html (document.open/write/close), waits for the settle point
-	// (README, "Settle point"), then calls fn, a JavaScript function expression, with
+	// (docs/serving.md, "Settle point"), then calls fn, a JavaScript function expression, with
 	// the captured built-ins as `this` and args, and returns fn's JSON result (a
 	// returned promise is awaited). A page that does not settle within the deadline's
 	// budget is an error naming what did not settle.
@@ -46,7 +46,7 @@ type Engine interface {
 	// LoadURL navigates the page to url (a document the oracle's origin serves from
 	// --docroot), then evaluates the case program there as Load does, except that it
 	// writes nothing: it settles the navigated document (the same settle point, plus
-	// reftest-wait: README, "Settle point"; docs/web-content.md) and calls fn. The
+	// reftest-wait: docs/serving.md, "Settle point"; docs/web-content.md) and calls fn. The
 	// built-ins are captured when the program starts, after the document's own
 	// scripts began to run.
 	LoadURL(ctx context.Context, url string, fn string, args ...any) (json.RawMessage, error)

@@ -27,7 +27,7 @@ func Environment() string { return "pinned-" + EnvironmentVersion }
 // fonts-dejavu-core and fonts-liberation2. Serif, sans-serif and monospace are the
 // Liberation faces, metric-compatible with Times New Roman, Arial and Courier New,
 // which web content is written against, and whose line-height: normal agrees in all
-// three engines at more sizes than DejaVu's (README, "Pinned environment"). No cursive or fantasy face is installed, so
+// three engines at more sizes than DejaVu's (docs/environment.md). No cursive or fantasy face is installed, so
 // those get other installed faces (a face other than the standard one makes a generic
 // that escaped the pinning visible in a width). system-ui is sans-serif's face:
 // headless Firefox answers system-ui with its sans-serif font whatever is pinned.
