@@ -368,7 +368,7 @@ func (c *comparison) style(i int) {
 // skipUnstable counts item (i, prop) as unstable, and reports so, when some voting
 // engine's runs differed on it: it is then neither voted nor scored.
 func (c *comparison) skipUnstable(i int, prop string, axis *Axis) bool {
-	if !c.unstable.any(c.engines, ItemRef{i, prop}.String()) {
+	if c.unstable == nil || !c.unstable.any(c.engines, ItemRef{i, prop}.String()) {
 		return false
 	}
 	if c.r.Votes != nil {

@@ -133,7 +133,7 @@ func NodeOutcomesUnstable(oracle map[string]*dump.Dump, got *dump.Dump, tol floa
 		// isUnstable lists item prop as unstable, with the engines' values, when a
 		// voting engine's runs differed on it.
 		isUnstable := func(prop string, text func(*side) string) bool {
-			if !us.any(out.Engines, ItemRef{i, prop}.String()) {
+			if us == nil || !us.any(out.Engines, ItemRef{i, prop}.String()) {
 				return false
 			}
 			it := NodeItem{Property: prop, Vote: vote.Unstable, Values: map[string]string{}}

@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -77,6 +78,11 @@ type Options struct {
 	LookupTimeout time.Duration
 	// ReadOnly opens for lookups only (store stats/export); no writer runs.
 	ReadOnly bool
+	// Diff, when set, compares a live answer with the stored one for the same key
+	// whose bytes differ (compare.UnstableAnswers): the items they differ on, none
+	// when they agree within the vote's rules. Unset, or on an error, differing
+	// bytes are unstable as a whole ("*").
+	Diff func(op string, stored, live []byte) ([]string, error)
 }
 
 const (
@@ -135,6 +141,7 @@ type Store struct {
 	closed   bool
 
 	hits, misses, writes, dropped, failures atomic.Int64
+	unstable                                atomic.Int64 // keys this process marked unstable
 	writeFailed                             atomic.Int64 // answers whose write failed (a full disk, an I/O error)
 	buildMismatches                         atomic.Int64
 	enqueued, processed                     atomic.Int64 // answers queued, and taken off the queue and committed or failed
@@ -143,6 +150,9 @@ type Store struct {
 	bypassUntil                             atomic.Int64 // unix nanos; lookups skip the store before it
 
 	holdWrite time.Duration // test hook: ORACLE_STORE_TEST_HOLD_WRITE (see writer)
+	// stability: the file has the runs and unstable columns (migrate); false only
+	// for a read-only open of a file no newer writer has opened.
+	stability bool
 }
 
 // Record is one answer to store.
@@ -150,7 +160,14 @@ type Record struct {
 	Meta   Meta
 	ID     json.RawMessage // the id of the request that produced it, for export
 	Answer []byte          // the engine's answer, JSON exactly as the response carries it
+	// Runs is how many identical live runs Answer rests on (oracle --verify); 0 is 1.
+	Runs int
+	// Unstable lists the items Answer's runs differed on (compare's names); set, the
+	// answer is stored as unstable.
+	Unstable []string
 }
+
+func (r Record) runs() int64 { return int64(max(r.Runs, 1)) }
 
 // DefaultPath is the store's file under the user's cache directory
 // ($XDG_CACHE_HOME, else ~/.cache).
@@ -213,6 +230,7 @@ CREATE TABLE IF NOT EXISTS answers (
   used INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS answers_used ON answers(used);
+-- runs and unstable are added by migrate: a file made before them gets them too.
 CREATE INDEX IF NOT EXISTS answers_case ON answers(case_hash);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS builds (
@@ -258,6 +276,10 @@ func Open(path string, opts Options, log zerolog.Logger) (*Store, error) {
 			s.write.Close()
 			return nil, fmt.Errorf("open store %s: %w", path, err)
 		}
+		if err = migrate(ctx, s.write); err != nil {
+			s.write.Close()
+			return nil, fmt.Errorf("open store %s: %w", path, err)
+		}
 	}
 	if s.read, err = sql.Open("sqlite", readDSN(path, opts.ReadOnly)); err != nil {
 		if s.write != nil {
@@ -272,6 +294,10 @@ func Open(path string, opts Options, log zerolog.Logger) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	s.entries.Store(n)
+	if s.stability, err = hasStability(ctx, s.read); err != nil {
+		s.closeDBs()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
 	if d, err := time.ParseDuration(os.Getenv("ORACLE_STORE_TEST_HOLD_WRITE")); err == nil {
 		s.holdWrite = d
 	}
@@ -281,6 +307,113 @@ func Open(path string, opts Options, log zerolog.Logger) (*Store, error) {
 		go s.writer()
 	}
 	return s, nil
+}
+
+// stabilityColumns are added to the answers table of any file that lacks them
+// (docs/store.md, "Stability"). Old rows read as resting on one run, stable, which
+// is what the oracle that wrote them assumed. Format is not bumped: every stored
+// answer stays valid, and an older oracle writing this file fills the defaults.
+var stabilityColumns = []struct{ name, def string }{
+	{"runs", "runs INTEGER NOT NULL DEFAULT 1"},
+	{"unstable", "unstable TEXT NOT NULL DEFAULT ''"}, // '' stable, else a JSON array of items
+}
+
+// migrate adds the stability columns, in one write transaction so that two
+// processes opening an old file at once do not both add them.
+func migrate(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	have, err := columns(ctx, tx)
+	if err != nil {
+		return err
+	}
+	for _, c := range stabilityColumns {
+		if !have[c.name] {
+			if _, err := tx.ExecContext(ctx, `ALTER TABLE answers ADD COLUMN `+c.def); err != nil {
+				return err
+			}
+		}
+	}
+	return tx.Commit()
+}
+
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func columns(ctx context.Context, q querier) (map[string]bool, error) {
+	rows, err := q.QueryContext(ctx, `SELECT name FROM pragma_table_info('answers')`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	have := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		have[n] = true
+	}
+	return have, rows.Err()
+}
+
+func hasStability(ctx context.Context, db *sql.DB) (bool, error) {
+	have, err := columns(ctx, db)
+	if err != nil {
+		return false, err
+	}
+	for _, c := range stabilityColumns {
+		if !have[c.name] {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// stabilitySelect is the runs and unstable columns to select: constants (one run,
+// stable) in a file without them.
+func (s *Store) stabilitySelect() string {
+	if s.stability {
+		return "runs, unstable"
+	}
+	return "1, ''"
+}
+
+// items decodes an unstable column: nil for a stable row; a list that does not
+// decode is unstable as a whole.
+func items(col string) []string {
+	if col == "" {
+		return nil
+	}
+	var out []string
+	if json.Unmarshal([]byte(col), &out) != nil || len(out) == 0 {
+		return []string{"*"}
+	}
+	return out
+}
+
+// itemsColumn encodes items for the unstable column.
+func itemsColumn(items []string) string {
+	if len(items) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(items)
+	return string(b)
+}
+
+// union is a's items then b's that a lacks.
+func union(a, b []string) []string {
+	out := append([]string(nil), a...)
+	for _, it := range b {
+		if !slices.Contains(out, it) {
+			out = append(out, it)
+		}
+	}
+	return out
 }
 
 func (s *Store) closeDBs() {
@@ -295,16 +428,44 @@ func (s *Store) closeDBs() {
 // Path is the store's file.
 func (s *Store) Path() string { return s.path }
 
-// Hit is one stored answer found by Lookup.
-type Hit struct {
+// Answer is one stored answer found by LookupAnswers.
+type Answer struct {
 	Answer []byte
+	// Runs is how many identical live runs it rests on.
+	Runs int
+	// Unstable lists the items its runs differed on; set, the answer is unstable
+	// and must be served with this list, never as stable. "*": items unknown.
+	Unstable []string
 }
 
-// Lookup finds the stored answers of metas, at most LookupTimeout in all. A meta
-// with no valid row is absent from the result; so is every meta when the store
-// fails or is slow (logged), since a miss only costs a live answer.
+// LookupOptions select which stored answers a lookup serves.
+type LookupOptions struct {
+	// MinRuns serves only stable answers resting on at least this many identical
+	// live runs (0 is 1). Unstable answers are served whatever it is: they carry
+	// their unstable list, and measuring them again cannot make them stable.
+	MinRuns int
+}
+
+// Lookup finds the stored stable answers of metas (LookupAnswers with MinRuns 1,
+// leaving out unstable answers, which this result could not mark as such).
 func (s *Store) Lookup(ctx context.Context, metas []Meta) map[Key][]byte {
 	found := map[Key][]byte{}
+	for k, a := range s.lookup(ctx, metas, LookupOptions{}, false) {
+		found[k] = a.Answer
+	}
+	return found
+}
+
+// LookupAnswers finds the stored answers of metas that opt allows, at most
+// LookupTimeout in all. A meta with no valid row, or whose row opt leaves out, is
+// absent from the result and counted a miss; so is every meta when the store fails
+// or is slow (logged), since a miss only costs a live answer.
+func (s *Store) LookupAnswers(ctx context.Context, metas []Meta, opt LookupOptions) map[Key]Answer {
+	return s.lookup(ctx, metas, opt, true)
+}
+
+func (s *Store) lookup(ctx context.Context, metas []Meta, opt LookupOptions, withUnstable bool) map[Key]Answer {
+	found := map[Key]Answer{}
 	if len(metas) == 0 {
 		return found
 	}
@@ -318,9 +479,14 @@ func (s *Store) Lookup(ctx context.Context, metas []Meta) map[Key][]byte {
 	if err != nil {
 		s.failed(err)
 		s.misses.Add(int64(len(metas)))
-		return map[Key][]byte{}
+		return map[Key]Answer{}
 	}
 	s.failures.Store(0)
+	for k, a := range found {
+		if a.Unstable != nil && !withUnstable || a.Unstable == nil && a.Runs < max(opt.MinRuns, 1) {
+			delete(found, k)
+		}
+	}
 	s.hits.Add(int64(len(found)))
 	s.misses.Add(int64(len(metas) - len(found)))
 	return found
@@ -344,7 +510,7 @@ func (s *Store) failed(err error) {
 // answer must decompress to bytes with the stored checksum. A row that fails a check
 // is no answer. A hit's use time is refreshed (for eviction) when older than
 // touchAfter, so a warm rerun does not turn every lookup into a write.
-func (s *Store) getAll(ctx context.Context, metas []Meta) (map[Key][]byte, error) {
+func (s *Store) getAll(ctx context.Context, metas []Meta) (map[Key]Answer, error) {
 	want := make(map[Key]Meta, len(metas))
 	args := make([]any, 0, len(metas))
 	for _, m := range metas {
@@ -354,20 +520,21 @@ func (s *Store) getAll(ctx context.Context, metas []Meta) (map[Key][]byte, error
 			args = append(args, k[:])
 		}
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT key, format, walk, environment, profile, engine, engine_version, route, op, case_hash, answer, sum, used
-		FROM answers WHERE key IN (?`+strings.Repeat(",?", len(args)-1)+`)`, args...)
+	rows, err := s.read.QueryContext(ctx, `SELECT key, format, walk, environment, profile, engine, engine_version, route, op, case_hash, answer, sum, used, `+
+		s.stabilitySelect()+` FROM answers WHERE key IN (?`+strings.Repeat(",?", len(args)-1)+`)`, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	found := map[Key][]byte{}
+	found := map[Key]Answer{}
 	now := time.Now()
 	for rows.Next() {
 		var row Meta
 		var key, packed, sum []byte
-		var used int64
+		var used, runs int64
+		var unstable string
 		if err := rows.Scan(&key, &row.Format, &row.Walk, &row.Environment, &row.Profile, &row.Engine,
-			&row.EngineVersion, &row.Route, &row.Op, &row.Case, &packed, &sum, &used); err != nil {
+			&row.EngineVersion, &row.Route, &row.Op, &row.Case, &packed, &sum, &used, &runs, &unstable); err != nil {
 			return nil, err
 		}
 		var k Key
@@ -381,7 +548,7 @@ func (s *Store) getAll(ctx context.Context, metas []Meta) (map[Key][]byte, error
 			s.log.Warn().Str("key", k.String()).Msg("stored answer fails its checksum; not served")
 			continue
 		}
-		found[k] = answer
+		found[k] = Answer{Answer: answer, Runs: int(runs), Unstable: items(unstable)}
 		if now.Sub(time.Unix(0, used)) > touchAfter {
 			s.touch(k)
 		}
@@ -564,9 +731,9 @@ func (s *Store) commit(batch []Record, touched []Key, failed int64) error {
 		// upsert, whose changes() is 1 either way, so the writer knows the new rows
 		// without a count(*) per batch.
 		args := []any{m.Format, m.Walk, m.Environment, m.Profile, m.Engine, m.EngineVersion, m.Route, m.Op, m.Case,
-			id, pack(r.Answer), checksum(r.Answer), len(r.Answer), now, now, k[:]}
-		res, err := tx.ExecContext(ctx, `INSERT INTO answers (format, walk, environment, profile, engine, engine_version, route, op, case_hash, id, answer, sum, size, created, used, key)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING`, args...)
+			id, pack(r.Answer), checksum(r.Answer), len(r.Answer), now, now, r.runs(), itemsColumn(r.Unstable), k[:]}
+		res, err := tx.ExecContext(ctx, `INSERT INTO answers (format, walk, environment, profile, engine, engine_version, route, op, case_hash, id, answer, sum, size, created, used, runs, unstable, key)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING`, args...)
 		if err != nil {
 			return err
 		}
@@ -576,9 +743,14 @@ func (s *Store) commit(batch []Record, touched []Key, failed int64) error {
 			added++
 			continue
 		}
+		if merged, err := s.merge(ctx, tx, k, r, now); err != nil {
+			return err
+		} else if merged {
+			continue
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE answers SET format = ?, walk = ?, environment = ?, profile = ?, engine = ?,
-			engine_version = ?, route = ?, op = ?, case_hash = ?, id = ?, answer = ?, sum = ?, size = ?, created = ?, used = ?
-			WHERE key = ?`, args...); err != nil {
+			engine_version = ?, route = ?, op = ?, case_hash = ?, id = ?, answer = ?, sum = ?, size = ?, created = ?, used = ?,
+			runs = ?, unstable = ? WHERE key = ?`, args...); err != nil {
 			return err
 		}
 	}
@@ -604,6 +776,51 @@ func (s *Store) commit(batch []Record, touched []Key, failed int64) error {
 	}
 	s.entries.Add(added)
 	return nil
+}
+
+// merge adds live answer r to the valid row stored under k: the same answer (the
+// same bytes, or what Options.Diff finds no item of) adds its runs; another marks
+// the key unstable with the items they differ on (logged, counted in Stats). The
+// stored answer stays: it is the first run's. merged is false when the row is not
+// valid (its columns are not r's meta, or its answer fails its checksum): the caller
+// then replaces it.
+func (s *Store) merge(ctx context.Context, tx *sql.Tx, k Key, r Record, now int64) (merged bool, err error) {
+	var row Meta
+	var packed, sum []byte
+	var runs int64
+	var unstable string
+	err = tx.QueryRowContext(ctx, `SELECT format, walk, environment, profile, engine, engine_version, route, op, case_hash, answer, sum, runs, unstable
+		FROM answers WHERE key = ?`, k[:]).Scan(&row.Format, &row.Walk, &row.Environment, &row.Profile, &row.Engine,
+		&row.EngineVersion, &row.Route, &row.Op, &row.Case, &packed, &sum, &runs, &unstable)
+	if err != nil {
+		return false, err
+	}
+	stored, uerr := unpack(packed)
+	if row != r.Meta || uerr != nil || !bytes.Equal(checksum(stored), sum) {
+		return false, nil
+	}
+	was := items(unstable)
+	now2 := union(was, r.Unstable)
+	if !bytes.Equal(checksum(r.Answer), sum) {
+		diff := []string{"*"}
+		if s.opts.Diff != nil {
+			d, err := s.opts.Diff(r.Meta.Op, stored, r.Answer)
+			if err == nil {
+				diff = d
+			} else {
+				s.log.Warn().Err(err).Str("key", k.String()).Msg("store could not compare a live answer with the stored one; unstable as a whole")
+			}
+		}
+		if len(diff) > 0 {
+			now2 = union(now2, diff)
+			s.unstable.Add(1)
+			s.log.Warn().Str("key", k.String()).Str("engine", r.Meta.Engine).Str("op", r.Meta.Op).Str("case", r.Meta.Case).
+				Strs("items", diff).Msg("a live answer differs from the stored one: the key is unstable")
+		}
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE answers SET runs = runs + ?, unstable = ?, used = ? WHERE key = ?`,
+		r.runs(), itemsColumn(now2), now, k[:])
+	return err == nil, err
 }
 
 // recount sets entries from the file (other processes sharing it write too).
@@ -716,29 +933,55 @@ type Stats struct {
 	// BuildMismatches counts engines whose live launch reported another build than
 	// the one recorded for their fingerprint (builds.go); each is logged as an error.
 	BuildMismatches int64 `json:"build_mismatches,omitempty"`
+	// Unstable counts live answers this process stored that differed from the
+	// stored answer for their key, marking it unstable (each is logged).
+	Unstable int64 `json:"unstable,omitempty"`
 }
 
 // Stats reads the counters (entries as of the last write or open: no query).
 func (s *Store) Stats() Stats {
 	return Stats{Path: s.path, Entries: s.entries.Load(), Hits: s.hits.Load(), Misses: s.misses.Load(),
 		Writes: s.writes.Load(), Dropped: s.dropped.Load(), Failed: s.writeFailed.Load(),
-		BuildMismatches: s.buildMismatches.Load()}
+		BuildMismatches: s.buildMismatches.Load(), Unstable: s.unstable.Load()}
+}
+
+func (s *Store) unstableKeys(ctx context.Context) ([]UnstableKey, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT key, engine, engine_version, op, case_hash, runs, unstable FROM answers
+		WHERE unstable != '' ORDER BY used DESC, rowid LIMIT ?`, maxListedUnstable)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []UnstableKey
+	for rows.Next() {
+		var u UnstableKey
+		var key []byte
+		var col string
+		if err := rows.Scan(&key, &u.Engine, &u.EngineVersion, &u.Op, &u.Case, &u.Runs, &col); err != nil {
+			return nil, err
+		}
+		u.Key, u.Items = hex.EncodeToString(key), items(col)
+		out = append(out, u)
+	}
+	return out, rows.Err()
 }
 
 // Row is one stored answer, as Each reads it.
 type Row struct {
-	Meta    Meta
-	ID      json.RawMessage
-	Answer  []byte
-	Created time.Time
-	Used    time.Time
+	Meta     Meta
+	ID       json.RawMessage
+	Answer   []byte
+	Created  time.Time
+	Used     time.Time
+	Runs     int      // identical live runs the answer rests on
+	Unstable []string // set when the answer is unstable: the items its runs differed on
 }
 
 // Each calls fn with every row that passes its checks (as a lookup would serve it),
 // ordered by case and then by creation: the rows of one case come together.
 func (s *Store) Each(ctx context.Context, fn func(Row) error) error {
-	rows, err := s.read.QueryContext(ctx, `SELECT format, walk, environment, profile, engine, engine_version, route, op, case_hash, id, answer, sum, created, used
-		FROM answers ORDER BY case_hash, created`)
+	rows, err := s.read.QueryContext(ctx, `SELECT format, walk, environment, profile, engine, engine_version, route, op, case_hash, id, answer, sum, created, used, `+
+		s.stabilitySelect()+` FROM answers ORDER BY case_hash, created`)
 	if err != nil {
 		return err
 	}
@@ -746,10 +989,11 @@ func (s *Store) Each(ctx context.Context, fn func(Row) error) error {
 	for rows.Next() {
 		var r Row
 		var packed, sum []byte
-		var created, used int64
+		var created, used, runs int64
+		var unstable string
 		m := &r.Meta
 		if err := rows.Scan(&m.Format, &m.Walk, &m.Environment, &m.Profile, &m.Engine, &m.EngineVersion, &m.Route, &m.Op, &m.Case,
-			&r.ID, &packed, &sum, &created, &used); err != nil {
+			&r.ID, &packed, &sum, &created, &used, &runs, &unstable); err != nil {
 			return err
 		}
 		answer, err := unpack(packed)
@@ -757,6 +1001,7 @@ func (s *Store) Each(ctx context.Context, fn func(Row) error) error {
 			continue
 		}
 		r.Answer, r.Created, r.Used = answer, time.Unix(0, created), time.Unix(0, used)
+		r.Runs, r.Unstable = int(runs), items(unstable)
 		if err := fn(r); err != nil {
 			return err
 		}
@@ -775,7 +1020,25 @@ type Summary struct {
 	// FailedWrites is the answers whose write failed, over every process, as far as
 	// a later commit could record them (none can while the disk is full).
 	FailedWrites int64 `json:"failed_writes"`
+	// Unstable is how many stored answers are unstable; UnstableKeys lists them
+	// (the first maxListedUnstable, most recently used first).
+	Unstable     int64         `json:"unstable"`
+	UnstableKeys []UnstableKey `json:"unstable_keys,omitempty"`
 }
+
+// UnstableKey is one unstable stored answer, as `oracle store stats` lists it.
+type UnstableKey struct {
+	Key           string   `json:"key"`
+	Engine        string   `json:"engine"`
+	EngineVersion string   `json:"engine_version"`
+	Op            string   `json:"op"`
+	Case          string   `json:"case"`
+	Runs          int      `json:"runs"`
+	Items         []string `json:"items"`
+}
+
+// maxListedUnstable bounds Summary.UnstableKeys (Unstable counts them all).
+const maxListedUnstable = 1000
 
 // Summarize reads the whole table's counts (a scan: for the stats command, not ping).
 func (s *Store) Summarize(ctx context.Context) (Summary, error) {
@@ -800,6 +1063,14 @@ func (s *Store) Summarize(ctx context.Context) (Summary, error) {
 	}
 	if sum.UsedBytes, err = s.usedBytes(ctx, s.read); err != nil {
 		return sum, err
+	}
+	if s.stability {
+		if err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM answers WHERE unstable != ''`).Scan(&sum.Unstable); err != nil {
+			return sum, err
+		}
+		if sum.UnstableKeys, err = s.unstableKeys(ctx); err != nil {
+			return sum, err
+		}
 	}
 	// No row (or no table, in a file no writer opened since it was added): none failed.
 	_ = s.read.QueryRowContext(ctx, `SELECT value FROM counters WHERE name = 'failed_writes'`).Scan(&sum.FailedWrites)

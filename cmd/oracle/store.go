@@ -197,8 +197,12 @@ func export(ctx context.Context, st *store.Store, profile string, w io.Writer) e
 			return nil
 		}
 		m := map[string]json.RawMessage{}
+		unstable := map[string][]string{}
 		for e, r := range g.answers {
 			m[e] = r.Answer
+			if r.Unstable != nil {
+				unstable[e] = r.Unstable
+			}
 		}
 		// The fields in the order of the oracle's own responses.
 		var line struct {
@@ -206,8 +210,10 @@ func export(ctx context.Context, st *store.Store, profile string, w io.Writer) e
 			Dumps  map[string]json.RawMessage `json:"dumps,omitempty"`
 			States map[string]json.RawMessage `json:"states,omitempty"`
 			Traces map[string]json.RawMessage `json:"traces,omitempty"`
+			// Unstable as the oracle serves it: compare then votes none of those items.
+			Unstable map[string][]string `json:"unstable,omitempty"`
 		}
-		line.ID = g.id
+		line.ID, line.Unstable = g.id, unstable
 		switch g.op {
 		case "geometry":
 			line.Dumps = m
