@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sync/atomic"
 
+	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/inert"
@@ -29,7 +30,7 @@ var geometryKind = &kind[*dump.Dump]{
 		},
 		limit: func(o *Oracle) int { return GeometryAnswerMax(o.dumpMaxNodes) },
 	},
-	start: func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (*dump.Dump, error), bool) {
+	start: func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (*dump.Dump, error)) {
 		shot := func(ctx context.Context, e browser.Engine, d *dump.Dump, err error) (*dump.Dump, error) {
 			if err == nil && req.Screenshot {
 				// Before the pool's reset: the page is still the one the walk measured.
@@ -43,7 +44,7 @@ var geometryKind = &kind[*dump.Dump]{
 				defer release()
 				d, err := GeometryAt(ctx, e, url, deref(req.Script), o.dumpMaxNodes)
 				return shot(ctx, e, d, err)
-			}, false
+			}
 		}
 		if o.inertReuse && deref(req.Script) == "" {
 			if ok, why := inert.Check(*req.HTML); ok {
@@ -55,7 +56,10 @@ var geometryKind = &kind[*dump.Dump]{
 		return ctx, func(ctx context.Context, e browser.Engine) (*dump.Dump, error) {
 			d, err := GeometryLimited(ctx, e, *req.HTML, deref(req.Script), o.dumpMaxNodes)
 			return shot(ctx, e, d, err)
-		}, true
+		}
+	},
+	unstable: func(runs []*dump.Dump) ([]string, error) {
+		return compare.UnstableGeometry(runs, dump.DefaultTolerance)
 	},
 }
 

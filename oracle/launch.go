@@ -57,6 +57,12 @@ type Config struct {
 	// FreshAlways gives every case a new document, inert or not (--inert-reuse=off):
 	// the path the inert reuse is gated against (docs/untrusted.md, "Inert cases").
 	FreshAlways bool
+	// Verify measures every case this many times per engine and lists the items the
+	// runs differ on (--verify; a request's "verify" overrides it); 0 or 1: once.
+	Verify int
+	// StoreMinRuns serves from the store only answers resting on at least this many
+	// identical live runs (--store-min-runs; 0 or 1: any stable answer).
+	StoreMinRuns int
 
 	// Endpoints are remote browsers whose pages join their engine's pool
 	// (--connect, --webdriver; remote.go, docs/remote.md).
@@ -242,6 +248,8 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 	o.store = cfg.Store
 	o.dumpMaxNodes = cfg.DumpMaxNodes
 	o.inertReuse = !cfg.FreshAlways
+	o.verify = cfg.Verify
+	o.storeMinRuns = cfg.StoreMinRuns
 	if o.dumpMaxNodes <= 0 {
 		o.dumpMaxNodes = DefaultDumpMaxNodes
 	}

@@ -41,7 +41,14 @@ type Request struct {
 	// (default, written like any html case), application/xhtml+xml or image/svg+xml
 	// (served from the case's origin and parsed as XML).
 	ContentType *string `json:"content_type"`
+	// Verify (additive) measures the case this many times per engine and lists the
+	// items the runs differ on (docs/protocol.md, "Verification"); it overrides
+	// --verify. 1 to MaxVerify.
+	Verify *int `json:"verify"`
 }
+
+// MaxVerify bounds "verify" and --verify: a case costs that many cases.
+const MaxVerify = 10
 
 // nullID is the id of an error response to a line whose id could not be read.
 var nullID = json.RawMessage("null")
@@ -160,7 +167,7 @@ func (e *keyError) Error() string { return e.msg }
 
 // Field names are matched exactly: encoding/json matches them case-insensitively.
 var (
-	requestFields = []string{"id", "op", "html", "script", "engines", "probes", "url", "content_type", "screenshot"}
+	requestFields = []string{"id", "op", "html", "script", "engines", "probes", "url", "content_type", "screenshot", "verify"}
 	probeFields   = []string{"selector", "attr", "idl"}
 )
 
@@ -248,7 +255,7 @@ func fieldError(err error) error {
 // fieldKinds describes each request field's JSON type for error messages; the
 // decoder's own wording names Go types, and for an array names its element's.
 var fieldKinds = map[string]string{
-	"op": "a string", "html": "a string", "script": "a string", "url": "a string", "content_type": "a string", "screenshot": "a boolean",
+	"op": "a string", "html": "a string", "script": "a string", "url": "a string", "content_type": "a string", "screenshot": "a boolean", "verify": "an integer",
 	"engines":         "an array of strings",
 	"probes":          `an array of {"selector","attr","idl"} objects`,
 	"probes.selector": "a string", "probes.attr": "a string", "probes.idl": "a string",
@@ -270,6 +277,12 @@ func (r *Request) validate() error {
 	}
 	if r.Screenshot && (k == nil || !k.info().screenshot) {
 		return fmt.Errorf(`"screenshot" is for geometry requests only, not op %q`, r.Op)
+	}
+	if r.Verify != nil && (k == nil || *r.Verify < 1 || *r.Verify > MaxVerify) {
+		if k == nil {
+			return fmt.Errorf(`"verify" is for case requests, not op %q`, r.Op)
+		}
+		return fmt.Errorf(`"verify" must be from 1 to %d, not %d`, MaxVerify, *r.Verify)
 	}
 	for _, e := range r.Engines {
 		if !isKnownEngine(e) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	reflection "github.com/layout-oracle/oracle/reflect"
 )
@@ -29,19 +30,20 @@ var reflectKind = &kind[*reflection.State]{
 		},
 		limit: func(*Oracle) int { return ReflectAnswerMax() },
 	},
-	start: func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (*reflection.State, error), bool) {
+	start: func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (*reflection.State, error)) {
 		if doc := o.caseDocument(req); doc != nil {
 			return ctx, func(ctx context.Context, e browser.Engine) (*reflection.State, error) {
 				url, release := doc()
 				defer release()
 				raw, err := runCaseURL(ctx, e, url, deref(req.Script), reflection.WalkJS, req.Probes, reflection.MaxStateBytes)
 				return reflectState(e, raw, err)
-			}, false
+			}
 		}
 		return ctx, func(ctx context.Context, e browser.Engine) (*reflection.State, error) {
 			return Reflect(ctx, e, deref(req.HTML), deref(req.Script), req.Probes)
-		}, true
+		}
 	},
+	unstable: compare.UnstableReflection,
 }
 
 // Reflect produces one engine's reflection dump of one case.

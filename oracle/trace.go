@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/trace"
 )
@@ -29,20 +30,23 @@ var traceKind = &kind[*trace.Trace]{
 			return fmt.Sprintf("/limits-%d-%d", o.traceLimits.Records, o.traceLimits.Bytes)
 		},
 	},
-	start: func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (*trace.Trace, error), bool) {
+	start: func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (*trace.Trace, error)) {
 		host := o.origin.newHost()
 		if req.URL != nil || isXMLInline(req) {
 			return ctx, func(ctx context.Context, e browser.Engine) (*trace.Trace, error) {
 				return o.traceDocument(ctx, e, host, req)
-			}, false
+			}
 		}
 		return ctx, func(ctx context.Context, e browser.Engine) (*trace.Trace, error) {
 			return o.Trace(ctx, e, host, idText(req.ID), deref(req.HTML), *req.Script)
-		}, true
+		}
 	},
 	// A trace that ended by its own timeout (timed_out) depends on timing, like any
 	// timeout, and is never stored.
 	storable: func(t *trace.Trace) bool { return !t.TimedOut },
+	unstable: func(runs []*trace.Trace) ([]string, error) {
+		return compare.UnstableTraces(runs, trace.DefaultBufferTolerance)
+	},
 	together: sameCase,
 	fault: func(c SelfCheck, engine string, t *trace.Trace) string {
 		if t.TimedOut {

@@ -82,7 +82,7 @@ func openStore(path string, maxBytes int64, log zerolog.Logger) *store.Store {
 		log.Info().Msg("store off: every answer is live")
 		return nil
 	}
-	st, err := store.Open(path, store.Options{MaxBytes: maxBytes}, log)
+	st, err := store.Open(path, store.Options{MaxBytes: maxBytes, Diff: oracle.StoreDiff}, log)
 	if err != nil {
 		log.Error().Err(err).Str("store", path).Msg("store cannot be opened; serving without it (every answer live)")
 		return nil
