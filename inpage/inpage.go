@@ -1,9 +1,10 @@
 // Package inpage holds every program the oracle runs inside a page, one .js file
 // each under this folder, and Hash, which the store's key hashes (oracle/stored.go):
 // a change to any file here makes the answers stored before it miss, with no list
-// to keep. A program is its file's text byte for byte (a file meant to be
-// concatenated ends in a newline, the others do not). A template names its
-// parameters as @@NAME@@, filled by Fill.
+// to keep. A program is its file's text byte for byte, a final newline included or
+// not (the preludes webdriver/call.js concatenates need theirs; the files that were
+// Go strings kept their bytes). A template names its parameters @@NAME@@, filled by
+// Fill; the Go side that fills them is WalkVersion's (oracle/stored.go).
 package inpage
 
 import (
