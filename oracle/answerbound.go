@@ -29,7 +29,7 @@ const (
 	// maxNumber is the longest float64 encoding/json writes: "-0.0000012345678901234567".
 	maxNumber = 25
 	// Per allowed element, the walk's budgets of style text and of tag names
-	// (dump/walk.js), counted as JSON strings, quotes included.
+	// (inpage/dump/walk.js), counted as JSON strings, quotes included.
 	styleBytesPerNode = 512
 	tagBytesPerNode   = 64
 )

@@ -2,7 +2,6 @@ package oracle
 
 import (
 	"bytes"
-	_ "embed"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/layout-oracle/oracle/inpage"
 	"github.com/layout-oracle/oracle/trace"
 )
 
@@ -505,10 +505,9 @@ func serveTraceInline(w http.ResponseWriter, page tracePage) {
 }
 
 // testharnessReportJS is served at /resources/testharnessreport.js on case origins:
-// the hook WPT leaves for the system running its testharness.js tests.
-//
-//go:embed testharnessreport.js
-var testharnessReportJS string
+// the hook WPT leaves for the system running its testharness.js tests
+// (inpage/docroot/testharnessreport.js).
+var testharnessReportJS = inpage.TestharnessReport
 
 func (o *origin) serveTestharnessReport(w http.ResponseWriter, r *http.Request) {
 	if !o.isCaseHost(r.Host) {

@@ -75,7 +75,7 @@ func Geometry(ctx context.Context, e browser.Engine, html, script string) (*dump
 const DefaultDumpMaxNodes = 100000
 
 // GeometryLimited is Geometry with the walk bounded by maxNodes elements (and 4 boxes
-// and 512 bytes of style text per allowed element, dump/walk.js): past it, the
+// and 512 bytes of style text per allowed element, inpage/dump/walk.js): past it, the
 // engine's answer is an error naming the bound, and the page never sends the rest.
 func GeometryLimited(ctx context.Context, e browser.Engine, html, script string, maxNodes int) (*dump.Dump, error) {
 	if maxNodes <= 0 {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/inpage"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/profiles"
 	"github.com/layout-oracle/oracle/store"
@@ -729,7 +730,7 @@ func launchEngine(ctx context.Context, name string, cfg Config, log zerolog.Logg
 func verifyViewport(ctx context.Context, e browser.Engine) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	raw, err := e.Load(ctx, "", "(function(){ return [innerWidth, innerHeight]; })")
+	raw, err := e.Load(ctx, "", inpage.ViewportCheck)
 	if err != nil {
 		return fmt.Errorf("viewport check: %w", err)
 	}

@@ -13,20 +13,18 @@ import (
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/inpage"
 	"github.com/layout-oracle/oracle/oracle/browser"
-	reflection "github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/store"
-	"github.com/layout-oracle/oracle/trace"
 )
 
 // WalkVersion names what the oracle itself does to produce an answer beyond the
-// in-page code that Walk() hashes: the Go side of the settle point, the walks'
+// in-page programs that walkKey hashes: the Go side of the settle point, the walks'
 // post-processing (Geometry's empty rects, reflection.ParseWalk, trace.Decode), the
-// backends' Go side. Bump it with any change there that can change an answer: stored
-// answers keyed on the old version are then never served. Changes to the in-page
-// programs (browser.Scripts: case.js, the backends' wrappers and WebDriver's scripts;
-// dump/walk.js, reflect/walk.js, the trace recorder) or the style subset need no bump:
-// their text is hashed into the key.
+// backends' Go side (including how they fill the programs' templates). Bump it with
+// any change there that can change an answer: stored answers keyed on the old version
+// are then never served. Changes to the in-page programs (every file under inpage/)
+// or the style subset need no bump: their text is hashed into the key.
 //
 // 2: the reset after a trace or url case no longer leaves an about:blank that
 // inherited that case's origin (Chromium, Firefox): an html case stored after a
@@ -36,14 +34,13 @@ import (
 // "push").
 const WalkVersion = "3"
 
-// walkKey is WalkVersion plus a hash of every in-page program an answer comes from.
+// walkKey is WalkVersion plus a hash of every in-page program an answer comes from:
+// the whole inpage tree (every program is a file there, so none can be left out) and
+// the style subset the geometry walk is given.
 var walkKey = sync.OnceValue(func() string {
 	h := sha256.New()
-	programs := append(browser.Scripts(), dump.WalkJS, reflection.WalkJS, trace.RunJS,
-		trace.Recorder(strings.Repeat("0", 64), &trace.DefaultLimits), collectAndClearJS, strings.Join(dump.StyleProperties, ","))
-	for _, s := range programs {
-		fmt.Fprintf(h, "%d:%s", len(s), s)
-	}
+	styles := strings.Join(dump.StyleProperties, ",")
+	fmt.Fprintf(h, "%s\x00%d:%s", inpage.Hash(), len(styles), styles)
 	return "walk-" + WalkVersion + "/" + hex.EncodeToString(h.Sum(nil))[:16]
 })
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/layout-oracle/oracle/compare"
+	"github.com/layout-oracle/oracle/inpage"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/trace"
 )
@@ -120,14 +121,8 @@ func idText(id json.RawMessage) string {
 
 // collectAndClearJS runs the case and collects the trace, then clears the origin's
 // storage, which every trace page shares: a case's localStorage must not reach the
-// next case.
-var collectAndClearJS = `async function (script, opts) {
-  const result = await (` + trace.RunJS + `)(script, opts);
-  try { localStorage.clear(); sessionStorage.clear(); } catch (e) {}
-  try { for (const c of document.cookie.split(';')) { const k = c.split('=')[0].trim(); if (k) document.cookie = k + '=; max-age=0; path=/'; } } catch (e) {}
-  try { if (indexedDB.databases) for (const d of await indexedDB.databases()) indexedDB.deleteDatabase(d.name); } catch (e) {}
-  return result;
-}`
+// next case (inpage/trace/collect_and_clear.js).
+var collectAndClearJS = inpage.Fill(inpage.TraceCollectAndClear, "RUN", trace.RunJS)
 
 // hasRecorderInitScript says whether the engine installs the recorder itself, before
 // any page script (Playwright's addInitScript); WebDriver classic has no such hook.

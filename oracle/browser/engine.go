@@ -2,12 +2,12 @@ package browser
 
 import (
 	"context"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"time"
 
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/inpage"
 )
 
 // Engine names as the protocol spells them.
@@ -128,28 +128,15 @@ var (
 // remaining arguments. A script that throws is the case's failure, not the walk's: the
 // wrapper then returns {"scriptError": "Name: message"} instead of calling fn, and
 // fn's own result comes back as {"result": ...}. With no script there is nothing to
-// settle again, and fn runs at once.
+// settle again, and fn runs at once. The text is inpage/with_case_script.js.
 func WithCaseScript(fn string) string {
-	return `(function (script) {
-  var B = this, walk = (` + fn + `), args = B.args(arguments, 1);
-  var err = B.runScript(script);
-  if (err !== null) return { scriptError: err };
-  if (!script) return { result: B.apply(walk, B, args) };
-  return B.later(function (resolve, reject) {
-    B.settle(function () {
-      var r;
-      try { r = B.apply(walk, B, args); } catch (e) { reject(e); return; }
-      resolve({ result: r });
-    }, reject);
-  });
-})`
+	return inpage.Fill(inpage.WithCaseScript, "FN", fn)
 }
 
-// caseJS is the case program (case.js): every Load, in every engine and on both
-// routes, is one driver call evaluating exactly this text on a fresh about:blank page.
-//
-//go:embed case.js
-var caseJS string
+// caseJS is the case program (inpage/case.js): every Load, in every engine and on
+// both routes, is one driver call evaluating exactly this text on a fresh about:blank
+// page.
+var caseJS = inpage.Case
 
 // CaseProgram is the case program's text, a function expression taking one argument,
 // CaseArg's value, and returning a promise of the JSON text of fn's result.
@@ -203,8 +190,8 @@ func settleBudget(ctx context.Context) time.Duration {
 // and returns fn's (awaited) result as JSON text made by the page's own
 // JSON.stringify. Every backend evaluates this same wrapper for Visit (trace pages), so
 // the driver's value serialization (which differs between CDP, BiDi and WebDriver)
-// never shapes a result; Load uses the case program instead.
+// never shapes a result; Load uses the case program instead. The text is
+// inpage/call_expression.js.
 func CallExpression(fn string) string {
-	return "async (args) => { const v = await (" + fn + ").apply(null, args || []); " +
-		"return v === undefined ? 'null' : JSON.stringify(v); }"
+	return inpage.Fill(inpage.CallExpression, "FN", fn)
 }

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/layout-oracle/oracle/inpage"
 	"github.com/layout-oracle/oracle/internal/proctree"
 	"github.com/mxschmitt/playwright-go"
 	"github.com/rs/zerolog"
@@ -675,7 +676,7 @@ func (e *playwrightEngine) LoadURL(ctx context.Context, url, fn string, args ...
 
 // resetCheckJS is the Playwright reset's check of its about:blank: freshCheckJS's
 // history.length and document.hasFocus(), as a JSON array.
-const resetCheckJS = `JSON.stringify([` + freshCheckJS + `, document.hasFocus()])`
+var resetCheckJS = inpage.Fill(inpage.PlaywrightResetCheck, "FRESH_CHECK", freshCheckJS)
 
 // refocus gives page back the focus a case took (a download took it from Firefox's
 // page for good, issue 26: every later case ran with document.hasFocus() false, and
@@ -722,7 +723,7 @@ func (e *playwrightEngine) checkFocus(ctx context.Context) error {
 
 // freshCheckJS runs on the page reset to about:blank: it clears window.name (which
 // outlives navigations in the same window) and returns history.length as JSON text.
-const freshCheckJS = `(() => { window.name = ''; return String(history.length); })()`
+var freshCheckJS = inpage.FreshCheck
 
 // firstHistoryLength is history.length on a fresh page's about:blank, in every engine
 // (measured): what the first case the oracle ran saw, and every case must see.

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/layout-oracle/oracle/inpage"
 	"github.com/rs/zerolog"
 )
 
@@ -214,12 +215,16 @@ type windowState struct {
 }
 
 // windowStateJS is the window as windowState holds it, the elements of a script's
-// array result, in parseWindowState's order.
-const windowStateJS = "innerWidth, innerHeight, screenX, screenY, document.hasFocus()"
+// array result, in parseWindowState's order (inpage/webdriver/window_state.js);
+// windowJS is a script answering that array.
+var (
+	windowStateJS = inpage.WebDriverWindowState
+	windowJS      = inpage.Fill(inpage.WebDriverWindow, "WINDOW_STATE", windowStateJS)
+)
 
 func (e *webDriverEngine) windowNow(ctx context.Context) (windowState, error) {
 	raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{
-		"script": "return [" + windowStateJS + "];", "args": []any{}})
+		"script": windowJS, "args": []any{}})
 	if err != nil {
 		return windowState{}, err
 	}
@@ -317,7 +322,7 @@ func (e *webDriverEngine) fixViewport(ctx context.Context) error {
 
 func (e *webDriverEngine) innerSize(ctx context.Context) ([2]int, error) {
 	raw, err := e.session(ctx, http.MethodPost, "/execute/sync",
-		map[string]any{"script": "return [window.innerWidth, window.innerHeight];", "args": []any{}})
+		map[string]any{"script": inpage.WebDriverInnerSize, "args": []any{}})
 	if err != nil {
 		return [2]int{}, err
 	}
@@ -631,8 +636,9 @@ type blankState struct {
 }
 
 // blankStateJS returns the referrer, freshCheckJS's result (it clears window.name
-// and reads history.length, as on the Playwright route) and the window.
-const blankStateJS = "return [document.referrer, " + freshCheckJS + ", " + windowStateJS + "];"
+// and reads history.length, as on the Playwright route) and the window
+// (inpage/webdriver/blank_state.js).
+var blankStateJS = inpage.Fill(inpage.WebDriverBlankState, "FRESH_CHECK", freshCheckJS, "WINDOW_STATE", windowStateJS)
 
 func (e *webDriverEngine) blankState(ctx context.Context) (blankState, error) {
 	raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{"script": blankStateJS, "args": []any{}})
@@ -703,12 +709,13 @@ const staleMarkProp = "__layoutOracleLeaving"
 // navigation more, used to clear every time (issue 10). Only an http(s) page sends a
 // referrer, so only such a page gets the policy (an html case's about:blank does not
 // run the DOM calls at all). A case that broke the DOM methods used here only costs
-// that second replace.
-const replaceJS = "try { window['" + staleMarkProp + "'] = true; } catch (e) {}\n" +
-	"if (location.protocol === 'http:' || location.protocol === 'https:') try { " +
-	"const m = document.createElement('meta'); m.name = 'referrer'; m.content = 'no-referrer'; " +
-	"(document.head || document.documentElement).appendChild(m); } catch (e) {}\n" +
-	"window.location.replace(arguments[0]);"
+// that second replace. The text is inpage/webdriver/replace.js; replacedJS
+// (inpage/webdriver/replaced.js) answers where the page is and whether it is still
+// the one marked.
+var (
+	replaceJS  = inpage.Fill(inpage.WebDriverReplace, "STALE_MARK", staleMarkProp)
+	replacedJS = inpage.Fill(inpage.WebDriverReplaced, "STALE_MARK", staleMarkProp)
+)
 
 // webElementKey names an element reference in W3C WebDriver's JSON.
 const webElementKey = "element-6066-11e4-a52e-4f735466cecf"
@@ -725,7 +732,7 @@ const webElementKey = "element-6066-11e4-a52e-4f735466cecf"
 // instead.
 func (e *webDriverEngine) replaceTo(ctx context.Context, url string) error {
 	var root map[string]string
-	if raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{"script": "return document.documentElement;", "args": []any{}}); err == nil {
+	if raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{"script": inpage.WebDriverRoot, "args": []any{}}); err == nil {
 		_ = json.Unmarshal(raw, &root) // null: no root element
 	}
 	leaving := root[webElementKey]
@@ -738,7 +745,7 @@ func (e *webDriverEngine) replaceTo(ctx context.Context, url string) error {
 	}
 	for {
 		raw, err := e.session(ctx, http.MethodPost, "/execute/sync",
-			map[string]any{"script": "return [location.href, document.readyState, String('" + staleMarkProp + "' in window)];", "args": []any{}})
+			map[string]any{"script": replacedJS, "args": []any{}})
 		var v [3]string
 		if err == nil && json.Unmarshal(raw, &v) == nil && v[0] == url && v[1] == "complete" && v[2] == "false" && e.gone(ctx, leaving) {
 			return nil
