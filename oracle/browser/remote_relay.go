@@ -226,9 +226,6 @@ func (v *relayValidator) check(data []byte) error {
 	if m.ID != nil {
 		return v.checkReply(*m.ID, m)
 	}
-	if v.isRef(m.Params) {
-		return errors.New("params that are a reference to an object")
-	}
 	objType, known := v.objects[m.GUID]
 	switch {
 	case m.Method == "__create__":
@@ -272,6 +269,9 @@ func (v *relayValidator) check(data []byte) error {
 		v.dispose(m.GUID)
 	default:
 		key := objType + "." + m.Method
+		if v.isRef(m.Params) { // an event's params go through replaceGuidsWithChannels, the others' do not
+			return fmt.Errorf("event %s: params that are a reference to an object", key)
+		}
 		if err := v.checkSpec(m.Params, relayEvents[key]); err != nil {
 			return fmt.Errorf("event %s: %w", key, err)
 		}

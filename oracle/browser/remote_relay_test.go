@@ -18,6 +18,7 @@ func TestRelayValidatorRefusesWhatPanicsTheClient(t *testing.T) {
 		`{"id":"abcd@2","error":{"error":{"message":"m","name":"Error"}}}`,
 		`{"guid":"p","method":"__dispose__","params":{"reason":"gc"}}`,
 		`{"guid":"nobody","method":"__dispose__","params":{"reason":5}}`, // an unknown object: Dispatch drops it
+		`{"guid":"rq","method":"__adopt__","params":{"guid":"tr"}}`,      // a real server's: params name a live object
 	)
 	v := newRelayValidator()
 	for _, m := range setup {
