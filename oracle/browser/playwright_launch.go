@@ -1,0 +1,204 @@
+// Launching a browser through the Playwright driver: the system or bundled build,
+// its arguments, prefs and environment, and the context and page every engine opens.
+
+package browser
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/mxschmitt/playwright-go"
+	"github.com/rs/zerolog"
+)
+
+// Debian's system browsers, the route that works on machines without Playwright's
+// browser downloads (../shared/ENGINES.md).
+const (
+	SystemChromium = "/usr/bin/chromium"
+	SystemFirefox  = "/usr/bin/firefox-esr"
+)
+
+// ChromiumArgs are needed on a closed network: without the networking flags
+// Chromium floods refused connections (ENGINES.md). --no-sandbox is not among them:
+// the browsers run as an unprivileged user with Chromium's sandbox on (sandbox.go),
+// and only a Chromium left to run as root gets it (chromiumArgs).
+var ChromiumArgs = []string{
+	"--disable-gpu", "--disable-background-networking",
+	"--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run",
+}
+
+// chromiumArgs is ChromiumArgs plus extra, with --no-sandbox only where the browser
+// runs as root (the browser user is missing), where Chromium refuses to start otherwise.
+func chromiumArgs(extra []string) []string {
+	args := append([]string{}, ChromiumArgs...)
+	if browserUser().root() {
+		args = append(args, "--no-sandbox")
+	}
+	return append(args, extra...)
+}
+
+// PlaywrightOptions chooses one engine's build and launch profile.
+type PlaywrightOptions struct {
+	Engine string // chromium, firefox or webkit
+	// Bundled launches Playwright's own build; otherwise the Debian system build
+	// (Chromium from SystemChromium, Firefox ESR over WebDriver BiDi, channel moz-firefox).
+	Bundled      bool
+	Args         []string       // launch profile's extra arguments
+	FirefoxPrefs map[string]any // launch profile's Firefox prefs
+	Permissions  []string       // launch profile's permission grants
+	InitScripts  []string       // run before any page script, in every page
+	Env          []string       // KEY=VALUE added to the browser's environment
+	// ExecutablePath replaces the system build's binary (SystemChromium,
+	// SystemFirefox); not used with Bundled.
+	ExecutablePath string
+	// MemoryCgroup is the cgroup.procs file the browser's processes go in
+	// (memlimit.go); "": none.
+	MemoryCgroup string
+	// MaxMessage bounds one message from a remote server (remote_relay.go); 0:
+	// relayMaxMessage.
+	MaxMessage int64
+}
+
+// LaunchPlaywright opens one browser with one 800x600 page, kept for the process
+// lifetime, and relaunched the same way if the browser dies.
+func (d *PlaywrightDriver) LaunchPlaywright(opts PlaywrightOptions, log zerolog.Logger) (Engine, error) {
+	e, err := d.launchPlaywright(opts, log)
+	if err != nil {
+		return nil, err
+	}
+	e.relaunch = func(on *PlaywrightDriver) (*playwrightEngine, error) { return on.launchPlaywright(opts, log) }
+	return e, nil
+}
+
+func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.Logger) (*playwrightEngine, error) {
+	bt := d.browserType(opts.Engine)
+	if bt == nil {
+		return nil, fmt.Errorf("unknown engine %q", opts.Engine)
+	}
+	launch := playwright.BrowserTypeLaunchOptions{
+		Headless: playwright.Bool(true),
+		Args:     opts.Args,
+		Timeout:  playwright.Float(60_000),
+	}
+	var route, exe string
+	switch {
+	case opts.Bundled:
+		path, ok := d.BundledPath(opts.Engine)
+		if !ok {
+			return nil, fmt.Errorf("%s: Playwright's bundled build is not installed (%s)", opts.Engine, path)
+		}
+		route, exe = "playwright-go bundled "+path, path
+	case opts.Engine == Chromium:
+		exe = orDefault(opts.ExecutablePath, SystemChromium)
+		route = "playwright-go system " + exe
+	case opts.Engine == Firefox:
+		exe = orDefault(opts.ExecutablePath, SystemFirefox)
+		launch.Channel = playwright.String("moz-firefox")
+		route = "playwright-go system " + exe + " (WebDriver BiDi, channel moz-firefox)"
+	default:
+		return nil, fmt.Errorf("%s: no system route through Playwright (stock WebKitGTK is driven over WebDriver)", opts.Engine)
+	}
+	if opts.Engine == Chromium {
+		launch.Args = chromiumArgs(opts.Args)
+		// Playwright adds --no-sandbox unless told the sandbox is wanted.
+		launch.ChromiumSandbox = playwright.Bool(!browserUser().root())
+	}
+	// The driver starts the browser through a wrapper that drops to the browser
+	// user (sandbox.go); as an unprivileged oracle, the binary itself.
+	wrapper, err := browserWrapper(exe)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", opts.Engine, err)
+	}
+	if wrapper != exe || !opts.Bundled {
+		launch.ExecutablePath = playwright.String(wrapper)
+	}
+	if len(opts.FirefoxPrefs) > 0 {
+		launch.FirefoxUserPrefs = opts.FirefoxPrefs
+	}
+	env := append(append([]string{}, opts.Env...), browserUser().env()...)
+	if opts.MemoryCgroup != "" {
+		env = append(env, CgroupProcsEnv+"="+opts.MemoryCgroup) // the wrapper joins it
+	}
+	if len(env) > 0 {
+		// Playwright's env replaces the browser's whole environment: start from ours.
+		launch.Env = map[string]string{}
+		for _, kv := range WithEnv(os.Environ(), env) {
+			k, v, _ := strings.Cut(kv, "=")
+			launch.Env[k] = v
+		}
+	}
+	start := time.Now()
+	d.launchMu.Lock()
+	before := d.children()
+	browser, err := bt.Launch(launch)
+	pids := newPIDs(before, d.children())
+	d.launchMu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("%s: launch: %w", opts.Engine, err)
+	}
+	e := &playwrightEngine{name: opts.Engine, version: browser.Version(), route: route, browser: browser, log: log,
+		initScripts: len(opts.InitScripts) > 0, pids: pids, pw: d, opts: opts}
+	if e.context, e.page, err = e.openContext(browser); err != nil {
+		e.Close()
+		return nil, err
+	}
+	// With the wrapper the browser was born in its cgroup; without one (an
+	// unprivileged oracle) its processes are moved there now.
+	if err := PlaceTree(opts.MemoryCgroup, pids); err != nil {
+		log.Warn().Str("engine", e.name).Err(err).Msg("browser processes left outside the engine's memory cgroup")
+	}
+	noDelayBrowser(opts.Engine, pids, log) // nodelay.go: about 40 ms off every Firefox call
+	log.Info().Str("engine", e.name).Str("version", e.version).Str("route", route).
+		Dur("launch", time.Since(start)).Msg("engine launched")
+	return e, nil
+}
+
+// openContext opens the engine's browser context (viewport, permissions, media
+// features, init scripts) in browser, and its one page.
+func (e *playwrightEngine) openContext(browser playwright.Browser) (playwright.BrowserContext, playwright.Page, error) {
+	bctx, err := browser.NewContext(playwright.BrowserNewContextOptions{
+		Viewport:    &playwright.Size{Width: int(viewportWidth), Height: int(viewportHeight)},
+		Permissions: e.opts.Permissions,
+		// A case's download is refused (docs/untrusted.md): in Firefox one took the
+		// focus from the page for every later case (issue 26), and an accepted one is
+		// a file of the case's size.
+		AcceptDownloads: playwright.Bool(false),
+		// The pinned environment's media features (environment.go), explicit rather
+		// than Playwright's defaults.
+		ColorScheme:   playwright.ColorSchemeLight,
+		ReducedMotion: playwright.ReducedMotionNoPreference,
+		ForcedColors:  playwright.ForcedColorsNone,
+		Contrast:      playwright.ContrastNoPreference,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: new context: %w", e.name, err)
+	}
+	closed := new(atomic.Bool)
+	contexts.Store(bctx, closed)
+	bctx.OnClose(func(playwright.BrowserContext) { closed.Store(true) })
+	for _, s := range e.opts.InitScripts {
+		if err := bctx.AddInitScript(playwright.Script{Content: playwright.String(s)}); err != nil {
+			bctx.Close()
+			forgetContext(bctx)
+			return nil, nil, fmt.Errorf("%s: init script: %w", e.name, err)
+		}
+	}
+	page, err := bctx.NewPage()
+	if err != nil {
+		bctx.Close()
+		forgetContext(bctx)
+		return nil, nil, fmt.Errorf("%s: new page: %w", e.name, err)
+	}
+	e.trackPage(page)
+	return bctx, page, nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
