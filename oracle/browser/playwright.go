@@ -27,6 +27,9 @@ type playwrightEngine struct {
 	relaunch func(*PlaywrightDriver) (*playwrightEngine, error)
 	driver   *PlaywrightDriver // stopped by Close when the engine owns it
 	log      zerolog.Logger
+	// pages is what the events said about the pages and contexts; shared with the
+	// engine values a relaunch makes, whose pages this one adopts. Never replaced.
+	pages *pageTracker
 
 	// mu guards the fields below: calls (one at a time) read and replace browser,
 	// context and page, while Health, Close and a relaunch run beside them.
@@ -74,9 +77,9 @@ func (e *playwrightEngine) Health() Health {
 		h.State, h.Reason = StateRestarting, "playwright driver exited; driver and browser relaunch on the next call"
 	case e.browser != nil && !e.browser.IsConnected():
 		h.State, h.Reason = StateRestarting, "browser disconnected; it relaunches on the next call"
-	case e.page != nil && pageIsCrashed(e.page):
+	case e.page != nil && e.pages.pageIsCrashed(e.page):
 		h.State, h.Reason = StateRestarting, "page crashed; the browser relaunches on the next call"
-	case e.context != nil && contextClosed(e.context):
+	case e.context != nil && e.pages.contextClosed(e.context):
 		h.State, h.Reason = StateRestarting, "browser context closed (a content process died?); the browser relaunches on the next call"
 	}
 	return h
@@ -154,7 +157,7 @@ func (e *playwrightEngine) Keep() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	page := e.page
-	if page == nil || e.closed || !pageOpen(page) || pageIsCrashed(page) || page.URL() != "about:blank" ||
+	if page == nil || e.closed || !e.pages.pageOpen(page) || e.pages.pageIsCrashed(page) || page.URL() != "about:blank" ||
 		len(page.Context().Pages()) != 1 {
 		e.kept = nil
 		return false
@@ -241,7 +244,7 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 	done := make(chan result, 1)
 	go func() {
 		r := result{page: page}
-		if r.page == nil || !pageOpen(r.page) { // a case may have called window.close()
+		if r.page == nil || !e.pages.pageOpen(r.page) { // a case may have called window.close()
 			if r.page, r.err = browserCtx.NewPage(); r.err != nil {
 				r.err = fmt.Errorf("%s: new page: %w", e.name, r.err)
 				done <- r
@@ -274,7 +277,7 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 			e.log.Warn().Str("engine", e.name).Err(r.err).Msg("playwright driver gone; relaunching it on the next call")
 			return nil, fmt.Errorf("%s: playwright driver died: %w", e.name, r.err)
 		}
-		if r.err != nil && r.page != nil && pageCrashed(r.page, r.err) {
+		if r.err != nil && r.page != nil && e.pages.pageCrashed(r.page, r.err) {
 			e.setPage(browser, r.page, false) // kept, marked crashed: the next call replaces it
 			return nil, fmt.Errorf("%s: page crashed (its renderer or content process died): %v", e.name, firstLine(r.err))
 		}
@@ -284,7 +287,7 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 			go r.page.Close(playwright.PageCloseOptions{RunBeforeUnload: playwright.Bool(false)})
 			return nil, fmt.Errorf("%w (%v)", context.DeadlineExceeded, firstLine(r.err))
 		}
-		if r.err != nil && contextLost(browser, browserCtx, r.page, r.err) && browser.IsConnected() {
+		if r.err != nil && e.pages.contextLost(browser, browserCtx, r.page, r.err) && browser.IsConnected() {
 			return nil, fmt.Errorf("%s: page crashed or closed with its context (its content process died?): %v", e.name, firstLine(r.err))
 		}
 		if r.err != nil && !browser.IsConnected() {

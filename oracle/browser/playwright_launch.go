@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/mxschmitt/playwright-go"
@@ -65,15 +64,15 @@ type PlaywrightOptions struct {
 // LaunchPlaywright opens one browser with one 800x600 page, kept for the process
 // lifetime, and relaunched the same way if the browser dies.
 func (d *PlaywrightDriver) LaunchPlaywright(opts PlaywrightOptions, log zerolog.Logger) (Engine, error) {
-	e, err := d.launchPlaywright(opts, log)
+	e, err := d.launchPlaywright(opts, log, new(pageTracker))
 	if err != nil {
 		return nil, err
 	}
-	e.relaunch = func(on *PlaywrightDriver) (*playwrightEngine, error) { return on.launchPlaywright(opts, log) }
+	e.relaunch = func(on *PlaywrightDriver) (*playwrightEngine, error) { return on.launchPlaywright(opts, log, e.pages) }
 	return e, nil
 }
 
-func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.Logger) (*playwrightEngine, error) {
+func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.Logger, pages *pageTracker) (*playwrightEngine, error) {
 	bt := d.browserType(opts.Engine)
 	if bt == nil {
 		return nil, fmt.Errorf("unknown engine %q", opts.Engine)
@@ -140,7 +139,7 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 		return nil, fmt.Errorf("%s: launch: %w", opts.Engine, err)
 	}
 	e := &playwrightEngine{name: opts.Engine, version: browser.Version(), route: route, browser: browser, log: log,
-		initScripts: len(opts.InitScripts) > 0, pids: pids, pw: d, opts: opts}
+		initScripts: len(opts.InitScripts) > 0, pids: pids, pw: d, opts: opts, pages: pages}
 	if e.context, e.page, err = e.openContext(browser); err != nil {
 		e.Close()
 		return nil, err
@@ -176,20 +175,18 @@ func (e *playwrightEngine) openContext(browser playwright.Browser) (playwright.B
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: new context: %w", e.name, err)
 	}
-	closed := new(atomic.Bool)
-	contexts.Store(bctx, closed)
-	bctx.OnClose(func(playwright.BrowserContext) { closed.Store(true) })
+	e.pages.trackContext(bctx)
 	for _, s := range e.opts.InitScripts {
 		if err := bctx.AddInitScript(playwright.Script{Content: playwright.String(s)}); err != nil {
 			bctx.Close()
-			forgetContext(bctx)
+			e.pages.forgetContext(bctx)
 			return nil, nil, fmt.Errorf("%s: init script: %w", e.name, err)
 		}
 	}
 	page, err := bctx.NewPage()
 	if err != nil {
 		bctx.Close()
-		forgetContext(bctx)
+		e.pages.forgetContext(bctx)
 		return nil, nil, fmt.Errorf("%s: new page: %w", e.name, err)
 	}
 	e.trackPage(page)

@@ -51,7 +51,7 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 				// calls history.replaceState flooded the driver with events, and the
 				// new page did not open within 15 s.
 				leftBlank = true
-				return closeOtherPages(page)
+				return e.closeOtherPages(page)
 			}
 		}
 		// The driver's own navigation comes last: an opaque origin, and about:blank
@@ -60,7 +60,7 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 			return err
 		}
 		made = page
-		return closeOtherPages(page)
+		return e.closeOtherPages(page)
 	}, resetCheckJS, nil)
 	if err == nil {
 		var st [2]any // history.length, document.hasFocus()
@@ -106,7 +106,7 @@ func (e *playwrightEngine) Prepare(ctx context.Context) error {
 	e.mu.Lock()
 	page := e.page
 	e.mu.Unlock()
-	if page == nil || !pageOpen(page) {
+	if page == nil || !e.pages.pageOpen(page) {
 		return nil // the case opens a new one
 	}
 	// The check reads the focus: a page that lost it would answer every focus-
@@ -143,7 +143,7 @@ func (e *playwrightEngine) Prepare(ctx context.Context) error {
 // half a core while idle), and pages abandoned earlier. keep has left the case's
 // document already, so it opens no more; a popup that opens another while it is
 // being closed is caught by the next round.
-func closeOtherPages(keep playwright.Page) error {
+func (e *playwrightEngine) closeOtherPages(keep playwright.Page) error {
 	for round := 0; round < 5; round++ {
 		var others []playwright.Page
 		for _, p := range keep.Context().Pages() {
@@ -155,7 +155,7 @@ func closeOtherPages(keep playwright.Page) error {
 			return nil
 		}
 		for _, p := range others {
-			if err := p.Close(playwright.PageCloseOptions{RunBeforeUnload: playwright.Bool(false)}); err != nil && pageOpen(p) {
+			if err := p.Close(playwright.PageCloseOptions{RunBeforeUnload: playwright.Bool(false)}); err != nil && e.pages.pageOpen(p) {
 				return fmt.Errorf("close a page the case opened: %w", err)
 			}
 		}
@@ -272,8 +272,8 @@ func (e *playwrightEngine) freshPage() error {
 // for Firefox on a loaded 2-core machine.
 func (e *playwrightEngine) ensureBrowser() (relaunched bool, err error) {
 	e.mu.Lock()
-	crashed := e.page != nil && pageIsCrashed(e.page)
-	lost := e.context != nil && contextClosed(e.context)
+	crashed := e.page != nil && e.pages.pageIsCrashed(e.page)
+	lost := e.context != nil && e.pages.contextClosed(e.context)
 	e.mu.Unlock()
 	if crashed {
 		return e.relaunchBrowser("page crashed", true)
@@ -360,7 +360,7 @@ func (e *playwrightEngine) relaunchBrowser(reason string, force bool) (bool, err
 				stopNew()
 				return false, fmt.Errorf("%s: engine closed", e.name)
 			}
-			forgetContext(e.context) // the old browser's, closed with it
+			e.pages.forgetContext(e.context) // the old browser's, closed with it
 			e.browser, e.context, e.page, e.pids, e.pw = fresh.browser, fresh.context, fresh.page, fresh.pids, on
 			if newDriver != nil {
 				e.driver = newDriver // Close stops it from now on
@@ -387,7 +387,7 @@ func (e *playwrightEngine) Close() error {
 	}
 	e.closed = true
 	b, pids, driver := e.browser, e.pids, e.driver
-	forgetContext(e.context)
+	e.pages.forgetContext(e.context)
 	e.mu.Unlock()
 	if b != nil {
 		e.closeBrowser(b, pids)

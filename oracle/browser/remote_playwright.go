@@ -39,13 +39,13 @@ func (d *PlaywrightDriver) ConnectPlaywright(wsURL, route, proxy string, opts Pl
 	if err != nil {
 		return nil, err
 	}
-	e, err := d.connectPlaywright(endpoint, launch, opts, log)
+	e, err := d.connectPlaywright(endpoint, launch, opts, log, new(pageTracker))
 	if err != nil {
 		return nil, err
 	}
 	version := e.version
 	e.relaunch = func(on *PlaywrightDriver) (*playwrightEngine, error) {
-		fresh, err := on.connectPlaywright(endpoint, launch, opts, log)
+		fresh, err := on.connectPlaywright(endpoint, launch, opts, log, e.pages)
 		if err != nil {
 			return nil, err
 		}
@@ -126,7 +126,7 @@ const (
 	handshakeTimeout = 15 * time.Second
 )
 
-func (d *PlaywrightDriver) connectPlaywright(endpoint string, launch map[string]any, opts PlaywrightOptions, log zerolog.Logger) (*playwrightEngine, error) {
+func (d *PlaywrightDriver) connectPlaywright(endpoint string, launch map[string]any, opts PlaywrightOptions, log zerolog.Logger, pages *pageTracker) (*playwrightEngine, error) {
 	bt := d.browserType(opts.Engine)
 	if bt == nil {
 		return nil, fmt.Errorf("unknown engine %q", opts.Engine)
@@ -170,7 +170,7 @@ func (d *PlaywrightDriver) connectPlaywright(endpoint string, launch map[string]
 		route += " (WebDriver BiDi, channel " + ch + ")"
 	}
 	e := &playwrightEngine{remote: true, name: opts.Engine, version: browser.Version(), route: route, browser: browser, log: log,
-		initScripts: len(opts.InitScripts) > 0, pw: d, opts: opts}
+		initScripts: len(opts.InitScripts) > 0, pw: d, opts: opts, pages: pages}
 	if e.context, e.page, err = e.openContext(browser); err != nil {
 		e.Close()
 		return nil, err
