@@ -210,7 +210,7 @@ func replaceTo(page playwright.Page, url string, timeout float64) error {
 // not settle).
 func replaceUntil(page playwright.Page, url string, timeout float64, until *playwright.WaitUntilState) error {
 	if _, err := page.Evaluate("u => { location.replace(u); }", url); err != nil &&
-		!strings.Contains(err.Error(), "context was destroyed") && !strings.Contains(err.Error(), "navigat") {
+		!contextDestroyed(err) && !strings.Contains(err.Error(), "navigat") {
 		return err
 	}
 	return page.WaitForURL(url, playwright.PageWaitForURLOptions{Timeout: &timeout, WaitUntil: until})

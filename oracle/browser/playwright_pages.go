@@ -4,6 +4,7 @@
 package browser
 
 import (
+	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,7 +63,7 @@ func (t *pageTracker) contextLost(b playwright.Browser, c playwright.BrowserCont
 	if t.contextClosed(c) {
 		return true
 	}
-	if s := err.Error(); !strings.Contains(s, "context was destroyed") && !strings.Contains(s, "has been closed") {
+	if !errors.Is(err, playwright.ErrTargetClosed) && !contextDestroyed(err) {
 		return false
 	}
 	for deadline := time.Now().Add(1500 * time.Millisecond); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
@@ -71,6 +72,14 @@ func (t *pageTracker) contextLost(b playwright.Browser, c playwright.BrowserCont
 		}
 	}
 	return false
+}
+
+// contextDestroyed says err is the page's JavaScript context going away under a
+// call ("Execution context was destroyed, most likely because of a navigation"):
+// Playwright sends it as a plain Error, with no name or code to test, so its text
+// is all there is.
+func contextDestroyed(err error) bool {
+	return strings.Contains(err.Error(), "context was destroyed")
 }
 
 // trackPage follows p's close and crash events.

@@ -122,7 +122,9 @@ func (d *PlaywrightDriver) alive() bool {
 }
 
 // driverGone says whether err is playwright-go's report of a broken driver
-// connection rather than of a browser or page.
+// connection rather than of a browser or page. By text: playwright-go makes these
+// with fmt.Errorf and errors.New, and ErrTargetClosed, which wraps some, also
+// stands for a closed or crashed page.
 func driverGone(err error) bool {
 	if err == nil {
 		return false

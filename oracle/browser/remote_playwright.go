@@ -149,6 +149,7 @@ func (d *PlaywrightDriver) connectPlaywright(endpoint string, launch map[string]
 	if err != nil {
 		stopRelay()
 		hint := ""
+		// The server's status reaches us as text, through the driver's node process.
 		if strings.Contains(err.Error(), " 431 ") {
 			// Node's default limit is 16 KiB; the oracle's own options are about 9 KB,
 			// but a launch-options query in the URL adds to them.

@@ -373,7 +373,7 @@ func (e *webDriverEngine) call(ctx context.Context, url, html, fn string, args [
 		return nil, err
 	}
 	raw, err := e.callOnce(ctx, url, html, fn, args)
-	if err != nil && strings.Contains(err.Error(), viewportChangedText) && url == "" && ctx.Err() == nil {
+	if errors.Is(err, errViewportChanged) && url == "" && ctx.Err() == nil {
 		// The browser's own UI took part of the viewport during the case (a download
 		// bar that came late): the window is put back, and an html case runs once
 		// more. Not a trace or url case: its page is served once.

@@ -178,6 +178,17 @@ type webDriverError struct {
 
 func (w *webDriverError) Error() string { return w.Code + ": " + w.Message }
 
+// errViewportChanged matches (errors.Is) a call that failed with viewportPrelude's
+// error: the browser's own UI took part of the viewport during the case.
+var errViewportChanged = errors.New(viewportChangedText)
+
+// Is makes errors.Is(err, errViewportChanged) find the call script's error for a
+// viewport that changed during the case (viewportPrelude): a page's error reaches
+// the driver as text only, so its text is read here, in this one place.
+func (w *webDriverError) Is(target error) bool {
+	return target == errViewportChanged && strings.Contains(w.Message, viewportChangedText)
+}
+
 // sessionLost says the error means the session or its window is gone.
 func (w *webDriverError) sessionLost() bool {
 	switch w.Code {
