@@ -13,32 +13,6 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Debian's system browsers, the route that works on machines without Playwright's
-// browser downloads (../shared/ENGINES.md).
-const (
-	SystemChromium = "/usr/bin/chromium"
-	SystemFirefox  = "/usr/bin/firefox-esr"
-)
-
-// ChromiumArgs are needed on a closed network: without the networking flags
-// Chromium floods refused connections (ENGINES.md). --no-sandbox is not among them:
-// the browsers run as an unprivileged user with Chromium's sandbox on (sandbox.go),
-// and only a Chromium left to run as root gets it (chromiumArgs).
-var ChromiumArgs = []string{
-	"--disable-gpu", "--disable-background-networking",
-	"--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run",
-}
-
-// chromiumArgs is ChromiumArgs plus extra, with --no-sandbox only where the browser
-// runs as root (the browser user is missing), where Chromium refuses to start otherwise.
-func chromiumArgs(extra []string) []string {
-	args := append([]string{}, ChromiumArgs...)
-	if browserUser().root() {
-		args = append(args, "--no-sandbox")
-	}
-	return append(args, extra...)
-}
-
 // PlaywrightOptions chooses one engine's build and launch profile.
 type PlaywrightOptions struct {
 	Engine string // chromium, firefox or webkit
@@ -82,6 +56,7 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 		Args:     opts.Args,
 		Timeout:  playwright.Float(60_000),
 	}
+	k := knowledgeOf(opts.Engine)
 	var route, exe string
 	switch {
 	case opts.Bundled:
@@ -90,20 +65,17 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 			return nil, fmt.Errorf("%s: Playwright's bundled build is not installed (%s)", opts.Engine, path)
 		}
 		route, exe = "playwright-go bundled "+path, path
-	case opts.Engine == Chromium:
-		exe = orDefault(opts.ExecutablePath, SystemChromium)
-		route = "playwright-go system " + exe
-	case opts.Engine == Firefox:
-		exe = orDefault(opts.ExecutablePath, SystemFirefox)
-		launch.Channel = playwright.String("moz-firefox")
-		route = "playwright-go system " + exe + " (WebDriver BiDi, channel moz-firefox)"
+	case k.systemExe != "":
+		exe = orDefault(opts.ExecutablePath, k.systemExe)
+		if k.channel != "" {
+			launch.Channel = playwright.String(k.channel)
+		}
+		route = "playwright-go system " + exe + k.routeNote
 	default:
 		return nil, fmt.Errorf("%s: no system route through Playwright (stock WebKitGTK is driven over WebDriver)", opts.Engine)
 	}
-	if opts.Engine == Chromium {
-		launch.Args = chromiumArgs(opts.Args)
-		// Playwright adds --no-sandbox unless told the sandbox is wanted.
-		launch.ChromiumSandbox = playwright.Bool(!browserUser().root())
+	if k.launch != nil {
+		k.launch(&launch, opts)
 	}
 	// The driver starts the browser through a wrapper that drops to the browser
 	// user (sandbox.go); as an unprivileged oracle, the binary itself.
@@ -113,9 +85,6 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 	}
 	if wrapper != exe || !opts.Bundled {
 		launch.ExecutablePath = playwright.String(wrapper)
-	}
-	if len(opts.FirefoxPrefs) > 0 {
-		launch.FirefoxUserPrefs = opts.FirefoxPrefs
 	}
 	env := append(append([]string{}, opts.Env...), browserUser().env()...)
 	if opts.MemoryCgroup != "" {

@@ -43,7 +43,7 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 			// case's timers; a failed replace falls back to the Goto below, whose
 			// entry the check after it catches.
 			_ = replaceTo(page, "about:blank", timeout)
-			if e.name == Firefox {
+			if knowledgeOf(e.name).newPageAfterNavigation {
 				// Gecko adds a history entry for the driver's navigation, and its load
 				// was not always reported (resets timed out on WPT url cases): a new
 				// page, which the next case navigates to about:blank (Load). The replace

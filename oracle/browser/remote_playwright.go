@@ -65,23 +65,15 @@ func remoteLaunchOptions(wsURL, route, proxy string, opts PlaywrightOptions) (st
 	if proxy != "" {
 		launch["proxy"] = map[string]any{"server": "http://" + proxy, "bypass": ""}
 	}
-	switch {
-	case route == RoutePlaywright:
-	case opts.Engine == Chromium:
-		launch["executablePath"] = orDefault(opts.ExecutablePath, SystemChromium)
-	case opts.Engine == Firefox:
-		launch["executablePath"] = orDefault(opts.ExecutablePath, SystemFirefox)
-		launch["channel"] = "moz-firefox"
-	}
-	switch opts.Engine {
-	case Chromium:
-		// The server's host decides the sandbox (Playwright adds --no-sandbox unless
-		// chromiumSandbox is set): its user is not this process's to know.
-		launch["args"] = append(append([]string{}, ChromiumArgs...), opts.Args...)
-	case Firefox:
-		if len(opts.FirefoxPrefs) > 0 {
-			launch["firefoxUserPrefs"] = opts.FirefoxPrefs
+	k := knowledgeOf(opts.Engine)
+	if route != RoutePlaywright && k.systemExe != "" {
+		launch["executablePath"] = orDefault(opts.ExecutablePath, k.systemExe)
+		if k.channel != "" {
+			launch["channel"] = k.channel
 		}
+	}
+	if k.remoteLaunch != nil {
+		k.remoteLaunch(launch, opts)
 	}
 	u, err := url.Parse(wsURL)
 	if err != nil {
