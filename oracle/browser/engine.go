@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/layout-oracle/oracle/dump"
@@ -207,4 +208,24 @@ func settleBudget(ctx context.Context) time.Duration {
 func CallExpression(fn string) string {
 	return "async (args) => { const v = await (" + fn + ").apply(null, args || []); " +
 		"return v === undefined ? 'null' : JSON.stringify(v); }"
+}
+
+// engineError is an engine's own error: its message begins with the engine's name,
+// added here rather than in every message. errors.Is and errors.As see through it.
+type engineError struct {
+	engine string
+	err    error
+}
+
+func (e *engineError) Error() string { return e.engine + ": " + e.err.Error() }
+func (e *engineError) Unwrap() error { return e.err }
+
+// engineErrorf is fmt.Errorf's error as engine's.
+func engineErrorf(engine, format string, args ...any) error {
+	return &engineError{engine: engine, err: fmt.Errorf(format, args...)}
+}
+
+// errorf is fmt.Errorf's error as e's engine's.
+func (e *playwrightEngine) errorf(format string, args ...any) error {
+	return engineErrorf(e.name, format, args...)
 }

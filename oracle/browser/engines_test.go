@@ -34,3 +34,15 @@ func TestEngineSandboxKnowledge(t *testing.T) {
 	assert.Equal(t, "content sandbox: seccomp-bpf", kind, "Firefox's sandbox is its seccomp filter")
 	assert.Empty(t, why)
 }
+
+// An engine's error is prefixed with its name in one place (engineError), and
+// errors.Is and errors.As see through the prefix.
+func TestEngineErrorPrefix(t *testing.T) {
+	err := engineErrorf(Firefox, "relaunch failed: %w", ErrVersionChanged)
+	assert.Equal(t, "firefox: relaunch failed: browser version changed", err.Error())
+	assert.ErrorIs(t, err, ErrVersionChanged)
+	var ee *engineError
+	if assert.ErrorAs(t, err, &ee) {
+		assert.Equal(t, Firefox, ee.engine)
+	}
+}

@@ -246,7 +246,7 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 		r := result{page: page}
 		if r.page == nil || !e.pages.pageOpen(r.page) { // a case may have called window.close()
 			if r.page, r.err = browserCtx.NewPage(); r.err != nil {
-				r.err = fmt.Errorf("%s: new page: %w", e.name, r.err)
+				r.err = e.errorf("new page: %w", r.err)
 				done <- r
 				return
 			}
@@ -275,11 +275,11 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 		if r.err != nil && driverGone(r.err) {
 			driver.gone.Store(true)
 			e.log.Warn().Str("engine", e.name).Err(r.err).Msg("playwright driver gone; relaunching it on the next call")
-			return nil, fmt.Errorf("%s: playwright driver died: %w", e.name, r.err)
+			return nil, e.errorf("playwright driver died: %w", r.err)
 		}
 		if r.err != nil && r.page != nil && e.pages.pageCrashed(r.page, r.err) {
 			e.setPage(browser, r.page, false) // kept, marked crashed: the next call replaces it
-			return nil, fmt.Errorf("%s: page crashed (its renderer or content process died): %v", e.name, firstLine(r.err))
+			return nil, e.errorf("page crashed (its renderer or content process died): %v", firstLine(r.err))
 		}
 		e.setPage(browser, r.page, timedOut)
 		if timedOut {
@@ -288,11 +288,11 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 			return nil, fmt.Errorf("%w (%v)", context.DeadlineExceeded, firstLine(r.err))
 		}
 		if r.err != nil && e.pages.contextLost(browser, browserCtx, r.page, r.err) && browser.IsConnected() {
-			return nil, fmt.Errorf("%s: page crashed or closed with its context (its content process died?): %v", e.name, firstLine(r.err))
+			return nil, e.errorf("page crashed or closed with its context (its content process died?): %v", firstLine(r.err))
 		}
 		if r.err != nil && !browser.IsConnected() {
 			e.log.Warn().Str("engine", e.name).Err(r.err).Msg("browser disconnected; relaunching on the next call")
-			return nil, fmt.Errorf("%s: browser crashed or disconnected: %w", e.name, r.err)
+			return nil, e.errorf("browser crashed or disconnected: %w", r.err)
 		}
 		return r.raw, r.err
 	case <-ctx.Done():

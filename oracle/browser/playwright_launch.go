@@ -62,7 +62,7 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 	case opts.Bundled:
 		path, ok := d.BundledPath(opts.Engine)
 		if !ok {
-			return nil, fmt.Errorf("%s: Playwright's bundled build is not installed (%s)", opts.Engine, path)
+			return nil, engineErrorf(opts.Engine, "Playwright's bundled build is not installed (%s)", path)
 		}
 		route, exe = "playwright-go bundled "+path, path
 	case k.systemExe != "":
@@ -72,7 +72,7 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 		}
 		route = "playwright-go system " + exe + k.routeNote
 	default:
-		return nil, fmt.Errorf("%s: no system route through Playwright (stock WebKitGTK is driven over WebDriver)", opts.Engine)
+		return nil, engineErrorf(opts.Engine, "no system route through Playwright (stock WebKitGTK is driven over WebDriver)")
 	}
 	if k.launch != nil {
 		k.launch(&launch, opts)
@@ -81,7 +81,7 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 	// user (sandbox.go); as an unprivileged oracle, the binary itself.
 	wrapper, err := browserWrapper(exe)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", opts.Engine, err)
+		return nil, engineErrorf(opts.Engine, "%w", err)
 	}
 	if wrapper != exe || !opts.Bundled {
 		launch.ExecutablePath = playwright.String(wrapper)
@@ -105,7 +105,7 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 	pids := newPIDs(before, d.children())
 	d.launchMu.Unlock()
 	if err != nil {
-		return nil, fmt.Errorf("%s: launch: %w", opts.Engine, err)
+		return nil, engineErrorf(opts.Engine, "launch: %w", err)
 	}
 	e := &playwrightEngine{name: opts.Engine, version: browser.Version(), route: route, browser: browser, log: log,
 		initScripts: len(opts.InitScripts) > 0, pids: pids, pw: d, opts: opts, pages: pages}
@@ -142,21 +142,21 @@ func (e *playwrightEngine) openContext(browser playwright.Browser) (playwright.B
 		Contrast:      playwright.ContrastNoPreference,
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: new context: %w", e.name, err)
+		return nil, nil, e.errorf("new context: %w", err)
 	}
 	e.pages.trackContext(bctx)
 	for _, s := range e.opts.InitScripts {
 		if err := bctx.AddInitScript(playwright.Script{Content: playwright.String(s)}); err != nil {
 			bctx.Close()
 			e.pages.forgetContext(bctx)
-			return nil, nil, fmt.Errorf("%s: init script: %w", e.name, err)
+			return nil, nil, e.errorf("init script: %w", err)
 		}
 	}
 	page, err := bctx.NewPage()
 	if err != nil {
 		bctx.Close()
 		e.pages.forgetContext(bctx)
-		return nil, nil, fmt.Errorf("%s: new page: %w", e.name, err)
+		return nil, nil, e.errorf("new page: %w", err)
 	}
 	e.trackPage(page)
 	return bctx, page, nil

@@ -250,10 +250,10 @@ func (e *playwrightEngine) freshPage() error {
 	select {
 	case err := <-done:
 		if err != nil {
-			return fmt.Errorf("%s: new page: %w", e.name, err)
+			return e.errorf("new page: %w", err)
 		}
 	case <-time.After(15 * time.Second):
-		return fmt.Errorf("%s: no new page within 15s", e.name)
+		return e.errorf("no new page within 15s")
 	}
 	e.setPage(browser, page, false)
 	if !e.remote {
@@ -290,7 +290,7 @@ func (e *playwrightEngine) relaunchBrowser(reason string, force bool) (bool, err
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
-		return false, fmt.Errorf("%s: engine closed", e.name)
+		return false, e.errorf("engine closed")
 	}
 	// A dead driver takes its browser's connection with it: both are replaced, when
 	// the engine owns the driver (a shared one is its owner's to replace).
@@ -328,7 +328,7 @@ func (e *playwrightEngine) relaunchBrowser(reason string, force bool) (bool, err
 		closed := e.closed
 		e.mu.Unlock()
 		if closed { // no browser is launched for a closed engine
-			return false, fmt.Errorf("%s: engine closed", e.name)
+			return false, e.errorf("engine closed")
 		}
 		on, newDriver := e.pw, (*PlaywrightDriver)(nil)
 		if deadDriver {
@@ -358,7 +358,7 @@ func (e *playwrightEngine) relaunchBrowser(reason string, force bool) (bool, err
 				e.mu.Unlock()
 				fresh.Close()
 				stopNew()
-				return false, fmt.Errorf("%s: engine closed", e.name)
+				return false, e.errorf("engine closed")
 			}
 			e.pages.forgetContext(e.context) // the old browser's, closed with it
 			e.browser, e.context, e.page, e.pids, e.pw = fresh.browser, fresh.context, fresh.page, fresh.pids, on
@@ -376,7 +376,7 @@ func (e *playwrightEngine) relaunchBrowser(reason string, force bool) (bool, err
 	e.mu.Lock()
 	e.health.State, e.health.Reason = StateFailed, err.Error()
 	e.mu.Unlock()
-	return false, fmt.Errorf("%s: relaunch failed: %w", e.name, err)
+	return false, e.errorf("relaunch failed: %w", err)
 }
 
 func (e *playwrightEngine) Close() error {

@@ -147,11 +147,11 @@ func (d *PlaywrightDriver) connectPlaywright(endpoint string, launch map[string]
 			// but a launch-options query in the URL adds to them.
 			hint = fmt.Sprintf(" (the launch options, %d bytes, exceed the server's header limit: start it with NODE_OPTIONS=--max-http-header-size=65536; docs/remote.md)", len(header))
 		}
-		return nil, fmt.Errorf("%s: connect %s: %w%s", opts.Engine, endpoint, err, hint)
+		return nil, engineErrorf(opts.Engine, "connect %s: %w%s", endpoint, err, hint)
 	}
 	if err := checkVersion(browser.Version()); err != nil {
 		browser.Close()
-		return nil, fmt.Errorf("%s: connect %s: %w", opts.Engine, endpoint, err)
+		return nil, engineErrorf(opts.Engine, "connect %s: %w", endpoint, err)
 	}
 	route := "playwright-go connect " + endpoint
 	if exe, ok := launch["executablePath"].(string); ok {

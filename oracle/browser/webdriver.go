@@ -106,7 +106,7 @@ func LaunchWebDriver(ctx context.Context, opts WebDriverOptions, log zerolog.Log
 	}
 	for _, p := range []string{opts.DriverPath, opts.BrowserPath} {
 		if _, err := os.Stat(p); err != nil && opts.RemoteURL == "" {
-			return nil, fmt.Errorf("webkit: %w (install webkit2gtk-driver)", err)
+			return nil, engineErrorf(WebKit, "%w (install webkit2gtk-driver)", err)
 		}
 	}
 	log = log.With().Str("engine", WebKit).Logger()
@@ -130,7 +130,7 @@ func LaunchWebDriver(ctx context.Context, opts WebDriverOptions, log zerolog.Log
 	} else if e.display == "" || opts.StartXvfb {
 		x, err := StartXvfb(ctx, opts.XvfbPath, log)
 		if err != nil {
-			return nil, fmt.Errorf("webkit: no DISPLAY and %w", err)
+			return nil, engineErrorf(WebKit, "no DISPLAY and %w", err)
 		}
 		e.xvfb, e.display = x, x.Display
 	}
@@ -171,13 +171,13 @@ func (e *webDriverEngine) start(ctx context.Context) error {
 		if e.closed {
 			e.mu.Unlock()
 			p.kill()
-			return errors.New("webkit: engine closed")
+			return engineErrorf(WebKit, "engine closed")
 		}
 		e.proc = p
 		e.mu.Unlock()
 		version, err := e.newSession(ctx, p)
 		if err != nil {
-			return fmt.Errorf("webkit: new session: %w (driver output: %s)", err, p.out.tail())
+			return engineErrorf(WebKit, "new session: %w (driver output: %s)", err, p.out.tail())
 		}
 		e.mu.Lock()
 		was := e.version
@@ -186,23 +186,23 @@ func (e *webDriverEngine) start(ctx context.Context) error {
 		}
 		e.mu.Unlock()
 		if was != "" && version != was {
-			return fmt.Errorf("webkit: %w from %s to %s on restart", ErrVersionChanged, was, version)
+			return engineErrorf(WebKit, "%w from %s to %s on restart", ErrVersionChanged, was, version)
 		}
 		e.scriptTimeout = 30 * time.Second // WebDriver's default
 		if err := e.navigateBlank(ctx); err != nil {
-			return fmt.Errorf("webkit: navigate to about:blank: %w", err)
+			return engineErrorf(WebKit, "navigate to about:blank: %w", err)
 		}
 		if err := e.fixViewport(ctx); err != nil {
 			return err
 		}
 		w, err := e.windowNow(ctx)
 		if err != nil {
-			return fmt.Errorf("webkit: measure the window: %w", err)
+			return engineErrorf(WebKit, "measure the window: %w", err)
 		}
 		e.window = w
 		return nil
 	}
-	return fmt.Errorf("webkit: start %s: %w", e.opts.DriverPath, lastErr)
+	return engineErrorf(WebKit, "start %s: %w", e.opts.DriverPath, lastErr)
 }
 
 // windowState is what a case can see of its window: the viewport, the window's place
@@ -287,12 +287,12 @@ func (e *webDriverEngine) fixViewport(ctx context.Context) error {
 	var inner [2]int
 	for i := 0; i < 5; i++ {
 		if _, err := e.session(ctx, http.MethodPost, "/window/rect", map[string]int{"width": win[0], "height": win[1]}); err != nil {
-			return fmt.Errorf("webkit: set window rect %dx%d: %w", win[0], win[1], err)
+			return engineErrorf(WebKit, "set window rect %dx%d: %w", win[0], win[1], err)
 		}
 		var err error
 		for try := 0; try < 10; try++ { // a resize may land after the command returns
 			if inner, err = e.innerSize(ctx); err != nil {
-				return fmt.Errorf("webkit: measure viewport: %w", err)
+				return engineErrorf(WebKit, "measure viewport: %w", err)
 			}
 			if inner == want || try == 9 {
 				break
@@ -311,7 +311,7 @@ func (e *webDriverEngine) fixViewport(ctx context.Context) error {
 			break
 		}
 	}
-	return fmt.Errorf("webkit: cannot reach a %dx%d viewport: window %dx%d gives innerWidth/innerHeight %dx%d",
+	return engineErrorf(WebKit, "cannot reach a %dx%d viewport: window %dx%d gives innerWidth/innerHeight %dx%d",
 		want[0], want[1], win[0], win[1], inner[0], inner[1])
 }
 
@@ -343,7 +343,7 @@ func (e *webDriverEngine) Visit(ctx context.Context, url, fn string, args ...any
 	e.callMu.Lock()
 	defer e.callMu.Unlock()
 	if url == "" {
-		return nil, errors.New("webkit: visit: empty url")
+		return nil, engineErrorf(WebKit, "visit: empty url")
 	}
 	return e.call(ctx, url, "", fn, args)
 }
@@ -354,7 +354,7 @@ func (e *webDriverEngine) LoadURL(ctx context.Context, url, fn string, args ...a
 	e.callMu.Lock()
 	defer e.callMu.Unlock()
 	if url == "" {
-		return nil, errors.New("webkit: load url: empty url")
+		return nil, engineErrorf(WebKit, "load url: empty url")
 	}
 	return e.call(ctx, caseURLPrefix+url, "", fn, args)
 }
@@ -386,7 +386,7 @@ func (e *webDriverEngine) call(ctx context.Context, url, html, fn string, args [
 		return raw, nil
 	}
 	if e.isClosed() {
-		return nil, errors.New("webkit: engine closed")
+		return nil, engineErrorf(WebKit, "engine closed")
 	}
 	var wdErr *webDriverError
 	switch {
@@ -450,7 +450,7 @@ func (e *webDriverEngine) callOnce(ctx context.Context, url, html, fn string, ar
 		case len(raw) > 0 && raw[0] == '"':
 			var s string
 			if err := json.Unmarshal(raw, &s); err != nil {
-				return nil, fmt.Errorf("webkit: malformed script result: %v", err)
+				return nil, engineErrorf(WebKit, "malformed script result: %v", err)
 			}
 			return json.RawMessage(s), nil
 		case string(raw) == "null":
@@ -471,7 +471,7 @@ func (e *webDriverEngine) callOnce(ctx context.Context, url, html, fn string, ar
 					return json.RawMessage(s), nil
 				}
 			}
-			return nil, fmt.Errorf("webkit: dialogs kept interrupting the call (last result %s)", raw)
+			return nil, engineErrorf(WebKit, "dialogs kept interrupting the call (last result %s)", raw)
 		case url == "" && attempt == 0 && json.Unmarshal(raw, &navigated) == nil && navigated.Href != nil:
 			e.log.Debug().Str("href", *navigated.Href).Msg("page navigated away; back to about:blank")
 			if err := e.navigateBlank(ctx); err != nil {
@@ -479,7 +479,7 @@ func (e *webDriverEngine) callOnce(ctx context.Context, url, html, fn string, ar
 			}
 			continue
 		default:
-			return nil, fmt.Errorf("webkit: unexpected script result %.200s", raw)
+			return nil, engineErrorf(WebKit, "unexpected script result %.200s", raw)
 		}
 	}
 }
@@ -491,7 +491,7 @@ func (e *webDriverEngine) ready(ctx context.Context) error {
 	live := p != nil && p.session != ""
 	e.mu.Unlock()
 	if closed {
-		return errors.New("webkit: engine closed")
+		return engineErrorf(WebKit, "engine closed")
 	}
 	if live {
 		select {
@@ -502,7 +502,7 @@ func (e *webDriverEngine) ready(ctx context.Context) error {
 	}
 	e.log.Warn().Msg("no live webkit session; restarting the driver")
 	if err := e.restartWith(ctx); err != nil {
-		return fmt.Errorf("webkit: restart: %w", err)
+		return engineErrorf(WebKit, "restart: %w", err)
 	}
 	return nil
 }
@@ -555,7 +555,7 @@ func (e *webDriverEngine) restartWith(ctx context.Context) (err error) {
 		if e.closed { // Close has run and ended the old one; it will not see this one
 			e.mu.Unlock()
 			x.Close()
-			return errors.New("webkit: engine closed")
+			return engineErrorf(WebKit, "engine closed")
 		}
 		e.xvfb, e.display = x, x.Display
 		e.mu.Unlock()

@@ -120,14 +120,14 @@ func (e *webDriverEngine) wrap(ctx context.Context, what string, err error) erro
 			return &timeoutError{msg: fmt.Sprintf("webkit: %s: case timed out: %s", what, wdErr), cause: wdErr}
 		}
 		if wdErr.Code == "no such frame" {
-			return fmt.Errorf("webkit: %s: the page navigated away during the call: %w", what, err)
+			return engineErrorf(WebKit, "%s: the page navigated away during the call: %w", what, err)
 		}
-		return fmt.Errorf("webkit: %s: %w", what, err)
+		return engineErrorf(WebKit, "%s: %w", what, err)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
 		return &timeoutError{msg: fmt.Sprintf("webkit: %s: case timed out (context deadline)", what)}
 	}
-	return fmt.Errorf("webkit: %s: %w", what, err)
+	return engineErrorf(WebKit, "%s: %w", what, err)
 }
 
 // timeoutError is a case's timeout; errors.Is(err, context.DeadlineExceeded) holds.
