@@ -186,11 +186,14 @@ func Start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 	return o.serveOne(true)
 }
 
+// ErrNoEngine is Launch's error when no engine came up.
+var ErrNoEngine = errors.New("no engine launched")
+
 // serveOne returns o when an engine serves (after the sandbox check, when required),
 // else closes it with an error.
 func (o *Oracle) serveOne(requireSandbox bool) (*Oracle, error) {
 	if len(o.Serving()) == 0 {
-		return nil, errors.Join(errors.New("no engine launched"), o.Close())
+		return nil, errors.Join(ErrNoEngine, o.Close())
 	}
 	if requireSandbox {
 		if err := o.checkSandboxes(true); err != nil {

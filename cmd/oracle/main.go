@@ -243,7 +243,7 @@ func run() int {
 		return 128 + int(sig)
 	}
 	launchFailed := func(err error) int {
-		if *selfCheck && strings.Contains(err.Error(), errNoEngine.Error()) {
+		if *selfCheck && errors.Is(err, errNoEngine) {
 			log.Error().Msg("no engine passed the self-check")
 		}
 		log.Error().Err(err).Msg("launch")
@@ -285,8 +285,9 @@ func run() int {
 	return 0
 }
 
-// errNoEngine ends serving when every engine failed to start.
-var errNoEngine = errors.New("no engine launched")
+// errNoEngine ends serving when every engine failed to start: Launch's own error
+// for that, so one errors.Is finds both.
+var errNoEngine = oracle.ErrNoEngine
 
 func reserveStdout() (*os.File, error) {
 	fd, err := syscall.Dup(1)

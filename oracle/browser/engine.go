@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/layout-oracle/oracle/dump"
@@ -194,4 +195,24 @@ func settleBudget(ctx context.Context) time.Duration {
 // inpage/call_expression.js.
 func CallExpression(fn string) string {
 	return inpage.Fill(inpage.CallExpression, "FN", fn)
+}
+
+// engineError is an engine's own error: its message begins with the engine's name,
+// added here rather than in every message. errors.Is and errors.As see through it.
+type engineError struct {
+	engine string
+	err    error
+}
+
+func (e *engineError) Error() string { return e.engine + ": " + e.err.Error() }
+func (e *engineError) Unwrap() error { return e.err }
+
+// engineErrorf is fmt.Errorf's error as engine's.
+func engineErrorf(engine, format string, args ...any) error {
+	return &engineError{engine: engine, err: fmt.Errorf(format, args...)}
+}
+
+// errorf is fmt.Errorf's error as e's engine's.
+func (e *playwrightEngine) errorf(format string, args ...any) error {
+	return engineErrorf(e.name, format, args...)
 }

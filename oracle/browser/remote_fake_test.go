@@ -206,7 +206,7 @@ func TestRelayClosesAMalformedServerAlone(t *testing.T) {
 	base := "ws" + strings.TrimPrefix(srv.URL, "http") + "/"
 
 	connect := func(path string) (*playwrightEngine, error) {
-		e, err := d.connectPlaywright(base+path, map[string]any{}, PlaywrightOptions{Engine: Chromium}, log)
+		e, err := d.connectPlaywright(base+path, map[string]any{}, PlaywrightOptions{Engine: Chromium}, log, new(pageTracker))
 		return e, err
 	}
 	for i, bad := range fakeBads {

@@ -305,15 +305,8 @@ func (p procInfo) hasArg(prefix string) bool {
 // contentProcess says whether p runs web content for engine: the processes the
 // engine's sandbox exists for.
 func contentProcess(engine string, p procInfo) bool {
-	switch engine {
-	case Chromium:
-		return p.hasArg("--type=renderer")
-	case Firefox:
-		return p.hasArg("-contentproc") && p.hasArg("-isForBrowser")
-	case WebKit:
-		return p.cmdline0 == "WebKitWebProcess"
-	}
-	return false
+	k := knowledgeOf(engine)
+	return k.contentProcess != nil && k.contentProcess(p)
 }
 
 // inspectSandbox reads engine's sandbox from its processes under roots (the browser's
@@ -376,30 +369,10 @@ func inspectSandboxOnce(engine string, roots []int) SandboxState {
 		st.Reason = "no content process to inspect (being replaced?)"
 		return st
 	}
-	var kinds []string
+	var kind string
 	for _, c := range content {
 		var why string
-		ownUser, ownPID, ownNet := c.userNS != main.userNS, c.pidNS != main.pidNS, c.netNS != main.netNS
-		switch engine {
-		case Chromium:
-			kinds = []string{"namespace sandbox (own user, pid and network namespaces) + seccomp-bpf"}
-			if !ownUser || !ownPID {
-				why = "its renderer is in the browser's own user or pid namespace"
-			}
-		case Firefox:
-			kinds = []string{"content sandbox: seccomp-bpf"}
-			if ownUser {
-				kinds[0] += " + own user namespace"
-			}
-			if ownNet {
-				kinds[0] += " + own network namespace"
-			}
-		case WebKit:
-			kinds = []string{"bubblewrap sandbox (own user, pid and network namespaces) + seccomp-bpf"}
-			if !ownUser || !ownPID || !ownNet {
-				why = "its web process is not in namespaces of its own (WebKitGTK's bubblewrap sandbox is off)"
-			}
-		}
+		kind, why = knowledgeOf(engine).sandbox(c, main) // engine_*.go
 		if why == "" && c.seccomp != 2 {
 			why, st.transient = "its content process has no seccomp filter", true
 		}
@@ -408,7 +381,7 @@ func inspectSandboxOnce(engine string, roots []int) SandboxState {
 			return st
 		}
 	}
-	st.On, st.Sandbox = true, kinds[0]
+	st.On, st.Sandbox = true, kind
 	return st
 }
 

@@ -107,7 +107,7 @@ func LaunchWebDriver(ctx context.Context, opts WebDriverOptions, log zerolog.Log
 	}
 	for _, p := range []string{opts.DriverPath, opts.BrowserPath} {
 		if _, err := os.Stat(p); err != nil && opts.RemoteURL == "" {
-			return nil, fmt.Errorf("webkit: %w (install webkit2gtk-driver)", err)
+			return nil, engineErrorf(WebKit, "%w (install webkit2gtk-driver)", err)
 		}
 	}
 	log = log.With().Str("engine", WebKit).Logger()
@@ -131,7 +131,7 @@ func LaunchWebDriver(ctx context.Context, opts WebDriverOptions, log zerolog.Log
 	} else if e.display == "" || opts.StartXvfb {
 		x, err := StartXvfb(ctx, opts.XvfbPath, log)
 		if err != nil {
-			return nil, fmt.Errorf("webkit: no DISPLAY and %w", err)
+			return nil, engineErrorf(WebKit, "no DISPLAY and %w", err)
 		}
 		e.xvfb, e.display = x, x.Display
 	}
@@ -172,13 +172,13 @@ func (e *webDriverEngine) start(ctx context.Context) error {
 		if e.closed {
 			e.mu.Unlock()
 			p.kill()
-			return errors.New("webkit: engine closed")
+			return engineErrorf(WebKit, "engine closed")
 		}
 		e.proc = p
 		e.mu.Unlock()
 		version, err := e.newSession(ctx, p)
 		if err != nil {
-			return fmt.Errorf("webkit: new session: %w (driver output: %s)", err, p.out.tail())
+			return engineErrorf(WebKit, "new session: %w (driver output: %s)", err, p.out.tail())
 		}
 		e.mu.Lock()
 		was := e.version
@@ -187,23 +187,23 @@ func (e *webDriverEngine) start(ctx context.Context) error {
 		}
 		e.mu.Unlock()
 		if was != "" && version != was {
-			return fmt.Errorf("webkit: %w from %s to %s on restart", ErrVersionChanged, was, version)
+			return engineErrorf(WebKit, "%w from %s to %s on restart", ErrVersionChanged, was, version)
 		}
 		e.scriptTimeout = 30 * time.Second // WebDriver's default
 		if err := e.navigateBlank(ctx); err != nil {
-			return fmt.Errorf("webkit: navigate to about:blank: %w", err)
+			return engineErrorf(WebKit, "navigate to about:blank: %w", err)
 		}
 		if err := e.fixViewport(ctx); err != nil {
 			return err
 		}
 		w, err := e.windowNow(ctx)
 		if err != nil {
-			return fmt.Errorf("webkit: measure the window: %w", err)
+			return engineErrorf(WebKit, "measure the window: %w", err)
 		}
 		e.window = w
 		return nil
 	}
-	return fmt.Errorf("webkit: start %s: %w", e.opts.DriverPath, lastErr)
+	return engineErrorf(WebKit, "start %s: %w", e.opts.DriverPath, lastErr)
 }
 
 // windowState is what a case can see of its window: the viewport, the window's place
@@ -292,12 +292,12 @@ func (e *webDriverEngine) fixViewport(ctx context.Context) error {
 	var inner [2]int
 	for i := 0; i < 5; i++ {
 		if _, err := e.session(ctx, http.MethodPost, "/window/rect", map[string]int{"width": win[0], "height": win[1]}); err != nil {
-			return fmt.Errorf("webkit: set window rect %dx%d: %w", win[0], win[1], err)
+			return engineErrorf(WebKit, "set window rect %dx%d: %w", win[0], win[1], err)
 		}
 		var err error
 		for try := 0; try < 10; try++ { // a resize may land after the command returns
 			if inner, err = e.innerSize(ctx); err != nil {
-				return fmt.Errorf("webkit: measure viewport: %w", err)
+				return engineErrorf(WebKit, "measure viewport: %w", err)
 			}
 			if inner == want || try == 9 {
 				break
@@ -316,7 +316,7 @@ func (e *webDriverEngine) fixViewport(ctx context.Context) error {
 			break
 		}
 	}
-	return fmt.Errorf("webkit: cannot reach a %dx%d viewport: window %dx%d gives innerWidth/innerHeight %dx%d",
+	return engineErrorf(WebKit, "cannot reach a %dx%d viewport: window %dx%d gives innerWidth/innerHeight %dx%d",
 		want[0], want[1], win[0], win[1], inner[0], inner[1])
 }
 
@@ -348,7 +348,7 @@ func (e *webDriverEngine) Visit(ctx context.Context, url, fn string, args ...any
 	e.callMu.Lock()
 	defer e.callMu.Unlock()
 	if url == "" {
-		return nil, errors.New("webkit: visit: empty url")
+		return nil, engineErrorf(WebKit, "visit: empty url")
 	}
 	return e.call(ctx, url, "", fn, args)
 }
@@ -359,7 +359,7 @@ func (e *webDriverEngine) LoadURL(ctx context.Context, url, fn string, args ...a
 	e.callMu.Lock()
 	defer e.callMu.Unlock()
 	if url == "" {
-		return nil, errors.New("webkit: load url: empty url")
+		return nil, engineErrorf(WebKit, "load url: empty url")
 	}
 	return e.call(ctx, caseURLPrefix+url, "", fn, args)
 }
@@ -378,7 +378,7 @@ func (e *webDriverEngine) call(ctx context.Context, url, html, fn string, args [
 		return nil, err
 	}
 	raw, err := e.callOnce(ctx, url, html, fn, args)
-	if err != nil && strings.Contains(err.Error(), viewportChangedText) && url == "" && ctx.Err() == nil {
+	if errors.Is(err, errViewportChanged) && url == "" && ctx.Err() == nil {
 		// The browser's own UI took part of the viewport during the case (a download
 		// bar that came late): the window is put back, and an html case runs once
 		// more. Not a trace or url case: its page is served once.
@@ -391,7 +391,7 @@ func (e *webDriverEngine) call(ctx context.Context, url, html, fn string, args [
 		return raw, nil
 	}
 	if e.isClosed() {
-		return nil, errors.New("webkit: engine closed")
+		return nil, engineErrorf(WebKit, "engine closed")
 	}
 	var wdErr *webDriverError
 	switch {
@@ -455,7 +455,7 @@ func (e *webDriverEngine) callOnce(ctx context.Context, url, html, fn string, ar
 		case len(raw) > 0 && raw[0] == '"':
 			var s string
 			if err := json.Unmarshal(raw, &s); err != nil {
-				return nil, fmt.Errorf("webkit: malformed script result: %v", err)
+				return nil, engineErrorf(WebKit, "malformed script result: %v", err)
 			}
 			return json.RawMessage(s), nil
 		case string(raw) == "null":
@@ -476,7 +476,7 @@ func (e *webDriverEngine) callOnce(ctx context.Context, url, html, fn string, ar
 					return json.RawMessage(s), nil
 				}
 			}
-			return nil, fmt.Errorf("webkit: dialogs kept interrupting the call (last result %s)", raw)
+			return nil, engineErrorf(WebKit, "dialogs kept interrupting the call (last result %s)", raw)
 		case url == "" && attempt == 0 && json.Unmarshal(raw, &navigated) == nil && navigated.Href != nil:
 			e.log.Debug().Str("href", *navigated.Href).Msg("page navigated away; back to about:blank")
 			if err := e.navigateBlank(ctx); err != nil {
@@ -484,7 +484,7 @@ func (e *webDriverEngine) callOnce(ctx context.Context, url, html, fn string, ar
 			}
 			continue
 		default:
-			return nil, fmt.Errorf("webkit: unexpected script result %.200s", raw)
+			return nil, engineErrorf(WebKit, "unexpected script result %.200s", raw)
 		}
 	}
 }
@@ -496,7 +496,7 @@ func (e *webDriverEngine) ready(ctx context.Context) error {
 	live := p != nil && p.session != ""
 	e.mu.Unlock()
 	if closed {
-		return errors.New("webkit: engine closed")
+		return engineErrorf(WebKit, "engine closed")
 	}
 	if live {
 		select {
@@ -507,7 +507,7 @@ func (e *webDriverEngine) ready(ctx context.Context) error {
 	}
 	e.log.Warn().Msg("no live webkit session; restarting the driver")
 	if err := e.restartWith(ctx); err != nil {
-		return fmt.Errorf("webkit: restart: %w", err)
+		return engineErrorf(WebKit, "restart: %w", err)
 	}
 	return nil
 }
@@ -560,7 +560,7 @@ func (e *webDriverEngine) restartWith(ctx context.Context) (err error) {
 		if e.closed { // Close has run and ended the old one; it will not see this one
 			e.mu.Unlock()
 			x.Close()
-			return errors.New("webkit: engine closed")
+			return engineErrorf(WebKit, "engine closed")
 		}
 		e.xvfb, e.display = x, x.Display
 		e.mu.Unlock()
