@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/layout-oracle/oracle/client"
 )
@@ -57,7 +58,14 @@ func Example() {
 		return
 	}
 	defer c.Close()
-	// Cases need no wait for startup: a case waits for a starting engine.
+	// Cases need not wait for startup (a case waits for a starting engine, within
+	// a bound); waiting for every engine to serve gives the final set of engines.
+	ping, err := c.WaitReady(ctx, 100*time.Millisecond)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("serving:", strings.Join(ping.Engines, ", "))
 	r, err := c.Do(ctx, client.Request{HTML: client.Str(`<div><p>a</p><p>b</p></div>`)})
 	if err != nil {
 		fmt.Println(err)
@@ -71,6 +79,7 @@ func Example() {
 		fmt.Println("error:", e, msg)
 	}
 	// Output:
+	// serving: chromium, firefox, webkit
 	// answered: chromium, firefox, webkit
 	// chromium: 6 nodes, version known: true
 	// firefox: 6 nodes, version known: true
