@@ -206,8 +206,7 @@ func (cn *conn) exitError(readErr error) *ExitError {
 
 // answer hands one line to the call it answers.
 func (cn *conn) answer(line []byte) {
-	line = append([]byte(nil), line...)
-	resp := &Response{Raw: line}
+	resp := &Response{Raw: line} // ReadBytes gave line a buffer of its own
 	decErr := json.Unmarshal(line, resp)
 	if decErr != nil {
 		var head struct {
@@ -230,6 +229,9 @@ func (cn *conn) answer(line []byte) {
 	if decErr != nil {
 		call.finish(resp, fmt.Errorf("client: undecodable answer: %v", decErr))
 		return
+	}
+	if call.Request.Op == OpPing {
+		resp.States = nil // ping's states are engine states (Ping), not reflection
 	}
 	call.finish(resp, nil)
 }
