@@ -281,23 +281,13 @@ func goals(rows []*wayResult, engines []string) []goal {
 // outstanding (the oracle's --inflight), so each latency is service time with the
 // oracle's places full but nothing queued client-side.
 func oracleWay(c config, cases []benchCase, key, name string, extra []string, window int, progress func(string, ...any)) (*wayResult, error) {
-	args := append([]string{"--engines=" + strings.Join(c.engines, ","), "--log-level=warn"}, extra...)
-	logPath := filepath.Join(c.logDir, "oracle-"+key+".log")
-	p, startup, err := startOracle(c.oracleBin, args, logPath)
+	p, startup, all, cpu, err := throughput(c, cases, key, extra, func(startup startupTimes) {
+		progress("(%s) oracle answered ping in %.1fs, every engine serving in %.1fs", key, startup.FirstPing.Seconds(), startup.AllReady.Seconds())
+	})
 	if err != nil {
 		return nil, err
 	}
 	defer p.kill()
-	progress("(%s) oracle answered ping in %.1fs, every engine serving in %.1fs", key, startup.FirstPing.Seconds(), startup.AllReady.Seconds())
-	if _, err := p.pass(cases[:min(10, len(cases))], "warm-", nil, 0); err != nil {
-		return nil, err
-	}
-	cpu0 := proctree.CPU(p.pid())
-	all, err := p.pass(cases, "all-", nil, 0)
-	if err != nil {
-		return nil, err
-	}
-	cpu := cpuPerCase(cpu0, proctree.CPU(p.pid()), len(cases))
 	row := &wayResult{Key: key, Way: name, Cases: len(cases), WallS: all.Wall.Seconds(),
 		CasesPerS: float64(len(cases)) / all.Wall.Seconds(),
 		Latency:   map[string]latency{latencyAll: summarize(all.Latencies)}, Errors: all.Errors,
@@ -334,6 +324,34 @@ func oracleWay(c config, cases []benchCase, key, name string, extra []string, wi
 		return nil, err
 	}
 	return row, nil
+}
+
+// throughput starts an oracle (--engines, extra flags, its log oracle-KEY.log),
+// warms it with ten cases, then sends every case to every engine piped at once:
+// the pass of row a and of versus. started, if not nil, hears of the oracle's start.
+// The oracle is left running for more passes.
+func throughput(c config, cases []benchCase, key string, extra []string, started func(startupTimes)) (*oracleProc, startupTimes, passResult, map[string]float64, error) {
+	args := append([]string{"--engines=" + strings.Join(c.engines, ","), "--log-level=warn"}, extra...)
+	p, startup, err := startOracle(c.oracleBin, args, filepath.Join(c.logDir, "oracle-"+key+".log"))
+	if err != nil {
+		return nil, startup, passResult{}, nil, err
+	}
+	if started != nil {
+		started(startup)
+	}
+	fail := func(err error) (*oracleProc, startupTimes, passResult, map[string]float64, error) {
+		p.kill()
+		return nil, startup, passResult{}, nil, err
+	}
+	if _, err := p.pass(cases[:min(10, len(cases))], "warm-", nil, 0); err != nil {
+		return fail(err)
+	}
+	cpu0 := proctree.CPU(p.pid())
+	all, err := p.pass(cases, "all-", nil, 0)
+	if err != nil {
+		return fail(err)
+	}
+	return p, startup, all, cpuPerCase(cpu0, proctree.CPU(p.pid()), len(cases)), nil
 }
 
 func bareRows(bare map[string]*bareResult, c config) []*wayResult {
