@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
@@ -88,28 +89,43 @@ func (k *kind[T]) answer(ctx context.Context, o *Oracle, req *Request) any {
 
 // measure answers the request live in the named engines (none: every engine that
 // serves), runs times in each: each run a case of its own (a fresh start on any free
-// page, as every case gets). With more than one run it lists, per engine, the items
+// page, as every case gets), all runs at once. With more than one run it lists, per engine, the items
 // its runs differ on (docs/protocol.md, "Verification"); the answers are the first
 // run's. An engine that answered some runs and failed others is unstable on every
 // item ("*").
 func (k *kind[T]) measure(ctx context.Context, o *Oracle, req *Request, names []string, runs int) (answers map[string]T, errs map[string]string, unstable map[string][]string) {
+	if runs <= 1 {
+		rctx, do := k.start(ctx, o, req)
+		answers, errs = fanOut(rctx, o, names, do)
+		return answers, errs, nil
+	}
+	// The runs go out at once, each to whichever page is free: a verified case costs
+	// its engines runs cases, not runs times its latency.
+	type run struct {
+		answers map[string]T
+		errs    map[string]string
+	}
+	done := make([]run, runs)
+	var wg sync.WaitGroup
+	for i := range done {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rctx, do := k.start(ctx, o, req)
+			done[i].answers, done[i].errs = fanOut(rctx, o, names, do)
+		}()
+	}
+	wg.Wait()
+	answers, errs = done[0].answers, done[0].errs
 	all := map[string][]T{}
 	failed := map[string]int{} // runs that ended in an error, per engine
-	for i := 0; i < max(runs, 1); i++ {
-		rctx, do := k.start(ctx, o, req)
-		a, e := fanOut(rctx, o, names, do)
-		if i == 0 {
-			answers, errs = a, e
-		}
-		for n, v := range a {
+	for _, r := range done {
+		for n, v := range r.answers {
 			all[n] = append(all[n], v)
 		}
-		for n := range e {
+		for n := range r.errs {
 			failed[n]++
 		}
-	}
-	if runs <= 1 {
-		return answers, errs, nil
 	}
 	for n := range errs {
 		if ok := len(all[n]); ok > 0 {

@@ -57,7 +57,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 1, "case generator seed")
 	fs.StringVar(&c.oracleBin, "oracle", "", "oracle binary (default: go build ./cmd/oracle into a temp dir)")
 	engines := fs.String("engines", strings.Join(browser.AllEngines, ","), "engines, comma-separated")
-	ways := fs.String("ways", "a,b,c,d", "ways to run, comma-separated: a (oracle defaults), b (browser per case), c (oracle --pages=1 --inflight=1), d (bare round trip)")
+	ways := fs.String("ways", "a,v,b,c,d", "ways to run, comma-separated: a (oracle defaults), v (oracle --verify 3: what verification costs against a), b (browser per case), c (oracle --pages=1 --inflight=1), d (bare round trip)")
 	fs.IntVar(&c.sample, "baseline-sample", 20, "cases the browser-per-case baseline (b) runs; its cases/s is extrapolated from them")
 	fs.BoolVar(&c.trivial, "bare-trivial", true, "also time the bare round trip with a trivial evaluate instead of the walk")
 	fs.BoolVar(&c.asJSON, "json", false, "print one JSON object instead of the table")
@@ -88,7 +88,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	for _, w := range c.ways {
-		if !strings.Contains("a b c d", w) || len(w) != 1 {
+		if !strings.Contains("a v b c d", w) || len(w) != 1 {
 			fmt.Fprintf(stderr, "bench: unknown way %q\n", w)
 			return 2
 		}
@@ -187,6 +187,14 @@ func runBench(c config, stdout, stderr io.Writer) int {
 		row, err := oracleWay(c, cases, "a", "oracle (defaults)", nil, oracle.DefaultPages, progress)
 		if err != nil {
 			return fail("(a)", err)
+		}
+		rep.Rows = append(rep.Rows, row)
+	}
+	if has(c.ways, "v") {
+		progress("(v) oracle, --verify 3: %d cases", c.cases)
+		row, err := oracleWay(c, cases, "v", "oracle --verify 3", []string{"--verify=3"}, oracle.DefaultPages, progress)
+		if err != nil {
+			return fail("(v)", err)
 		}
 		rep.Rows = append(rep.Rows, row)
 	}
@@ -300,7 +308,7 @@ func oracleWay(c config, cases []benchCase, key, name string, extra []string, wi
 	for _, e := range c.engines {
 		progress("(%s) %s pass", key, e)
 		w := window
-		if key == "a" {
+		if key == "a" || key == "v" {
 			// The defaults give each engine its own page count (oracle.DefaultEnginePages):
 			// its pass keeps that many requests outstanding, its pages full.
 			if n := oracle.DefaultEnginePages[e]; n > 0 {
