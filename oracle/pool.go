@@ -192,7 +192,7 @@ func (p *pool) health() PoolHealth { return newPoolHealth(p.all()) }
 // out of service counts as failed.
 func newPoolHealth(pages []browser.Engine) PoolHealth {
 	h := PoolHealth{State: browser.StateReady, Pages: len(pages)}
-	rank := map[string]int{browser.StateReady: 0, browser.StateRestarting: 1, browser.StateFailed: 2, StateOutOfService: 2}
+	rank := map[string]int{browser.StateReady: 0, browser.StateRestarting: 1, browser.StateFailed: 2, stateOutOfService: 2}
 	for _, e := range pages {
 		ph := e.Health()
 		h.Restarts += ph.Restarts

@@ -135,9 +135,9 @@ func ParseRequest(line []byte) (*Request, json.RawMessage, error) {
 	if !validID(id) {
 		return nil, nullID, errors.New(`"id" must be a string or a number`)
 	}
-	if len(id) > MaxIDBytes {
+	if len(id) > maxIDBytes {
 		// The line echoes it (escaped, up to 6 bytes a byte): docs/untrusted.md.
-		return nil, nullID, fmt.Errorf(`"id" is %d bytes long, over the %d an id may have`, len(id), MaxIDBytes)
+		return nil, nullID, fmt.Errorf(`"id" is %d bytes long, over the %d an id may have`, len(id), maxIDBytes)
 	}
 	if !utf8.Valid(id) {
 		// Echoed byte for byte it would make the response invalid JSON for strict
@@ -317,7 +317,7 @@ func (r *Request) validateDocument() error {
 		return errors.New(`give either "html" or "url", not both`)
 	}
 	if r.URL != nil {
-		if _, err := SplitCaseURL(*r.URL); err != nil {
+		if _, err := splitCaseURL(*r.URL); err != nil {
 			return fmt.Errorf(`"url": %v`, err)
 		}
 	}
@@ -336,19 +336,19 @@ func (r *Request) validateDocument() error {
 	return nil
 }
 
-// CaseURL is a "url" request's document: its path under the docroot and what
+// caseURL is a "url" request's document: its path under the docroot and what
 // follows the path (?query#fragment), kept for the navigation.
-type CaseURL struct {
-	Rel    string // CleanDocPath's result, "css/CSS2/a.xht"
+type caseURL struct {
+	Rel    string // cleanDocPath's result, "css/CSS2/a.xht"
 	Escape string // the path as it goes into the navigation URL, "/css/CSS2/a.xht"
 	Tail   string // "?query#fragment" as given, or ""
 }
 
-// SplitCaseURL checks a "url" field: an absolute path under the docroot, no
-// scheme or host, no "..", no escaped separators (CleanDocPath).
-func SplitCaseURL(u string) (CaseURL, error) {
+// splitCaseURL checks a "url" field: an absolute path under the docroot, no
+// scheme or host, no "..", no escaped separators (cleanDocPath).
+func splitCaseURL(u string) (caseURL, error) {
 	if !strings.HasPrefix(u, "/") || strings.HasPrefix(u, "//") {
-		return CaseURL{}, fmt.Errorf("%q must be a path under --docroot starting with a single '/' (no scheme or host)", u)
+		return caseURL{}, fmt.Errorf("%q must be a path under --docroot starting with a single '/' (no scheme or host)", u)
 	}
 	p, tail := u, ""
 	if i := strings.IndexAny(u, "?#"); i >= 0 {
@@ -356,12 +356,12 @@ func SplitCaseURL(u string) (CaseURL, error) {
 	}
 	for _, r := range u {
 		if r < 0x21 || r == 0x7f {
-			return CaseURL{}, fmt.Errorf("%q holds a space or control character (escape it)", u)
+			return caseURL{}, fmt.Errorf("%q holds a space or control character (escape it)", u)
 		}
 	}
-	rel, err := CleanDocPath(p)
+	rel, err := cleanDocPath(p)
 	if err != nil {
-		return CaseURL{}, err
+		return caseURL{}, err
 	}
-	return CaseURL{Rel: rel, Escape: "/" + escapeDocPath(rel), Tail: tail}, nil
+	return caseURL{Rel: rel, Escape: "/" + escapeDocPath(rel), Tail: tail}, nil
 }

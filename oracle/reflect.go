@@ -28,7 +28,7 @@ var reflectKind = &kind[*reflection.State]{
 			}
 			return nil
 		},
-		limit: func(*Oracle) int { return ReflectAnswerMax() },
+		limit: func(*Oracle) int { return reflectAnswerMax() },
 	},
 	start: func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (*reflection.State, error)) {
 		if doc := o.caseDocument(req); doc != nil {

@@ -32,9 +32,9 @@ const (
 	EndpointWebDriver  = "webdriver"  // a W3C WebDriver endpoint: a bare driver or a Grid, one session per page
 )
 
-// StateOutOfService is an endpoint's state once it was taken out of service (ping's
+// stateOutOfService is an endpoint's state once it was taken out of service (ping's
 // "endpoints"); its reason says why.
-const StateOutOfService = "out-of-service"
+const stateOutOfService = "out-of-service"
 
 // Endpoint is one remote browser endpoint.
 type Endpoint struct {
@@ -200,7 +200,7 @@ func (s *endpointState) health() EndpointHealth {
 	s.mu.Unlock()
 	switch {
 	case refused != "":
-		h.State, h.Reason = StateOutOfService, refused
+		h.State, h.Reason = stateOutOfService, refused
 		return h
 	case !started:
 		h.State = browser.StateStarting
@@ -250,7 +250,7 @@ func (p *endpointPage) Health() browser.Health {
 	p.ep.mu.Unlock()
 	if refused != "" {
 		h := p.Engine.Health()
-		h.State, h.Reason = StateOutOfService, refused
+		h.State, h.Reason = stateOutOfService, refused
 		return h
 	}
 	return p.Engine.Health()
@@ -305,7 +305,7 @@ func launchRemote(ctx context.Context, ep Endpoint, cfg Config, log zerolog.Logg
 			return nil, err
 		}
 		opts, proxy := remotePlaywrightOptions(cfg, ep.Engine, s)
-		e, err := pw.ConnectPlaywright(ep.URL, RemoteRoute(cfg.Browsers), proxy, opts, log)
+		e, err := pw.ConnectPlaywright(ep.URL, remoteRoute(cfg.Browsers), proxy, opts, log)
 		if err != nil {
 			return nil, errors.Join(err, pw.Stop())
 		}
@@ -334,11 +334,11 @@ func remotePlaywrightOptions(cfg Config, engine string, s browser.LaunchSettings
 	return opts, proxy
 }
 
-// RemoteRoute is the build a Playwright server is asked to launch under --browsers:
+// remoteRoute is the build a Playwright server is asked to launch under --browsers:
 // the system builds (Debian's Chromium, Firefox ESR over BiDi) unless --browsers
 // says playwright; a server's host cannot be asked which are installed, and an
 // endpoint URL's own launch-options override either (docs/remote.md).
-func RemoteRoute(browsers string) string {
+func remoteRoute(browsers string) string {
 	if browsers == browser.RoutePlaywright {
 		return browser.RoutePlaywright
 	}

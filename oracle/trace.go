@@ -23,7 +23,7 @@ var traceKind = &kind[*trace.Trace]{
 			}
 			return nil
 		},
-		limit: func(o *Oracle) int { return TraceAnswerMax(o.traceLimits.Bytes) },
+		limit: func(o *Oracle) int { return traceAnswerMax(o.traceLimits.Bytes) },
 		// Past its limits a trace is an error (never stored); within them the answer
 		// is the same, but a trace stored under looser limits must not answer a
 		// request that would now fail.

@@ -163,9 +163,9 @@ func keptCaseArg(html, fn string, args []any, budget time.Duration) map[string]a
 	return a
 }
 
-// CaseURLArg is the case program's argument for one LoadURL: nothing to write (the
+// caseURLArg is the case program's argument for one LoadURL: nothing to write (the
 // page navigated to its document), and the root's reftest-wait class honoured.
-func CaseURLArg(fn string, args []any, budget time.Duration) map[string]any {
+func caseURLArg(fn string, args []any, budget time.Duration) map[string]any {
 	a := CaseArg("", fn, args, budget)
 	a["navigated"] = true
 	a["reftestWait"] = true

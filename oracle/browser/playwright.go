@@ -195,7 +195,7 @@ func (e *playwrightEngine) LoadURL(ctx context.Context, url, fn string, args ...
 	}
 	return e.withPage(ctx, func(page playwright.Page, timeout float64) error {
 		return replaceUntil(page, url, timeout, playwright.WaitUntilStateCommit)
-	}, caseJS, func() any { return CaseURLArg(fn, plain, settleBudget(ctx)) })
+	}, caseJS, func() any { return caseURLArg(fn, plain, settleBudget(ctx)) })
 }
 
 // replaceTo navigates page to url replacing its current session-history entry, as

@@ -88,7 +88,7 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 	}
 	env := append(append([]string{}, opts.Env...), browserUser().env()...)
 	if opts.MemoryCgroup != "" {
-		env = append(env, CgroupProcsEnv+"="+opts.MemoryCgroup) // the wrapper joins it
+		env = append(env, cgroupProcsEnv+"="+opts.MemoryCgroup) // the wrapper joins it
 	}
 	if len(env) > 0 {
 		// Playwright's env replaces the browser's whole environment: start from ours.
@@ -115,7 +115,7 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 	}
 	// With the wrapper the browser was born in its cgroup; without one (an
 	// unprivileged oracle) its processes are moved there now.
-	if err := PlaceTree(opts.MemoryCgroup, pids); err != nil {
+	if err := placeTree(opts.MemoryCgroup, pids); err != nil {
 		log.Warn().Str("engine", e.name).Err(err).Msg("browser processes left outside the engine's memory cgroup")
 	}
 	noDelayBrowser(opts.Engine, pids, log) // nodelay.go: about 40 ms off every Firefox call

@@ -25,7 +25,7 @@ import (
 
 // relayMaxMessage bounds one server message: a case's answer (a dump, a trace) comes
 // back in one, so it is the WebDriver route's Execute Script bound.
-const relayMaxMessage = DefaultMaxReply
+const relayMaxMessage = defaultMaxReply
 
 // startRelay listens on loopback for the one connection the driver opens, relays it
 // to upstream (a ws:// or wss:// URL, query kept) and returns the URL to give

@@ -37,7 +37,7 @@ type WebDriverOptions struct {
 	Display string
 	// StartXvfb makes the engine start and own an Xvfb even when a display is set.
 	StartXvfb bool
-	// XvfbPath is the Xvfb binary; default DefaultXvfb.
+	// XvfbPath is the Xvfb binary; default defaultXvfb.
 	XvfbPath string
 	// Capabilities are extra W3C capabilities of every session (alwaysMatch).
 	Capabilities map[string]any
@@ -48,7 +48,7 @@ type WebDriverOptions struct {
 	// (remote_webdriver.go); DriverPath, Display and Env are then unused.
 	RemoteURL string
 	// MaxReply bounds an Execute Script reply in bytes (a remote endpoint's too); 0:
-	// DefaultMaxReply. Other commands' replies are bounded at 1 MiB.
+	// defaultMaxReply. Other commands' replies are bounded at 1 MiB.
 	MaxReply int64
 	// MemoryCgroup is the cgroup.procs file the driver goes in before it starts
 	// MiniBrowser, so every WebKit process is born there (memlimit.go); "": none.
@@ -440,7 +440,7 @@ func (e *webDriverEngine) callOnce(ctx context.Context, url, html, fn string, ar
 	} else if url == "" {
 		arg = CaseArg(html, fn, args, settleBudget(ctx))
 	} else if caseURL {
-		arg = CaseURLArg(fn, args, settleBudget(ctx))
+		arg = caseURLArg(fn, args, settleBudget(ctx))
 	}
 	body := map[string]any{"script": callScriptFor(fn, url == "", caseURL), "args": []any{token, arg, e.window.Inner}}
 	for attempt := 0; ; attempt++ {

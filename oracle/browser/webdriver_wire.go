@@ -256,20 +256,20 @@ func (e *webDriverEngine) do(ctx context.Context, p *wdProc, method, path string
 // a few hundred bytes.
 const (
 	commandReplyLimit = 1 << 20
-	DefaultMaxReply   = 259 << 20 // MaxReplyFor the default --trace-max-bytes (64 MiB)
+	defaultMaxReply   = 259 << 20 // MaxReplyFor the default --trace-max-bytes (64 MiB)
 )
 
 // MaxReplyFor is the Execute Script reply bound for a --trace-max-bytes of
-// traceBytes, never under DefaultMaxReply (a geometry dump has no bound of its own).
+// traceBytes, never under defaultMaxReply (a geometry dump has no bound of its own).
 func MaxReplyFor(traceBytes int) int64 {
-	return max(DefaultMaxReply, 2*(2*int64(traceBytes)+1<<20)+1<<20)
+	return max(defaultMaxReply, 2*(2*int64(traceBytes)+1<<20)+1<<20)
 }
 
 func (o WebDriverOptions) maxReply() int64 {
 	if o.MaxReply > 0 {
 		return o.MaxReply
 	}
-	return DefaultMaxReply
+	return defaultMaxReply
 }
 
 // readAtMost reads r whole, or fails once it passes limit bytes.

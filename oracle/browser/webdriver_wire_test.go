@@ -121,7 +121,7 @@ func TestWebDriverExecuteReplyIsBounded(t *testing.T) {
 }
 
 func TestMaxReplyForFitsTheTraceBound(t *testing.T) {
-	assert.Equal(t, int64(DefaultMaxReply), MaxReplyFor(64<<20), "the default trace bound fits the default")
+	assert.Equal(t, int64(defaultMaxReply), MaxReplyFor(64<<20), "the default trace bound fits the default")
 	big := 512 << 20
 	assert.GreaterOrEqual(t, MaxReplyFor(big), 2*(2*int64(big)+1<<20), "a larger --trace-max-bytes raises it")
 }
