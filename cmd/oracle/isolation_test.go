@@ -343,6 +343,7 @@ func vmHWM(t *testing.T, pid int) int {
 // bounded. Fails on the old main: there was no bound (the 150,000-element dump was
 // sent whole).
 func TestDumpOverTheNodeLimitIsAClearError(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	c := startOracle(t, "--pages=1", "--log-level=warn", "--self-check=false", "--dump-max-nodes=1000")
 	defer c.close()
 	defer logOnFailure(t, c)

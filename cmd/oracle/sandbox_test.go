@@ -127,6 +127,7 @@ func TestBrowsersRunUnprivilegedInTheirOwnSandboxes(t *testing.T) {
 // renderer in the browser's namespaces) is reported off by ping and logged at
 // startup, and --require-sandbox then refuses to start, exit 1, saying why on stderr.
 func TestRequireSandboxRefusesWhenASandboxIsOff(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	browserUID(t)
 	dir, err := os.MkdirTemp("", "oracle-nosandbox-")
 	if err != nil {
