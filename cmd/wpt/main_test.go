@@ -37,7 +37,7 @@ func TestRequestsListsReftestsTheirReferencesAndTestharnessTests(t *testing.T) {
 func TestReferencesResolveRelativeAndAbsoluteHrefs(t *testing.T) {
 	got := references("css/a/b.html", []byte(`<link rel="match" href="b-ref.html"><link href='../reference/r.xht' rel=mismatch>`+
 		`<link rel="help" href="x.html"><LINK REL="match" HREF="/css/z.html#f"><link rel="match" href="../../../out.html">`))
-	assert.Equal(t, []string{"css/a/b-ref.html", "css/reference/r.xht", "css/z.html"}, got)
+	assert.Equal(t, []reference{{"css/a/b-ref.html", false}, {"css/reference/r.xht", true}, {"css/z.html", false}}, got)
 }
 
 // A geometry case voted 2-1 on one item, a testharness case with a split subtest.
