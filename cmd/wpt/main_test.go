@@ -28,6 +28,10 @@ func TestRequestsListsReftestsTheirReferencesAndTestharnessTests(t *testing.T) {
 	}
 	assert.Equal(t, []map[string]any{
 		{"id": "/css/CSS2/css1/c414-flt-fit-001.xht", "url": "/css/CSS2/css1/c414-flt-fit-001.xht"},
+		{"id": "/oracle-tests/reftest-fail.html", "url": "/oracle-tests/reftest-fail.html"},
+		{"id": "/oracle-tests/reftest-ref.html", "url": "/oracle-tests/reftest-ref.html"},
+		{"id": "/oracle-tests/reftest-match.html", "url": "/oracle-tests/reftest-match.html"},
+		{"id": "/oracle-tests/reftest-mismatch.html", "url": "/oracle-tests/reftest-mismatch.html"},
 		{"id": "/oracle-tests/testharness-pass-fail.html", "op": "trace", "url": "/oracle-tests/testharness-pass-fail.html", "script": ""},
 	}, got)
 	// Its reference (c414-flt-fit-001-ref.xht) is not in testdata: named, not requested.

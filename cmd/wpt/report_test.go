@@ -124,6 +124,7 @@ func TestEngineResultsWriteTheWptreportFields(t *testing.T) {
 		{URL: "/x/crashed.html", Kind: kindTestharness},
 		{URL: "/x/refused.html", Kind: kindTestharness},
 		{URL: "/x/engine-error.html", Kind: kindTestharness},
+		{URL: "/x/not-run.html", Kind: kindReftest, Refs: []reference{{Path: "x/nope.html"}}}, // planRun sent nothing
 	}
 	ans := func(r *client.Response) answer { return answer{Resp: r, Duration: 1500 * time.Millisecond} }
 	answers := map[string]answer{
@@ -147,7 +148,7 @@ func TestEngineResultsWriteTheWptreportFields(t *testing.T) {
 	assert.Equal(t, 1000.0, got["time_start"])
 	assert.Equal(t, 2000.0, got["time_end"])
 	results := got["results"].([]any)
-	require.Len(t, results, 6)
+	require.Len(t, results, 7)
 	assert.Equal(t, map[string]any{"test": "/x/th.html", "status": "OK", "message": nil, "duration": 1500.0,
 		"subtests": []any{map[string]any{"name": "a", "status": "PASS", "message": nil}}}, results[0])
 	status := func(i int) (string, string) {
@@ -171,6 +172,9 @@ func TestEngineResultsWriteTheWptreportFields(t *testing.T) {
 	st, m = status(5)
 	assert.Equal(t, "ERROR", st)
 	assert.Equal(t, "timed out after 30000 ms", m)
+	st, m = status(6)
+	assert.Equal(t, "ERROR", st)
+	assert.Equal(t, "geometry verdict: reference /x/nope.html: not found under the root", m)
 }
 
 func TestOracleFlagsKeepTheStoreOffUnlessGiven(t *testing.T) {

@@ -214,9 +214,10 @@ func planRun(root string, files []string, stderr io.Writer) ([]plannedTest, []cl
 			seen[url] = true
 			reqs = append(reqs, client.Request{ID: url, Op: client.OpTrace, URL: client.Str(url), Script: client.Str("")})
 		case kindReftest:
-			geometry(url)
+			// A test none of whose references exists is an error without running it.
 			for _, ref := range refs {
 				if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(ref.Path))); err == nil {
+					geometry(url)
 					geometry("/" + ref.Path)
 				}
 			}
@@ -282,6 +283,12 @@ func engineResults(engine string, tests []plannedTest, answers map[string]answer
 		if ran && a.Resp != nil {
 			ms := a.Duration.Milliseconds()
 			res.Duration = &ms
+		}
+		if !ran && t.Kind == kindReftest && len(t.Refs) > 0 {
+			// planRun sent no request: none of its references exists.
+			res.Status, res.Message = statusError, msg("geometry verdict: reference /"+t.Refs[0].Path+": not found under the root")
+			out = append(out, res)
+			continue
 		}
 		if why := a.engineError(engine); why != "" {
 			res.Status, res.Message = statusError, msg(why)
