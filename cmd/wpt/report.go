@@ -22,14 +22,21 @@ type wptReport struct {
 	TimeEnd   int64       `json:"time_end"`
 }
 
-// runInfo is the part of wptrunner's run_info this command knows; wpt.fyi's
-// results processor reads product, browser_version, os and revision.
+// runInfo is the part of wptrunner's run_info (mozinfo's keys) this command knows;
+// wpt.fyi's results processor reads product, browser_version, os and revision.
+// Keys describing wptrunner's own build and environment (python_version, debug,
+// has_sandbox, automation, wasm) are not written: nothing here knows them.
 type runInfo struct {
 	Product        string `json:"product"`
 	BrowserVersion string `json:"browser_version"`
 	OS             string `json:"os"`
+	OSVersion      string `json:"os_version,omitempty"`
+	Version        string `json:"version,omitempty"`
+	LinuxDistro    string `json:"linux_distro,omitempty"`
 	Processor      string `json:"processor,omitempty"`
+	Bits           int    `json:"bits,omitempty"`
 	Headless       bool   `json:"headless"`
+	Verify         bool   `json:"verify"`
 	Revision       string `json:"revision,omitempty"`
 }
 
@@ -40,7 +47,9 @@ type wptResult struct {
 	Subtests []wptSubtest `json:"subtests"`
 	Status   string       `json:"status"`
 	Message  *string      `json:"message"`
-	Duration *int64       `json:"duration,omitempty"` // ms
+	// Duration in ms; readers require it (the wptreport crate), so a test never
+	// sent has 0.
+	Duration int64 `json:"duration"`
 }
 
 type wptSubtest struct {

@@ -144,7 +144,8 @@ func TestEngineResultsWriteTheWptreportFields(t *testing.T) {
 	require.NoError(t, err)
 	var got map[string]any
 	require.NoError(t, json.Unmarshal(b, &got))
-	assert.Equal(t, map[string]any{"product": "firefox", "browser_version": "140.0", "os": "linux", "headless": true}, got["run_info"])
+	requireWptreportSchema(t, b)
+	assert.Equal(t, map[string]any{"product": "firefox", "browser_version": "140.0", "os": "linux", "headless": true, "verify": false}, got["run_info"])
 	assert.Equal(t, 1000.0, got["time_start"])
 	assert.Equal(t, 2000.0, got["time_end"])
 	results := got["results"].([]any)
@@ -165,7 +166,7 @@ func TestEngineResultsWriteTheWptreportFields(t *testing.T) {
 	st, m = status(3)
 	assert.Equal(t, "ERROR", st)
 	assert.Contains(t, m, "oracle exited")
-	assert.NotContains(t, results[3], "duration") // never answered
+	assert.Equal(t, 0.0, results[3].(map[string]any)["duration"]) // never answered
 	st, m = status(4)
 	assert.Equal(t, "ERROR", st)
 	assert.Equal(t, "the oracle refused the request: bad url", m)
@@ -182,7 +183,54 @@ func TestOracleFlagsKeepTheStoreOffUnlessGiven(t *testing.T) {
 	assert.Equal(t, []string{"--docroot", "R", "--store", "s.db"}, oracleFlags("R", []string{"--store", "s.db"}))
 	assert.Equal(t, []string{"--docroot", "R", "-store=x"}, oracleFlags("R", []string{"-store=x"}))
 	assert.Equal(t, []string{"--docroot", "R", "--store=off", "--store-min-runs", "2"}, oracleFlags("R", []string{"--store-min-runs", "2"}))
+	assert.True(t, verifies([]string{"--pages=1", "--verify", "3"}))
+	assert.True(t, verifies([]string{"-verify=2"}))
+	assert.False(t, verifies([]string{"--verify=1"}))
+	assert.False(t, verifies([]string{"--store-min-runs", "3"}))
 	own, rest := splitDashes([]string{"--root", "R", "css", "--", "--verify", "3"})
 	assert.Equal(t, []string{"--root", "R", "css"}, own)
 	assert.Equal(t, []string{"--verify", "3"}, rest)
+}
+
+// requireWptreportSchema checks b against the wptreport crate's reader (0.0.13,
+// src/reports/wpt_report.rs, transcribed: its registry is not reachable here):
+// time_start and time_end unsigned integers, run_info an object, and each result's
+// test, status (its TestStatus), duration (an integer, required), message (string
+// or null, optional) and subtests (name, status of SubtestStatus, message).
+func requireWptreportSchema(t *testing.T, b []byte) {
+	t.Helper()
+	testStatus := map[string]bool{"PASS": true, "FAIL": true, "OK": true, "ERROR": true, "TIMEOUT": true, "CRASH": true,
+		"ASSERT": true, "PRECONDITION_FAILED": true, "SKIP": true}
+	subtestStatus := map[string]bool{"PASS": true, "FAIL": true, "ERROR": true, "TIMEOUT": true, "ASSERT": true,
+		"PRECONDITION_FAILED": true, "NOTRUN": true, "SKIP": true}
+	var r struct {
+		TimeStart *uint64          `json:"time_start"`
+		TimeEnd   *uint64          `json:"time_end"`
+		RunInfo   map[string]any   `json:"run_info"`
+		Results   []map[string]any `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal(b, &r))
+	require.NotNil(t, r.TimeStart, "time_start")
+	require.NotNil(t, r.TimeEnd, "time_end")
+	require.NotNil(t, r.RunInfo, "run_info")
+	require.NotNil(t, r.Results, "results")
+	for _, res := range r.Results {
+		require.IsType(t, "", res["test"], "test: %v", res)
+		require.True(t, testStatus[res["status"].(string)], "status: %v", res)
+		d, ok := res["duration"].(float64)
+		require.True(t, ok && d == float64(int64(d)), "duration: %v", res)
+		if m, ok := res["message"]; ok && m != nil {
+			require.IsType(t, "", m, "message: %v", res)
+		}
+		if subs, ok := res["subtests"]; ok {
+			for _, s := range subs.([]any) {
+				s := s.(map[string]any)
+				require.IsType(t, "", s["name"], "subtest name: %v", s)
+				require.True(t, subtestStatus[s["status"].(string)], "subtest status: %v", s)
+				if m := s["message"]; m != nil {
+					require.IsType(t, "", m, "subtest message: %v", s)
+				}
+			}
+		}
+	}
 }

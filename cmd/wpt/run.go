@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -120,12 +121,16 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if err := c.Close(); err != nil {
 		fmt.Fprintln(stderr, "wpt run: closing the oracle:", err)
 	}
-	rev := gitRevision(*root)
+	base := machineInfo()
+	base.Revision = gitRevision(*root)
+	base.Verify = verifies(oracleArgs)
 	code := 0
 	for _, e := range ping.Engines {
+		info := base
+		info.Product, info.BrowserVersion = e, ping.Versions[e]
+		info.Headless = e != "webkit" // WebKitGTK runs in a display (an Xvfb), the others headless
 		rep := wptReport{
-			RunInfo: runInfo{Product: e, BrowserVersion: ping.Versions[e], OS: runtime.GOOS, Processor: processor(),
-				Headless: e != "webkit", Revision: rev}, // WebKitGTK runs in a display (an Xvfb), the others headless
+			RunInfo:   info,
 			TimeStart: start.UnixMilli(),
 			Results:   engineResults(e, tests, answers, *tol),
 			TimeEnd:   end.UnixMilli(),
@@ -280,9 +285,8 @@ func engineResults(engine string, tests []plannedTest, answers map[string]answer
 	for _, t := range tests {
 		a, ran := answers[t.URL]
 		res := wptResult{Test: t.URL, Subtests: []wptSubtest{}}
-		if ran && a.Resp != nil {
-			ms := a.Duration.Milliseconds()
-			res.Duration = &ms
+		if ran {
+			res.Duration = a.Duration.Milliseconds()
 		}
 		if !ran && t.Kind == kindReftest && len(t.Refs) > 0 {
 			// planRun sent no request: none of its references exists.
@@ -347,12 +351,47 @@ func gitRevision(root string) string {
 	return strings.TrimSpace(string(rev))
 }
 
-// processor is run_info's processor, as mozinfo names it.
-func processor() string {
-	if runtime.GOARCH == "amd64" {
-		return "x86_64"
+// machineInfo is run_info's keys for this machine, as mozinfo names them: os,
+// processor, bits, and on Linux the distribution from /etc/os-release.
+func machineInfo() runInfo {
+	ri := runInfo{OS: runtime.GOOS, Processor: runtime.GOARCH, Bits: strconv.IntSize}
+	if ri.Processor == "amd64" {
+		ri.Processor = "x86_64"
 	}
-	return runtime.GOARCH
+	if ri.OS == "darwin" {
+		ri.OS = "mac"
+	}
+	b, err := os.ReadFile("/etc/os-release")
+	if err != nil || ri.OS != "linux" {
+		return ri
+	}
+	fields := map[string]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok {
+			fields[k] = strings.Trim(v, `"'`)
+		}
+	}
+	ri.LinuxDistro, _, _ = strings.Cut(fields["NAME"], " ")
+	ri.OSVersion = fields["VERSION_ID"]
+	ri.Version = strings.TrimSpace(ri.LinuxDistro + " " + ri.OSVersion)
+	return ri
+}
+
+// verifies says whether the oracle's flags ask for repeated runs (--verify N > 1),
+// what run_info's verify means for wptrunner.
+func verifies(oracleArgs []string) bool {
+	for i, a := range oracleArgs {
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "verify" {
+			continue
+		}
+		if !hasVal && i+1 < len(oracleArgs) {
+			val = oracleArgs[i+1]
+		}
+		n, err := strconv.Atoi(val)
+		return err == nil && n > 1
+	}
+	return false
 }
 
 // writeJSON writes v as one line, as wptreport.py does, without HTML escapes.
