@@ -11,7 +11,8 @@
 // it names; a trace request by "url" with an empty script for every testharness.js
 // test (the oracle's testharnessreport.js records its subtests). A PATTERN is a
 // directory under DIR (everything below it) or a path.Match glob on the path relative
-// to DIR ("css/CSS2/floats/*.xht"). Pipe them into `oracle --docroot DIR`.
+// to DIR ("css/CSS2/floats/*.xht"); a file named as a reference ("-ref") is not a
+// test. Pipe them into `oracle --docroot DIR`.
 //
 // summary reads the oracle's responses and prints, per directory, how the engines
 // voted: a geometry case is unanimous when every item is, majority when some item

@@ -137,7 +137,7 @@ func TestEngineResultsWriteTheWptreportFields(t *testing.T) {
 		"/x/engine-error.html": ans(&client.Response{Errors: map[string]string{"firefox": "timed out after 30000 ms"}}),
 	}
 	rep := wptReport{RunInfo: runInfo{Product: "firefox", BrowserVersion: "140.0", OS: "linux", Headless: true},
-		TimeStart: 1000, TimeEnd: 2000, Results: engineResults("firefox", tests, answers, dump.DefaultTolerance)}
+		TimeStart: 1000, TimeEnd: 2000, Results: engineResults("firefox", tests, answers, dump.DefaultTolerance, false)}
 	file := filepath.Join(t.TempDir(), "wptreport-firefox.json")
 	require.NoError(t, writeJSON(file, rep))
 	b, err := os.ReadFile(file)
@@ -176,6 +176,11 @@ func TestEngineResultsWriteTheWptreportFields(t *testing.T) {
 	st, m = status(6)
 	assert.Equal(t, "ERROR", st)
 	assert.Equal(t, "geometry verdict: reference /x/nope.html: not found under the root", m)
+
+	// Interrupted: the tests never sent are left out, the others kept.
+	got2 := engineResults("firefox", tests, answers, dump.DefaultTolerance, true)
+	require.Len(t, got2, 6)
+	assert.NotEqual(t, "/x/not-run.html", got2[len(got2)-1].Test)
 }
 
 func TestOracleFlagsKeepTheStoreOffUnlessGiven(t *testing.T) {

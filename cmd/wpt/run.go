@@ -132,7 +132,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		rep := wptReport{
 			RunInfo:   info,
 			TimeStart: start.UnixMilli(),
-			Results:   engineResults(e, tests, answers, *tol),
+			Results:   engineResults(e, tests, answers, *tol, ctx.Err() != nil),
 			TimeEnd:   end.UnixMilli(),
 		}
 		file := filepath.Join(*out, "wptreport-"+e+".json")
@@ -144,7 +144,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s: %s\n", file, countStatuses(rep.Results))
 	}
 	if ctx.Err() != nil {
-		fmt.Fprintln(stderr, "wpt run: interrupted; the reports hold what had run")
+		fmt.Fprintln(stderr, "wpt run: interrupted; the reports hold the tests that were sent")
 		return 1
 	}
 	return code
@@ -279,11 +279,15 @@ func do(ctx context.Context, c *client.Client, req client.Request) answer {
 	return answer{Resp: call.Response, Err: call.Err, Duration: call.Received.Sub(call.Sent)}
 }
 
-// engineResults are one engine's wptreport results, in the tests' order.
-func engineResults(engine string, tests []plannedTest, answers map[string]answer, tol float64) []wptResult {
+// engineResults are one engine's wptreport results, in the tests' order. An
+// interrupted run leaves out the tests it never sent, as wptrunner does.
+func engineResults(engine string, tests []plannedTest, answers map[string]answer, tol float64, interrupted bool) []wptResult {
 	out := make([]wptResult, 0, len(tests))
 	for _, t := range tests {
 		a, ran := answers[t.URL]
+		if !ran && interrupted {
+			continue
+		}
 		res := wptResult{Test: t.URL, Subtests: []wptSubtest{}}
 		if ran {
 			res.Duration = a.Duration.Milliseconds()
