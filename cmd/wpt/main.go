@@ -3,18 +3,25 @@
 //
 //	wpt requests --root DIR [--limit N] [--kinds reftest,ref,testharness] PATTERN...
 //	wpt summary [--tolerance X] [--json] [FILE]
+//	wpt run --root DIR [--out DIR] [--oracle BIN] PATTERN... [-- ORACLE FLAGS]
+//	wpt compare --candidate FILE [--json] DIR
 //
 // requests prints one NDJSON request per file: a geometry request by "url" for every
 // reftest (a file with <link rel=match|mismatch>) and, once each, for the references
 // it names; a trace request by "url" with an empty script for every testharness.js
 // test (the oracle's testharnessreport.js records its subtests). A PATTERN is a
 // directory under DIR (everything below it) or a path.Match glob on the path relative
-// to DIR ("css/CSS2/floats/*.xht"). Pipe them into `oracle --docroot DIR`.
+// to DIR ("css/CSS2/floats/*.xht"); a file named as a reference ("-ref") is not a
+// test. Pipe them into `oracle --docroot DIR`.
 //
 // summary reads the oracle's responses and prints, per directory, how the engines
 // voted: a geometry case is unanimous when every item is, majority when some item
 // was outvoted 2-1 and none split (the outvoted engines are counted), split when any
 // item or the shape split; a testharness case votes per subtest the same way.
+//
+// run drives one oracle over the tests and writes each engine's results in the
+// wptreport format (run.go, report.go); compare votes a candidate engine's
+// wptreport against the engines' (compare.go).
 package main
 
 import (
@@ -44,7 +51,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: wpt requests --root DIR PATTERN... | wpt summary [FILE]")
+		fmt.Fprintln(stderr, "usage: wpt requests --root DIR PATTERN... | wpt summary [FILE] | wpt run --root DIR [--out DIR] PATTERN... [-- ORACLE FLAGS] | wpt compare --candidate FILE DIR")
 		return 2
 	}
 	switch args[0] {
@@ -52,8 +59,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return requestsCmd(args[1:], stdout, stderr)
 	case "summary":
 		return summaryCmd(args[1:], stdin, stdout, stderr)
+	case "run":
+		return runCmd(args[1:], stdout, stderr)
+	case "compare":
+		return compareCmd(args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "wpt: unknown command %q (requests, summary)\n", args[0])
+	fmt.Fprintf(stderr, "wpt: unknown command %q (requests, summary, run, compare)\n", args[0])
 	return 2
 }
 
@@ -122,23 +133,19 @@ func requestsCmd(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		url := "/" + rel
-		switch {
-		case testharness.Match(b):
+		switch kind, refs := classify(rel, b); kind {
+		case kindTestharness:
 			tests++
 			emit(client.Request{ID: url, Op: client.OpTrace, URL: client.Str(url), Script: client.Str("")}, kindTestharness)
-		default:
-			refs := references(rel, b)
-			if len(refs) == 0 {
-				continue // neither a reftest nor a testharness test (a reference, a manual test)
-			}
+		case kindReftest:
 			tests++
 			emit(client.Request{ID: url, URL: client.Str(url)}, kindReftest)
 			for _, ref := range refs {
-				if _, err := os.Stat(filepath.Join(*root, filepath.FromSlash(ref))); err != nil {
-					fmt.Fprintf(stderr, "wpt requests: %s: reference %s: %v\n", rel, ref, err)
+				if _, err := os.Stat(filepath.Join(*root, filepath.FromSlash(ref.Path))); err != nil {
+					fmt.Fprintf(stderr, "wpt requests: %s: reference %s: %v\n", rel, ref.Path, err)
 					continue
 				}
-				emit(client.Request{ID: "/" + ref, URL: client.Str("/" + ref)}, kindRef)
+				emit(client.Request{ID: "/" + ref.Path, URL: client.Str("/" + ref.Path)}, kindRef)
 			}
 		}
 	}
@@ -189,12 +196,42 @@ func matchFiles(root string, patterns []string) ([]string, error) {
 	return out, nil
 }
 
-// references are the paths (relative to the root) of the match/mismatch references
-// a reftest's markup names.
-func references(rel string, b []byte) []string {
-	var out []string
+// referenceName is WPT's rule for a reference by its file name (the manifest's
+// reference_file_re on the name without extension: "-ref", "_notref2", "ref-"): such
+// a file is a reference even when it links references of its own (a chain).
+var referenceName = regexp.MustCompile(`(^|[-_])(not)?ref[0-9]*([-_]|$)`)
+
+// classify says what kind of test the file rel (its content b) is: a testharness
+// test, a reftest (with its references), or "" for neither (a reference, a manual
+// test).
+func classify(rel string, b []byte) (string, []reference) {
+	base := path.Base(rel)
+	if referenceName.MatchString(strings.TrimSuffix(base, path.Ext(base))) {
+		return "", nil
+	}
+	if testharness.Match(b) {
+		return kindTestharness, nil
+	}
+	if refs := references(rel, b); len(refs) > 0 {
+		return kindReftest, refs
+	}
+	return "", nil
+}
+
+// reference is one <link rel=match|mismatch> of a reftest: the path relative to
+// the root, and whether the test must differ from it.
+type reference struct {
+	Path     string
+	Mismatch bool
+}
+
+// references are the match/mismatch references a reftest's markup names, paths
+// relative to the root.
+func references(rel string, b []byte) []reference {
+	var out []reference
 	for _, link := range refLink.FindAll(b, -1) {
-		if !relMatch.Match(link) {
+		rm := relMatch.FindSubmatch(link)
+		if rm == nil {
 			continue
 		}
 		m := hrefAttr.FindSubmatch(link)
@@ -216,7 +253,7 @@ func references(rel string, b []byte) []string {
 		if strings.HasPrefix(ref, "../") || ref == ".." {
 			continue
 		}
-		out = append(out, ref)
+		out = append(out, reference{Path: ref, Mismatch: len(rm[1]) > 0})
 	}
 	return out
 }

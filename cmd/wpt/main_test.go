@@ -28,6 +28,10 @@ func TestRequestsListsReftestsTheirReferencesAndTestharnessTests(t *testing.T) {
 	}
 	assert.Equal(t, []map[string]any{
 		{"id": "/css/CSS2/css1/c414-flt-fit-001.xht", "url": "/css/CSS2/css1/c414-flt-fit-001.xht"},
+		{"id": "/oracle-tests/reftest-fail.html", "url": "/oracle-tests/reftest-fail.html"},
+		{"id": "/oracle-tests/reftest-ref.html", "url": "/oracle-tests/reftest-ref.html"},
+		{"id": "/oracle-tests/reftest-match.html", "url": "/oracle-tests/reftest-match.html"},
+		{"id": "/oracle-tests/reftest-mismatch.html", "url": "/oracle-tests/reftest-mismatch.html"},
 		{"id": "/oracle-tests/testharness-pass-fail.html", "op": "trace", "url": "/oracle-tests/testharness-pass-fail.html", "script": ""},
 	}, got)
 	// Its reference (c414-flt-fit-001-ref.xht) is not in testdata: named, not requested.
@@ -37,7 +41,7 @@ func TestRequestsListsReftestsTheirReferencesAndTestharnessTests(t *testing.T) {
 func TestReferencesResolveRelativeAndAbsoluteHrefs(t *testing.T) {
 	got := references("css/a/b.html", []byte(`<link rel="match" href="b-ref.html"><link href='../reference/r.xht' rel=mismatch>`+
 		`<link rel="help" href="x.html"><LINK REL="match" HREF="/css/z.html#f"><link rel="match" href="../../../out.html">`))
-	assert.Equal(t, []string{"css/a/b-ref.html", "css/reference/r.xht", "css/z.html"}, got)
+	assert.Equal(t, []reference{{"css/a/b-ref.html", false}, {"css/reference/r.xht", true}, {"css/z.html", false}}, got)
 }
 
 // A geometry case voted 2-1 on one item, a testharness case with a split subtest.
@@ -79,4 +83,17 @@ func TestSummaryCountsVotesPerDirectory(t *testing.T) {
 	assert.Equal(t, 1, y.Stats.RequestErrs)
 	assert.Equal(t, 1, y.Stats.Unvoted)
 	assert.Equal(t, map[string]int{"firefox": 1, "webkit": 1}, y.Stats.EngineErrs)
+}
+
+// A file named as a reference is one, even when it links a reference of its own.
+func TestClassifyFollowsWPTsReferenceNames(t *testing.T) {
+	link := []byte(`<link rel="mismatch" href="x.html">`)
+	for _, name := range []string{"a/b-ref.html", "a/b-notref.html", "a/b_ref2.xht", "a/ref-b.html", "a/b-ref-1.html"} {
+		kind, _ := classify(name, link)
+		assert.Equal(t, "", kind, name)
+	}
+	for _, name := range []string{"a/b.html", "a/prefetch.html", "a/reflow-1.html", "a/b-refs.html"} {
+		kind, _ := classify(name, link)
+		assert.Equal(t, kindReftest, kind, name)
+	}
 }

@@ -1,0 +1,204 @@
+package main
+
+// The wptreport format, as `wpt run --log-wptreport` writes it
+// (tools/wptrunner/wptrunner/formatters/wptreport.py), and how one engine's oracle
+// answers become its results (docs/web-content.md, "wpt run").
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/layout-oracle/oracle/compare"
+	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/trace"
+)
+
+// wptReport is one engine's report. Field order is wptreport.py's.
+type wptReport struct {
+	RunInfo   runInfo     `json:"run_info"`
+	TimeStart int64       `json:"time_start"` // ms since the epoch
+	Results   []wptResult `json:"results"`
+	TimeEnd   int64       `json:"time_end"`
+}
+
+// runInfo is the part of wptrunner's run_info (mozinfo's keys) this command knows;
+// wpt.fyi's results processor reads product, browser_version, os and revision.
+// Keys describing wptrunner's own build and environment (python_version, debug,
+// has_sandbox, automation, wasm) are not written: nothing here knows them.
+type runInfo struct {
+	Product        string `json:"product"`
+	BrowserVersion string `json:"browser_version"`
+	OS             string `json:"os"`
+	OSVersion      string `json:"os_version,omitempty"`
+	Version        string `json:"version,omitempty"`
+	LinuxDistro    string `json:"linux_distro,omitempty"`
+	Processor      string `json:"processor,omitempty"`
+	Bits           int    `json:"bits,omitempty"`
+	Headless       bool   `json:"headless"`
+	Verify         bool   `json:"verify"`
+	Revision       string `json:"revision,omitempty"`
+}
+
+// wptResult is one test. A reader's "expected" and "known_intermittent" are never
+// written (there are no expectations here) and ignored on reading.
+type wptResult struct {
+	Test     string       `json:"test"`
+	Subtests []wptSubtest `json:"subtests"`
+	Status   string       `json:"status"`
+	Message  *string      `json:"message"`
+	// Duration in ms; readers require it (the wptreport crate), so a test never
+	// sent has 0.
+	Duration int64 `json:"duration"`
+}
+
+type wptSubtest struct {
+	Name    string  `json:"name"`
+	Status  string  `json:"status"`
+	Message *string `json:"message"`
+}
+
+// Statuses (wptrunner's).
+const (
+	statusOK      = "OK"
+	statusPass    = "PASS"
+	statusFail    = "FAIL"
+	statusError   = "ERROR"
+	statusTimeout = "TIMEOUT"
+)
+
+// harnessLabel is the label testharnessreport.js records the harness status under.
+const harnessLabel = "(harness)"
+
+func msg(s string) *string { return &s }
+
+// harnessResult is a testharness test's result from one engine's trace: the value
+// records inpage/docroot/testharnessreport.js wrote, one per subtest, then the
+// harness status. A trace that ended without the harness status timed out (the
+// trace's own timeout) or never loaded the report script.
+func harnessResult(tr *trace.Trace) (status string, message *string, subtests []wptSubtest) {
+	subtests = []wptSubtest{}
+	harness := ""
+	for _, r := range tr.Records {
+		if r.Kind != "value" {
+			continue
+		}
+		var v string
+		if json.Unmarshal(r.Value, &v) != nil {
+			continue // not one of the report script's records
+		}
+		if r.Label == harnessLabel {
+			harness = v
+			continue
+		}
+		subtests = append(subtests, wptSubtest{Name: r.Label, Status: v})
+	}
+	switch {
+	case harness != "":
+		return harness, nil, subtests
+	case tr.TimedOut:
+		return statusTimeout, msg("the harness did not complete within the trace's timeout"), subtests
+	default:
+		return statusError, msg("the trace ended without a harness status (does the test load /resources/testharnessreport.js?)"), subtests
+	}
+}
+
+// refAnswer is one reference of a reftest as one engine answered it.
+type refAnswer struct {
+	URL      string
+	Mismatch bool
+	Dump     *dump.Dump // nil: Err says why
+	Err      string
+}
+
+// reftestResult is a reftest's status in one engine: a geometry verdict, not
+// wptrunner's pixel comparison. Each reference's layout is compared with the
+// test's (sameLayout: the trees of boxes, then every geometry item within tol); as in WPT, the test passes when at least one match reference (if any)
+// equals it and every mismatch reference differs. References are not followed
+// further (no chains) and <meta name=fuzzy> does not apply.
+func reftestResult(test *dump.Dump, refs []refAnswer, tol float64) (string, *string) {
+	if len(refs) == 0 {
+		return statusError, msg("geometry verdict: no reference found")
+	}
+	var notes []string
+	anyMatch, matched, mismatchOK := false, false, true
+	for _, ref := range refs {
+		if ref.Dump == nil {
+			return statusError, msg(fmt.Sprintf("geometry verdict: reference %s: %s", ref.URL, ref.Err))
+		}
+		equal, why, err := sameLayout(ref.Dump, test, tol)
+		if err != nil {
+			return statusError, msg(fmt.Sprintf("geometry verdict: reference %s: %v", ref.URL, err))
+		}
+		rel := "=="
+		if ref.Mismatch {
+			rel = "!="
+		}
+		if equal {
+			notes = append(notes, fmt.Sprintf("%s %s: layouts equal", rel, ref.URL))
+		} else {
+			notes = append(notes, fmt.Sprintf("%s %s: layouts differ (%s)", rel, ref.URL, why))
+		}
+		if ref.Mismatch {
+			mismatchOK = mismatchOK && !equal
+		} else {
+			anyMatch = true
+			matched = matched || equal
+		}
+	}
+	status := statusFail
+	if mismatchOK && (matched || !anyMatch) {
+		status = statusPass
+	}
+	return status, msg(fmt.Sprintf("geometry verdict (layout within %.4g px, not pixels): %s", tol, strings.Join(notes, "; ")))
+}
+
+// sameLayout says whether two dumps of one engine lay out alike: the same tree of
+// boxes and every geometry item within tol. Only elements that generate a box are
+// compared (boxes): a test's <head> has its help links and assertions, its
+// reference's does not. Style is not compared: a reference reaches the same
+// rendering by other styles. Two dumps that both overflowed compare as usual (the
+// same engine's scrollbar takes the same width); one overflowing alone differs.
+func sameLayout(ref, test *dump.Dump, tol float64) (bool, string, error) {
+	if ref.Overflowed != test.Overflowed {
+		return false, "only one overflowed the viewport", nil
+	}
+	r, t := boxes(ref), boxes(test)
+	rep, err := compare.Dumps(r, t, tol)
+	if err != nil {
+		return false, "", err
+	}
+	if d := rep.Shape; d != nil {
+		return false, fmt.Sprintf("box trees differ at box %d: reference %s, test %s", d.Index, d.Want, d.Got), nil
+	}
+	if f := rep.Failures(); len(f) > 0 {
+		return false, fmt.Sprintf("%d items, the first box %d %s %s %g vs %g", len(f), f[0].Node, f[0].Tag, f[0].Property, f[0].Want, f[0].Got), nil
+	}
+	return true, "", nil
+}
+
+// boxes is d with only the root and the elements that generate a box (non-empty
+// rects), each re-parented to its nearest kept ancestor, overflow cleared.
+func boxes(d *dump.Dump) *dump.Dump {
+	out := *d
+	out.Overflowed = false
+	out.Nodes = nil
+	kept := make([]int, len(d.Nodes)) // a dropped node maps to its nearest kept ancestor
+	for i, n := range d.Nodes {
+		p := -1
+		if n.Parent >= 0 && n.Parent < i {
+			p = kept[n.Parent]
+		}
+		if i > 0 && len(n.Rects) == 0 {
+			kept[i] = p
+			continue
+		}
+		n.Index, n.Parent, n.Depth = len(out.Nodes), p, 0
+		if p >= 0 {
+			n.Depth = out.Nodes[p].Depth + 1
+		}
+		kept[i] = n.Index
+		out.Nodes = append(out.Nodes, n)
+	}
+	return &out
+}

@@ -1,0 +1,437 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/layout-oracle/oracle/client"
+	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/internal/progress"
+)
+
+// plannedTest is one test file a run reports: a testharness test or a reftest.
+type plannedTest struct {
+	URL  string // "/css/x/a.html", the wptreport "test"
+	Kind string // kindTestharness or kindReftest
+	Refs []reference
+}
+
+// answer is what the oracle gave one request (Err: the call failed).
+type answer struct {
+	Resp     *client.Response
+	Err      error
+	Duration time.Duration
+}
+
+// engineError is why engine has no answer to a request, "" when it has one.
+func (a answer) engineError(engine string) string {
+	switch {
+	case a.Err != nil:
+		return a.Err.Error()
+	case a.Resp == nil:
+		return "not run"
+	case a.Resp.Error != "":
+		return "the oracle refused the request: " + a.Resp.Error
+	}
+	if m, ok := a.Resp.Errors[engine]; ok {
+		return m
+	}
+	if a.Resp.Dumps[engine] == nil && a.Resp.Traces[engine] == nil {
+		return "no answer from " + engine
+	}
+	return ""
+}
+
+func runCmd(args []string, stdout, stderr io.Writer) int {
+	args, oracleArgs := splitDashes(args)
+	fset := flag.NewFlagSet("wpt run", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	root := fset.String("root", "", "the WPT checkout (the oracle's --docroot)")
+	out := fset.String("out", ".", "where to write wptreport-<engine>.json")
+	oracleBin := fset.String("oracle", "", "the oracle binary (default: the one beside wpt, else oracle on PATH)")
+	oracleLog := fset.String("oracle-log", "", "the oracle's stderr goes here (default OUT/oracle.log)")
+	inflight := fset.Int("inflight", 4, "requests in flight at once")
+	tol := fset.Float64("tolerance", dump.DefaultTolerance, "reftest geometry tolerance in CSS px")
+	if err := fset.Parse(args); err != nil {
+		return 2
+	}
+	if *root == "" || fset.NArg() == 0 || *inflight < 1 {
+		fmt.Fprintln(stderr, "usage: wpt run --root ROOT [--out DIR] [--oracle BIN] PATTERN... [-- ORACLE FLAGS]")
+		return 2
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, "wpt run:", err)
+		return 1
+	}
+	files, err := matchFiles(*root, fset.Args())
+	if err != nil {
+		return fail(err)
+	}
+	tests, reqs := planRun(*root, files, stderr)
+	if len(tests) == 0 {
+		return fail(fmt.Errorf("no testharness test or reftest matched %s", strings.Join(fset.Args(), " ")))
+	}
+	bin, err := findOracle(*oracleBin)
+	if err != nil {
+		return fail(err)
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return fail(err)
+	}
+	if *oracleLog == "" {
+		*oracleLog = filepath.Join(*out, "oracle.log")
+	}
+	logf, err := os.Create(*oracleLog)
+	if err != nil {
+		return fail(err)
+	}
+	defer logf.Close()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	c, err := client.Spawn(bin, oracleFlags(*root, oracleArgs), client.Options{Stderr: logf, Restart: true})
+	if err != nil {
+		return fail(err)
+	}
+	defer c.Kill()
+	ping, err := c.WaitReady(ctx, 500*time.Millisecond)
+	if err != nil {
+		return fail(fmt.Errorf("oracle did not start (its log: %s): %w", *oracleLog, err))
+	}
+	for e, why := range ping.Failed {
+		fmt.Fprintf(stderr, "wpt run: %s failed to start: %s\n", e, why)
+	}
+	start := time.Now()
+	answers := runRequests(ctx, c, reqs, *inflight, progress.New(stderr, int64(len(reqs)), "wpt run", "requests"))
+	end := time.Now()
+	if err := c.Close(); err != nil {
+		fmt.Fprintln(stderr, "wpt run: closing the oracle:", err)
+	}
+	base := machineInfo()
+	base.Revision = gitRevision(*root)
+	base.Verify = verifies(oracleArgs)
+	code := 0
+	for _, e := range ping.Engines {
+		info := base
+		info.Product, info.BrowserVersion = e, ping.Versions[e]
+		info.Headless = e != "webkit" // WebKitGTK runs in a display (an Xvfb), the others headless
+		rep := wptReport{
+			RunInfo:   info,
+			TimeStart: start.UnixMilli(),
+			Results:   engineResults(e, tests, answers, *tol, ctx.Err() != nil),
+			TimeEnd:   end.UnixMilli(),
+		}
+		file := filepath.Join(*out, "wptreport-"+e+".json")
+		if err := writeJSON(file, rep); err != nil {
+			fmt.Fprintln(stderr, "wpt run:", err)
+			code = 1
+			continue
+		}
+		fmt.Fprintf(stdout, "%s: %s\n", file, countStatuses(rep.Results))
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "wpt run: interrupted; the reports hold the tests that were sent")
+		return 1
+	}
+	return code
+}
+
+// splitDashes splits args at the first "--": the rest are the oracle's flags.
+func splitDashes(args []string) (own, rest []string) {
+	for i, a := range args {
+		if a == "--" {
+			return args[:i], args[i+1:]
+		}
+	}
+	return args, nil
+}
+
+// oracleFlags are the oracle's arguments: always --docroot ROOT, and --store=off
+// unless the user's flags choose a store.
+func oracleFlags(root string, extra []string) []string {
+	args := []string{"--docroot", root}
+	store := false
+	for _, a := range extra {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		store = store || strings.HasPrefix(a, "-") && name == "store"
+	}
+	if !store {
+		args = append(args, "--store=off")
+	}
+	return append(args, extra...)
+}
+
+// findOracle is --oracle, else the oracle beside this binary, else oracle on PATH.
+func findOracle(flagValue string) (string, error) {
+	if flagValue != "" {
+		return flagValue, nil
+	}
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), "oracle")
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p, nil
+		}
+	}
+	p, err := exec.LookPath("oracle")
+	if err != nil {
+		return "", fmt.Errorf("no oracle binary beside wpt or on PATH (give --oracle BIN): %w", err)
+	}
+	return p, nil
+}
+
+// planRun reads the files and returns the tests to report and the requests to send:
+// a trace for each testharness test, a geometry request for each reftest and, once,
+// each reference that exists.
+func planRun(root string, files []string, stderr io.Writer) ([]plannedTest, []client.Request) {
+	var tests []plannedTest
+	var reqs []client.Request
+	seen := map[string]bool{}
+	geometry := func(url string) {
+		if !seen[url] {
+			seen[url] = true
+			reqs = append(reqs, client.Request{ID: url, URL: client.Str(url)})
+		}
+	}
+	for _, rel := range files {
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		if err != nil {
+			fmt.Fprintln(stderr, "wpt run:", err)
+			continue
+		}
+		url := "/" + rel
+		kind, refs := classify(rel, b)
+		switch kind {
+		case kindTestharness:
+			seen[url] = true
+			reqs = append(reqs, client.Request{ID: url, Op: client.OpTrace, URL: client.Str(url), Script: client.Str("")})
+		case kindReftest:
+			// A test none of whose references exists is an error without running it.
+			for _, ref := range refs {
+				if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(ref.Path))); err == nil {
+					geometry(url)
+					geometry("/" + ref.Path)
+				}
+			}
+		default:
+			continue
+		}
+		tests = append(tests, plannedTest{URL: url, Kind: kind, Refs: refs})
+	}
+	return tests, reqs
+}
+
+// runRequests sends reqs, inflight at a time, and returns the answers by id.
+func runRequests(ctx context.Context, c *client.Client, reqs []client.Request, inflight int, bar *progress.Bar) map[string]answer {
+	out := make(map[string]answer, len(reqs))
+	var mu sync.Mutex
+	next := make(chan client.Request)
+	var wg sync.WaitGroup
+	for range inflight {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for req := range next {
+				a := do(ctx, c, req)
+				mu.Lock()
+				out[req.ID] = a
+				mu.Unlock()
+				bar.Add(1)
+			}
+		}()
+	}
+	for _, r := range reqs {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- r
+	}
+	close(next)
+	wg.Wait()
+	bar.Finish()
+	return out
+}
+
+// requestTimeout bounds one request; the oracle's own deadline ends it far sooner.
+const requestTimeout = 5 * time.Minute
+
+func do(ctx context.Context, c *client.Client, req client.Request) answer {
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	call, err := c.Start(ctx, req, nil)
+	if err != nil {
+		return answer{Err: err}
+	}
+	call = <-call.Done
+	return answer{Resp: call.Response, Err: call.Err, Duration: call.Received.Sub(call.Sent)}
+}
+
+// engineResults are one engine's wptreport results, in the tests' order. An
+// interrupted run leaves out the tests it never sent, as wptrunner does.
+func engineResults(engine string, tests []plannedTest, answers map[string]answer, tol float64, interrupted bool) []wptResult {
+	out := make([]wptResult, 0, len(tests))
+	for _, t := range tests {
+		a, ran := answers[t.URL]
+		if !ran && interrupted {
+			continue
+		}
+		res := wptResult{Test: t.URL, Subtests: []wptSubtest{}}
+		if ran {
+			res.Duration = a.Duration.Milliseconds()
+		}
+		if !ran && t.Kind == kindReftest && len(t.Refs) > 0 {
+			// planRun sent no request: none of its references exists.
+			res.Status, res.Message = statusError, msg("geometry verdict: reference /"+t.Refs[0].Path+": not found under the root")
+			out = append(out, res)
+			continue
+		}
+		if why := a.engineError(engine); why != "" {
+			res.Status, res.Message = statusError, msg(why)
+			out = append(out, res)
+			continue
+		}
+		switch t.Kind {
+		case kindTestharness:
+			res.Status, res.Message, res.Subtests = harnessResult(a.Resp.Traces[engine])
+		case kindReftest:
+			refs := make([]refAnswer, 0, len(t.Refs))
+			for _, r := range t.Refs {
+				ra := refAnswer{URL: "/" + r.Path, Mismatch: r.Mismatch}
+				if rans, ok := answers[ra.URL]; !ok {
+					ra.Err = "not found under the root"
+				} else if why := rans.engineError(engine); why != "" {
+					ra.Err = why
+				} else {
+					ra.Dump = rans.Resp.Dumps[engine]
+				}
+				refs = append(refs, ra)
+			}
+			res.Status, res.Message = reftestResult(a.Resp.Dumps[engine], refs, tol)
+		}
+		if u := a.Resp.Unstable[engine]; len(u) > 0 {
+			note := fmt.Sprintf("unstable between verified runs: %s", strings.Join(u, ", "))
+			if res.Message != nil {
+				note = *res.Message + "; " + note
+			}
+			res.Message = &note
+		}
+		out = append(out, res)
+	}
+	return out
+}
+
+// gitRevision is the commit checked out at root when root is the top of a git work
+// tree, else "" (a directory inside some other repository is not a WPT checkout).
+func gitRevision(root string) string {
+	top, err := exec.Command("git", "-C", root, "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		return ""
+	}
+	a, err1 := filepath.EvalSymlinks(strings.TrimSpace(string(top)))
+	b, err2 := filepath.EvalSymlinks(root)
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	if b, err = filepath.Abs(b); err != nil || a != b {
+		return ""
+	}
+	rev, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(rev))
+}
+
+// machineInfo is run_info's keys for this machine, as mozinfo names them: os,
+// processor, bits, and on Linux the distribution from /etc/os-release.
+func machineInfo() runInfo {
+	ri := runInfo{OS: runtime.GOOS, Processor: runtime.GOARCH, Bits: strconv.IntSize}
+	if ri.Processor == "amd64" {
+		ri.Processor = "x86_64"
+	}
+	if ri.OS == "darwin" {
+		ri.OS = "mac"
+	}
+	b, err := os.ReadFile("/etc/os-release")
+	if err != nil || ri.OS != "linux" {
+		return ri
+	}
+	fields := map[string]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok {
+			fields[k] = strings.Trim(v, `"'`)
+		}
+	}
+	ri.LinuxDistro, _, _ = strings.Cut(fields["NAME"], " ")
+	ri.OSVersion = fields["VERSION_ID"]
+	ri.Version = strings.TrimSpace(ri.LinuxDistro + " " + ri.OSVersion)
+	return ri
+}
+
+// verifies says whether the oracle's flags ask for repeated runs (--verify N > 1),
+// what run_info's verify means for wptrunner.
+func verifies(oracleArgs []string) bool {
+	for i, a := range oracleArgs {
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "verify" {
+			continue
+		}
+		if !hasVal && i+1 < len(oracleArgs) {
+			val = oracleArgs[i+1]
+		}
+		n, err := strconv.Atoi(val)
+		return err == nil && n > 1
+	}
+	return false
+}
+
+// writeJSON writes v as one line, as wptreport.py does, without HTML escapes.
+func writeJSON(file string, v any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return os.WriteFile(file, b.Bytes(), 0o644)
+}
+
+// countStatuses is "N tests (OK 3, PASS 1), M subtests (PASS 5, FAIL 2)".
+func countStatuses(results []wptResult) string {
+	tests, subs := map[string]int{}, map[string]int{}
+	n := 0
+	for _, r := range results {
+		tests[r.Status]++
+		for _, s := range r.Subtests {
+			subs[s.Status]++
+			n++
+		}
+	}
+	return fmt.Sprintf("%d tests (%s), %d subtests (%s)", len(results), countList(tests), n, countList(subs))
+}
+
+func countList(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
