@@ -32,6 +32,7 @@ func TestRequestsListsReftestsTheirReferencesAndTestharnessTests(t *testing.T) {
 		{"id": "/oracle-tests/reftest-ref.html", "url": "/oracle-tests/reftest-ref.html"},
 		{"id": "/oracle-tests/reftest-match.html", "url": "/oracle-tests/reftest-match.html"},
 		{"id": "/oracle-tests/reftest-mismatch.html", "url": "/oracle-tests/reftest-mismatch.html"},
+		{"id": "/oracle-tests/reftest-pixels-match.html", "url": "/oracle-tests/reftest-pixels-match.html"},
 		{"id": "/oracle-tests/testharness-pass-fail.html", "op": "trace", "url": "/oracle-tests/testharness-pass-fail.html", "script": ""},
 	}, got)
 	// Its reference (c414-flt-fit-001-ref.xht) is not in testdata: named, not requested.

@@ -109,36 +109,63 @@ type refAnswer struct {
 	Mismatch bool
 	Dump     *dump.Dump // nil: Err says why
 	Err      string
+	Fuzzy    *fuzzy // the test's fuzziness for this reference (fuzzyFor); nil: exact
 }
 
-// reftestResult is a reftest's status in one engine: a geometry verdict, not
-// wptrunner's pixel comparison. Each reference's layout is compared with the
-// test's (sameLayout: the trees of boxes, then every geometry item within tol); as in WPT, the test passes when at least one match reference (if any)
-// equals it and every mismatch reference differs. References are not followed
-// further (no chains) and <meta name=fuzzy> does not apply.
+// reftestResult is a reftest's status in one engine. With screenshots of the test and
+// of every reference (wpt run asks for them), it is wptrunner's pixel verdict: each
+// reference's screenshot against the test's, identical or within the test's
+// <meta name=fuzzy> (pixelDiff, pixelsEqual); the geometry verdict of each pair
+// (sameLayout) is given beside it in the message. Without screenshots (a route that
+// cannot take them) the geometry verdict decides, and the message says so. As in
+// WPT, the test passes when at least one match reference (if any) equals it and
+// every mismatch reference differs. References are not followed further (no chains).
 func reftestResult(test *dump.Dump, refs []refAnswer, tol float64) (string, *string) {
 	if len(refs) == 0 {
 		return statusError, msg("geometry verdict: no reference found")
 	}
+	pixels := test.Screenshot != ""
+	for _, ref := range refs {
+		if ref.Dump == nil {
+			what := "geometry verdict"
+			if pixels {
+				what = "pixel verdict"
+			}
+			return statusError, msg(fmt.Sprintf("%s: reference %s: %s", what, ref.URL, ref.Err))
+		}
+		pixels = pixels && ref.Dump.Screenshot != ""
+	}
 	var notes []string
 	anyMatch, matched, mismatchOK := false, false, true
 	for _, ref := range refs {
-		if ref.Dump == nil {
-			return statusError, msg(fmt.Sprintf("geometry verdict: reference %s: %s", ref.URL, ref.Err))
-		}
-		equal, why, err := sameLayout(ref.Dump, test, tol)
+		layoutEqual, why, err := sameLayout(ref.Dump, test, tol)
 		if err != nil {
 			return statusError, msg(fmt.Sprintf("geometry verdict: reference %s: %v", ref.URL, err))
+		}
+		layout := "layouts equal"
+		if !layoutEqual {
+			layout = "layouts differ (" + why + ")"
 		}
 		rel := "=="
 		if ref.Mismatch {
 			rel = "!="
 		}
-		if equal {
-			notes = append(notes, fmt.Sprintf("%s %s: layouts equal", rel, ref.URL))
-		} else {
-			notes = append(notes, fmt.Sprintf("%s %s: layouts differ (%s)", rel, ref.URL, why))
+		equal := layoutEqual
+		note := fmt.Sprintf("%s %s: %s", rel, ref.URL, layout)
+		if pixels {
+			maxChannel, n, err := pixelDiff(test.Screenshot, ref.Dump.Screenshot)
+			if err != nil {
+				return statusError, msg(fmt.Sprintf("pixel verdict: reference %s: %v", ref.URL, err))
+			}
+			equal = pixelsEqual(maxChannel, n, ref.Fuzzy)
+			allowed := ""
+			if ref.Fuzzy != nil {
+				allowed = fmt.Sprintf(", fuzzy allows maxDifference=%d-%d;totalPixels=%d-%d",
+					ref.Fuzzy.MaxDiff[0], ref.Fuzzy.MaxDiff[1], ref.Fuzzy.TotalPixels[0], ref.Fuzzy.TotalPixels[1])
+			}
+			note = fmt.Sprintf("%s %s: %d pixels differ, max channel difference %d%s (geometry: %s)", rel, ref.URL, n, maxChannel, allowed, layout)
 		}
+		notes = append(notes, note)
 		if ref.Mismatch {
 			mismatchOK = mismatchOK && !equal
 		} else {
@@ -150,7 +177,10 @@ func reftestResult(test *dump.Dump, refs []refAnswer, tol float64) (string, *str
 	if mismatchOK && (matched || !anyMatch) {
 		status = statusPass
 	}
-	return status, msg(fmt.Sprintf("geometry verdict (layout within %.4g px, not pixels): %s", tol, strings.Join(notes, "; ")))
+	if pixels {
+		return status, msg("pixel verdict: " + strings.Join(notes, "; "))
+	}
+	return status, msg(fmt.Sprintf("geometry verdict (no screenshots; layout within %.4g px, not pixels): %s", tol, strings.Join(notes, "; ")))
 }
 
 // sameLayout says whether two dumps of one engine lay out alike: the same tree of

@@ -175,7 +175,7 @@ func TestEngineResultsWriteTheWptreportFields(t *testing.T) {
 	assert.Equal(t, "timed out after 30000 ms", m)
 	st, m = status(6)
 	assert.Equal(t, "ERROR", st)
-	assert.Equal(t, "geometry verdict: reference /x/nope.html: not found under the root", m)
+	assert.Equal(t, "reftest: reference /x/nope.html: not found under the root", m)
 
 	// Interrupted: the tests never sent are left out, the others kept.
 	got2 := engineResults("firefox", tests, answers, dump.DefaultTolerance, true)

@@ -28,6 +28,8 @@ type plannedTest struct {
 	URL  string // "/css/x/a.html", the wptreport "test"
 	Kind string // kindTestharness or kindReftest
 	Refs []reference
+	// Fuzzy are the reftest's <meta name=fuzzy> values (pixels.go).
+	Fuzzy []fuzzy
 }
 
 // answer is what the oracle gave one request (Err: the call failed).
@@ -203,7 +205,7 @@ func planRun(root string, files []string, stderr io.Writer) ([]plannedTest, []cl
 	geometry := func(url string) {
 		if !seen[url] {
 			seen[url] = true
-			reqs = append(reqs, client.Request{ID: url, URL: client.Str(url)})
+			reqs = append(reqs, client.Request{ID: url, URL: client.Str(url), Screenshot: true})
 		}
 	}
 	for _, rel := range files {
@@ -229,7 +231,7 @@ func planRun(root string, files []string, stderr io.Writer) ([]plannedTest, []cl
 		default:
 			continue
 		}
-		tests = append(tests, plannedTest{URL: url, Kind: kind, Refs: refs})
+		tests = append(tests, plannedTest{URL: url, Kind: kind, Refs: refs, Fuzzy: fuzzyMetas(rel, b)})
 	}
 	return tests, reqs
 }
@@ -294,7 +296,7 @@ func engineResults(engine string, tests []plannedTest, answers map[string]answer
 		}
 		if !ran && t.Kind == kindReftest && len(t.Refs) > 0 {
 			// planRun sent no request: none of its references exists.
-			res.Status, res.Message = statusError, msg("geometry verdict: reference /"+t.Refs[0].Path+": not found under the root")
+			res.Status, res.Message = statusError, msg("reftest: reference /"+t.Refs[0].Path+": not found under the root")
 			out = append(out, res)
 			continue
 		}
@@ -309,7 +311,7 @@ func engineResults(engine string, tests []plannedTest, answers map[string]answer
 		case kindReftest:
 			refs := make([]refAnswer, 0, len(t.Refs))
 			for _, r := range t.Refs {
-				ra := refAnswer{URL: "/" + r.Path, Mismatch: r.Mismatch}
+				ra := refAnswer{URL: "/" + r.Path, Mismatch: r.Mismatch, Fuzzy: fuzzyFor(t.Fuzzy, r.Path)}
 				if rans, ok := answers[ra.URL]; !ok {
 					ra.Err = "not found under the root"
 				} else if why := rans.engineError(engine); why != "" {

@@ -38,11 +38,12 @@ func TestRunWritesWptreports(t *testing.T) {
 		"/oracle-tests/reftest-fail.html":          "FAIL",
 		"/oracle-tests/reftest-match.html":         "PASS",
 		"/oracle-tests/reftest-mismatch.html":      "PASS",
+		"/oracle-tests/reftest-pixels-match.html":  "PASS", // box trees differ, pixels do not
 		"/oracle-tests/testharness-pass-fail.html": "OK",
 	}
 	for _, engine := range []string{"chromium", "firefox", "webkit"} {
 		file := filepath.Join(dir, "wptreport-"+engine+".json")
-		assert.Contains(t, stdout.String(), file+": 5 tests")
+		assert.Contains(t, stdout.String(), file+": 6 tests")
 		b, err := os.ReadFile(file)
 		require.NoError(t, err)
 		require.True(t, bytes.HasSuffix(b, []byte("}\n")) && bytes.Count(b, []byte("\n")) == 1, "one line, as wptreport.py writes")
@@ -85,7 +86,12 @@ func TestRunWritesWptreports(t *testing.T) {
 			assert.Empty(t, subs, test)
 			m, _ := r["message"].(string)
 			if strings.HasPrefix(test, "/oracle-tests/") {
-				assert.Contains(t, m, "geometry verdict", test)
+				assert.Contains(t, m, "pixel verdict", test)
+				if strings.HasSuffix(test, "reftest-pixels-match.html") {
+					assert.Contains(t, m, "0 pixels differ", test)
+					assert.Contains(t, m, "fuzzy allows maxDifference=0-1;totalPixels=0-2", test)
+					assert.Contains(t, m, "geometry: layouts differ", test)
+				}
 			} else {
 				assert.Contains(t, m, "/css/CSS2/css1/c414-flt-fit-001-ref.xht: not found under the root")
 			}
@@ -107,5 +113,5 @@ func TestRunWritesWptreports(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(l), &v))
 		verdicts[v.Verdict]++
 	}
-	assert.Equal(t, map[string]int{"agree": 4, "shared": 3}, verdicts)
+	assert.Equal(t, map[string]int{"agree": 5, "shared": 3}, verdicts)
 }
