@@ -1,0 +1,139 @@
+package main
+
+// The smallest NDJSON exchange with an oracle process that reduce needs: spawn,
+// send geometry requests with many in flight, match answers by id. It sits behind
+// geometryOracle so switching to the shared client package is this one file.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"sync"
+
+	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/reduce"
+)
+
+// geometryOracle answers geometry requests; safe for concurrent use.
+type geometryOracle interface {
+	// Geometry returns each engine's dump, and each failed engine's error.
+	Geometry(ctx context.Context, v reduce.Variant) (map[string]*dump.Dump, map[string]string, error)
+	Close() error
+}
+
+type answer struct {
+	ID     string                `json:"id"`
+	Dumps  map[string]*dump.Dump `json:"dumps"`
+	Errors map[string]string     `json:"errors"`
+	Error  string                `json:"error"`
+}
+
+// procOracle is one oracle process we spawned.
+type procOracle struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	wmu  sync.Mutex
+	mu   sync.Mutex
+	wait map[string]chan answer
+	next int
+	dead error
+	done chan struct{}
+}
+
+// startOracle spawns bin with args; its log goes to logw.
+func startOracle(bin string, args []string, logw io.Writer) (*procOracle, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Stderr = logw
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	o := &procOracle{cmd: cmd, in: in, wait: map[string]chan answer{}, done: make(chan struct{})}
+	go o.read(out)
+	return o, nil
+}
+
+func (o *procOracle) read(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	for sc.Scan() {
+		var a answer
+		if json.Unmarshal(sc.Bytes(), &a) != nil {
+			continue
+		}
+		o.mu.Lock()
+		ch := o.wait[a.ID]
+		delete(o.wait, a.ID)
+		o.mu.Unlock()
+		if ch != nil {
+			ch <- a
+		}
+	}
+	o.mu.Lock()
+	o.dead = errors.New("oracle exited")
+	if err := sc.Err(); err != nil {
+		o.dead = fmt.Errorf("oracle output: %v", err)
+	}
+	o.mu.Unlock()
+	close(o.done)
+}
+
+func (o *procOracle) Geometry(ctx context.Context, v reduce.Variant) (map[string]*dump.Dump, map[string]string, error) {
+	ch := make(chan answer, 1)
+	o.mu.Lock()
+	if o.dead != nil {
+		o.mu.Unlock()
+		return nil, nil, o.dead
+	}
+	o.next++
+	id := "reduce-" + strconv.Itoa(o.next)
+	o.wait[id] = ch
+	o.mu.Unlock()
+	line, err := json.Marshal(struct {
+		ID     string `json:"id"`
+		HTML   string `json:"html"`
+		Script string `json:"script,omitempty"`
+	}{id, v.HTML, v.Script})
+	if err != nil {
+		return nil, nil, err
+	}
+	o.wmu.Lock()
+	_, err = o.in.Write(append(line, '\n'))
+	o.wmu.Unlock()
+	if err != nil {
+		return nil, nil, fmt.Errorf("oracle input: %v", err)
+	}
+	select {
+	case a := <-ch:
+		if a.Error != "" {
+			return nil, nil, errors.New(a.Error)
+		}
+		return a.Dumps, a.Errors, nil
+	case <-o.done:
+		return nil, nil, errors.New("oracle exited")
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+}
+
+// Close ends the oracle the way the protocol says: EOF on stdin, then it exits.
+func (o *procOracle) Close() error {
+	o.in.Close()
+	err := o.cmd.Wait()
+	if err != nil {
+		return fmt.Errorf("oracle: %v", err)
+	}
+	return nil
+}
