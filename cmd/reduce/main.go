@@ -71,11 +71,25 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 10*time.Minute, "stop reducing after this long and keep the best so far")
 	oracleLog := fs.String("oracle-log", "", "write the oracle's log to `FILE` (default: discarded)")
 	statsJSON := fs.Bool("stats-json", false, "print the statistics on stderr as one JSON line")
+	benchFile := fs.String("bench", "", "benchmark: reduce every request of `FILE` (NDJSON), one reduce process each, and print a table")
+	benchLimit := fs.Int("bench-limit", 0, "with --bench, only the first N requests (0: all)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
 		return exitBadInput
+	}
+	if *benchFile != "" {
+		var pass []string // every flag set, but the bench's own
+		fs.Visit(func(f *flag.Flag) {
+			if !strings.HasPrefix(f.Name, "bench") && f.Name != "oracle-flag" {
+				pass = append(pass, "--"+f.Name+"="+f.Value.String())
+			}
+		})
+		for _, f := range oracleFlags {
+			pass = append(pass, "--oracle-flag="+f)
+		}
+		return bench(*benchFile, *benchLimit, pass, stdout, stderr)
 	}
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "reduce: "+format+"\n", a...)
