@@ -48,6 +48,7 @@ func bench(file string, limit int, pass []string, stdout, stderr io.Writer) int 
 		cmd.Stdout = io.Discard
 		_ = cmd.Run() // exit 1 is a result (not reproduced), read from the stats
 		var s summary
+		log := errb.String()
 		sc := bufio.NewScanner(&errb)
 		for sc.Scan() {
 			if t := sc.Bytes(); len(t) > 0 && t[0] == '{' {
@@ -57,7 +58,7 @@ func bench(file string, limit int, pass []string, stdout, stderr io.Writer) int 
 		if s.ID == "" {
 			var id struct{ ID string }
 			_ = json.Unmarshal(l, &id)
-			fmt.Fprintf(stdout, "| %s | not reduced: %s | | | | | |\n", id.ID, strings.TrimSpace(lastLine(errb.String())))
+			fmt.Fprintf(stdout, "| %s | not reduced: %s | | | | | |\n", id.ID, strings.TrimSpace(lastLine(log)))
 			continue
 		}
 		p := 100 * float64(s.BytesAfter) / float64(max(s.BytesBefore, 1))

@@ -146,8 +146,24 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		<-closed
 	}
+	if err := orc.Ready(ctx); err != nil {
+		go func() { orc.Close(); close(closed) }()
+		closeFresh()
+		fmt.Fprintf(stderr, "reduce: %s: the oracle: %v\n", req.id, err)
+		return exitNotKept
+	}
+	fmt.Fprintf(stderr, "reduce: %s: oracle ready after %.1fs\n", req.id, time.Since(start).Seconds())
 	r := &runner{orc: orc, tol: *tol, keep: k, parallel: *parallel}
-	first := r.ask(ctx, v)
+	// The original, until every engine answers it (an engine still starting or
+	// relaunching on a loaded machine can miss its deadline once).
+	var first *compare.Outcomes
+	for try := 0; try < 3 && first == nil && ctx.Err() == nil; try++ {
+		r.calls.Add(1)
+		dumps, errs, err := orc.Geometry(ctx, v)
+		if first = outcomes(dumps, errs, *tol); first == nil {
+			fmt.Fprintf(stderr, "reduce: %s: no three-engine vote on the original (try %d): %v %v\n", req.id, try+1, err, errs)
+		}
+	}
 	if err := r.keep.resolve(first); err != nil {
 		go func() { orc.Close(); close(closed) }()
 		closeFresh()
@@ -172,6 +188,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	// The confirming rerun, in a fresh oracle process.
 	reproduced := false
+	if freshErr == nil {
+		freshErr = fresh.Ready(ctx)
+	}
 	if freshErr == nil {
 		reproduced = r.keep.holds(outcomesOf(ctx, fresh, best, *tol))
 		r.calls.Add(1)

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/reduce"
@@ -23,6 +24,8 @@ import (
 type geometryOracle interface {
 	// Geometry returns each engine's dump, and each failed engine's error.
 	Geometry(ctx context.Context, v reduce.Variant) (map[string]*dump.Dump, map[string]string, error)
+	// Ready waits until no engine is still starting; an error when one failed.
+	Ready(ctx context.Context) error
 	Close() error
 }
 
@@ -31,6 +34,10 @@ type answer struct {
 	Dumps  map[string]*dump.Dump `json:"dumps"`
 	Errors map[string]string     `json:"errors"`
 	Error  string                `json:"error"`
+	// ping's
+	OK     bool                              `json:"ok"`
+	Failed map[string]string                 `json:"failed"`
+	States map[string]struct{ State string } `json:"states"`
 }
 
 // procOracle is one oracle process we spawned.
@@ -90,41 +97,77 @@ func (o *procOracle) read(r io.Reader) {
 	close(o.done)
 }
 
-func (o *procOracle) Geometry(ctx context.Context, v reduce.Variant) (map[string]*dump.Dump, map[string]string, error) {
+// request sends one request (its id set here) and waits for its answer.
+func (o *procOracle) request(ctx context.Context, req map[string]any) (answer, error) {
 	ch := make(chan answer, 1)
 	o.mu.Lock()
 	if o.dead != nil {
 		o.mu.Unlock()
-		return nil, nil, o.dead
+		return answer{}, o.dead
 	}
 	o.next++
 	id := "reduce-" + strconv.Itoa(o.next)
 	o.wait[id] = ch
 	o.mu.Unlock()
-	line, err := json.Marshal(struct {
-		ID     string `json:"id"`
-		HTML   string `json:"html"`
-		Script string `json:"script,omitempty"`
-	}{id, v.HTML, v.Script})
+	req["id"] = id
+	line, err := json.Marshal(req)
 	if err != nil {
-		return nil, nil, err
+		return answer{}, err
 	}
 	o.wmu.Lock()
 	_, err = o.in.Write(append(line, '\n'))
 	o.wmu.Unlock()
 	if err != nil {
-		return nil, nil, fmt.Errorf("oracle input: %v", err)
+		return answer{}, fmt.Errorf("oracle input: %v", err)
 	}
 	select {
 	case a := <-ch:
 		if a.Error != "" {
-			return nil, nil, errors.New(a.Error)
+			return a, errors.New(a.Error)
 		}
-		return a.Dumps, a.Errors, nil
+		return a, nil
 	case <-o.done:
-		return nil, nil, errors.New("oracle exited")
+		return answer{}, errors.New("oracle exited")
 	case <-ctx.Done():
-		return nil, nil, ctx.Err()
+		return answer{}, ctx.Err()
+	}
+}
+
+func (o *procOracle) Geometry(ctx context.Context, v reduce.Variant) (map[string]*dump.Dump, map[string]string, error) {
+	req := map[string]any{"html": v.HTML}
+	if v.Script != "" {
+		req["script"] = v.Script
+	}
+	a, err := o.request(ctx, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a.Dumps, a.Errors, nil
+}
+
+// Ready pings until no engine is starting: an engine still starting answers a
+// case with an error once its deadline passes, which is no vote.
+func (o *procOracle) Ready(ctx context.Context) error {
+	for {
+		a, err := o.request(ctx, map[string]any{"op": "ping"})
+		if err != nil {
+			return err
+		}
+		starting := false
+		for _, s := range a.States {
+			starting = starting || s.State == "starting"
+		}
+		if !starting {
+			if len(a.Failed) > 0 {
+				return fmt.Errorf("engines failed to start: %v", a.Failed)
+			}
+			return nil
+		}
+		select {
+		case <-time.After(500 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
