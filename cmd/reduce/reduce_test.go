@@ -66,6 +66,7 @@ func TestReduceEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	defer o.Close()
 	ctx := context.Background()
+	require.NoError(t, o.Ready(ctx))
 	causes := func(v reduce.Variant) []compare.Cause {
 		dumps, errs, err := o.Geometry(ctx, v)
 		require.NoError(t, err)
