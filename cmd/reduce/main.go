@@ -131,26 +131,43 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
-	orc, err := startOracle(bin, oargs, logw)
-	if err != nil {
-		return bad("start the oracle: %v", err)
-	}
 	// The fresh process for the confirming rerun starts now, so its startup
 	// (a minute and more on a loaded machine) overlaps the reduction; it gets no
 	// request before the reduction ends.
-	fresh, freshErr := startOracle(bin, oargs, logw)
-	closed := make(chan struct{})
-	closeFresh := func() {
-		if freshErr == nil {
-			fresh.Close()
-		}
-		<-closed
+	type started struct {
+		o   *procOracle
+		err error
 	}
-	if err := orc.Ready(ctx); err != nil {
-		go func() { orc.Close(); close(closed) }()
+	freshCh := make(chan started, 1)
+	go func() {
+		o, err := readyOracle(ctx, bin, oargs, logw, stderr)
+		freshCh <- started{o, err}
+	}()
+	var fresh *started
+	waitFresh := func() *started {
+		if fresh == nil {
+			f := <-freshCh
+			fresh = &f
+		}
+		return fresh
+	}
+	closeFresh := func() {
+		if f := waitFresh(); f.o != nil {
+			f.o.Close()
+		}
+	}
+	orc, err := readyOracle(ctx, bin, oargs, logw, stderr)
+	if err != nil {
 		closeFresh()
 		fmt.Fprintf(stderr, "reduce: %s: the oracle: %v\n", req.id, err)
 		return exitNotKept
+	}
+	closed := make(chan struct{})
+	closeFresh = func() { // and wait for the first oracle's close too
+		if f := waitFresh(); f.o != nil {
+			f.o.Close()
+		}
+		<-closed
 	}
 	fmt.Fprintf(stderr, "reduce: %s: oracle ready after %.1fs\n", req.id, time.Since(start).Seconds())
 	r := &runner{orc: orc, tol: *tol, keep: k, parallel: *parallel}
@@ -188,14 +205,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	// The confirming rerun, in a fresh oracle process.
 	reproduced := false
-	if freshErr == nil {
-		freshErr = fresh.Ready(ctx)
-	}
-	if freshErr == nil {
-		reproduced = r.keep.holds(outcomesOf(ctx, fresh, best, *tol))
+	if f := waitFresh(); f.err == nil {
+		reproduced = r.keep.holds(outcomesOf(ctx, f.o, best, *tol))
 		r.calls.Add(1)
 	} else {
-		fmt.Fprintf(stderr, "reduce: the confirming oracle did not start: %v\n", freshErr)
+		fmt.Fprintf(stderr, "reduce: the confirming oracle did not start: %v\n", f.err)
 	}
 	sum := summary{ID: req.id, Keep: r.keep.String(), BytesBefore: v.Size(), BytesAfter: best.Size(),
 		OracleCalls: r.calls.Load(), Variants: st.Tests, Unstable: r.unstable.Load(),

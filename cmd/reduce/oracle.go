@@ -180,3 +180,24 @@ func (o *procOracle) Close() error {
 	}
 	return nil
 }
+
+// readyOracle starts an oracle and waits until its engines serve; on a loaded
+// machine an engine can fail its startup self-check, so a failed start is
+// tried once more.
+func readyOracle(ctx context.Context, bin string, args []string, logw, stderr io.Writer) (*procOracle, error) {
+	var err error
+	for try := range 2 {
+		var o *procOracle
+		if o, err = startOracle(bin, args, logw); err != nil {
+			return nil, err
+		}
+		if err = o.Ready(ctx); err == nil {
+			return o, nil
+		}
+		o.Close()
+		if try == 0 && ctx.Err() == nil {
+			fmt.Fprintf(stderr, "reduce: an oracle did not start (%v); starting another\n", err)
+		}
+	}
+	return nil, err
+}
