@@ -15,8 +15,8 @@ import (
 // bench reduces every request of file, one reduce process each (a fresh oracle
 // per case, as a user runs it), and prints a Markdown row per case as it ends,
 // then the medians (make bench-reduce, docs/reduce.md). pass are the flags each
-// case's reduce gets.
-func bench(file string, limit int, pass []string, stdout, stderr io.Writer) int {
+// case's reduce gets; the reduced requests go to results.
+func bench(file string, limit int, pass []string, results io.Writer, stdout, stderr io.Writer) int {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		fmt.Fprintf(stderr, "reduce: %v\n", err)
@@ -45,7 +45,7 @@ func bench(file string, limit int, pass []string, stdout, stderr io.Writer) int 
 		cmd.Stdin = bytes.NewReader(append(l, '\n'))
 		var errb bytes.Buffer
 		cmd.Stderr = &errb
-		cmd.Stdout = io.Discard
+		cmd.Stdout = results
 		_ = cmd.Run() // exit 1 is a result (not reproduced), read from the stats
 		var s summary
 		log := errb.String()

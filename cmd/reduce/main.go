@@ -72,6 +72,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	oracleLog := fs.String("oracle-log", "", "write the oracle's log to `FILE` (default: discarded)")
 	statsJSON := fs.Bool("stats-json", false, "print the statistics on stderr as one JSON line")
 	benchFile := fs.String("bench", "", "benchmark: reduce every request of `FILE` (NDJSON), one reduce process each, and print a table")
+	benchOut := fs.String("bench-out", "", "with --bench, write the reduced requests to `FILE`")
 	benchLimit := fs.Int("bench-limit", 0, "with --bench, only the first N requests (0: all)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -89,7 +90,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		for _, f := range oracleFlags {
 			pass = append(pass, "--oracle-flag="+f)
 		}
-		return bench(*benchFile, *benchLimit, pass, stdout, stderr)
+		results := io.Discard
+		if *benchOut != "" {
+			f, err := os.Create(*benchOut)
+			if err != nil {
+				fmt.Fprintf(stderr, "reduce: %v\n", err)
+				return exitBadInput
+			}
+			defer f.Close()
+			results = f
+		}
+		return bench(*benchFile, *benchLimit, pass, results, stdout, stderr)
 	}
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "reduce: "+format+"\n", a...)
