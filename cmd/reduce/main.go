@@ -201,12 +201,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "reduce: %s: keeping %s\n", req.id, r.keep)
 
 	bar := progress.New(stderr, -1, "reduce", " variants")
+	shown := 0
 	rctx, cancel := context.WithTimeout(ctx, *timeout)
 	best, st, _ := reduce.Reduce(rctx, v, r.test, reduce.Options{
 		Parallel: *parallel,
 		Progress: func(s reduce.Stats) {
 			bar.Describe(fmt.Sprintf("reduce %d -> %d bytes", s.BytesBefore, s.BytesAfter))
-			bar.Add(0)
+			bar.Add(s.Tests - shown)
+			shown = s.Tests
 		},
 	})
 	cancel()
