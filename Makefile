@@ -47,7 +47,11 @@ cross:
 # packages would otherwise share 2 cores and squeeze their deadlines. Every package's
 # tests run under the race detector (measured on 2 cores under a load average of
 # 13: oracle 94 s, trace 42 s, cmd/probe 62 s, cmd/bench 8 s, the pure packages
-# about 60 s with compiling; cmd/oracle 600-700 s with a race-built oracle binary).
+# about 60 s with compiling). cmd/oracle is most of the time: each oracle process
+# costs a launch of three browsers and the self-check, so its tests share three
+# oracles where they only send cases, and the tests with an oracle of their own and
+# no tight timing run two at a time (t.Parallel); docs/testing.md lists what each
+# fresh oracle costs. oracle's TestMain fails the run on leaked goroutines.
 # cmd/oracle's end-to-end tests build the binary itself without -race unless
 # ORACLE_TEST_RACE_BINARY=1: race-built, it cannot serve the 50 MB hostile case
 # within its deadline. One test always runs a race-built oracle (race_test.go). Fuzz targets then run briefly on top of their seeds.

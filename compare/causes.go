@@ -179,6 +179,9 @@ func Attribute(o *Outcomes, ref *dump.Dump) []Cause {
 	for i, n := range o.Nodes {
 		first[i] = len(items)
 		for _, it := range n.Items {
+			if it.Vote == vote.Unstable {
+				continue // not voted: no engine differs on it, so it explains nothing
+			}
 			items = append(items, attrItem{node: i, prop: it.Property, ax: propAxis(it.Property), sig: itemSig(it, o.Engines), by: -1})
 		}
 	}

@@ -49,6 +49,15 @@ func Dumps(want, got *dump.Dump, tol float64) (*Report, error) {
 // An error means the input is refused: a dump fails dump.Validate (e.g. no
 // engine_version), or the dumps' viewports differ.
 func Geometry(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*Report, error) {
+	return GeometryUnstable(oracle, got, tol, nil)
+}
+
+// GeometryUnstable is Geometry with the engines' unstable items (a response's
+// "unstable"): an item unstable in any voting engine is not voted (its vote is
+// vote.Unstable, counted in Votes and the axis's Unstable), names no outlier, and the
+// candidate is not scored on it. An engine unstable in shape or overflow (or "*")
+// makes the case Untrustworthy.
+func GeometryUnstable(oracle map[string]*dump.Dump, got *dump.Dump, tol float64, unstable Unstable) (*Report, error) {
 	if math.IsNaN(tol) || math.IsInf(tol, 0) || tol < 0 {
 		return nil, fmt.Errorf("compare: tolerance %v must be a finite number >= 0", tol)
 	}
@@ -65,6 +74,12 @@ func Geometry(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*Repor
 		return r, nil
 	}
 
+	us := unstable.set()
+	if e := us.wholeIn(slices.Sorted(maps.Keys(oracle))); e != "" {
+		r.ShapeVote = vote.Unstable
+		r.Verdict, r.Reason = Untrustworthy, e+"'s answer is unstable as a whole (its runs differ in shape or overflow)"
+		return r, nil
+	}
 	shape := vote.Vote(oracle, func(a, b *dump.Dump) bool { return dump.Shape(a, b) == nil })
 	r.ShapeVote = shape.Kind
 	if !shape.Trusted() {
@@ -72,6 +87,7 @@ func Geometry(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*Repor
 		return r, nil
 	}
 	c := newComparison(r, oracle, shape.Majority, got, tol)
+	c.unstable = us
 	if shape.Kind == vote.Majority {
 		c.outliers[[2]string{shape.Outlier, "shape"}]++
 	}
@@ -81,23 +97,23 @@ func Geometry(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*Repor
 			r.Verdict, r.Shape = Fail, d
 			r.Reason = fmt.Sprintf("parse divergence: shape differs at node %d", d.Index)
 			c.finishOutliers()
-			return r, attribute(r, oracle, got, tol)
+			return r, attribute(r, oracle, got, tol, unstable)
 		}
 	}
 	c.run()
 	c.finish()
-	return r, attribute(r, oracle, got, tol)
+	return r, attribute(r, oracle, got, tol, unstable)
 }
 
 // attribute fills r.Causes when some item is not unanimous or the candidate
 // failed; it votes the case again node by node (NodeOutcomes), so a case all
 // engines agree on costs nothing more.
-func attribute(r *Report, oracle map[string]*dump.Dump, got *dump.Dump, tol float64) error {
+func attribute(r *Report, oracle map[string]*dump.Dump, got *dump.Dump, tol float64, unstable Unstable) error {
 	if r.Verdict != Fail && r.ShapeVote != vote.Majority &&
 		r.Votes[vote.Majority]+r.Votes[vote.Split]+r.Votes[vote.Disagree] == 0 {
 		return nil
 	}
-	out, err := NodeOutcomes(oracle, got, tol)
+	out, err := NodeOutcomesUnstable(oracle, got, tol, unstable)
 	if err != nil {
 		return err
 	}
@@ -210,6 +226,8 @@ type comparison struct {
 	voters   []*side // sorted by engine name
 	got      *side   // nil: vote the oracle only
 	outliers map[[2]string]int
+	unstable *unstableSet // nil: every item stable
+	engines  []string     // the voters' names, for unstable
 
 	// Scratch maps for the per-item votes, reused across items.
 	nums  map[string]opt
@@ -227,6 +245,7 @@ func newComparison(r *Report, oracle map[string]*dump.Dump, engines []string, go
 	for _, e := range engines {
 		c.voters = append(c.voters, &side{engine: e, d: oracle[e], off: offsets(oracle[e])})
 	}
+	c.engines = engines
 	if got != nil {
 		c.got = &side{engine: "candidate", d: got, off: offsets(got)}
 	}
@@ -254,6 +273,9 @@ func (c *comparison) run() {
 // failed rects.count finding; its fragments are not paired up.
 func (c *comparison) fragments(i int) {
 	count := func(s *side) int { return len(s.d.Nodes[i].Rects) }
+	if c.skipUnstable(i, "rects.count", &c.r.Layout) {
+		return // its fragments cannot be paired up either
+	}
 	for _, s := range c.voters {
 		c.ints[s.engine] = count(s)
 	}
@@ -287,6 +309,9 @@ func (c *comparison) fragments(i int) {
 // num votes one geometry property of node i and scores the candidate against the
 // majority value.
 func (c *comparison) num(i int, prop string, get func(*side) (float64, bool)) {
+	if c.skipUnstable(i, prop, &c.r.Layout) {
+		return
+	}
 	for _, s := range c.voters {
 		v, ok := get(s)
 		c.nums[s.engine] = opt{v, ok}
@@ -322,6 +347,9 @@ func (c *comparison) style(i int) {
 			c.strs[s.engine] = s.d.Nodes[i].Style[p]
 		}
 		prop := "style." + p
+		if c.skipUnstable(i, prop, &c.r.Style) {
+			continue
+		}
 		res := vote.Vote(c.strs, func(a, b string) bool { return styleEqual(a, b, c.tol) })
 		c.tally(res, prop, &c.r.Style)
 		if !res.Trusted() || c.got == nil {
@@ -335,6 +363,19 @@ func (c *comparison) style(i int) {
 				Property: prop, Want: want, Got: got})
 		}
 	}
+}
+
+// skipUnstable counts item (i, prop) as unstable, and reports so, when some voting
+// engine's runs differed on it: it is then neither voted nor scored.
+func (c *comparison) skipUnstable(i int, prop string, axis *Axis) bool {
+	if c.unstable == nil || !c.unstable.any(c.engines, ItemRef{i, prop}.String()) {
+		return false
+	}
+	if c.r.Votes != nil {
+		c.r.Votes[vote.Unstable]++
+	}
+	axis.Unstable++
+	return true
 }
 
 // tally records one vote among the oracle engines.
@@ -359,8 +400,11 @@ func (c *comparison) finish() {
 	switch {
 	case c.got == nil:
 		r.Verdict = NoCandidate
-	case r.Layout.Compared+r.Style.Compared == 0 && r.Layout.Untrusted+r.Style.Untrusted > 0:
+	case r.Layout.Compared+r.Style.Compared == 0 && r.Layout.Untrusted+r.Style.Untrusted+r.Layout.Unstable+r.Style.Unstable > 0:
 		r.Verdict, r.Reason = Untrustworthy, "the oracle engines split on every item"
+		if r.Layout.Unstable+r.Style.Unstable > 0 {
+			r.Reason = "every item was unstable or split"
+		}
 	case r.Layout.Pass && r.Style.Pass:
 		r.Verdict = Pass
 	default:

@@ -24,10 +24,13 @@ const (
 	// NodeFailed: the candidate is outside tolerance (or differs, for style and
 	// fragment counts) on one of its trusted items.
 	NodeFailed NodeStatus = "failed"
+	// NodeUnstable: a voting engine's runs differed on one of its items, which was
+	// therefore not voted (NodeOutcomesUnstable).
+	NodeUnstable NodeStatus = "unstable"
 )
 
 // rank orders statuses from harmless to worst.
-var rank = map[NodeStatus]int{NodeOK: 0, NodeOutvoted: 1, NodeSplit: 2, NodeFailed: 3}
+var rank = map[NodeStatus]int{NodeOK: 0, NodeUnstable: 1, NodeOutvoted: 2, NodeSplit: 3, NodeFailed: 4}
 
 // NodeItem is one voted item of a node that was not a unanimous pass.
 type NodeItem struct {
@@ -66,6 +69,9 @@ type Outcomes struct {
 	// Causes attribute every item listed in Nodes (and a shape divergence) to
 	// root causes (Attribute).
 	Causes []Cause `json:"causes,omitempty"`
+	// UnstableWhole names an engine whose runs differed in shape or overflow: no
+	// item was voted (NodeOutcomesUnstable).
+	UnstableWhole string `json:"unstable_whole,omitempty"`
 
 	shapeAt int // where the shape outlier's tree first differs
 }
@@ -75,6 +81,13 @@ type Outcomes struct {
 // outvoted, split and failed item is instead of only counting it. got may be nil.
 // The error is Geometry's: a dump refused by Validate or a viewport mismatch.
 func NodeOutcomes(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*Outcomes, error) {
+	return NodeOutcomesUnstable(oracle, got, tol, nil)
+}
+
+// NodeOutcomesUnstable is NodeOutcomes with the engines' unstable items, as
+// GeometryUnstable takes them: an item unstable in a voting engine is listed with
+// vote.Unstable and its values, is not scored, and is attributed to no cause.
+func NodeOutcomesUnstable(oracle map[string]*dump.Dump, got *dump.Dump, tol float64, unstable Unstable) (*Outcomes, error) {
 	if math.IsNaN(tol) || math.IsInf(tol, 0) || tol < 0 {
 		return nil, fmt.Errorf("compare: tolerance %v must be a finite number >= 0", tol)
 	}
@@ -83,6 +96,10 @@ func NodeOutcomes(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*O
 	}
 	out := &Outcomes{}
 	if len(oracle) == 0 {
+		return out, nil
+	}
+	us := unstable.set()
+	if out.UnstableWhole = us.wholeIn(slices.Sorted(maps.Keys(oracle))); out.UnstableWhole != "" {
 		return out, nil
 	}
 	shape := vote.Vote(oracle, func(a, b *dump.Dump) bool { return dump.Shape(a, b) == nil })
@@ -113,7 +130,23 @@ func NodeOutcomes(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*O
 	for i := range ref.Nodes {
 		n := &out.Nodes[i]
 		n.Node, n.Tag, n.Status = i, ref.Nodes[i].Tag, NodeOK
+		// isUnstable lists item prop as unstable, with the engines' values, when a
+		// voting engine's runs differed on it.
+		isUnstable := func(prop string, text func(*side) string) bool {
+			if us == nil || !us.any(out.Engines, ItemRef{i, prop}.String()) {
+				return false
+			}
+			it := NodeItem{Property: prop, Vote: vote.Unstable, Values: map[string]string{}}
+			for _, s := range sides {
+				it.Values[s.engine] = text(s)
+			}
+			n.add(it)
+			return true
+		}
 		numItem := func(prop string, get func(*side) (float64, bool)) {
+			if isUnstable(prop, func(s *side) string { v, ok := get(s); return optText(opt{v, ok}) }) {
+				return
+			}
 			clear(nums)
 			for _, s := range sides {
 				v, ok := get(s)
@@ -146,7 +179,10 @@ func NodeOutcomes(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*O
 			}
 			n.add(it)
 		}
-		exact := func(prop string, get func(*side) string) {
+		exact := func(prop string, get func(*side) string) bool {
+			if isUnstable(prop, get) {
+				return false
+			}
 			clear(strs)
 			for _, s := range sides {
 				strs[s.engine] = get(s)
@@ -165,26 +201,26 @@ func NodeOutcomes(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*O
 					it.Failed = !eq(g, it.Want)
 				}
 			}
-			if !kept(it) {
-				return
+			if kept(it) {
+				it.Values = maps.Clone(strs)
+				if res.Trusted() && cand != nil {
+					it.Values["candidate"] = g
+				}
+				n.add(it)
 			}
-			it.Values = maps.Clone(strs)
-			if res.Trusted() && cand != nil {
-				it.Values["candidate"] = g
-			}
-			n.add(it)
+			return true
 		}
 		numItem("bounding.w", func(s *side) (float64, bool) { return s.d.Nodes[i].Bounding.W, true })
 		numItem("bounding.h", func(s *side) (float64, bool) { return s.d.Nodes[i].Bounding.H, true })
 		count := func(s *side) string { return strconv.Itoa(len(s.d.Nodes[i].Rects)) }
-		exact("rects.count", count)
+		voted := exact("rects.count", count)
 		// Fragments are voted up to the majority's count, and the candidate's only
-		// when its count matches, as Geometry does.
+		// when its count matches, as Geometry does; not at all when the count is unstable.
 		counts := map[string]int{}
 		for _, s := range sides {
 			counts[s.engine] = len(s.d.Nodes[i].Rects)
 		}
-		if cv := vote.Vote(counts, func(a, b int) bool { return a == b }); cv.Trusted() {
+		if cv := vote.Vote(counts, func(a, b int) bool { return a == b }); voted && cv.Trusted() {
 			want := counts[cv.Representative()]
 			saved := cand
 			if cand != nil && len(cand.d.Nodes[i].Rects) != want {
@@ -224,6 +260,8 @@ func itemStatus(it NodeItem) NodeStatus {
 		return NodeSplit
 	case it.Vote == vote.Majority:
 		return NodeOutvoted
+	case it.Vote == vote.Unstable:
+		return NodeUnstable
 	}
 	return NodeOK
 }

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 
 	reflection "github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/vote"
@@ -28,6 +29,14 @@ type ReflectionFinding struct {
 // An error means the input is refused: a state without engine_version, or states
 // that observed different probes.
 func Reflection(oracle map[string]*reflection.State, got *reflection.State) (*Report, error) {
+	return ReflectionUnstable(oracle, got, nil)
+}
+
+// ReflectionUnstable is Reflection with the engines' unstable fields (a response's
+// "unstable", "<probe>:<property>"): a field unstable in any engine is not voted
+// (vote.Unstable, counted in Votes and Reflection.Unstable) and not scored; an engine
+// unstable as a whole ("*") makes the case Untrustworthy.
+func ReflectionUnstable(oracle map[string]*reflection.State, got *reflection.State, unstable Unstable) (*Report, error) {
 	r := &Report{Reflection: &Axis{}, Votes: map[vote.Kind]int{}}
 	if len(oracle) == 0 {
 		r.Verdict, r.Reason = Untrustworthy, "no oracle states"
@@ -51,9 +60,23 @@ func Reflection(oracle map[string]*reflection.State, got *reflection.State) (*Re
 			return nil, fmt.Errorf("candidate: %w", err)
 		}
 	}
+	us := unstable.set()
+	if e := us.wholeIn(r.Engines); e != "" {
+		r.Votes = nil
+		r.Verdict, r.Reason = Untrustworthy, e+"'s answer is unstable as a whole"
+		return r, nil
+	}
 	outliers := map[[2]string]int{}
 	for i, o := range ref.Observations {
 		for _, field := range reflection.Fields {
+			property := o.Property(field)
+			if us.any(r.Engines, strconv.Itoa(i)+":"+property) {
+				if len(oracle) > 1 {
+					r.Votes[vote.Unstable]++
+				}
+				r.Reflection.Unstable++
+				continue
+			}
 			values := map[string]string{}
 			for name, s := range oracle {
 				values[name] = s.Observations[i].FieldJSON(field)
@@ -62,7 +85,6 @@ func Reflection(oracle map[string]*reflection.State, got *reflection.State) (*Re
 			if len(values) > 1 {
 				r.Votes[res.Kind]++
 			}
-			property := o.Property(field)
 			if res.Kind == vote.Majority {
 				outliers[[2]string{res.Outlier, property}]++
 			}
@@ -100,6 +122,8 @@ func Reflection(oracle map[string]*reflection.State, got *reflection.State) (*Re
 		r.Verdict = NoCandidate
 	case r.Reflection.Compared == 0 && r.Reflection.Untrusted > 0:
 		r.Verdict, r.Reason = Untrustworthy, "the oracle engines split on every observation"
+	case r.Reflection.Compared == 0 && r.Reflection.Unstable > 0:
+		r.Verdict, r.Reason = Untrustworthy, "every observation was unstable or split"
 	case r.Reflection.Failed > 0:
 		r.Verdict = Fail
 	default:

@@ -52,8 +52,11 @@ type Axis struct {
 	Failed   int `json:"failed"`
 	// Untrusted counts items the oracle engines split on (or, with two engines,
 	// disagreed on). They are excluded from Compared and Failed.
-	Untrusted int  `json:"untrusted"`
-	Pass      bool `json:"pass"`
+	Untrusted int `json:"untrusted"`
+	// Unstable counts items some voting engine answered differently between runs
+	// (GeometryUnstable): neither voted nor scored, and not in Untrusted.
+	Unstable int  `json:"unstable,omitempty"`
+	Pass     bool `json:"pass"`
 }
 
 // Outlier counts how often one engine was outvoted on one property across a case.

@@ -73,11 +73,12 @@ func (r TraceVote) Outliers() map[string][]int {
 	return out
 }
 
-// Splits lists the record positions where no majority formed (Split or Disagree).
+// Splits lists the record positions where no majority formed (Split or Disagree;
+// not Unstable, which was not voted).
 func (r TraceVote) Splits() []int {
 	var out []int
 	for _, rv := range r.Records {
-		if !rv.Trusted() {
+		if !rv.Trusted() && rv.Kind != vote.Unstable {
 			out = append(out, rv.Seq)
 		}
 	}

@@ -6,20 +6,19 @@ package dump
 
 import (
 	"bytes"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
+
+	"github.com/layout-oracle/oracle/inpage"
 )
 
 // WalkJS is the in-page walk, a JavaScript function expression taking the style
 // property list; the oracle runs the case's script before it (oracle.WithCaseScript).
 // Every engine evaluates exactly this text, so a difference between two dumps is the
-// engines', never the harness's.
-//
-//go:embed walk.js
-var WalkJS string
+// engines', never the harness's. Its text is inpage/dump/walk.js.
+var WalkJS = inpage.DumpWalk
 
 // StyleProperties is the spec's fixed, ordered style subset.
 var StyleProperties = []string{

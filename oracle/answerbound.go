@@ -18,8 +18,8 @@ const (
 	// MaxErrorBytes bounds one error message as the line carries it (its JSON
 	// string, quotes included). A longer one is cut, and says so.
 	MaxErrorBytes = 16 << 10
-	// MaxIDBytes bounds a request's id as sent; the line echoes it, escaped.
-	MaxIDBytes = 1024
+	// maxIDBytes bounds a request's id as sent; the line echoes it, escaped.
+	maxIDBytes = 1024
 	// answerEnvelope bounds what one engine's answer holds besides what the walk
 	// counted: engine, build, profile, origin, viewport, a screenshot file's path.
 	answerEnvelope = 8 << 10
@@ -29,15 +29,15 @@ const (
 	// maxNumber is the longest float64 encoding/json writes: "-0.0000012345678901234567".
 	maxNumber = 25
 	// Per allowed element, the walk's budgets of style text and of tag names
-	// (dump/walk.js), counted as JSON strings, quotes included.
+	// (inpage/dump/walk.js), counted as JSON strings, quotes included.
 	styleBytesPerNode = 512
 	tagBytesPerNode   = 64
 )
 
-// GeometryAnswerMax bounds one engine's dump with --dump-max-nodes=maxNodes, a
+// geometryAnswerMax bounds one engine's dump with --dump-max-nodes=maxNodes, a
 // screenshot included: per allowed element its fixed fields and 4 boxes, plus the
 // walk's budgets of style text and tag names.
-func GeometryAnswerMax(maxNodes int) int {
+func geometryAnswerMax(maxNodes int) int {
 	digits := len(strconv.Itoa(maxNodes))
 	rect := len(`{"x":,"y":,"w":,"h":}`) + 4*maxNumber
 	node := len(`{"index":,"parent":,"tag":,"depth":,"bounding":,"rects":[],"style":{}},`) + 3*digits + rect
@@ -47,20 +47,20 @@ func GeometryAnswerMax(maxNodes int) int {
 	return answerEnvelope + 4*maxScreenshot/3 + maxNodes*(node+4*(rect+1)+styleBytesPerNode+tagBytesPerNode)
 }
 
-// ReflectAnswerMax bounds one engine's reflection state.
-func ReflectAnswerMax() int { return answerEnvelope + reflection.MaxStateBytes }
+// reflectAnswerMax bounds one engine's reflection state.
+func reflectAnswerMax() int { return answerEnvelope + reflection.MaxStateBytes }
 
-// TraceAnswerMax bounds one engine's trace with --trace-max-bytes=maxBytes: the
+// traceAnswerMax bounds one engine's trace with --trace-max-bytes=maxBytes: the
 // recorder counts its records as the line carries them.
-func TraceAnswerMax(maxBytes int) int { return answerEnvelope + maxBytes }
+func traceAnswerMax(maxBytes int) int { return answerEnvelope + maxBytes }
 
 // MaxAnswerLine is the longest line the oracle writes for any request, with
 // --dump-max-nodes=maxNodes and --trace-max-bytes=traceMaxBytes: the id, and for each
 // of the three engines its answer or its error, whichever kind of request.
 func MaxAnswerLine(maxNodes, traceMaxBytes int) int {
-	answer := max(GeometryAnswerMax(maxNodes), ReflectAnswerMax(), TraceAnswerMax(traceMaxBytes), MaxErrorBytes)
+	answer := max(geometryAnswerMax(maxNodes), reflectAnswerMax(), traceAnswerMax(traceMaxBytes), MaxErrorBytes)
 	perEngine := len(`"chromium":,`) + answer + len(`"chromium",`) // an answer, and its name in "stored"
-	return len(`{"id":,"dumps":{},"errors":{},"stored":[]}`+"\n") + 6*MaxIDBytes + 3*perEngine
+	return len(`{"id":,"dumps":{},"errors":{},"stored":[]}`+"\n") + 6*maxIDBytes + 3*perEngine
 }
 
 // answerLimits are one oracle's per-engine answer bounds, by kind name.

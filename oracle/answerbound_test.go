@@ -39,7 +39,7 @@ func TestMaxNumberIsTheLongestFloat(t *testing.T) {
 
 // The worst dump the walk can hand back at --dump-max-nodes=n (n elements, 4 boxes
 // each, the style and tag budgets filled with '<', the longest numbers, a screenshot
-// at its bound) encodes within GeometryAnswerMax(n).
+// at its bound) encodes within geometryAnswerMax(n).
 func TestGeometryAnswerMaxBoundsTheWorstDump(t *testing.T) {
 	for _, n := range []int{1, 9, 10, 1000} {
 		f := -0.0000012345678901234567
@@ -62,8 +62,8 @@ func TestGeometryAnswerMaxBoundsTheWorstDump(t *testing.T) {
 		}
 		b, err := json.Marshal(d)
 		require.NoError(t, err)
-		assert.LessOrEqual(t, len(b), GeometryAnswerMax(n), "n=%d", n)
-		t.Logf("n=%d: worst dump %d bytes, bound %d", n, len(b), GeometryAnswerMax(n))
+		assert.LessOrEqual(t, len(b), geometryAnswerMax(n), "n=%d", n)
+		t.Logf("n=%d: worst dump %d bytes, bound %d", n, len(b), geometryAnswerMax(n))
 	}
 }
 

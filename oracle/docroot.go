@@ -2,7 +2,6 @@ package oracle
 
 import (
 	"bytes"
-	_ "embed"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/layout-oracle/oracle/inpage"
 	"github.com/layout-oracle/oracle/trace"
 )
 
@@ -96,12 +96,12 @@ func isXMLType(contentType string) bool {
 // errBadPath is a request path the docroot refuses outright.
 var errBadPath = errors.New("path refused")
 
-// CleanDocPath checks a docroot path as a client (a "url" request) or a browser
+// cleanDocPath checks a docroot path as a client (a "url" request) or a browser
 // (a subresource) spells it, escaped or not, and returns it relative to the root
 // ("css/CSS2/a.xht"). Refused: anything not absolute, any "." or ".." segment, an
 // escaped "/", "\", "." or NUL, a backslash, a NUL, and an empty segment. Refusing
 // rather than cleaning means no spelling of an escape reaches the file system.
-func CleanDocPath(escaped string) (string, error) {
+func cleanDocPath(escaped string) (string, error) {
 	if !strings.HasPrefix(escaped, "/") {
 		return "", fmt.Errorf("%w: %q is not an absolute path", errBadPath, escaped)
 	}
@@ -180,7 +180,7 @@ func (d *docRoot) serveFile(w http.ResponseWriter, r *http.Request, escapedPath 
 		http.Error(w, "read-only", http.StatusMethodNotAllowed)
 		return
 	}
-	rel, err := CleanDocPath(escapedPath)
+	rel, err := cleanDocPath(escapedPath)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -307,7 +307,7 @@ func refuseEscapes(next http.Handler) http.Handler {
 			raw = originForm(raw)
 		}
 		if raw != "/" {
-			if _, err := CleanDocPath(raw); err != nil {
+			if _, err := cleanDocPath(raw); err != nil {
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
 			}
@@ -361,7 +361,7 @@ func (o *origin) serveDocRoot(w http.ResponseWriter, r *http.Request) {
 	d.serveFile(w, r, r.URL.EscapedPath())
 }
 
-// registerDoc serves the docroot document rel (CleanDocPath's result) as a trace page
+// registerDoc serves the docroot document rel (cleanDocPath's result) as a trace page
 // of one engine of a case on host, at /trace/<key>/<rel>, with recorder inlined when
 // not "". The rest of /trace/<key>/ serves the docroot (relative subresources).
 func (o *origin) registerDoc(host, rel, recorder string) (pageURL string, release func()) {
@@ -430,7 +430,7 @@ func (o *origin) serveTraceDoc(w http.ResponseWriter, r *http.Request, key strin
 		return
 	}
 	rest := strings.TrimPrefix(r.URL.EscapedPath(), "/trace/"+key)
-	rel, err := CleanDocPath(rest)
+	rel, err := cleanDocPath(rest)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -505,10 +505,9 @@ func serveTraceInline(w http.ResponseWriter, page tracePage) {
 }
 
 // testharnessReportJS is served at /resources/testharnessreport.js on case origins:
-// the hook WPT leaves for the system running its testharness.js tests.
-//
-//go:embed testharnessreport.js
-var testharnessReportJS string
+// the hook WPT leaves for the system running its testharness.js tests
+// (inpage/docroot/testharnessreport.js).
+var testharnessReportJS = inpage.TestharnessReport
 
 func (o *origin) serveTestharnessReport(w http.ResponseWriter, r *http.Request) {
 	if !o.isCaseHost(r.Host) {

@@ -180,11 +180,11 @@ func TestWithRecorderKeepsTheDoctypeFirst(t *testing.T) {
 }
 
 func TestSplitCaseURL(t *testing.T) {
-	cu, err := SplitCaseURL("/css/CSS2/a%20b.xht?x=1#f")
+	cu, err := splitCaseURL("/css/CSS2/a%20b.xht?x=1#f")
 	require.NoError(t, err)
-	assert.Equal(t, CaseURL{Rel: "css/CSS2/a b.xht", Escape: "/css/CSS2/a%20b.xht", Tail: "?x=1#f"}, cu)
+	assert.Equal(t, caseURL{Rel: "css/CSS2/a b.xht", Escape: "/css/CSS2/a%20b.xht", Tail: "?x=1#f"}, cu)
 	for _, bad := range []string{"css/a.xht", "//host/a.xht", "http://x/a", "/a/../b", "/a/%2e%2e/b", "/", "/a\\b", "/a b"} {
-		_, err := SplitCaseURL(bad)
+		_, err := splitCaseURL(bad)
 		assert.Error(t, err, bad)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sync/atomic"
 
+	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/inert"
@@ -27,9 +28,9 @@ var geometryKind = &kind[*dump.Dump]{
 			}
 			return nil
 		},
-		limit: func(o *Oracle) int { return GeometryAnswerMax(o.dumpMaxNodes) },
+		limit: func(o *Oracle) int { return geometryAnswerMax(o.dumpMaxNodes) },
 	},
-	start: func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (*dump.Dump, error), bool) {
+	start: func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (*dump.Dump, error)) {
 		shot := func(ctx context.Context, e browser.Engine, d *dump.Dump, err error) (*dump.Dump, error) {
 			if err == nil && req.Screenshot {
 				// Before the pool's reset: the page is still the one the walk measured.
@@ -41,9 +42,9 @@ var geometryKind = &kind[*dump.Dump]{
 			return ctx, func(ctx context.Context, e browser.Engine) (*dump.Dump, error) {
 				url, release := doc()
 				defer release()
-				d, err := GeometryAt(ctx, e, url, deref(req.Script), o.dumpMaxNodes)
+				d, err := geometryAt(ctx, e, url, deref(req.Script), o.dumpMaxNodes)
 				return shot(ctx, e, d, err)
-			}, false
+			}
 		}
 		if o.inertReuse && deref(req.Script) == "" {
 			if ok, why := inert.Check(*req.HTML); ok {
@@ -53,16 +54,19 @@ var geometryKind = &kind[*dump.Dump]{
 			}
 		}
 		return ctx, func(ctx context.Context, e browser.Engine) (*dump.Dump, error) {
-			d, err := GeometryLimited(ctx, e, *req.HTML, deref(req.Script), o.dumpMaxNodes)
+			d, err := geometryLimited(ctx, e, *req.HTML, deref(req.Script), o.dumpMaxNodes)
 			return shot(ctx, e, d, err)
-		}, true
+		}
+	},
+	unstable: func(runs []*dump.Dump) ([]string, error) {
+		return compare.UnstableGeometry(runs, dump.DefaultTolerance)
 	},
 }
 
 // Geometry produces one engine's dump of one case. A dump whose viewport is not the
 // spec's is withheld: ground truth measured in the wrong viewport is not ground truth.
 func Geometry(ctx context.Context, e browser.Engine, html, script string) (*dump.Dump, error) {
-	return GeometryLimited(ctx, e, html, script, DefaultDumpMaxNodes)
+	return geometryLimited(ctx, e, html, script, DefaultDumpMaxNodes)
 }
 
 // DefaultDumpMaxNodes is --dump-max-nodes' default: generous for any layout case
@@ -70,10 +74,10 @@ func Geometry(ctx context.Context, e browser.Engine, html, script string) (*dump
 // dump at the limit stays tens of MB in the oracle.
 const DefaultDumpMaxNodes = 100000
 
-// GeometryLimited is Geometry with the walk bounded by maxNodes elements (and 4 boxes
-// and 512 bytes of style text per allowed element, dump/walk.js): past it, the
+// geometryLimited is Geometry with the walk bounded by maxNodes elements (and 4 boxes
+// and 512 bytes of style text per allowed element, inpage/dump/walk.js): past it, the
 // engine's answer is an error naming the bound, and the page never sends the rest.
-func GeometryLimited(ctx context.Context, e browser.Engine, html, script string, maxNodes int) (*dump.Dump, error) {
+func geometryLimited(ctx context.Context, e browser.Engine, html, script string, maxNodes int) (*dump.Dump, error) {
 	if maxNodes <= 0 {
 		maxNodes = DefaultDumpMaxNodes
 	}
@@ -81,9 +85,9 @@ func GeometryLimited(ctx context.Context, e browser.Engine, html, script string,
 	return geometryDump(e, raw, err, maxNodes)
 }
 
-// GeometryAt is GeometryLimited of the document at url (Engine.LoadURL): a docroot
+// geometryAt is geometryLimited of the document at url (Engine.LoadURL): a docroot
 // file or an inline document of another type, served by the oracle's origin.
-func GeometryAt(ctx context.Context, e browser.Engine, url, script string, maxNodes int) (*dump.Dump, error) {
+func geometryAt(ctx context.Context, e browser.Engine, url, script string, maxNodes int) (*dump.Dump, error) {
 	if maxNodes <= 0 {
 		maxNodes = DefaultDumpMaxNodes
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/inpage"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/profiles"
 	"github.com/layout-oracle/oracle/store"
@@ -57,6 +58,12 @@ type Config struct {
 	// FreshAlways gives every case a new document, inert or not (--inert-reuse=off):
 	// the path the inert reuse is gated against (docs/untrusted.md, "Inert cases").
 	FreshAlways bool
+	// Verify measures every case this many times per engine and lists the items the
+	// runs differ on (--verify; a request's "verify" overrides it); 0 or 1: once.
+	Verify int
+	// StoreMinRuns serves from the store only answers resting on at least this many
+	// identical live runs (--store-min-runs; 0 or 1: any stable answer).
+	StoreMinRuns int
 
 	// Endpoints are remote browsers whose pages join their engine's pool
 	// (--connect, --webdriver; remote.go, docs/remote.md).
@@ -179,11 +186,14 @@ func Start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 	return o.serveOne(true)
 }
 
+// ErrNoEngine is Launch's error when no engine came up.
+var ErrNoEngine = errors.New("no engine launched")
+
 // serveOne returns o when an engine serves (after the sandbox check, when required),
 // else closes it with an error.
 func (o *Oracle) serveOne(requireSandbox bool) (*Oracle, error) {
 	if len(o.Serving()) == 0 {
-		return nil, errors.Join(errors.New("no engine launched"), o.Close())
+		return nil, errors.Join(ErrNoEngine, o.Close())
 	}
 	if requireSandbox {
 		if err := o.checkSandboxes(true); err != nil {
@@ -242,6 +252,8 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 	o.store = cfg.Store
 	o.dumpMaxNodes = cfg.DumpMaxNodes
 	o.inertReuse = !cfg.FreshAlways
+	o.verify = cfg.Verify
+	o.storeMinRuns = cfg.StoreMinRuns
 	if o.dumpMaxNodes <= 0 {
 		o.dumpMaxNodes = DefaultDumpMaxNodes
 	}
@@ -721,7 +733,7 @@ func launchEngine(ctx context.Context, name string, cfg Config, log zerolog.Logg
 func verifyViewport(ctx context.Context, e browser.Engine) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	raw, err := e.Load(ctx, "", "(function(){ return [innerWidth, innerHeight]; })")
+	raw, err := e.Load(ctx, "", inpage.ViewportCheck)
 	if err != nil {
 		return fmt.Errorf("viewport check: %w", err)
 	}

@@ -3,6 +3,7 @@ package oracle
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -10,6 +11,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// No engine serving is ErrNoEngine, which cmd/oracle finds with errors.Is (it read
+// the message before). A unit test: an Oracle with no engine, none launched.
+func TestNoEngineIsErrNoEngine(t *testing.T) {
+	o, err := (&Oracle{}).serveOne(false)
+	assert.Nil(t, o)
+	assert.True(t, errors.Is(err, ErrNoEngine), "got %v", err)
+	assert.Equal(t, "no engine launched", err.Error(), "the text the user sees is unchanged")
+}
 
 // A unit test of the flag parsing alone; the real engines' page counts are tested
 // through the binary (cmd/oracle startup_test.go).

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 
+	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	reflection "github.com/layout-oracle/oracle/reflect"
@@ -55,10 +57,9 @@ type kindInfo struct {
 // kind is a case kind whose engines each answer a T.
 type kind[T any] struct {
 	kindInfo
-	// start prepares one request: the context the engines run in, what each engine
-	// runs, and whether the answers may be stored (a served document's may not:
-	// its answer depends on files the key does not cover, docs/store.md).
-	start func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (T, error), bool)
+	// start prepares one run of a request: the context the engines run in and what
+	// each engine runs.
+	start func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (T, error))
 	// storable, when not nil, refuses to store some answers (a trace that timed out).
 	storable func(T) bool
 	// together, when not nil, serves stored answers only as a whole (stored.go).
@@ -66,23 +67,95 @@ type kind[T any] struct {
 	// fault, when not nil, names what the self-check finds wrong with an engine's
 	// answer ("" when nothing).
 	fault func(c SelfCheck, engine string, v T) string
+	// unstable names the items that differ between runs of one engine (--verify),
+	// by the vote's own rules (package compare).
+	unstable func(runs []T) ([]string, error)
 }
 
 func (k *kind[T]) info() *kindInfo { return &k.kindInfo }
 
+// answer measures the request live (measure), with the store in front unless its
+// document is served: a served document's answer depends on files the store's key
+// does not cover (docs/store.md).
 func (k *kind[T]) answer(ctx context.Context, o *Oracle, req *Request) any {
-	ctx, do, store := k.start(ctx, o, req)
-	resp := Response[T]{ID: req.ID}
-	if !store {
-		resp.Answers, resp.Errors = fanOut(ctx, o, req.Engines, do)
+	runs := o.verifyRuns(req)
+	if req.URL != nil || isXMLInline(req) {
+		resp := Response[T]{ID: req.ID}
+		resp.Answers, resp.Errors, resp.Unstable = k.measure(ctx, o, req, req.Engines, runs)
 		return resp
 	}
-	storable := k.storable
-	if storable == nil {
-		storable = func(T) bool { return true }
+	return storedFanOut(ctx, o, req, k, runs)
+}
+
+// measure answers the request live in the named engines (none: every engine that
+// serves), runs times in each: each run a case of its own (a fresh start on any free
+// page, as every case gets), all runs at once. With more than one run it lists, per engine, the items
+// its runs differ on (docs/protocol.md, "Verification"); the answers are the first
+// run's. An engine that answered some runs and failed others is unstable on every
+// item ("*").
+func (k *kind[T]) measure(ctx context.Context, o *Oracle, req *Request, names []string, runs int) (answers map[string]T, errs map[string]string, unstable map[string][]string) {
+	if runs <= 1 {
+		rctx, do := k.start(ctx, o, req)
+		answers, errs = fanOut(rctx, o, names, do)
+		return answers, errs, nil
 	}
-	resp.Answers, resp.Errors, resp.Stored, resp.raw = storedFanOut(ctx, o, req, do, storable, k.together)
-	return resp
+	// The runs go out at once, each to whichever page is free: a verified case costs
+	// its engines runs cases, not runs times its latency.
+	type run struct {
+		answers map[string]T
+		errs    map[string]string
+	}
+	done := make([]run, runs)
+	var wg sync.WaitGroup
+	for i := range done {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rctx, do := k.start(ctx, o, req)
+			done[i].answers, done[i].errs = fanOut(rctx, o, names, do)
+		}()
+	}
+	wg.Wait()
+	answers, errs = done[0].answers, done[0].errs
+	all := map[string][]T{}
+	failed := map[string]int{} // runs that ended in an error, per engine
+	for _, r := range done {
+		for n, v := range r.answers {
+			all[n] = append(all[n], v)
+		}
+		for n := range r.errs {
+			failed[n]++
+		}
+	}
+	for n := range errs {
+		if ok := len(all[n]); ok > 0 {
+			errs[n] += fmt.Sprintf(" (unstable: %d of %d runs answered)", ok, runs)
+		}
+	}
+	for n := range answers {
+		items, err := k.unstable(all[n])
+		if failed[n] > 0 || err != nil {
+			items = []string{compare.AllItems}
+		}
+		if len(items) == 0 {
+			continue
+		}
+		if unstable == nil {
+			unstable = map[string][]string{}
+		}
+		unstable[n] = items
+		o.log.Info().RawJSON("id", req.ID).Str("engine", n).Strs("items", items).Int("runs", runs).Msg("unstable answer")
+	}
+	return answers, errs, unstable
+}
+
+// verifyRuns is how many times the request is measured per engine: its "verify",
+// else --verify.
+func (o *Oracle) verifyRuns(req *Request) int {
+	if req.Verify != nil {
+		return *req.Verify
+	}
+	return max(o.verify, 1)
 }
 
 func (k *kind[T]) failures(c SelfCheck, resp any, names []string) map[string]string {
@@ -149,6 +222,9 @@ type Response[T any] struct {
 	ID      json.RawMessage
 	Answers map[string]T
 	Errors  map[string]string
+	// Unstable (additive) lists, per engine, the items its runs of a verified case
+	// (--verify, "verify") differed on (compare's item names); absent when none did.
+	Unstable map[string][]string
 	// Stored (additive) names the engines answered from the store (--store), in
 	// launch order; absent when every answer is live.
 	Stored []string
@@ -186,8 +262,8 @@ func isNil[T any](v T) bool {
 // engineErrors is every engine's error (progress counts answers that have some).
 func (r Response[T]) engineErrors() map[string]string { return r.Errors }
 
-// MarshalJSON writes {"id","<field>","errors","stored"} as encoding/json writes a
-// struct with those fields (errors and stored omitted when empty), with the stored
+// MarshalJSON writes {"id","<field>","errors","unstable","stored"} as encoding/json
+// writes a struct with those fields (the last three omitted when empty), with the stored
 // answers in raw put in place as the JSON text they were stored as.
 func (r Response[T]) MarshalJSON() ([]byte, error) {
 	var answers any = r.Answers
@@ -221,6 +297,11 @@ func (r Response[T]) MarshalJSON() ([]byte, error) {
 	}
 	if len(r.Errors) > 0 {
 		if err := write("errors", r.Errors); err != nil {
+			return nil, err
+		}
+	}
+	if len(r.Unstable) > 0 {
+		if err := write("unstable", r.Unstable); err != nil {
 			return nil, err
 		}
 	}

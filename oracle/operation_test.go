@@ -35,7 +35,7 @@ var titleKind = &kind[*titleAnswer]{
 		},
 		limit: func(*Oracle) int { return 1 << 10 },
 	},
-	start: func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (*titleAnswer, error), bool) {
+	start: func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (*titleAnswer, error)) {
 		return ctx, func(ctx context.Context, e browser.Engine) (*titleAnswer, error) {
 			raw, err := runCase(ctx, e, *req.HTML, deref(req.Script), `function () { return document.title; }`)
 			if err != nil {
@@ -46,7 +46,7 @@ var titleKind = &kind[*titleAnswer]{
 				return nil, err
 			}
 			return &titleAnswer{Engine: e.Name(), Title: title}, nil
-		}, true
+		}
 	},
 }
 

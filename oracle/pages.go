@@ -11,11 +11,11 @@ import (
 )
 
 // DefaultEnginePages are the page counts an oracle starts with when --pages is not
-// given (and a Config names neither Pages nor EnginePages): EnginePagesFor the CPUs
+// given (and a Config names neither Pages nor EnginePages): enginePagesFor the CPUs
 // this process may run on (runtime.NumCPU follows its affinity, so `taskset -c 0`
 // gives the one-core counts). Engines --pages=engine=count leaves out keep
 // DefaultPages.
-var DefaultEnginePages = EnginePagesFor(runtime.NumCPU())
+var DefaultEnginePages = enginePagesFor(runtime.NumCPU())
 
 // pagesPerCPU is each engine's pages per CPU. Firefox gets half a page more than
 // the others: its case costs the most (a new document makes Playwright evaluate its
@@ -29,8 +29,8 @@ var pagesPerCPU = map[string]float64{browser.Chromium: 1, browser.Firefox: 1.5, 
 // is a browser, and past the cores a page only waits.
 const maxDefaultPages = 16
 
-// EnginePagesFor is the default page count of every engine on a machine of cpus CPUs.
-func EnginePagesFor(cpus int) map[string]int {
+// enginePagesFor is the default page count of every engine on a machine of cpus CPUs.
+func enginePagesFor(cpus int) map[string]int {
 	out := map[string]int{}
 	for name, per := range pagesPerCPU {
 		out[name] = min(maxDefaultPages, max(1, int(math.Ceil(per*float64(max(cpus, 1))))))

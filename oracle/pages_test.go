@@ -12,11 +12,11 @@ import (
 // back to DefaultEnginePages, a Config that chose nothing gets them, and any choice
 // (one number, or a list) replaces them.
 func TestEnginePagesFollowTheCPUs(t *testing.T) {
-	assert.Equal(t, map[string]int{browser.Chromium: 1, browser.Firefox: 2, browser.WebKit: 1}, EnginePagesFor(1))
-	assert.Equal(t, map[string]int{browser.Chromium: 2, browser.Firefox: 3, browser.WebKit: 2}, EnginePagesFor(2), "the 2-core counts measured")
-	assert.Equal(t, map[string]int{browser.Chromium: 4, browser.Firefox: 6, browser.WebKit: 4}, EnginePagesFor(4))
-	assert.Equal(t, map[string]int{browser.Chromium: 16, browser.Firefox: 16, browser.WebKit: 16}, EnginePagesFor(64))
-	assert.Equal(t, EnginePagesFor(1), EnginePagesFor(0))
+	assert.Equal(t, map[string]int{browser.Chromium: 1, browser.Firefox: 2, browser.WebKit: 1}, enginePagesFor(1))
+	assert.Equal(t, map[string]int{browser.Chromium: 2, browser.Firefox: 3, browser.WebKit: 2}, enginePagesFor(2), "the 2-core counts measured")
+	assert.Equal(t, map[string]int{browser.Chromium: 4, browser.Firefox: 6, browser.WebKit: 4}, enginePagesFor(4))
+	assert.Equal(t, map[string]int{browser.Chromium: 16, browser.Firefox: 16, browser.WebKit: 16}, enginePagesFor(64))
+	assert.Equal(t, enginePagesFor(1), enginePagesFor(0))
 }
 
 func TestDefaultEnginePages(t *testing.T) {

@@ -14,9 +14,12 @@ import (
 // pool is one engine's pages: each an Engine serving one call at a time. A request
 // takes a free page, uses it, and gives it back after a reset to a fresh about:blank.
 type pool struct {
-	name  string
-	pages []browser.Engine
-	free  chan browser.Engine
+	name string
+	// pages grows when a slow remote endpoint joins a serving pool (remote.go, add);
+	// pagesMu guards it, and free has room for every page the engine may have.
+	pagesMu sync.Mutex
+	pages   []browser.Engine
+	free    chan browser.Engine
 
 	// dropped counts pages taken out of service for good (a remote endpoint whose
 	// build changed, remote.go); gone closes when every page is.
@@ -86,11 +89,39 @@ func withInert(ctx context.Context) context.Context { return context.WithValue(c
 func isInert(ctx context.Context) bool { return ctx.Value(inertKey{}) != nil }
 
 func newPool(name string, pages []browser.Engine) *pool {
-	p := &pool{name: name, pages: pages, free: make(chan browser.Engine, len(pages)), gone: make(chan struct{})}
+	return newPoolFor(name, pages, len(pages))
+}
+
+// newPoolFor is a pool with room for up to capacity pages, pages among them.
+func newPoolFor(name string, pages []browser.Engine, capacity int) *pool {
+	p := &pool{name: name, pages: pages, free: make(chan browser.Engine, max(capacity, len(pages))), gone: make(chan struct{})}
 	for _, e := range pages {
 		p.free <- e
 	}
 	return p
+}
+
+// add puts more pages into a serving pool (an endpoint that came up after the pool
+// began to serve); it refuses those past the pool's room, which it returns.
+func (p *pool) add(pages []browser.Engine) (refused []browser.Engine) {
+	p.pagesMu.Lock()
+	defer p.pagesMu.Unlock()
+	for _, e := range pages {
+		if len(p.pages) >= cap(p.free) {
+			refused = append(refused, e)
+			continue
+		}
+		p.pages = append(p.pages, e)
+		p.free <- e // room: cap(free) bounds len(pages)
+	}
+	return refused
+}
+
+// all is the pool's pages now.
+func (p *pool) all() []browser.Engine {
+	p.pagesMu.Lock()
+	defer p.pagesMu.Unlock()
+	return append([]browser.Engine(nil), p.pages...)
 }
 
 // drop takes e out of the pool for good and closes it.
@@ -101,7 +132,7 @@ func (p *pool) drop(e browser.Engine) {
 	}
 	if !p.dropped[e] {
 		p.dropped[e] = true
-		if len(p.dropped) == len(p.pages) {
+		if len(p.dropped) == len(p.all()) {
 			close(p.gone)
 		}
 	}
@@ -115,7 +146,7 @@ func (p *pool) drop(e browser.Engine) {
 func (p *pool) drain(d time.Duration) []browser.Engine {
 	var back []browser.Engine
 	wait := time.After(d)
-	for range p.pages {
+	for range p.all() {
 		select {
 		case e := <-p.free:
 			back = append(back, e)
@@ -130,11 +161,11 @@ func (p *pool) drain(d time.Duration) []browser.Engine {
 
 // version is the same for every page of a pool (Launch checks); the route may differ
 // between local pages and remote endpoints' (remote.go): route names each once.
-func (p *pool) version() string { return p.pages[0].Version() }
+func (p *pool) version() string { return p.all()[0].Version() }
 func (p *pool) route() string {
 	var routes []string
 	seen := map[string]bool{}
-	for _, e := range p.pages {
+	for _, e := range p.all() {
 		if r := e.Route(); !seen[r] {
 			seen[r] = true
 			routes = append(routes, r)
@@ -155,13 +186,13 @@ type PoolHealth struct {
 }
 
 // health is the worst page state and the sum of restarts.
-func (p *pool) health() PoolHealth { return newPoolHealth(p.pages) }
+func (p *pool) health() PoolHealth { return newPoolHealth(p.all()) }
 
 // newPoolHealth is the worst state of pages and the sum of their restarts. A page
 // out of service counts as failed.
 func newPoolHealth(pages []browser.Engine) PoolHealth {
 	h := PoolHealth{State: browser.StateReady, Pages: len(pages)}
-	rank := map[string]int{browser.StateReady: 0, browser.StateRestarting: 1, browser.StateFailed: 2, StateOutOfService: 2}
+	rank := map[string]int{browser.StateReady: 0, browser.StateRestarting: 1, browser.StateFailed: 2, stateOutOfService: 2}
 	for _, e := range pages {
 		ph := e.Health()
 		h.Restarts += ph.Restarts
@@ -197,7 +228,7 @@ func (p *pool) scanSandbox() (st browser.SandboxState, ok bool) {
 		p.sbState, p.sbOK = st, ok
 		p.sbMu.Unlock()
 	}()
-	for _, e := range p.pages {
+	for _, e := range p.all() {
 		r, is := e.(browser.SandboxReporter)
 		if !is {
 			continue

@@ -196,3 +196,48 @@ func TestPingDoesNotWaitForASandboxScan(t *testing.T) {
 	}
 	assert.Equal(t, off, pingNow().Sandbox[e.name], "a later ping shows the next scan's state")
 }
+
+// A page added to a serving pool (a slow endpoint joining, remote.go) serves beside
+// the first, health counts it, and the pool refuses pages past its room. Run under
+// -race: ping's health reads the pages while add grows them.
+func TestAPoolServesThePagesAddedToIt(t *testing.T) {
+	first, joined := &fakeEngine{name: browser.Chromium}, &fakeEngine{name: browser.Chromium}
+	p := newPoolFor(browser.Chromium, []browser.Engine{first}, 2)
+	o := &Oracle{engines: map[string]*pool{browser.Chromium: p}, order: []string{browser.Chromium},
+		profile: "default", deadline: time.Second, inflight: 2, log: fakeOracle().log}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 100; i++ {
+			p.health()
+		}
+	}()
+	assert.Empty(t, p.add([]browser.Engine{joined}))
+	<-done
+	assert.Equal(t, 2, p.health().Pages)
+	assert.Len(t, p.add([]browser.Engine{&fakeEngine{name: browser.Chromium}}), 1, "past the pool's room")
+
+	// Two cases at once, each holding its page until both have one: both pages serve.
+	var mu sync.Mutex
+	used := map[browser.Engine]bool{}
+	var both sync.WaitGroup
+	both.Add(2)
+	var wg sync.WaitGroup
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fanOut(context.Background(), o, []string{browser.Chromium}, func(ctx context.Context, e browser.Engine) (int, error) {
+				mu.Lock()
+				used[e] = true
+				mu.Unlock()
+				both.Done()
+				both.Wait()
+				return 0, nil
+			})
+		}()
+	}
+	wg.Wait()
+	assert.True(t, used[first] && used[joined], "both pages served")
+	require.NoError(t, o.Close())
+}

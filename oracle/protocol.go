@@ -41,7 +41,14 @@ type Request struct {
 	// (default, written like any html case), application/xhtml+xml or image/svg+xml
 	// (served from the case's origin and parsed as XML).
 	ContentType *string `json:"content_type"`
+	// Verify (additive) measures the case this many times per engine and lists the
+	// items the runs differ on (docs/protocol.md, "Verification"); it overrides
+	// --verify. 1 to MaxVerify.
+	Verify *int `json:"verify"`
 }
+
+// MaxVerify bounds "verify" and --verify: a case costs that many cases.
+const MaxVerify = 10
 
 // nullID is the id of an error response to a line whose id could not be read.
 var nullID = json.RawMessage("null")
@@ -128,9 +135,9 @@ func ParseRequest(line []byte) (*Request, json.RawMessage, error) {
 	if !validID(id) {
 		return nil, nullID, errors.New(`"id" must be a string or a number`)
 	}
-	if len(id) > MaxIDBytes {
+	if len(id) > maxIDBytes {
 		// The line echoes it (escaped, up to 6 bytes a byte): docs/untrusted.md.
-		return nil, nullID, fmt.Errorf(`"id" is %d bytes long, over the %d an id may have`, len(id), MaxIDBytes)
+		return nil, nullID, fmt.Errorf(`"id" is %d bytes long, over the %d an id may have`, len(id), maxIDBytes)
 	}
 	if !utf8.Valid(id) {
 		// Echoed byte for byte it would make the response invalid JSON for strict
@@ -160,7 +167,7 @@ func (e *keyError) Error() string { return e.msg }
 
 // Field names are matched exactly: encoding/json matches them case-insensitively.
 var (
-	requestFields = []string{"id", "op", "html", "script", "engines", "probes", "url", "content_type", "screenshot"}
+	requestFields = []string{"id", "op", "html", "script", "engines", "probes", "url", "content_type", "screenshot", "verify"}
 	probeFields   = []string{"selector", "attr", "idl"}
 )
 
@@ -248,7 +255,7 @@ func fieldError(err error) error {
 // fieldKinds describes each request field's JSON type for error messages; the
 // decoder's own wording names Go types, and for an array names its element's.
 var fieldKinds = map[string]string{
-	"op": "a string", "html": "a string", "script": "a string", "url": "a string", "content_type": "a string", "screenshot": "a boolean",
+	"op": "a string", "html": "a string", "script": "a string", "url": "a string", "content_type": "a string", "screenshot": "a boolean", "verify": "an integer",
 	"engines":         "an array of strings",
 	"probes":          `an array of {"selector","attr","idl"} objects`,
 	"probes.selector": "a string", "probes.attr": "a string", "probes.idl": "a string",
@@ -270,6 +277,12 @@ func (r *Request) validate() error {
 	}
 	if r.Screenshot && (k == nil || !k.info().screenshot) {
 		return fmt.Errorf(`"screenshot" is for geometry requests only, not op %q`, r.Op)
+	}
+	if r.Verify != nil && (k == nil || *r.Verify < 1 || *r.Verify > MaxVerify) {
+		if k == nil {
+			return fmt.Errorf(`"verify" is for case requests, not op %q`, r.Op)
+		}
+		return fmt.Errorf(`"verify" must be from 1 to %d, not %d`, MaxVerify, *r.Verify)
 	}
 	for _, e := range r.Engines {
 		if !isKnownEngine(e) {
@@ -304,7 +317,7 @@ func (r *Request) validateDocument() error {
 		return errors.New(`give either "html" or "url", not both`)
 	}
 	if r.URL != nil {
-		if _, err := SplitCaseURL(*r.URL); err != nil {
+		if _, err := splitCaseURL(*r.URL); err != nil {
 			return fmt.Errorf(`"url": %v`, err)
 		}
 	}
@@ -323,19 +336,19 @@ func (r *Request) validateDocument() error {
 	return nil
 }
 
-// CaseURL is a "url" request's document: its path under the docroot and what
+// caseURL is a "url" request's document: its path under the docroot and what
 // follows the path (?query#fragment), kept for the navigation.
-type CaseURL struct {
-	Rel    string // CleanDocPath's result, "css/CSS2/a.xht"
+type caseURL struct {
+	Rel    string // cleanDocPath's result, "css/CSS2/a.xht"
 	Escape string // the path as it goes into the navigation URL, "/css/CSS2/a.xht"
 	Tail   string // "?query#fragment" as given, or ""
 }
 
-// SplitCaseURL checks a "url" field: an absolute path under the docroot, no
-// scheme or host, no "..", no escaped separators (CleanDocPath).
-func SplitCaseURL(u string) (CaseURL, error) {
+// splitCaseURL checks a "url" field: an absolute path under the docroot, no
+// scheme or host, no "..", no escaped separators (cleanDocPath).
+func splitCaseURL(u string) (caseURL, error) {
 	if !strings.HasPrefix(u, "/") || strings.HasPrefix(u, "//") {
-		return CaseURL{}, fmt.Errorf("%q must be a path under --docroot starting with a single '/' (no scheme or host)", u)
+		return caseURL{}, fmt.Errorf("%q must be a path under --docroot starting with a single '/' (no scheme or host)", u)
 	}
 	p, tail := u, ""
 	if i := strings.IndexAny(u, "?#"); i >= 0 {
@@ -343,12 +356,12 @@ func SplitCaseURL(u string) (CaseURL, error) {
 	}
 	for _, r := range u {
 		if r < 0x21 || r == 0x7f {
-			return CaseURL{}, fmt.Errorf("%q holds a space or control character (escape it)", u)
+			return caseURL{}, fmt.Errorf("%q holds a space or control character (escape it)", u)
 		}
 	}
-	rel, err := CleanDocPath(p)
+	rel, err := cleanDocPath(p)
 	if err != nil {
-		return CaseURL{}, err
+		return caseURL{}, err
 	}
-	return CaseURL{Rel: rel, Escape: "/" + escapeDocPath(rel), Tail: tail}, nil
+	return caseURL{Rel: rel, Escape: "/" + escapeDocPath(rel), Tail: tail}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	reflection "github.com/layout-oracle/oracle/reflect"
 )
@@ -27,21 +28,22 @@ var reflectKind = &kind[*reflection.State]{
 			}
 			return nil
 		},
-		limit: func(*Oracle) int { return ReflectAnswerMax() },
+		limit: func(*Oracle) int { return reflectAnswerMax() },
 	},
-	start: func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (*reflection.State, error), bool) {
+	start: func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (*reflection.State, error)) {
 		if doc := o.caseDocument(req); doc != nil {
 			return ctx, func(ctx context.Context, e browser.Engine) (*reflection.State, error) {
 				url, release := doc()
 				defer release()
 				raw, err := runCaseURL(ctx, e, url, deref(req.Script), reflection.WalkJS, req.Probes, reflection.MaxStateBytes)
 				return reflectState(e, raw, err)
-			}, false
+			}
 		}
 		return ctx, func(ctx context.Context, e browser.Engine) (*reflection.State, error) {
 			return Reflect(ctx, e, deref(req.HTML), deref(req.Script), req.Probes)
-		}, true
+		}
 	},
+	unstable: compare.UnstableReflection,
 }
 
 // Reflect produces one engine's reflection dump of one case.

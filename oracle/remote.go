@@ -32,9 +32,9 @@ const (
 	EndpointWebDriver  = "webdriver"  // a W3C WebDriver endpoint: a bare driver or a Grid, one session per page
 )
 
-// StateOutOfService is an endpoint's state once it was taken out of service (ping's
+// stateOutOfService is an endpoint's state once it was taken out of service (ping's
 // "endpoints"); its reason says why.
-const StateOutOfService = "out-of-service"
+const stateOutOfService = "out-of-service"
 
 // Endpoint is one remote browser endpoint.
 type Endpoint struct {
@@ -200,7 +200,7 @@ func (s *endpointState) health() EndpointHealth {
 	s.mu.Unlock()
 	switch {
 	case refused != "":
-		h.State, h.Reason = StateOutOfService, refused
+		h.State, h.Reason = stateOutOfService, refused
 		return h
 	case !started:
 		h.State = browser.StateStarting
@@ -250,7 +250,7 @@ func (p *endpointPage) Health() browser.Health {
 	p.ep.mu.Unlock()
 	if refused != "" {
 		h := p.Engine.Health()
-		h.State, h.Reason = StateOutOfService, refused
+		h.State, h.Reason = stateOutOfService, refused
 		return h
 	}
 	return p.Engine.Health()
@@ -305,7 +305,7 @@ func launchRemote(ctx context.Context, ep Endpoint, cfg Config, log zerolog.Logg
 			return nil, err
 		}
 		opts, proxy := remotePlaywrightOptions(cfg, ep.Engine, s)
-		e, err := pw.ConnectPlaywright(ep.URL, RemoteRoute(cfg.Browsers), proxy, opts, log)
+		e, err := pw.ConnectPlaywright(ep.URL, remoteRoute(cfg.Browsers), proxy, opts, log)
 		if err != nil {
 			return nil, errors.Join(err, pw.Stop())
 		}
@@ -334,11 +334,11 @@ func remotePlaywrightOptions(cfg Config, engine string, s browser.LaunchSettings
 	return opts, proxy
 }
 
-// RemoteRoute is the build a Playwright server is asked to launch under --browsers:
+// remoteRoute is the build a Playwright server is asked to launch under --browsers:
 // the system builds (Debian's Chromium, Firefox ESR over BiDi) unless --browsers
 // says playwright; a server's host cannot be asked which are installed, and an
 // endpoint URL's own launch-options override either (docs/remote.md).
-func RemoteRoute(browsers string) string {
+func remoteRoute(browsers string) string {
 	if browsers == browser.RoutePlaywright {
 		return browser.RoutePlaywright
 	}
@@ -347,166 +347,197 @@ func RemoteRoute(browsers string) string {
 
 // startWithEndpoints is startEngine for an engine with remote endpoints: its local
 // pages (if any) and every endpoint's pages launch at once; each group (the local
-// pages, one endpoint) is checked on its own, so the one that fails is taken out of
-// service alone; the groups left must all run the same build, the local pages' when
-// they serve, else the first serving endpoint's in flag order.
+// pages, one endpoint) is launched and checked on its own, so the one that fails is
+// taken out of service alone. The engine serves as soon as its reference group is
+// up: the local pages when it has any, else the first endpoint to come up; every
+// other group joins the serving pool when it is up, so a slow endpoint holds no other
+// page (issue 26 item 8), and only when it runs the reference's build.
 func (o *Oracle) startWithEndpoints(ctx context.Context, name string, cfg Config, checks []SelfCheck) {
 	log := o.log
 	t0 := time.Now()
 	o.stateMu.RLock()
 	groups := o.endpoints[name]
 	o.stateMu.RUnlock()
-	var wg sync.WaitGroup
-	errs := make([]error, len(groups))
-	for gi, g := range groups {
-		want := cfg.localPages(name)
-		if !g.local {
-			want = cfg.endpointPages(g.ep)
-		}
-		for i := 0; i < want; i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var e browser.Engine
-				var err error
-				if g.local {
-					e, err = launchEngine(ctx, name, cfg, log)
-				} else {
-					if g.ep.Protocol == EndpointWebDriver {
-						g.launchMu.Lock()
-					}
-					e, err = launchRemote(ctx, g.ep, cfg, log)
-					if g.ep.Protocol == EndpointWebDriver {
-						g.launchMu.Unlock()
-					}
-					if err == nil {
-						e = &endpointPage{Engine: e, ep: g}
-					}
-				}
-				if err == nil && !o.addCloser(e.Close) {
-					err = errors.New("the oracle closed while the engine launched")
-				} else if err == nil {
-					if err = verifyViewport(ctx, e); err == nil {
-						err = e.Reset(ctx)
-					}
-					if err != nil {
-						e.Close()
-					}
-				}
-				g.mu.Lock()
-				defer g.mu.Unlock()
-				if err != nil {
-					log.Error().Str("engine", name).Str("endpoint", g.label()).Int("page", i).Err(err).Msg("page failed to launch")
-					if errs[gi] == nil {
-						errs[gi] = err
-					}
-					return
-				}
-				g.pages = append(g.pages, e)
-			}()
-		}
-	}
-	wg.Wait()
-	launched := time.Since(t0)
-
-	// Each group is launched and checked on its own, in parallel.
-	for gi, g := range groups {
-		g.mu.Lock()
-		pages := g.pages
-		g.mu.Unlock()
-		if len(pages) == 0 {
-			g.refuse("no page came up: " + browser.FirstLine(errs[gi]))
-			continue
-		}
-		if err := sameBuild(pages); err != nil {
-			closeAll(pages)
-			g.refuse(err.Error())
-			continue
-		}
-		g.mu.Lock()
-		g.version, g.route = pages[0].Version(), pages[0].Route()
-		g.mu.Unlock()
-		if len(checks) == 0 {
-			continue
-		}
-		wg.Add(1)
+	hasLocal := len(groups) > 0 && groups[0].local
+	arrived := make(chan *endpointState, len(groups))
+	for _, g := range groups {
 		go func() {
-			defer wg.Done()
-			p := newPool(name, pages)
-			if reasons := o.checkEngine(ctx, p, checks); reasons != "" {
-				log.Error().Str("engine", name).Str("endpoint", g.label()).Str("reason", reasons).Msg("self-check failed; endpoint out of service")
-				o.closePool(name, p)
-				g.refuse("failed self-check: " + reasons)
-				return
-			}
-			// The pages move to the engine's pool below: the reset after the last
-			// check must be over first, or the first request meets a page in the
-			// middle of it (Firefox's remote page closed under a trace case).
-			back := p.drain(recoveryAllowance)
-			for _, e := range p.pages {
-				if !slices.Contains(back, e) {
-					e.Close()
-				}
-			}
-			g.mu.Lock()
-			g.pages = back
-			g.mu.Unlock()
-			if len(back) == 0 {
-				g.refuse("no page came back from the self-check")
-			}
+			o.startGroup(ctx, name, cfg, checks, g, g.local || !hasLocal)
+			arrived <- g
 		}()
 	}
-	// Ping gives the build while the checks run when every group up runs the same
-	// one; else which one serves is known only after them.
-	builds := map[string]bool{}
-	for _, g := range groups {
-		g.mu.Lock()
-		if g.refused == "" && g.version != "" {
-			builds[g.version] = true
-		}
-		g.mu.Unlock()
-	}
-	if len(builds) == 1 {
-		for v := range builds {
-			o.noteBuild(name, engineBuild{version: v})
-		}
-	}
-	wg.Wait()
-
-	// One build per engine: the reference is the local pages' when they serve, else
-	// the first serving endpoint's.
+	var p *pool
 	var ref *endpointState
-	for _, g := range groups {
-		if !g.isRefused() && (ref == nil || g.local) {
-			ref = g
-		}
-	}
-	var pages []browser.Engine
+	var held []*endpointState // up before the reference: they join once it serves
 	var reasons []string
-	for _, g := range groups {
+	join := func(g *endpointState) {
 		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.started = true
 		if g.refused == "" && g.version != ref.version {
 			g.refused = fmt.Sprintf("runs %s %s, not the engine's %s (from %s)", name, g.version, ref.version, ref.label())
 			closeAll(g.pages)
 		}
-		g.started = true
-		if g.refused == "" {
-			pages = append(pages, g.pages...)
-		} else {
+		if g.refused != "" {
 			reasons = append(reasons, g.label()+": "+g.refused)
 			log.Error().Str("engine", name).Str("endpoint", g.label()).Str("reason", g.refused).Msg("endpoint out of service")
+			return
 		}
-		g.mu.Unlock()
+		if extra := p.add(g.pages); len(extra) > 0 { // cannot happen: the pool has room for every page
+			closeAll(extra)
+		}
+		if g != ref {
+			log.Info().Str("engine", name).Str("endpoint", g.label()).Int("pages", len(g.pages)).
+				Dur("after", time.Since(t0)).Msg("endpoint joined the serving engine")
+		}
 	}
-	if len(pages) == 0 {
+	serve := func(g *endpointState, rest []*endpointState) {
+		ref = g
+		p = newPoolFor(name, nil, cfg.totalPages(name))
+		join(g)
+		for _, h := range rest {
+			join(h)
+		}
+		held = nil
+		o.logSandbox(name, p)
+		o.decide(name, p, "")
+		log.Info().Str("engine", name).Int("pages", len(p.all())).Str("version", p.version()).Str("route", p.route()).
+			Dur("launch", time.Since(t0)).Dur("ready_after", time.Since(o.startAt)).Msg("engine serving")
+	}
+	for range groups {
+		g := <-arrived
+		switch {
+		case p != nil:
+			join(g)
+		case g.isRefused():
+			join0(g, &reasons, log, name)
+			if g.local && len(held) > 0 { // the local pages failed: the first endpoint up serves
+				serve(held[0], held[1:])
+			}
+		case hasLocal && !g.local && !groups[0].isStarted():
+			held = append(held, g) // the local pages are still on their way
+		default:
+			serve(g, held)
+		}
+	}
+	if p == nil {
 		o.decide(name, nil, "no endpoint serves: "+strings.Join(reasons, "; "))
+	}
+}
+
+// join0 records a group refused before any group served.
+func join0(g *endpointState, reasons *[]string, log zerolog.Logger, name string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.started = true
+	*reasons = append(*reasons, g.label()+": "+g.refused)
+	log.Error().Str("engine", name).Str("endpoint", g.label()).Str("reason", g.refused).Msg("endpoint out of service")
+}
+
+func (s *endpointState) isStarted() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.started
+}
+
+// startGroup launches g's pages in parallel and runs checks on them; it returns with
+// g.pages up and checked, or g refused. note says whether ping may give g's build as
+// the engine's while it starts.
+func (o *Oracle) startGroup(ctx context.Context, name string, cfg Config, checks []SelfCheck, g *endpointState, note bool) {
+	log := o.log
+	want := cfg.localPages(name)
+	if !g.local {
+		want = cfg.endpointPages(g.ep)
+	}
+	var wg sync.WaitGroup
+	var firstErr error
+	for i := 0; i < want; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var e browser.Engine
+			var err error
+			if g.local {
+				e, err = launchEngine(ctx, name, cfg, log)
+			} else {
+				if g.ep.Protocol == EndpointWebDriver {
+					g.launchMu.Lock()
+				}
+				e, err = launchRemote(ctx, g.ep, cfg, log)
+				if g.ep.Protocol == EndpointWebDriver {
+					g.launchMu.Unlock()
+				}
+				if err == nil {
+					e = &endpointPage{Engine: e, ep: g}
+				}
+			}
+			if err == nil && !o.addCloser(e.Close) {
+				err = errors.New("the oracle closed while the engine launched")
+			} else if err == nil {
+				if err = verifyViewport(ctx, e); err == nil {
+					err = e.Reset(ctx)
+				}
+				if err != nil {
+					e.Close()
+				}
+			}
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			if err != nil {
+				log.Error().Str("engine", name).Str("endpoint", g.label()).Int("page", i).Err(err).Msg("page failed to launch")
+				if firstErr == nil {
+					firstErr = err
+				}
+				return
+			}
+			g.pages = append(g.pages, e)
+		}()
+	}
+	wg.Wait()
+
+	g.mu.Lock()
+	pages := g.pages
+	g.mu.Unlock()
+	if len(pages) == 0 {
+		g.refuse("no page came up: " + browser.FirstLine(firstErr))
+		return
+	}
+	if err := sameBuild(pages); err != nil {
+		closeAll(pages)
+		g.refuse(err.Error())
+		return
+	}
+	g.mu.Lock()
+	g.version, g.route = pages[0].Version(), pages[0].Route()
+	g.mu.Unlock()
+	if note {
+		o.noteBuild(name, engineBuild{version: g.version})
+	}
+	if len(checks) == 0 {
 		return
 	}
 	p := newPool(name, pages)
-	o.logSandbox(name, p)
-	o.decide(name, p, "")
-	log.Info().Str("engine", name).Int("pages", len(pages)).Str("version", p.version()).Str("route", p.route()).
-		Dur("launch", launched).Dur("ready_after", time.Since(o.startAt)).Msg("engine serving")
+	if reasons := o.checkEngine(ctx, p, checks); reasons != "" {
+		log.Error().Str("engine", name).Str("endpoint", g.label()).Str("reason", reasons).Msg("self-check failed; endpoint out of service")
+		o.closePool(name, p)
+		g.refuse("failed self-check: " + reasons)
+		return
+	}
+	// The pages move to the engine's pool: the reset after the last check must be
+	// over first, or the first request meets a page in the middle of it (Firefox's
+	// remote page closed under a trace case).
+	back := p.drain(recoveryAllowance)
+	for _, e := range pages {
+		if !slices.Contains(back, e) {
+			e.Close()
+		}
+	}
+	g.mu.Lock()
+	g.pages = back
+	g.mu.Unlock()
+	if len(back) == 0 {
+		g.refuse("no page came back from the self-check")
+	}
 }
 
 func closeAll(pages []browser.Engine) {

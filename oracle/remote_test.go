@@ -78,7 +78,7 @@ func TestRemoteLaunchOptionsFitAStockServer(t *testing.T) {
 		require.NoError(t, err)
 		for _, engine := range []string{browser.Chromium, browser.Firefox} {
 			opts, proxy := remotePlaywrightOptions(cfg, engine, s)
-			h, err := browser.RemoteLaunchHeader("ws://10.0.0.5:3000/", RemoteRoute(cfg.Browsers), proxy, opts)
+			h, err := browser.RemoteLaunchHeader("ws://10.0.0.5:3000/", remoteRoute(cfg.Browsers), proxy, opts)
 			require.NoError(t, err)
 			t.Logf("profile %s, %s: launch options header %d bytes", name, engine, len(h))
 			assert.Less(t, len(h), maxLaunchHeader, "profile %s, %s", name, engine)

@@ -27,6 +27,8 @@ func (c SelfCheck) NewRequest(id string, engines []string) *Request {
 	r.ID, _ = json.Marshal(id)
 	r.Engines = append([]string(nil), engines...)
 	r.Probes = append(r.Probes[:0:0], r.Probes...)
+	once := 1 // whatever --verify says: a check is a gate, not a measurement
+	r.Verify = &once
 	return &r
 }
 

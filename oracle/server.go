@@ -58,6 +58,8 @@ type Oracle struct {
 	traceLimits  trace.Limits // --trace-max-records, --trace-max-bytes
 	dumpMaxNodes int          // --dump-max-nodes
 	inertReuse   bool         // inert cases may share a window (--inert-reuse, pool.go)
+	verify       int          // runs per engine of every case (--verify, operation.go)
+	storeMinRuns int          // runs a stored answer must rest on to be served (--store-min-runs)
 	artifacts    string       // --artifacts: screenshots go to files here, not base64
 
 	progress      progress      // answers (not ping, shutdown) counted for the progress line

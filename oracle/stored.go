@@ -11,21 +11,20 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/inpage"
 	"github.com/layout-oracle/oracle/oracle/browser"
-	reflection "github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/store"
-	"github.com/layout-oracle/oracle/trace"
 )
 
 // WalkVersion names what the oracle itself does to produce an answer beyond the
-// in-page code that Walk() hashes: the Go side of the settle point, the walks'
+// in-page programs that walkKey hashes: the Go side of the settle point, the walks'
 // post-processing (Geometry's empty rects, reflection.ParseWalk, trace.Decode), the
-// backends' Go side. Bump it with any change there that can change an answer: stored
-// answers keyed on the old version are then never served. Changes to the in-page
-// programs (browser.Scripts: case.js, the backends' wrappers and WebDriver's scripts;
-// dump/walk.js, reflect/walk.js, the trace recorder) or the style subset need no bump:
-// their text is hashed into the key.
+// backends' Go side (including how they fill the programs' templates). Bump it with
+// any change there that can change an answer: stored answers keyed on the old version
+// are then never served. Changes to the in-page programs (every file under inpage/)
+// or the style subset need no bump: their text is hashed into the key.
 //
 // 2: the reset after a trace or url case no longer leaves an about:blank that
 // inherited that case's origin (Chromium, Firefox): an html case stored after a
@@ -35,14 +34,13 @@ import (
 // "push").
 const WalkVersion = "3"
 
-// walkKey is WalkVersion plus a hash of every in-page program an answer comes from.
+// walkKey is WalkVersion plus a hash of every in-page program an answer comes from:
+// the whole inpage tree (every program is a file there, so none can be left out) and
+// the style subset the geometry walk is given.
 var walkKey = sync.OnceValue(func() string {
 	h := sha256.New()
-	programs := append(browser.Scripts(), dump.WalkJS, reflection.WalkJS, trace.RunJS,
-		trace.Recorder(strings.Repeat("0", 64), &trace.DefaultLimits), collectAndClearJS, strings.Join(dump.StyleProperties, ","))
-	for _, s := range programs {
-		fmt.Fprintf(h, "%d:%s", len(s), s)
-	}
+	styles := strings.Join(dump.StyleProperties, ",")
+	fmt.Fprintf(h, "%s\x00%d:%s", inpage.Hash(), len(styles), styles)
 	return "walk-" + WalkVersion + "/" + hex.EncodeToString(h.Sum(nil))[:16]
 })
 
@@ -60,8 +58,9 @@ var (
 	keyedFields = []string{"Op", "HTML", "Script", "Probes", "ContentType"}
 	// unkeyedFields never change one engine's answer: ID is echoed (except by a
 	// kind that keys it, kindInfo.keysID: a trace's page title shows it), Engines
-	// chooses which engines answer, each keyed by its own name.
-	unkeyedFields = []string{"ID", "Engines"}
+	// chooses which engines answer, each keyed by its own name; Verify says how many
+	// runs an answer must rest on, not what it is (operation.go, verified).
+	unkeyedFields = []string{"ID", "Engines", "Verify"}
 	// unstoredFields make a request's answers unstorable when set: a url request's
 	// answer depends on files under --docroot (the page and every subresource it
 	// loads), which no key here covers; a screenshot is a picture (or a file under
@@ -151,24 +150,30 @@ func forTheWire(ctx context.Context) context.Context {
 	return context.WithValue(ctx, wireKey{}, true)
 }
 
-// storedFanOut is fanOut with the store in front: engines whose answer to this case
-// is stored are answered from it, the others live, and every live answer that
-// storable accepts is stored. stored names the engines answered from the store, in
-// launch order. A stored answer is the JSON text the response would carry: it is
-// returned in raw when ctx is for the wire (forTheWire), else decoded into results by
-// encoding/json. together, when not nil, lets a kind of answer refuse a mix (a
-// trace's engines share one origin): given the stored answers and how many launched
-// engines were asked, false runs every engine live.
-func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, do func(context.Context, browser.Engine) (T, error),
-	storable func(T) bool, together func(hits map[string][]byte, asked int) bool) (results map[string]T, errs map[string]string, stored []string, raw map[string]json.RawMessage) {
+// storedFanOut answers req with the store in front: engines whose answer to this
+// case is stored (resting on at least runs identical runs, and --store-min-runs) are
+// answered from it, the others live (k.measure), and every live answer that
+// k.storable accepts is stored with the runs it rests on and its unstable items. A
+// stored unstable answer is served with its unstable list, never as stable. Stored
+// names the engines answered from the store, in launch order. A stored answer is
+// the JSON text the response would carry: it is kept in raw when ctx is for the
+// wire (forTheWire), else decoded into Answers by encoding/json. k.together, when
+// not nil, lets a kind refuse a mix (a trace's engines share one origin): given the
+// stored answers and how many launched engines were asked, false runs every engine
+// live.
+func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, k *kind[T], runs int) (resp Response[T]) {
+	resp.ID = req.ID
+	live := func(names []string) {
+		resp.Answers, resp.Errors, resp.Unstable = k.measure(ctx, o, req, names, runs)
+	}
 	if o.store == nil || ctx.Value(noStoreKey{}) != nil {
-		r, e := fanOut(ctx, o, req.Engines, do)
-		return r, e, nil, nil
+		live(req.Engines)
+		return resp
 	}
 	c, ok := caseHash(req)
 	if !ok {
-		r, e := fanOut(ctx, o, req.Engines, do)
-		return r, e, nil, nil
+		live(req.Engines)
+		return resp
 	}
 	named := len(req.Engines) > 0
 	names := uniq(req.Engines)
@@ -197,22 +202,23 @@ func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, do func(c
 		metas[n] = o.storeMeta(req, c, n, b)
 		list = append(list, metas[n])
 	}
-	found := o.store.Lookup(ctx, list)
-	hits := map[string][]byte{}
+	found := o.store.LookupAnswers(ctx, list, store.LookupOptions{MinRuns: max(runs, o.storeMinRuns)})
+	hits := map[string]store.Answer{}
+	texts := map[string][]byte{}
 	for n, m := range metas {
-		if b, ok := found[store.KeyOf(m)]; ok {
-			hits[n] = b
+		if a, ok := found[store.KeyOf(m)]; ok {
+			hits[n], texts[n] = a, a.Answer
 		}
 	}
-	if len(hits) > 0 && together != nil && !together(hits, len(metas)) {
-		hits = map[string][]byte{}
+	if len(hits) > 0 && k.together != nil && !k.together(texts, len(metas)) {
+		hits = map[string]store.Answer{}
 	}
 	wire := ctx.Value(wireKey{}) != nil
 	decoded := map[string]T{}
 	if !wire {
-		for n, b := range hits {
+		for n, a := range hits {
 			var v T
-			if err := json.Unmarshal(b, &v); err != nil {
+			if err := json.Unmarshal(a.Answer, &v); err != nil {
 				o.log.Warn().Str("engine", n).Err(err).Msg("stored answer does not decode; answering live")
 				delete(hits, n)
 				continue
@@ -220,18 +226,18 @@ func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, do func(c
 			decoded[n] = v
 		}
 	}
-	var live []string
+	var measured []string
 	for _, n := range names {
 		if _, ok := hits[n]; !ok && !dropped[n] {
-			live = append(live, n)
+			measured = append(measured, n)
 		}
 	}
-	results, errs = map[string]T{}, map[string]string{}
-	if len(live) > 0 {
-		results, errs = fanOut(ctx, o, live, do)
+	resp.Answers, resp.Errors = map[string]T{}, map[string]string{}
+	if len(measured) > 0 {
+		live(measured)
 	}
-	for n, v := range results {
-		if _, ok := metas[n]; !ok || !storable(v) {
+	for n, v := range resp.Answers {
+		if _, ok := metas[n]; !ok || (k.storable != nil && !k.storable(v)) {
 			continue
 		}
 		// Keyed by the build that answered: the one looked up by may have been
@@ -241,30 +247,43 @@ func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, do func(c
 			continue
 		}
 		answer, err := json.Marshal(v)
-		if err != nil || len(answer) > kindFor(req.Op).info().limit(o) { // over the bound: an error on the way out
+		if err != nil || len(answer) > k.limit(o) { // over the bound: an error on the way out
 			continue
 		}
-		o.store.Put(store.Record{Meta: o.storeMeta(req, c, n, b), ID: req.ID, Answer: answer})
+		o.store.Put(store.Record{Meta: o.storeMeta(req, c, n, b), ID: req.ID, Answer: answer, Runs: runs, Unstable: resp.Unstable[n]})
 	}
 	for _, n := range names {
-		b, ok := hits[n]
+		a, ok := hits[n]
 		if !ok {
 			continue
 		}
-		stored = append(stored, n)
-		if wire {
-			if raw == nil {
-				raw = map[string]json.RawMessage{}
+		resp.Stored = append(resp.Stored, n)
+		if a.Unstable != nil {
+			if resp.Unstable == nil {
+				resp.Unstable = map[string][]string{}
 			}
-			raw[n] = b
+			resp.Unstable[n] = a.Unstable
+		}
+		if wire {
+			if resp.raw == nil {
+				resp.raw = map[string]json.RawMessage{}
+			}
+			resp.raw[n] = a.Answer
 		} else {
-			results[n] = decoded[n]
+			resp.Answers[n] = decoded[n]
 		}
 	}
-	if len(stored) > 0 {
-		o.log.Debug().RawJSON("id", req.ID).Strs("stored", stored).Strs("live", live).Msg("answered from the store")
+	if len(resp.Stored) > 0 {
+		o.log.Debug().RawJSON("id", req.ID).Strs("stored", resp.Stored).Strs("live", measured).Msg("answered from the store")
 	}
-	return results, errs, stored, raw
+	return resp
+}
+
+// StoreDiff is the store's Options.Diff: two live answers of one key that differ only
+// within the vote's tolerances are one answer; any other difference makes the key
+// unstable (docs/store.md, "Stability: runs and unstable keys").
+func StoreDiff(op string, stored, live []byte) ([]string, error) {
+	return compare.UnstableAnswers(op, [][]byte{stored, live})
 }
 
 // withRaw is a response's answers map as JSON text per engine: the live answers

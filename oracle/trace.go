@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/layout-oracle/oracle/compare"
+	"github.com/layout-oracle/oracle/inpage"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/trace"
 )
@@ -21,7 +23,7 @@ var traceKind = &kind[*trace.Trace]{
 			}
 			return nil
 		},
-		limit: func(o *Oracle) int { return TraceAnswerMax(o.traceLimits.Bytes) },
+		limit: func(o *Oracle) int { return traceAnswerMax(o.traceLimits.Bytes) },
 		// Past its limits a trace is an error (never stored); within them the answer
 		// is the same, but a trace stored under looser limits must not answer a
 		// request that would now fail.
@@ -29,20 +31,23 @@ var traceKind = &kind[*trace.Trace]{
 			return fmt.Sprintf("/limits-%d-%d", o.traceLimits.Records, o.traceLimits.Bytes)
 		},
 	},
-	start: func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (*trace.Trace, error), bool) {
+	start: func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (*trace.Trace, error)) {
 		host := o.origin.newHost()
 		if req.URL != nil || isXMLInline(req) {
 			return ctx, func(ctx context.Context, e browser.Engine) (*trace.Trace, error) {
 				return o.traceDocument(ctx, e, host, req)
-			}, false
+			}
 		}
 		return ctx, func(ctx context.Context, e browser.Engine) (*trace.Trace, error) {
 			return o.Trace(ctx, e, host, idText(req.ID), deref(req.HTML), *req.Script)
-		}, true
+		}
 	},
 	// A trace that ended by its own timeout (timed_out) depends on timing, like any
 	// timeout, and is never stored.
 	storable: func(t *trace.Trace) bool { return !t.TimedOut },
+	unstable: func(runs []*trace.Trace) ([]string, error) {
+		return compare.UnstableTraces(runs, trace.DefaultBufferTolerance)
+	},
 	together: sameCase,
 	fault: func(c SelfCheck, engine string, t *trace.Trace) string {
 		if t.TimedOut {
@@ -116,14 +121,8 @@ func idText(id json.RawMessage) string {
 
 // collectAndClearJS runs the case and collects the trace, then clears the origin's
 // storage, which every trace page shares: a case's localStorage must not reach the
-// next case.
-var collectAndClearJS = `async function (script, opts) {
-  const result = await (` + trace.RunJS + `)(script, opts);
-  try { localStorage.clear(); sessionStorage.clear(); } catch (e) {}
-  try { for (const c of document.cookie.split(';')) { const k = c.split('=')[0].trim(); if (k) document.cookie = k + '=; max-age=0; path=/'; } } catch (e) {}
-  try { if (indexedDB.databases) for (const d of await indexedDB.databases()) indexedDB.deleteDatabase(d.name); } catch (e) {}
-  return result;
-}`
+// next case (inpage/trace/collect_and_clear.js).
+var collectAndClearJS = inpage.Fill(inpage.TraceCollectAndClear, "RUN", trace.RunJS)
 
 // hasRecorderInitScript says whether the engine installs the recorder itself, before
 // any page script (Playwright's addInitScript); WebDriver classic has no such hook.

@@ -40,7 +40,7 @@ func (o *Oracle) caseDocument(req *Request) func() (string, func()) {
 	}
 	host := o.origin.newHost()
 	if req.URL != nil {
-		cu, _ := SplitCaseURL(*req.URL) // checked when parsed
+		cu, _ := splitCaseURL(*req.URL) // checked when parsed
 		url := "http://" + host + cu.Escape + cu.Tail
 		return func() (string, func()) { return url, func() {} }
 	}
@@ -63,7 +63,7 @@ func (o *Oracle) traceDocument(ctx context.Context, e browser.Engine, host strin
 	var url string
 	var release func()
 	if req.URL != nil {
-		cu, _ := SplitCaseURL(*req.URL)
+		cu, _ := splitCaseURL(*req.URL)
 		url, release = o.origin.registerDoc(host, cu.Rel, recorder)
 		url += cu.Tail
 	} else {

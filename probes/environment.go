@@ -17,7 +17,7 @@ import (
 type EnvironmentProperty struct {
 	Label string
 	Want  string
-	// Differs lists engines documented to answer otherwise (README, "Pinned
+	// Differs lists engines documented to answer otherwise (docs/environment.md, "Pinned
 	// environment"): either answer passes there, so an engine that gains the feature
 	// is not taken out of service for it.
 	Differs map[string]string
@@ -55,7 +55,7 @@ var environmentMedia = []struct {
 }
 
 // PinnedEnvironment is what every engine must answer, in the order the probe records
-// it. The README's "Pinned environment" table is this list.
+// it. The table of docs/environment.md is this list.
 var PinnedEnvironment = func() []EnvironmentProperty {
 	p := []EnvironmentProperty{
 		{Label: "font default", Want: browser.FaceStandard},

@@ -8,7 +8,7 @@ import (
 // The oracle's startup self-check cases, defined here with the other probes (each is
 // also a probe of All) and passed to (*oracle.Oracle).SelfCheck by cmd/oracle. Each
 // is fast (well under a second per engine) and answered identically by the three
-// engines on the development host (the README's "Probes" section has the
+// engines on the development host (docs/probes.md, "Observed, on the development host", has the
 // observations).
 var (
 	// SelfCheckGeometry is a fixed box-model case: a 100x40 div with asymmetric

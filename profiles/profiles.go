@@ -19,7 +19,7 @@ type Profile struct {
 	// the WebDriver route; Playwright's WebKit build takes Permissions instead.
 	WebKitGTKArgs []string
 	// Permissions are granted to every page (Chromium and Playwright's WebKit; WebDriver
-	// classic has no grant call, see the README's profile table).
+	// classic has no grant call, see docs/profiles.md).
 	Permissions []string
 }
 

@@ -6,17 +6,16 @@
 package reflection
 
 import (
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"regexp"
+
+	"github.com/layout-oracle/oracle/inpage"
 )
 
 // WalkJS reads every probe (the oracle runs the case's script first). Every engine evaluates exactly
-// this text.
-//
-//go:embed walk.js
-var WalkJS string
+// this text: inpage/reflect/walk.js.
+var WalkJS = inpage.ReflectWalk
 
 // Probe names one element (a bare #id), its content attribute and IDL property.
 type Probe struct {

@@ -46,6 +46,7 @@ type Case struct {
 	Dumps     map[string]*dump.Dump // the oracle engines' dumps; nil for reflection or error cases
 	Candidate *dump.Dump            // nil without a candidate
 	Errors    map[string]string     // oracle engines that produced no dump, with why
+	Unstable  compare.Unstable      // the oracle's "unstable": items not voted, drawn as such
 }
 
 // Writer writes one report directory.
@@ -201,7 +202,7 @@ func (w *Writer) writeCase(n int, rw row, c Case, r *compare.Report) error {
 	var out *compare.Outcomes
 	if len(c.Dumps) > 0 {
 		var err error
-		if out, err = compare.NodeOutcomes(c.Dumps, c.Candidate, w.tol); err != nil {
+		if out, err = compare.NodeOutcomesUnstable(c.Dumps, c.Candidate, w.tol, c.Unstable); err != nil {
 			p.Note = "not drawn: " + err.Error()
 			out = nil
 		}
@@ -209,6 +210,9 @@ func (w *Writer) writeCase(n int, rw row, c Case, r *compare.Report) error {
 		p.Note = "no dumps to draw"
 	} else {
 		p.Note = "a reflection case: no boxes to draw"
+	}
+	if out != nil && out.UnstableWhole != "" {
+		p.Note = joinNote(p.Note, out.UnstableWhole+"'s runs differed in shape or overflow: nothing voted")
 	}
 	p.Outcomes = out
 	status := map[int]compare.NodeOutcome{}
@@ -257,6 +261,8 @@ func (w *Writer) writeCase(n int, rw row, c Case, r *compare.Report) error {
 				pn.Note = "outvoted on shape: its nodes are not the others', nothing highlighted"
 			case e == "candidate" && out.Shape != nil:
 				pn.Note = fmt.Sprintf("shape differs at node %d (want %s, got %s): nothing highlighted", out.Shape.Index, out.Shape.Want, out.Shape.Got)
+			case !aligned && out.UnstableWhole != "":
+				pn.Note = "unstable as a whole: nothing highlighted"
 			case !aligned:
 				pn.Note = "the engines have no majority shape: nothing highlighted"
 			}
@@ -371,7 +377,7 @@ func DisplayID(raw json.RawMessage) string {
 // votesText is "unanimous 120, majority 3" in a fixed order.
 func votesText(v map[vote.Kind]int) string {
 	var b bytes.Buffer
-	for _, k := range []vote.Kind{vote.Unanimous, vote.Agree, vote.Majority, vote.Split, vote.Disagree} {
+	for _, k := range []vote.Kind{vote.Unanimous, vote.Agree, vote.Majority, vote.Split, vote.Disagree, vote.Unstable} {
 		if v[k] > 0 {
 			if b.Len() > 0 {
 				b.WriteString(", ")

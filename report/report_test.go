@@ -169,3 +169,29 @@ func TestCasePageShowsCauses(t *testing.T) {
 	assert.Contains(t, page, `class="box st-outvoted outlier cause" data-node="2"`, "firefox's own panel")
 	assert.Equal(t, 3, strings.Count(page, " cause\""), "no other box is a cause")
 }
+
+// An item an engine's runs differed on is drawn as unstable, not outvoted, and the
+// case's votes and index row count it apart. A unit test of the writer on hand-built
+// dumps.
+func TestCasePageShowsUnstable(t *testing.T) {
+	dir := t.TempDir()
+	w, err := New(dir, dump.DefaultTolerance)
+	require.NoError(t, err)
+	o := map[string]*dump.Dump{"chromium": small("chromium", 100), "firefox": small("firefox", 107), "webkit": small("webkit", 100)}
+	u := compare.Unstable{"firefox": {"2:bounding.w", "2:rects[0].w"}}
+	r, err := compare.GeometryUnstable(o, nil, dump.DefaultTolerance, u)
+	require.NoError(t, err)
+	require.NoError(t, w.Add(Case{ID: json.RawMessage(`"flaky"`), Report: r, Dumps: o, Unstable: u}))
+	require.NoError(t, w.Close())
+	b, err := os.ReadFile(filepath.Join(dir, "cases", "000001.html"))
+	require.NoError(t, err)
+	page := string(b)
+	assert.Contains(t, page, `<dd id="votes">`)
+	assert.Contains(t, page, `unstable 2</dd>`)
+	assert.Equal(t, 3, strings.Count(page, `class="box st-unstable" data-node="2"`), "the node in each of the three panels")
+	assert.NotContains(t, page, "box st-outvoted")
+	assert.NotContains(t, page, `id="causes"`)
+	idx, err := os.ReadFile(filepath.Join(dir, "cases.js"))
+	require.NoError(t, err)
+	assert.Contains(t, string(idx), `"unstable":2`)
+}

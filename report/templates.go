@@ -37,7 +37,7 @@ var indexTmpl = template.Must(template.New("index").Funcs(funcs).Parse(`<!doctyp
 <label>per page <select id="per"><option>50</option><option selected>100</option><option>500</option></select></label></nav>
 <table id="cases"><thead><tr>
 <th data-sort="n">#</th><th data-sort="id">id</th><th data-sort="verdict">verdict</th>
-<th data-sort="majority">majority</th><th data-sort="split">split</th><th data-sort="outvoted">outvoted</th><th data-sort="errors">errors</th><th>reason</th>
+<th data-sort="majority">majority</th><th data-sort="split">split</th><th data-sort="unstable">unstable</th><th data-sort="outvoted">outvoted</th><th data-sort="errors">errors</th><th>reason</th>
 </tr></thead><tbody></tbody></table>
 <noscript>The index needs JavaScript; every case page is under cases/.</noscript>
 <script src="cases.js"></script>
@@ -62,6 +62,7 @@ var caseTmpl = template.Must(template.New("case").Funcs(funcs).Parse(`<!doctype 
 {{if .Panels}}
 <p class="legend">highlighted: <span class="swatch st-outvoted"></span> an engine outvoted on the node
 <span class="swatch st-split"></span> the engines split (no truth)
+<span class="swatch st-unstable"></span> unstable: an engine's runs differed (not voted)
 <span class="swatch st-failed"></span> the candidate failed it · thick black: a root cause (listed above) · dashed: this engine is the one outvoted · hover a box for its values</p>
 <div class="panels">
 {{range .Panels}}<section class="panel" data-engine="{{.Engine}}">

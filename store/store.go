@@ -10,21 +10,17 @@
 package store
 
 import (
-	"bytes"
-	"compress/flate"
 	"context"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -77,6 +73,11 @@ type Options struct {
 	LookupTimeout time.Duration
 	// ReadOnly opens for lookups only (store stats/export); no writer runs.
 	ReadOnly bool
+	// Diff, when set, compares a live answer with the stored one for the same key
+	// whose bytes differ (compare.UnstableAnswers): the items they differ on, none
+	// when they agree within the vote's rules. Unset, or on an error, differing
+	// bytes are unstable as a whole ("*").
+	Diff func(op string, stored, live []byte) ([]string, error)
 }
 
 const (
@@ -135,6 +136,7 @@ type Store struct {
 	closed   bool
 
 	hits, misses, writes, dropped, failures atomic.Int64
+	unstable                                atomic.Int64 // keys this process marked unstable
 	writeFailed                             atomic.Int64 // answers whose write failed (a full disk, an I/O error)
 	buildMismatches                         atomic.Int64
 	enqueued, processed                     atomic.Int64 // answers queued, and taken off the queue and committed or failed
@@ -143,6 +145,9 @@ type Store struct {
 	bypassUntil                             atomic.Int64 // unix nanos; lookups skip the store before it
 
 	holdWrite time.Duration // test hook: ORACLE_STORE_TEST_HOLD_WRITE (see writer)
+	// stability: the file has the runs and unstable columns (migrate); false only
+	// for a read-only open of a file no newer writer has opened.
+	stability bool
 }
 
 // Record is one answer to store.
@@ -150,7 +155,14 @@ type Record struct {
 	Meta   Meta
 	ID     json.RawMessage // the id of the request that produced it, for export
 	Answer []byte          // the engine's answer, JSON exactly as the response carries it
+	// Runs is how many identical live runs Answer rests on (oracle --verify); 0 is 1.
+	Runs int
+	// Unstable lists the items Answer's runs differed on (compare's names); set, the
+	// answer is stored as unstable.
+	Unstable []string
 }
+
+func (r Record) runs() int64 { return int64(max(r.Runs, 1)) }
 
 // DefaultPath is the store's file under the user's cache directory
 // ($XDG_CACHE_HOME, else ~/.cache).
@@ -213,6 +225,7 @@ CREATE TABLE IF NOT EXISTS answers (
   used INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS answers_used ON answers(used);
+-- runs and unstable are added by migrate: a file made before them gets them too.
 CREATE INDEX IF NOT EXISTS answers_case ON answers(case_hash);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS builds (
@@ -258,6 +271,10 @@ func Open(path string, opts Options, log zerolog.Logger) (*Store, error) {
 			s.write.Close()
 			return nil, fmt.Errorf("open store %s: %w", path, err)
 		}
+		if err = migrate(ctx, s.write); err != nil {
+			s.write.Close()
+			return nil, fmt.Errorf("open store %s: %w", path, err)
+		}
 	}
 	if s.read, err = sql.Open("sqlite", readDSN(path, opts.ReadOnly)); err != nil {
 		if s.write != nil {
@@ -272,6 +289,10 @@ func Open(path string, opts Options, log zerolog.Logger) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	s.entries.Store(n)
+	if s.stability, err = hasStability(ctx, s.read); err != nil {
+		s.closeDBs()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
 	if d, err := time.ParseDuration(os.Getenv("ORACLE_STORE_TEST_HOLD_WRITE")); err == nil {
 		s.holdWrite = d
 	}
@@ -281,6 +302,113 @@ func Open(path string, opts Options, log zerolog.Logger) (*Store, error) {
 		go s.writer()
 	}
 	return s, nil
+}
+
+// stabilityColumns are added to the answers table of any file that lacks them
+// (docs/store.md, "Stability"). Old rows read as resting on one run, stable, which
+// is what the oracle that wrote them assumed. Format is not bumped: every stored
+// answer stays valid, and an older oracle writing this file fills the defaults.
+var stabilityColumns = []struct{ name, def string }{
+	{"runs", "runs INTEGER NOT NULL DEFAULT 1"},
+	{"unstable", "unstable TEXT NOT NULL DEFAULT ''"}, // '' stable, else a JSON array of items
+}
+
+// migrate adds the stability columns, in one write transaction so that two
+// processes opening an old file at once do not both add them.
+func migrate(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	have, err := columns(ctx, tx)
+	if err != nil {
+		return err
+	}
+	for _, c := range stabilityColumns {
+		if !have[c.name] {
+			if _, err := tx.ExecContext(ctx, `ALTER TABLE answers ADD COLUMN `+c.def); err != nil {
+				return err
+			}
+		}
+	}
+	return tx.Commit()
+}
+
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func columns(ctx context.Context, q querier) (map[string]bool, error) {
+	rows, err := q.QueryContext(ctx, `SELECT name FROM pragma_table_info('answers')`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	have := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		have[n] = true
+	}
+	return have, rows.Err()
+}
+
+func hasStability(ctx context.Context, db *sql.DB) (bool, error) {
+	have, err := columns(ctx, db)
+	if err != nil {
+		return false, err
+	}
+	for _, c := range stabilityColumns {
+		if !have[c.name] {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// stabilitySelect is the runs and unstable columns to select: constants (one run,
+// stable) in a file without them.
+func (s *Store) stabilitySelect() string {
+	if s.stability {
+		return "runs, unstable"
+	}
+	return "1, ''"
+}
+
+// items decodes an unstable column: nil for a stable row; a list that does not
+// decode is unstable as a whole.
+func items(col string) []string {
+	if col == "" {
+		return nil
+	}
+	var out []string
+	if json.Unmarshal([]byte(col), &out) != nil || len(out) == 0 {
+		return []string{"*"}
+	}
+	return out
+}
+
+// itemsColumn encodes items for the unstable column.
+func itemsColumn(items []string) string {
+	if len(items) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(items)
+	return string(b)
+}
+
+// union is a's items then b's that a lacks.
+func union(a, b []string) []string {
+	out := append([]string(nil), a...)
+	for _, it := range b {
+		if !slices.Contains(out, it) {
+			out = append(out, it)
+		}
+	}
+	return out
 }
 
 func (s *Store) closeDBs() {
@@ -294,519 +422,3 @@ func (s *Store) closeDBs() {
 
 // Path is the store's file.
 func (s *Store) Path() string { return s.path }
-
-// Hit is one stored answer found by Lookup.
-type Hit struct {
-	Answer []byte
-}
-
-// Lookup finds the stored answers of metas, at most LookupTimeout in all. A meta
-// with no valid row is absent from the result; so is every meta when the store
-// fails or is slow (logged), since a miss only costs a live answer.
-func (s *Store) Lookup(ctx context.Context, metas []Meta) map[Key][]byte {
-	found := map[Key][]byte{}
-	if len(metas) == 0 {
-		return found
-	}
-	if time.Now().UnixNano() < s.bypassUntil.Load() {
-		s.misses.Add(int64(len(metas)))
-		return found
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.opts.LookupTimeout)
-	defer cancel()
-	found, err := s.getAll(ctx, metas)
-	if err != nil {
-		s.failed(err)
-		s.misses.Add(int64(len(metas)))
-		return map[Key][]byte{}
-	}
-	s.failures.Store(0)
-	s.hits.Add(int64(len(found)))
-	s.misses.Add(int64(len(metas) - len(found)))
-	return found
-}
-
-// failed logs a failed lookup and, after breakerFailures in a row, bypasses the
-// store for a while.
-func (s *Store) failed(err error) {
-	n := s.failures.Add(1)
-	if n >= breakerFailures {
-		s.bypassUntil.Store(time.Now().Add(breakerPause).UnixNano())
-		s.failures.Store(0)
-		s.log.Error().Err(err).Dur("pause", breakerPause).Msg("store lookups keep failing; answering live without the store for a while")
-		return
-	}
-	s.log.Warn().Err(err).Msg("store lookup failed; answering live")
-}
-
-// getAll reads the rows of metas in one query and checks each: its columns must be
-// its meta (a row rewritten to another version never answers for this one), and its
-// answer must decompress to bytes with the stored checksum. A row that fails a check
-// is no answer. A hit's use time is refreshed (for eviction) when older than
-// touchAfter, so a warm rerun does not turn every lookup into a write.
-func (s *Store) getAll(ctx context.Context, metas []Meta) (map[Key][]byte, error) {
-	want := make(map[Key]Meta, len(metas))
-	args := make([]any, 0, len(metas))
-	for _, m := range metas {
-		k := KeyOf(m)
-		if _, dup := want[k]; !dup {
-			want[k] = m
-			args = append(args, k[:])
-		}
-	}
-	rows, err := s.read.QueryContext(ctx, `SELECT key, format, walk, environment, profile, engine, engine_version, route, op, case_hash, answer, sum, used
-		FROM answers WHERE key IN (?`+strings.Repeat(",?", len(args)-1)+`)`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	found := map[Key][]byte{}
-	now := time.Now()
-	for rows.Next() {
-		var row Meta
-		var key, packed, sum []byte
-		var used int64
-		if err := rows.Scan(&key, &row.Format, &row.Walk, &row.Environment, &row.Profile, &row.Engine,
-			&row.EngineVersion, &row.Route, &row.Op, &row.Case, &packed, &sum, &used); err != nil {
-			return nil, err
-		}
-		var k Key
-		copy(k[:], key)
-		if m, ok := want[k]; !ok || row != m {
-			s.log.Warn().Str("key", k.String()).Msg("stored row does not match its key; not served")
-			continue
-		}
-		answer, err := unpack(packed)
-		if err != nil || !bytes.Equal(checksum(answer), sum) {
-			s.log.Warn().Str("key", k.String()).Msg("stored answer fails its checksum; not served")
-			continue
-		}
-		found[k] = answer
-		if now.Sub(time.Unix(0, used)) > touchAfter {
-			s.touch(k)
-		}
-	}
-	return found, rows.Err()
-}
-
-func checksum(b []byte) []byte {
-	h := sha256.Sum256(b)
-	return h[:]
-}
-
-func pack(b []byte) []byte {
-	var buf bytes.Buffer
-	w, _ := flate.NewWriter(&buf, flate.BestSpeed)
-	w.Write(b)
-	w.Close()
-	return buf.Bytes()
-}
-
-// inflaters are reused: a new flate reader allocates tens of KiB of state.
-var inflaters sync.Pool
-
-func unpack(b []byte) ([]byte, error) {
-	r, _ := inflaters.Get().(io.ReadCloser)
-	if r == nil {
-		r = flate.NewReader(bytes.NewReader(b))
-	} else if err := r.(flate.Resetter).Reset(bytes.NewReader(b), nil); err != nil {
-		return nil, err
-	}
-	out, err := io.ReadAll(r)
-	if err == nil {
-		inflaters.Put(r)
-	}
-	return out, err
-}
-
-// Put queues rec for the writer and returns at once; when the queue is full the
-// answer is dropped (logged): it is measured again next time.
-func (s *Store) Put(rec Record) {
-	s.closeMu.RLock()
-	defer s.closeMu.RUnlock()
-	if s.write == nil || s.closed {
-		return
-	}
-	n := recordBytes(rec)
-	if !s.reserve(n) {
-		s.drop()
-		return
-	}
-	select {
-	case s.queue <- rec:
-		s.enqueued.Add(1)
-	default:
-		s.queuedBytes.Add(-n)
-		s.drop()
-	}
-}
-
-// reserve counts n more queued bytes unless that passes writeQueueBytes with
-// something already queued.
-func (s *Store) reserve(n int64) bool {
-	for {
-		cur := s.queuedBytes.Load()
-		if cur > 0 && cur+n > writeQueueBytes {
-			return false
-		}
-		if s.queuedBytes.CompareAndSwap(cur, cur+n) {
-			return true
-		}
-	}
-}
-
-func (s *Store) drop() {
-	if s.dropped.Add(1)%1000 == 1 {
-		s.log.Warn().Int64("dropped", s.dropped.Load()).Msg("store write queue full; answer not stored")
-	}
-}
-
-// touch records a hit's use for LRU eviction, if the writer has room for it.
-func (s *Store) touch(k Key) {
-	s.closeMu.RLock()
-	defer s.closeMu.RUnlock()
-	if s.write == nil || s.closed {
-		return
-	}
-	select {
-	case s.touches <- k:
-	default:
-	}
-}
-
-// maxBatch is the most answers and touches one commit takes off the queues.
-const maxBatch = 512
-
-// writer commits queued answers in batches (one transaction each: a kill at any
-// moment leaves either the whole batch or none of it), and evicts past MaxBytes.
-func (s *Store) writer() {
-	defer close(s.done)
-	sinceEvict := 0
-	unrecorded := int64(0) // failed answers not yet added to the file's counter
-	for {
-		var batch []Record
-		var touched []Key
-		select {
-		case rec, ok := <-s.queue:
-			if !ok {
-				return
-			}
-			batch = append(batch, rec)
-		case k := <-s.touches:
-			touched = append(touched, k)
-		}
-		// Take whatever else is waiting, so one commit (one fsync) covers many.
-	more:
-		for len(batch)+len(touched) < maxBatch {
-			select {
-			case rec, ok := <-s.queue:
-				if !ok {
-					break more
-				}
-				batch = append(batch, rec)
-			case k := <-s.touches:
-				touched = append(touched, k)
-			default:
-				break more
-			}
-		}
-		err := s.commit(batch, touched, unrecorded)
-		if err != nil {
-			s.writeFailed.Add(int64(len(batch)))
-			unrecorded += int64(len(batch))
-		} else {
-			unrecorded = 0
-		}
-		var n int64
-		for _, r := range batch {
-			n += recordBytes(r)
-		}
-		s.queuedBytes.Add(-n)
-		s.processed.Add(int64(len(batch)))
-		if err != nil {
-			s.log.Warn().Err(err).Int("answers", len(batch)).Int64("failed", s.writeFailed.Load()).Msg("store write failed; answers not stored")
-			continue
-		}
-		s.writes.Add(int64(len(batch)))
-		sinceEvict += len(batch)
-		if sinceEvict >= evictEvery {
-			sinceEvict = 0
-			if err := s.evict(context.Background(), s.opts.MaxBytes); err != nil {
-				s.log.Warn().Err(err).Msg("store eviction failed")
-			}
-			s.recount() // other processes sharing the file write too
-		}
-	}
-}
-
-// commit writes batch and touched in one transaction, and adds failed to the file's
-// count of failed writes: the count is stored with the first commit that succeeds
-// after them (a full disk stores nothing), for `oracle store stats`.
-func (s *Store) commit(batch []Record, touched []Key, failed int64) error {
-	// No deadline: the writer is off the request path, its lock waits are bounded by
-	// busy_timeout, and a slow disk should finish the batch rather than lose it.
-	ctx := context.Background()
-	tx, err := s.write.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	now := time.Now().UnixNano()
-	added := int64(0)
-	for _, r := range batch {
-		k := KeyOf(r.Meta)
-		m := r.Meta
-		id := []byte(r.ID)
-		if id == nil {
-			id = []byte("null")
-		}
-		// Insert, else replace the row with that key: two statements rather than one
-		// upsert, whose changes() is 1 either way, so the writer knows the new rows
-		// without a count(*) per batch.
-		args := []any{m.Format, m.Walk, m.Environment, m.Profile, m.Engine, m.EngineVersion, m.Route, m.Op, m.Case,
-			id, pack(r.Answer), checksum(r.Answer), len(r.Answer), now, now, k[:]}
-		res, err := tx.ExecContext(ctx, `INSERT INTO answers (format, walk, environment, profile, engine, engine_version, route, op, case_hash, id, answer, sum, size, created, used, key)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING`, args...)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n > 0 {
-			added++
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE answers SET format = ?, walk = ?, environment = ?, profile = ?, engine = ?,
-			engine_version = ?, route = ?, op = ?, case_hash = ?, id = ?, answer = ?, sum = ?, size = ?, created = ?, used = ?
-			WHERE key = ?`, args...); err != nil {
-			return err
-		}
-	}
-	for _, k := range touched {
-		if _, err := tx.ExecContext(ctx, `UPDATE answers SET used = ? WHERE key = ?`, now, k[:]); err != nil {
-			return err
-		}
-	}
-	if failed > 0 {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO counters (name, value) VALUES ('failed_writes', ?)
-			ON CONFLICT(name) DO UPDATE SET value = value + excluded.value`, failed); err != nil {
-			return err
-		}
-	}
-	if s.holdWrite > 0 && len(batch) > 0 {
-		// Test hook: hold the transaction open, written but not committed, so a
-		// test can kill the process mid-write (cmd/oracle TestStoreSurvivesKill).
-		s.log.Info().Int("answers", len(batch)).Msg("store write in progress (test hold)")
-		time.Sleep(s.holdWrite)
-	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	s.entries.Add(added)
-	return nil
-}
-
-// recount sets entries from the file (other processes sharing it write too).
-func (s *Store) recount() {
-	var n int64
-	if err := s.write.QueryRowContext(context.Background(), `SELECT count(*) FROM answers`).Scan(&n); err == nil {
-		s.entries.Store(n)
-	}
-}
-
-// usedBytes is the database's pages in use (the file less its free pages).
-func (s *Store) usedBytes(ctx context.Context, db *sql.DB) (int64, error) {
-	var pages, free, size int64
-	if err := db.QueryRowContext(ctx, `SELECT page_count, freelist_count, page_size FROM pragma_page_count(), pragma_freelist_count(), pragma_page_size()`).Scan(&pages, &free, &size); err != nil {
-		return 0, err
-	}
-	return (pages - free) * size, nil
-}
-
-// evict deletes the least recently used answers until the used pages are at most
-// 90% of max (freed pages are reused, so the file stops growing near max).
-func (s *Store) evict(ctx context.Context, max int64) error {
-	for {
-		used, err := s.usedBytes(ctx, s.write)
-		if err != nil {
-			return err
-		}
-		if used <= max {
-			return nil
-		}
-		// Delete by payload size until the excess (plus 10%) is covered, in chunks.
-		target := used - max + max/10
-		res, err := s.write.ExecContext(ctx, `DELETE FROM answers WHERE rowid IN (
-			SELECT rowid FROM (SELECT rowid, sum(size) OVER (ORDER BY used, rowid) AS running FROM answers ORDER BY used, rowid LIMIT 5000)
-			WHERE running - size < ?)`, target)
-		if err != nil {
-			return err
-		}
-		n, _ := res.RowsAffected()
-		s.log.Info().Int64("evicted", n).Int64("used_bytes", used).Int64("max_bytes", max).Msg("store over its bound; least recently used answers evicted")
-		s.entries.Add(-n)
-		if n == 0 {
-			return nil
-		}
-	}
-}
-
-// Prune evicts least recently used answers until the store's used pages are at most
-// max bytes (0: everything), then checkpoints and vacuums so the file shrinks.
-func (s *Store) Prune(ctx context.Context, max int64) (deleted int64, err error) {
-	if s.write == nil {
-		return 0, errors.New("store opened read-only")
-	}
-	before := s.entries.Load()
-	if max <= 0 {
-		if _, err := s.write.ExecContext(ctx, `DELETE FROM answers`); err != nil {
-			return 0, err
-		}
-		s.entries.Store(0)
-	} else if err := s.evict(ctx, max); err != nil {
-		return 0, err
-	}
-	if _, err := s.write.ExecContext(ctx, `VACUUM`); err != nil {
-		return 0, err
-	}
-	if _, err := s.write.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
-		return 0, err
-	}
-	return before - s.entries.Load(), nil
-}
-
-// Flush waits until every answer queued before it was committed or given up on
-// (or d passed).
-func (s *Store) Flush(d time.Duration) {
-	want := s.enqueued.Load()
-	deadline := time.Now().Add(d)
-	for s.processed.Load() < want && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// Close commits what is queued (bounded by writerBusy) and closes the file.
-func (s *Store) Close() error {
-	s.stopOnce.Do(func() {
-		s.closeMu.Lock()
-		s.closed = true
-		s.closeMu.Unlock()
-		if s.write != nil {
-			close(s.queue)
-			select {
-			case <-s.done:
-			case <-time.After(writerBusy + 5*time.Second):
-				s.log.Warn().Msg("store writer did not finish in time; unwritten answers dropped")
-			}
-		}
-	})
-	s.closeDBs()
-	return nil
-}
-
-// Stats are the store's counters, as ping and `oracle store stats` report them.
-type Stats struct {
-	Path    string `json:"path"`
-	Entries int64  `json:"entries"`
-	Hits    int64  `json:"hits"`
-	Misses  int64  `json:"misses"`
-	Writes  int64  `json:"writes"`
-	Dropped int64  `json:"dropped,omitempty"`
-	Failed  int64  `json:"failed,omitempty"` // answers whose write failed (full disk, I/O error)
-	// BuildMismatches counts engines whose live launch reported another build than
-	// the one recorded for their fingerprint (builds.go); each is logged as an error.
-	BuildMismatches int64 `json:"build_mismatches,omitempty"`
-}
-
-// Stats reads the counters (entries as of the last write or open: no query).
-func (s *Store) Stats() Stats {
-	return Stats{Path: s.path, Entries: s.entries.Load(), Hits: s.hits.Load(), Misses: s.misses.Load(),
-		Writes: s.writes.Load(), Dropped: s.dropped.Load(), Failed: s.writeFailed.Load(),
-		BuildMismatches: s.buildMismatches.Load()}
-}
-
-// Row is one stored answer, as Each reads it.
-type Row struct {
-	Meta    Meta
-	ID      json.RawMessage
-	Answer  []byte
-	Created time.Time
-	Used    time.Time
-}
-
-// Each calls fn with every row that passes its checks (as a lookup would serve it),
-// ordered by case and then by creation: the rows of one case come together.
-func (s *Store) Each(ctx context.Context, fn func(Row) error) error {
-	rows, err := s.read.QueryContext(ctx, `SELECT format, walk, environment, profile, engine, engine_version, route, op, case_hash, id, answer, sum, created, used
-		FROM answers ORDER BY case_hash, created`)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var r Row
-		var packed, sum []byte
-		var created, used int64
-		m := &r.Meta
-		if err := rows.Scan(&m.Format, &m.Walk, &m.Environment, &m.Profile, &m.Engine, &m.EngineVersion, &m.Route, &m.Op, &m.Case,
-			&r.ID, &packed, &sum, &created, &used); err != nil {
-			return err
-		}
-		answer, err := unpack(packed)
-		if err != nil || !bytes.Equal(checksum(answer), sum) {
-			continue
-		}
-		r.Answer, r.Created, r.Used = answer, time.Unix(0, created), time.Unix(0, used)
-		if err := fn(r); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
-}
-
-// Summary is what `oracle store stats` prints: the file and its rows by engine build.
-type Summary struct {
-	Path      string           `json:"path"`
-	Entries   int64            `json:"entries"`
-	FileBytes int64            `json:"file_bytes"`
-	UsedBytes int64            `json:"used_bytes"`
-	Answers   int64            `json:"answer_bytes"` // uncompressed answers' JSON
-	ByBuild   map[string]int64 `json:"by_build"`     // "engine engine_version" -> entries
-	// FailedWrites is the answers whose write failed, over every process, as far as
-	// a later commit could record them (none can while the disk is full).
-	FailedWrites int64 `json:"failed_writes"`
-}
-
-// Summarize reads the whole table's counts (a scan: for the stats command, not ping).
-func (s *Store) Summarize(ctx context.Context) (Summary, error) {
-	sum := Summary{Path: s.path, ByBuild: map[string]int64{}}
-	rows, err := s.read.QueryContext(ctx, `SELECT engine, engine_version, count(*), coalesce(sum(size), 0) FROM answers GROUP BY engine, engine_version`)
-	if err != nil {
-		return sum, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var e, v string
-		var n, size int64
-		if err := rows.Scan(&e, &v, &n, &size); err != nil {
-			return sum, err
-		}
-		sum.ByBuild[e+" "+v] = n
-		sum.Entries += n
-		sum.Answers += size
-	}
-	if err := rows.Err(); err != nil {
-		return sum, err
-	}
-	if sum.UsedBytes, err = s.usedBytes(ctx, s.read); err != nil {
-		return sum, err
-	}
-	// No row (or no table, in a file no writer opened since it was added): none failed.
-	_ = s.read.QueryRowContext(ctx, `SELECT value FROM counters WHERE name = 'failed_writes'`).Scan(&sum.FailedWrites)
-	for _, f := range []string{s.path, s.path + "-wal"} {
-		if fi, err := os.Stat(f); err == nil {
-			sum.FileBytes += fi.Size()
-		}
-	}
-	return sum, nil
-}

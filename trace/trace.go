@@ -108,16 +108,14 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	_ "embed"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-)
 
-//go:embed recorder.js
-var recorderSource string
+	"github.com/layout-oracle/oracle/inpage"
+)
 
 // Limits bound one trace: past either, the recorder stops recording and that engine's
 // answer is an error naming the bound (the oracle's --trace-max-records and
@@ -165,7 +163,7 @@ func Recorder(key string, inline *Limits) string {
 		l := inline.orDefault()
 		limits = fmt.Sprintf("{records: %d, bytes: %d}", l.Records, l.Bytes)
 	}
-	return strings.NewReplacer("@@SECRET@@", key, "@@LIMITS@@", limits).Replace(recorderSource)
+	return inpage.Fill(inpage.TraceRecorder, "SECRET", key, "LIMITS", limits)
 }
 
 // InitKey is the key of RecorderJS, the copy for init scripts: one per process, never
@@ -181,13 +179,9 @@ var RecorderJS = Recorder(InitKey, nil)
 // the trace page has loaded, with Run.Args as its arguments. It runs the case's
 // script and resolves with the sealed trace ({"payload", "mac"}) when the trace ends;
 // it rejects when the page has no recorder (not a /trace/ page, or neither route
-// installed it). Run.Decode checks the seal and decodes the trace.
-const RunJS = `function (script, opts) {
-  if (typeof window.__traceRun !== 'function') {
-    throw new Error('trace: no recorder in this page (' + location.href + ')');
-  }
-  return window.__traceRun(script, opts);
-}`
+// installed it). Run.Decode checks the seal and decodes the trace. Its text is
+// inpage/trace/run.js.
+var RunJS = inpage.TraceRun
 
 // Run is one case's script run on a loaded trace page.
 type Run struct {

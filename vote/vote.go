@@ -26,6 +26,9 @@ const (
 	Single Kind = "single"
 	// None: no engines at all.
 	None Kind = "none"
+	// Unstable: some engine answered the item differently between runs of the case
+	// (compare.Unstable), so it was not voted. Never trusted.
+	Unstable Kind = "unstable"
 )
 
 // Result is the outcome of one vote.

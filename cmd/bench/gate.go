@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/layout-oracle/oracle/client"
 )
 
 // The gate (issue 25): every way of giving a case a cheaper start must answer
@@ -21,10 +24,10 @@ import (
 // The hostile cases' own answers are not compared: timers make some of them
 // differ run to run in any path; they are there to break the cases after them.
 
-// gateRequest is one request line of the gate, kept as the client wrote it.
+// gateRequest is one request of the gate.
 type gateRequest struct {
-	id   string
-	line []byte
+	id  string
+	req client.Request
 }
 
 // hostileCases try to leave something behind in the window or document for the
@@ -62,14 +65,9 @@ var hostileCases = []struct{ html, script string }{
 // generated cases (a tenth with a script), and the hostile cases.
 func gateRequests(seed uint64, n int, corpora []string) ([]gateRequest, error) {
 	var out []gateRequest
-	add := func(id string, v map[string]any) error {
-		v["id"] = id
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		out = append(out, gateRequest{id: id, line: b})
-		return nil
+	add := func(id string, r client.Request) {
+		r.ID = id
+		out = append(out, gateRequest{id: id, req: r})
 	}
 	for _, path := range corpora {
 		f, err := os.Open(path)
@@ -83,16 +81,12 @@ func gateRequests(seed uint64, n int, corpora []string) ([]gateRequest, error) {
 			if len(line) == 0 {
 				continue
 			}
-			var v map[string]any
-			if err := json.Unmarshal(line, &v); err != nil {
+			r, err := corpusRequest(line)
+			if err != nil {
 				f.Close()
 				return nil, fmt.Errorf("%s: %v", path, err)
 			}
-			id, _ := v["id"].(string)
-			if err := add(filepath.Base(path)+":"+id, v); err != nil {
-				f.Close()
-				return nil, err
-			}
+			add(filepath.Base(path)+":"+r.ID, r)
 		}
 		f.Close()
 		if err := sc.Err(); err != nil {
@@ -100,24 +94,37 @@ func gateRequests(seed uint64, n int, corpora []string) ([]gateRequest, error) {
 		}
 	}
 	for _, c := range generateCases(seed, n) {
-		v := map[string]any{"html": c.HTML}
-		if c.Script != "" {
-			v["script"] = c.Script
-		}
-		if err := add("gen:"+c.ID, v); err != nil {
-			return nil, err
-		}
+		add("gen:"+c.ID, caseRequest(c, "", nil))
 	}
 	for i, h := range hostileCases {
-		v := map[string]any{"html": h.html}
+		r := client.Request{HTML: client.Str(h.html)}
 		if h.script != "" {
-			v["script"] = h.script
+			r.Script = client.Str(h.script)
 		}
-		if err := add(fmt.Sprintf("hostile:%02d", i), v); err != nil {
-			return nil, err
-		}
+		add(fmt.Sprintf("hostile:%02d", i), r)
 	}
 	return out, nil
+}
+
+// corpusRequest reads one corpus line into a request whose ID is the line's
+// string id ("" for any other). A field the protocol does not have is an error.
+func corpusRequest(line []byte) (client.Request, error) {
+	var v map[string]json.RawMessage
+	if err := json.Unmarshal(line, &v); err != nil {
+		return client.Request{}, err
+	}
+	var id string
+	json.Unmarshal(v["id"], &id)
+	delete(v, "id")
+	b, _ := json.Marshal(v)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var r client.Request
+	if err := dec.Decode(&r); err != nil {
+		return r, err
+	}
+	r.ID = id
+	return r, nil
 }
 
 func isHostile(id string) bool { return strings.HasPrefix(id, "hostile:") }
@@ -148,15 +155,16 @@ func gateOrder(reqs []gateRequest, seed uint64) []gateRequest {
 	return append(out, hostile[k:]...)
 }
 
-// exchange writes lines with at most window outstanding and returns every answer
+// exchange sends reqs with at most window outstanding and returns every answer
 // line by id.
 func (p *oracleProc) exchange(reqs []gateRequest, window int) (map[string]json.RawMessage, error) {
 	slots := make(chan struct{}, window)
+	done := make(chan *client.Call, len(reqs))
 	writeErr := make(chan error, 1)
 	go func() {
 		for _, r := range reqs {
 			slots <- struct{}{}
-			if _, err := p.stdin.Write(append(append([]byte{}, r.line...), '\n')); err != nil {
+			if _, err := p.c.Start(context.Background(), r.req, done); err != nil {
 				writeErr <- err
 				return
 			}
@@ -164,21 +172,26 @@ func (p *oracleProc) exchange(reqs []gateRequest, window int) (map[string]json.R
 		writeErr <- nil
 	}()
 	got := make(map[string]json.RawMessage, len(reqs))
+	wrote := writeErr
 	for len(got) < len(reqs) {
-		line, err := p.out.ReadBytes('\n')
-		if err != nil {
-			return got, fmt.Errorf("oracle output ended after %d of %d answers: %v (log %s)", len(got), len(reqs), err, p.log.Name())
+		select {
+		case call := <-done:
+			if call.Err != nil {
+				return got, fmt.Errorf("oracle output ended after %d of %d answers: %v (log %s)", len(got), len(reqs), call.Err, p.log.Name())
+			}
+			got[call.Request.ID] = call.Response.Raw
+			<-slots
+		case err := <-wrote:
+			if err != nil {
+				return got, err
+			}
+			wrote = nil
 		}
-		var r struct {
-			ID string `json:"id"`
-		}
-		if err := json.Unmarshal(line, &r); err != nil {
-			return got, fmt.Errorf("malformed answer %.200q: %v", line, err)
-		}
-		got[r.ID] = json.RawMessage(line)
-		<-slots
 	}
-	return got, <-writeErr
+	if wrote != nil {
+		return got, <-wrote
+	}
+	return got, nil
 }
 
 // gateResult counts engine answers compared and different, per engine; Unstable
@@ -355,14 +368,9 @@ func runGate(c config, corpora, oracleArgs []string, stdout, stderr io.Writer) i
 			}
 			seen[d.id] = true
 			for k := 0; k < gateRechecks; k++ {
-				var v map[string]any
-				if err := json.Unmarshal(byID[d.id].line, &v); err != nil {
-					fmt.Fprintln(stderr, "bench: gate:", err)
-					return 1
-				}
-				v["id"] = fmt.Sprintf("%s#%d", d.id, k)
-				b, _ := json.Marshal(v)
-				again = append(again, gateRequest{id: v["id"].(string), line: b})
+				r := byID[d.id].req
+				r.ID = fmt.Sprintf("%s#%d", d.id, k)
+				again = append(again, gateRequest{id: r.ID, req: r})
 			}
 		}
 		got, err := run("recheck", freshBin, freshArgs, again)

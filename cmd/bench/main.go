@@ -57,7 +57,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 1, "case generator seed")
 	fs.StringVar(&c.oracleBin, "oracle", "", "oracle binary (default: go build ./cmd/oracle into a temp dir)")
 	engines := fs.String("engines", strings.Join(browser.AllEngines, ","), "engines, comma-separated")
-	ways := fs.String("ways", "a,b,c,d", "ways to run, comma-separated: a (oracle defaults), b (browser per case), c (oracle --pages=1 --inflight=1), d (bare round trip)")
+	ways := fs.String("ways", "a,v,b,c,d", "ways to run, comma-separated: a (oracle defaults), v (oracle --verify 3: what verification costs against a), b (browser per case), c (oracle --pages=1 --inflight=1), d (bare round trip)")
 	fs.IntVar(&c.sample, "baseline-sample", 20, "cases the browser-per-case baseline (b) runs; its cases/s is extrapolated from them")
 	fs.BoolVar(&c.trivial, "bare-trivial", true, "also time the bare round trip with a trivial evaluate instead of the walk")
 	fs.BoolVar(&c.asJSON, "json", false, "print one JSON object instead of the table")
@@ -88,7 +88,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	for _, w := range c.ways {
-		if !strings.Contains("a b c d", w) || len(w) != 1 {
+		if !strings.Contains("a v b c d", w) || len(w) != 1 {
 			fmt.Fprintf(stderr, "bench: unknown way %q\n", w)
 			return 2
 		}
@@ -190,6 +190,14 @@ func runBench(c config, stdout, stderr io.Writer) int {
 		}
 		rep.Rows = append(rep.Rows, row)
 	}
+	if has(c.ways, "v") {
+		progress("(v) oracle, --verify 3: %d cases", c.cases)
+		row, err := oracleWay(c, cases, "v", "oracle --verify 3", []string{"--verify=3"}, oracle.DefaultPages, progress)
+		if err != nil {
+			return fail("(v)", err)
+		}
+		rep.Rows = append(rep.Rows, row)
+	}
 	if has(c.ways, "c") {
 		progress("(c) oracle, --pages=1 --inflight=1: %d cases", c.cases)
 		row, err := oracleWay(c, cases, "c", "oracle --pages=1 --inflight=1", []string{"--pages=1", "--inflight=1"}, 1, progress)
@@ -281,23 +289,13 @@ func goals(rows []*wayResult, engines []string) []goal {
 // outstanding (the oracle's --inflight), so each latency is service time with the
 // oracle's places full but nothing queued client-side.
 func oracleWay(c config, cases []benchCase, key, name string, extra []string, window int, progress func(string, ...any)) (*wayResult, error) {
-	args := append([]string{"--engines=" + strings.Join(c.engines, ","), "--log-level=warn"}, extra...)
-	logPath := filepath.Join(c.logDir, "oracle-"+key+".log")
-	p, startup, err := startOracle(c.oracleBin, args, logPath)
+	p, startup, all, cpu, err := throughput(c, cases, key, extra, func(startup startupTimes) {
+		progress("(%s) oracle answered ping in %.1fs, every engine serving in %.1fs", key, startup.FirstPing.Seconds(), startup.AllReady.Seconds())
+	})
 	if err != nil {
 		return nil, err
 	}
 	defer p.kill()
-	progress("(%s) oracle answered ping in %.1fs, every engine serving in %.1fs", key, startup.FirstPing.Seconds(), startup.AllReady.Seconds())
-	if _, err := p.pass(cases[:min(10, len(cases))], "warm-", nil, 0); err != nil {
-		return nil, err
-	}
-	cpu0 := proctree.CPU(p.pid())
-	all, err := p.pass(cases, "all-", nil, 0)
-	if err != nil {
-		return nil, err
-	}
-	cpu := cpuPerCase(cpu0, proctree.CPU(p.pid()), len(cases))
 	row := &wayResult{Key: key, Way: name, Cases: len(cases), WallS: all.Wall.Seconds(),
 		CasesPerS: float64(len(cases)) / all.Wall.Seconds(),
 		Latency:   map[string]latency{latencyAll: summarize(all.Latencies)}, Errors: all.Errors,
@@ -310,7 +308,7 @@ func oracleWay(c config, cases []benchCase, key, name string, extra []string, wi
 	for _, e := range c.engines {
 		progress("(%s) %s pass", key, e)
 		w := window
-		if key == "a" {
+		if key == "a" || key == "v" {
 			// The defaults give each engine its own page count (oracle.DefaultEnginePages):
 			// its pass keeps that many requests outstanding, its pages full.
 			if n := oracle.DefaultEnginePages[e]; n > 0 {
@@ -334,6 +332,34 @@ func oracleWay(c config, cases []benchCase, key, name string, extra []string, wi
 		return nil, err
 	}
 	return row, nil
+}
+
+// throughput starts an oracle (--engines, extra flags, its log oracle-KEY.log),
+// warms it with ten cases, then sends every case to every engine piped at once:
+// the pass of row a and of versus. started, if not nil, hears of the oracle's start.
+// The oracle is left running for more passes.
+func throughput(c config, cases []benchCase, key string, extra []string, started func(startupTimes)) (*oracleProc, startupTimes, passResult, map[string]float64, error) {
+	args := append([]string{"--engines=" + strings.Join(c.engines, ","), "--log-level=warn"}, extra...)
+	p, startup, err := startOracle(c.oracleBin, args, filepath.Join(c.logDir, "oracle-"+key+".log"))
+	if err != nil {
+		return nil, startup, passResult{}, nil, err
+	}
+	if started != nil {
+		started(startup)
+	}
+	fail := func(err error) (*oracleProc, startupTimes, passResult, map[string]float64, error) {
+		p.kill()
+		return nil, startup, passResult{}, nil, err
+	}
+	if _, err := p.pass(cases[:min(10, len(cases))], "warm-", nil, 0); err != nil {
+		return fail(err)
+	}
+	cpu0 := proctree.CPU(p.pid())
+	all, err := p.pass(cases, "all-", nil, 0)
+	if err != nil {
+		return fail(err)
+	}
+	return p, startup, all, cpuPerCase(cpu0, proctree.CPU(p.pid()), len(cases)), nil
 }
 
 func bareRows(bare map[string]*bareResult, c config) []*wayResult {

@@ -1,18 +1,17 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/layout-oracle/oracle/client"
 )
 
 // storeReport is what --store-bench measured: one corpus answered cold (every case
@@ -150,23 +149,18 @@ func runStoreBench(c config, stdout, stderr io.Writer) int {
 
 // storedAnswers asks the oracle's ping how many lookups hit.
 func storedAnswers(p *oracleProc, stderr io.Writer) int {
-	if _, err := p.stdin.Write([]byte(`{"id":"store-bench-ping","op":"ping"}` + "\n")); err != nil {
-		return -1
-	}
-	line, err := p.out.ReadBytes('\n')
+	ping, err := p.c.Ping(context.Background())
 	if err != nil {
 		return -1
 	}
-	var ping struct {
-		Store struct {
-			Hits int `json:"hits"`
-		} `json:"store"`
+	var store struct {
+		Hits int `json:"hits"`
 	}
-	if err := json.Unmarshal(line, &ping); err != nil {
+	if err := json.Unmarshal(ping.Store, &store); err != nil {
 		fmt.Fprintln(stderr, "bench: store: ping:", err)
 		return -1
 	}
-	return ping.Store.Hits
+	return store.Hits
 }
 
 // spawnTimes are seconds from the oracle's exec: to its first and last answer, and to
@@ -180,7 +174,8 @@ type spawnTimes struct {
 }
 
 // spawnPass execs the oracle and writes every case at once, as a user piping a file
-// does, without waiting for any engine, and times the answers from the exec.
+// does, without waiting for any engine, closes its stdin, and times the answers
+// and the exit from the exec.
 func spawnPass(bin string, args []string, cases []benchCase, engines int, logPath string) (spawnTimes, error) {
 	var st spawnTimes
 	logf, err := os.Create(logPath)
@@ -188,43 +183,44 @@ func spawnPass(bin string, args []string, cases []benchCase, engines int, logPat
 		return st, err
 	}
 	defer logf.Close()
-	var in bytes.Buffer
-	for _, c := range cases {
-		b, err := json.Marshal(request{ID: "spawn-" + c.ID, HTML: c.HTML, Script: c.Script})
-		if err != nil {
-			return st, err
-		}
-		in.Write(append(b, '\n'))
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdin, cmd.Stderr = &in, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdout, err := cmd.StdoutPipe()
+	start := time.Now()
+	c, err := client.Spawn(bin, args, client.Options{Stderr: logf, CloseTimeout: 10 * time.Minute})
 	if err != nil {
 		return st, err
 	}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return st, err
-	}
-	defer syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	defer c.Kill()
+	done := make(chan *client.Call, len(cases))
+	closed := make(chan error, 1)
+	var exit time.Duration
+	go func() {
+		for _, bc := range cases {
+			if _, err := c.Start(context.Background(), caseRequest(bc, "spawn-", nil), done); err != nil {
+				closed <- err
+				return
+			}
+		}
+		err := c.Close() // EOF: the oracle answers what it read, then exits
+		exit = time.Since(start)
+		closed <- err
+	}()
 	n := 0
-	for sc.Scan() {
-		at := time.Since(start).Seconds()
+	for n < len(cases) {
+		var call *client.Call
+		select {
+		case call = <-done:
+		case err := <-closed:
+			return st, fmt.Errorf("oracle: %v after %d answers to %d cases (log %s)", err, n, len(cases), logPath)
+		}
+		if call.Err != nil {
+			return st, fmt.Errorf("oracle: %v after %d answers to %d cases (log %s)", call.Err, n, len(cases), logPath)
+		}
+		at := call.Received.Sub(start).Seconds()
 		if n == 0 {
 			st.First = at
 		}
 		st.Last = at
 		n++
-		var r struct {
-			response
-			Stored []string `json:"stored"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return st, fmt.Errorf("malformed answer %.200q: %v", sc.Bytes(), err)
-		}
+		r := call.Response
 		st.Errors += len(r.Errors)
 		if r.Error != "" {
 			st.Errors++
@@ -233,12 +229,9 @@ func spawnPass(bin string, args []string, cases []benchCase, engines int, logPat
 			st.Stored++
 		}
 	}
-	if err := cmd.Wait(); err != nil {
+	if err := <-closed; err != nil {
 		return st, fmt.Errorf("oracle: %v (log %s)", err, logPath)
 	}
-	st.Exit = time.Since(start).Seconds()
-	if n != len(cases) {
-		return st, fmt.Errorf("%d answers to %d cases (log %s)", n, len(cases), logPath)
-	}
+	st.Exit = exit.Seconds()
 	return st, nil
 }

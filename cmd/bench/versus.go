@@ -3,10 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
-
-	"github.com/layout-oracle/oracle/internal/proctree"
 )
 
 // Versus mode (issue 25's targets): the same generated cases, split into the
@@ -67,25 +64,15 @@ func runVersus(c config, old string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// throughputPass is row a's throughput pass alone: one oracle with its defaults, a
-// warm-up, then every case to every engine piped at once.
+// throughputPass is row a's throughput pass alone (throughput), then the oracle's exit.
 func throughputPass(c config, cases []benchCase, key string) (versusRow, error) {
-	args := []string{"--engines=" + strings.Join(c.engines, ","), "--log-level=warn"}
-	p, _, err := startOracle(c.oracleBin, args, filepath.Join(c.logDir, "oracle-"+key+".log"))
+	p, _, all, cpu, err := throughput(c, cases, key, nil, nil)
 	if err != nil {
 		return versusRow{}, err
 	}
 	defer p.kill()
-	if _, err := p.pass(cases[:min(10, len(cases))], "warm-", nil, 0); err != nil {
-		return versusRow{}, err
-	}
-	cpu0 := proctree.CPU(p.pid())
-	all, err := p.pass(cases, "all-", nil, 0)
-	if err != nil {
-		return versusRow{}, err
-	}
 	perCase := 0.0
-	for _, ms := range cpuPerCase(cpu0, proctree.CPU(p.pid()), len(cases)) {
+	for _, ms := range cpu {
 		perCase += ms
 	}
 	if err := p.close(); err != nil {

@@ -30,7 +30,7 @@ func (h *htmlReport) report(c caseResult) error {
 	if err := h.next.report(c); err != nil {
 		return err
 	}
-	return h.w.Add(report.Case{ID: c.ID, Report: c.Report, Dumps: c.Dumps, Candidate: h.candidate(c.ID), Errors: c.OracleErrors})
+	return h.w.Add(report.Case{ID: c.ID, Report: c.Report, Dumps: c.Dumps, Candidate: h.candidate(c.ID), Errors: c.OracleErrors, Unstable: c.Unstable})
 }
 
 func (h *htmlReport) finish(t totals) error {

@@ -10,6 +10,7 @@ import (
 	"math/big"
 	"strings"
 
+	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
 	reflection "github.com/layout-oracle/oracle/reflect"
 )
@@ -26,6 +27,9 @@ type oracleLine struct {
 	Error     *string               `json:"error"`
 	OK        json.RawMessage       `json:"ok"`
 	Traces    json.RawMessage       `json:"traces"`
+	// Unstable is the additive "unstable": per engine, the items its runs of the
+	// case answered differently (oracle --verify); they are never made a verdict.
+	Unstable compare.Unstable `json:"unstable"`
 
 	// States is RawStates decoded, once the line is known to be a reflection case.
 	States map[string]*reflection.State `json:"-"`

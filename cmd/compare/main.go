@@ -1,5 +1,5 @@
 // Command compare scores a candidate engine's geometry dumps against the oracle's
-// three-engine vote, case by case (see the README, "Comparing").
+// three-engine vote, case by case (docs/compare.md).
 //
 //	compare --oracle FILE [--candidate FILE] [--json] [--tolerance X] [--html DIR]
 //

@@ -35,6 +35,8 @@ type caseLine struct {
 	Findings     []jsonFinding     `json:"findings,omitempty"`
 	Worst        []jsonFinding     `json:"worst,omitempty"`
 	OracleErrors map[string]string `json:"oracle_errors,omitempty"`
+	// Unstable echoes the oracle's "unstable" items (counted in votes as "unstable").
+	Unstable compare.Unstable `json:"unstable,omitempty"`
 }
 
 type jsonFinding struct {
@@ -72,7 +74,7 @@ func (n jsonNum) MarshalJSON() ([]byte, error) {
 func (j *jsonLines) report(c caseResult) error {
 	r := c.Report
 	return j.enc.Encode(caseLine{ID: c.ID, Report: r, SumAbsDelta: jsonNum(r.SumAbsDelta), MaxAbsDelta: jsonNum(r.MaxAbsDelta),
-		Findings: jsonFindings(r.Failures()), Worst: jsonFindings(r.Worst(shown)), OracleErrors: c.OracleErrors})
+		Findings: jsonFindings(r.Failures()), Worst: jsonFindings(r.Worst(shown)), OracleErrors: c.OracleErrors, Unstable: c.Unstable})
 }
 
 func (j *jsonLines) finish(t totals) error {
@@ -102,12 +104,18 @@ func (h *human) report(c caseResult) error {
 		if r.Reflection.Untrusted > 0 {
 			fmt.Fprintf(&b, ", %d untrusted", r.Reflection.Untrusted)
 		}
+		if r.Reflection.Unstable > 0 {
+			fmt.Fprintf(&b, ", %d unstable", r.Reflection.Unstable)
+		}
 		b.WriteByte('\n')
 	case r.Verdict == compare.Pass || (r.Verdict == compare.Fail && r.Reason == ""):
 		fmt.Fprintf(&b, "layout %d/%d failed, style %d/%d failed, max |delta| %.4g px, sum %.4g px",
 			r.Layout.Failed, r.Layout.Compared, r.Style.Failed, r.Style.Compared, r.MaxAbsDelta, r.SumAbsDelta)
 		if n := r.Layout.Untrusted + r.Style.Untrusted; n > 0 {
 			fmt.Fprintf(&b, ", %d untrusted", n)
+		}
+		if n := r.Layout.Unstable + r.Style.Unstable; n > 0 {
+			fmt.Fprintf(&b, ", %d unstable", n)
 		}
 		b.WriteByte('\n')
 	default:
@@ -146,6 +154,15 @@ func (h *human) report(c caseResult) error {
 		}
 		fmt.Fprintf(&b, "    outvoted: %s\n", strings.Join(parts, ", "))
 	}
+	if len(c.Unstable) > 0 {
+		var parts []string
+		for _, e := range slices.Sorted(maps.Keys(c.Unstable)) {
+			if items := c.Unstable[e]; len(items) > 0 {
+				parts = append(parts, fmt.Sprintf("%s %s", e, listed(items)))
+			}
+		}
+		fmt.Fprintf(&b, "    unstable (not voted): %s\n", strings.Join(parts, "; "))
+	}
 	if len(c.OracleErrors) > 0 {
 		var parts []string
 		for _, e := range slices.Sorted(maps.Keys(c.OracleErrors)) {
@@ -182,6 +199,9 @@ func (h *human) finish(t totals) error {
 		}
 		line += "; outvoted: " + strings.Join(out, ", ")
 	}
+	if t.Unstable > 0 {
+		line += fmt.Sprintf("; unstable: %d items in %d cases", t.Unstable, t.UnstableCases)
+	}
 	if a := t.Attributed; a != nil {
 		if _, err := fmt.Fprintf(h.w, "attribution: %d non-unanimous cases, %d items, %d causes (%.2f causes and %.1f items per case)\n",
 			a.Cases, a.Items, a.Causes, float64(a.Causes)/float64(a.Cases), float64(a.Items)/float64(a.Cases)); err != nil {
@@ -215,12 +235,20 @@ func votes(v map[vote.Kind]int) string {
 		return "one engine, no vote"
 	}
 	var parts []string
-	for _, k := range []vote.Kind{vote.Unanimous, vote.Agree, vote.Majority, vote.Split, vote.Disagree} {
+	for _, k := range []vote.Kind{vote.Unanimous, vote.Agree, vote.Majority, vote.Split, vote.Disagree, vote.Unstable} {
 		if v[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", k, v[k]))
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// listed is up to shown items, then how many more.
+func listed(items []string) string {
+	if len(items) <= shown {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s ... %d more", strings.Join(items[:shown], ", "), len(items)-shown)
 }
 
 // displayID shows a string id unquoted and any other id as its JSON.

@@ -19,6 +19,7 @@ type caseResult struct {
 	Report       *compare.Report
 	OracleErrors map[string]string     // engines the oracle could not dump, with why
 	Dumps        map[string]*dump.Dump // the oracle's dumps, for the HTML report
+	Unstable     compare.Unstable      // the oracle's "unstable", as given
 }
 
 // totals is the last line of output.
@@ -31,6 +32,10 @@ type totals struct {
 	MaxAbsDelta jsonNum `json:"max_abs_delta"`
 	// Outvoted counts, per oracle engine, the items it was the outlier on.
 	Outvoted map[string]int `json:"outvoted,omitempty"`
+	// Unstable counts the items left unvoted because an engine's runs differed on
+	// them (the oracle's "unstable"), and the cases with any.
+	Unstable      int `json:"unstable,omitempty"`
+	UnstableCases int `json:"unstable_cases,omitempty"`
 	// Attributed counts the cases with non-unanimous items, those items, and the
 	// root causes they were attributed to (compare.Attribute).
 	Attributed *attributed `json:"attributed,omitempty"`
@@ -139,7 +144,7 @@ func (s *session) compareCase(line *oracleLine) *compare.Report {
 				return refused(errors.New("the oracle case is a reflection, the candidate record has no \"state\""))
 			}
 		}
-		r, err := compare.Reflection(line.States, got)
+		r, err := compare.ReflectionUnstable(line.States, got, line.Unstable)
 		if err != nil {
 			return refused(err)
 		}
@@ -152,7 +157,7 @@ func (s *session) compareCase(line *oracleLine) *compare.Report {
 	if cand != nil {
 		got = cand.Dump
 	}
-	r, err := compare.Geometry(line.Dumps, got, s.tol)
+	r, err := compare.GeometryUnstable(line.Dumps, got, s.tol, line.Unstable)
 	if err != nil {
 		return refused(err)
 	}
@@ -203,6 +208,10 @@ func (s *session) emit(line oracleLine, r *compare.Report) error {
 	for _, o := range r.Outliers {
 		s.t.Outvoted[o.Engine] += o.Count
 	}
+	if n := unstableItems(r); n > 0 {
+		s.t.Unstable += n
+		s.t.UnstableCases++
+	}
 	if len(r.Causes) > 0 {
 		if s.t.Attributed == nil {
 			s.t.Attributed = &attributed{}
@@ -211,7 +220,16 @@ func (s *session) emit(line oracleLine, r *compare.Report) error {
 		s.t.Attributed.Causes += len(r.Causes)
 		s.t.Attributed.Items += compare.Explained(r.Causes)
 	}
-	return s.out.report(caseResult{ID: line.ID, Report: r, OracleErrors: line.Errors, Dumps: line.Dumps})
+	return s.out.report(caseResult{ID: line.ID, Report: r, OracleErrors: line.Errors, Dumps: line.Dumps, Unstable: line.Unstable})
+}
+
+// unstableItems is how many of r's items were not voted for being unstable.
+func unstableItems(r *compare.Report) int {
+	n := r.Layout.Unstable + r.Style.Unstable
+	if r.Reflection != nil {
+		n += r.Reflection.Unstable
+	}
+	return n
 }
 
 // exit is the exit status, and writes the totals line.

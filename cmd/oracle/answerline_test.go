@@ -44,6 +44,7 @@ func (c *client) sendLine(t *testing.T, req map[string]any) (map[string]any, int
 // oracle must keep serving, and its peak RSS stays bounded. Fails on the code before:
 // no error, and lines of 40-180 MB.
 func TestNoCaseMakesAnAnswerLineOverTheDocumentedMaximum(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	const maxNodes, traceBytes = 1000, 1 << 20
 	c := startOracle(t, "--pages=1", "--log-level=warn", "--self-check=false", "--deadline=120s",
 		"--dump-max-nodes=1000", "--trace-max-bytes=1048576")

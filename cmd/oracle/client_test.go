@@ -84,7 +84,7 @@ func startOracle(t testing.TB, args ...string) *client {
 	return c
 }
 
-// waitStarted pings until no engine is "starting", or the process exits.
+// waitStarted pings until no engine or endpoint is "starting", or the process exits.
 func (c *client) waitStarted(t testing.TB) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Minute)
@@ -110,11 +110,18 @@ func (c *client) waitStarted(t testing.TB) {
 	t.Fatalf("an engine was still starting after 3 minutes; stderr:\n%s", c.stderr.String())
 }
 
-// anyStarting says whether a ping answer has an engine in state "starting".
+// anyStarting says whether a ping answer has an engine, or a remote endpoint (which
+// joins its engine's pool once up), in state "starting".
 func anyStarting(ping map[string]any) bool {
 	states, _ := ping["states"].(map[string]any)
 	for _, st := range states {
 		if m, _ := st.(map[string]any); m["state"] == "starting" {
+			return true
+		}
+	}
+	eps, _ := ping["endpoints"].([]any)
+	for _, ep := range eps {
+		if m, _ := ep.(map[string]any); m["state"] == "starting" {
 			return true
 		}
 	}

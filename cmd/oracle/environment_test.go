@@ -171,6 +171,7 @@ func unpinnedFontsChromium(t *testing.T) string {
 }
 
 func TestSelfCheckTakesOutAnEngineWhoseEnvironmentDiffers(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	c := startOracle(t, "--engines=chromium,firefox", "--pages=1", "--log-level=info", "--chromium-path="+unpinnedFontsChromium(t))
 	defer c.close()
 	ping := c.send(t, map[string]any{"op": "ping"})
@@ -195,6 +196,7 @@ func TestSelfCheckTakesOutAnEngineWhoseEnvironmentDiffers(t *testing.T) {
 // The same wrapper with --self-check=false serves, and really answers with the
 // unpinned face: the check caught a real fault.
 func TestUnpinnedFontsReallyChangeTheAnswer(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	c := startOracle(t, "--engines=chromium", "--pages=1", "--log-level=warn", "--self-check=false",
 		"--chromium-path="+unpinnedFontsChromium(t))
 	defer c.close()

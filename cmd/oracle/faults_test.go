@@ -1,7 +1,8 @@
 package main
 
 // Faults and hostile cases against the real engines, on oracles of their own (one
-// page per engine, a short deadline) so that killing a browser disturbs no other test.
+// page per engine, a short deadline) so that killing a browser disturbs no other test;
+// the state-leak test, which kills nothing, runs on the ground-truth oracle.
 
 import (
 	"path/filepath"
@@ -14,9 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// On the ground-truth oracle (one page per engine): the second case follows the
+// first on the same page, whatever cases other tests sent before.
 func TestNoStateLeaksFromOneCaseToTheNext(t *testing.T) {
-	c := startOracle(t, "--pages=1", "--log-level=warn")
-	defer c.close()
+	c := gtOracle(t)
 	first := c.send(t, map[string]any{"html": `<script>let declared = 1;</script><p>`,
 		"script": `window.leaked = 1; localStorageFree = true; setTimeout(() => document.body.append(document.createElement('i')), 50); document.addEventListener('x', () => {});`})
 	require.Nil(t, first["errors"])

@@ -1,8 +1,10 @@
 package main
 
 // Running untrusted cases (issue 17, docs/untrusted.md): the network allowlist, against
-// the real three engines. Each oracle here is its own (--pages=1), so what one test
-// leaves cannot reach another's.
+// the real three engines. The allowlist tests count connections to a listener of
+// their own, which no other case knows, so they run on the ground-truth oracle (one
+// page per engine); the tests that kill processes, flood the pages or need other
+// flags have oracles of their own.
 
 import (
 	"encoding/json"
@@ -157,8 +159,7 @@ func leakTargets(l *countingListener) (urls []string, ws, turn, stun string) {
 // Fails on the old main: every engine connected to the listener (fetch, <img>, ... on
 // another loopback port, issue 17), so its count was far above zero.
 func TestNetworkAllowlistTraceCannotReachOtherPortsOrFiles(t *testing.T) {
-	c := startOracle(t, "--pages=1", "--log-level=warn", "--self-check=false")
-	defer c.close()
+	c := gtOracle(t)
 	defer logOnFailure(t, c)
 	l := listenCounting(t)
 	urls, ws, turn, stun := leakTargets(l)
@@ -208,8 +209,7 @@ func TestNetworkAllowlistTraceCannotReachOtherPortsOrFiles(t *testing.T) {
 
 // The same on geometry pages (about:blank plus document.write): markup and script.
 func TestNetworkAllowlistGeometryCannotReachOtherPorts(t *testing.T) {
-	c := startOracle(t, "--pages=1", "--log-level=warn", "--self-check=false")
-	defer c.close()
+	c := gtOracle(t)
 	defer logOnFailure(t, c)
 	l := listenCounting(t)
 	urls, ws, turn, stun := leakTargets(l)
@@ -343,6 +343,7 @@ func vmHWM(t *testing.T, pid int) int {
 // bounded. Fails on the old main: there was no bound (the 150,000-element dump was
 // sent whole).
 func TestDumpOverTheNodeLimitIsAClearError(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	c := startOracle(t, "--pages=1", "--log-level=warn", "--self-check=false", "--dump-max-nodes=1000")
 	defer c.close()
 	defer logOnFailure(t, c)

@@ -62,6 +62,7 @@ func run() int {
 	traceMaxBytes := fs.Int("trace-max-bytes", trace.DefaultLimits.Bytes, "bytes of records (their JSON in the answer line, escapes included) one trace may hold; past it that engine's answer is an error")
 	artifacts := fs.String("artifacts", "", "write screenshots (\"screenshot\": true) as PNG files into `DIR` and name them in the dump, instead of base64")
 	progressEvery := fs.Duration("progress-every", oracle.DefaultProgressEvery, "log a one-line progress summary (answered, errors, rate) at info level this often while serving; 0: never")
+	verify := fs.Int("verify", 1, fmt.Sprintf("measure every case this many times per engine (1-%d) and list the items the runs differ on as \"unstable\" (docs/protocol.md, \"Verification\"); a request's \"verify\" overrides it", oracle.MaxVerify))
 	inertReuse := fs.Bool("inert-reuse", true, "inert cases (no script, markup that cannot run any: docs/untrusted.md) are written into the window an earlier inert case used, with no navigation; false gives every case a new document")
 	dumpMaxNodes := fs.Int("dump-max-nodes", oracle.DefaultDumpMaxNodes, "elements one geometry dump may hold (and 4 boxes, 512 bytes of style text and 64 of tag names per element); past it that engine's answer is an error")
 	logLevel := fs.String("log-level", "info", "stderr log level: debug, info, warn, error")
@@ -73,6 +74,7 @@ func run() int {
 	webkitDriverPath := fs.String("webkit-driver-path", "", "WebKitWebDriver binary (default "+browser.DefaultWebKitWebDriver+"); implies the WebDriver route for webkit")
 	docRoot := fs.String("docroot", "", "directory served read-only at / on the oracle's case origins; \"url\" requests name paths under it")
 	storePath := fs.String("store", storeDefault(), "ground-truth store file (docs/store.md), or off; default $ORACLE_STORE, else under $XDG_CACHE_HOME or ~/.cache")
+	storeMinRuns := fs.Int("store-min-runs", 1, "serve from the store only answers resting on at least this many identical live runs (docs/store.md); a case whose stored answer rests on fewer is measured live again")
 	storeMax := fs.String("store-max", "4G", "bound on the store's size (bytes, or with K, M, G); past it the least recently used answers are evicted")
 	engineMemory := fs.String("engine-memory", "auto", "memory bound on each engine's processes, all its pages together, in a cgroup (bytes, or with K, M, G); a case that hits it is that engine's error and a relaunch; auto: a quarter of the machine's RAM; 0: off (docs/untrusted.md)")
 	var endpoints []oracle.Endpoint
@@ -147,6 +149,14 @@ func run() int {
 		log.Error().Err(err).Msg("bad --pages")
 		return 2
 	}
+	if *verify < 1 || *verify > oracle.MaxVerify {
+		log.Error().Int("verify", *verify).Msgf("bad --verify: from 1 to %d", oracle.MaxVerify)
+		return 2
+	}
+	if *storeMinRuns < 1 {
+		log.Error().Int("store-min-runs", *storeMinRuns).Msg("bad --store-min-runs: at least 1")
+		return 2
+	}
 	memLimit, err := parseEngineMemory(*engineMemory)
 	if err != nil {
 		log.Error().Err(err).Msg("bad --engine-memory")
@@ -215,6 +225,8 @@ func run() int {
 		Store:            st,
 		DumpMaxNodes:     *dumpMaxNodes,
 		FreshAlways:      !*inertReuse,
+		Verify:           *verify,
+		StoreMinRuns:     *storeMinRuns,
 		Endpoints:        endpoints,
 		OriginListen:     *originListen,
 	}, checks, log)
@@ -231,7 +243,7 @@ func run() int {
 		return 128 + int(sig)
 	}
 	launchFailed := func(err error) int {
-		if *selfCheck && strings.Contains(err.Error(), errNoEngine.Error()) {
+		if *selfCheck && errors.Is(err, errNoEngine) {
 			log.Error().Msg("no engine passed the self-check")
 		}
 		log.Error().Err(err).Msg("launch")
@@ -273,8 +285,9 @@ func run() int {
 	return 0
 }
 
-// errNoEngine ends serving when every engine failed to start.
-var errNoEngine = errors.New("no engine launched")
+// errNoEngine ends serving when every engine failed to start: Launch's own error
+// for that, so one errors.Is finds both.
+var errNoEngine = oracle.ErrNoEngine
 
 func reserveStdout() (*os.File, error) {
 	fd, err := syscall.Dup(1)

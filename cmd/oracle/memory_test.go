@@ -26,6 +26,7 @@ func hostileMemoryCase() map[string]any {
 }
 
 func TestEngineMemoryBoundCostsTheCaseAndARelaunch(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	const limit = 600 << 20
 	c := startOracle(t, "--store=off", "--pages=1", "--self-check=false", "--deadline=30s", "--engine-memory=600M")
 	defer logOnFailure(t, c)
@@ -100,6 +101,7 @@ func TestEngineMemoryBoundCostsTheCaseAndARelaunch(t *testing.T) {
 // An address-space rlimit is no fallback: the browsers reserve more address space
 // than any useful bound (checked here so docs/untrusted.md stays true).
 func TestAddressSpaceRlimitBreaksChromium(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	testutil.NeedsBrowsers(t)
 	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
 		t.Skip("no /usr/bin/chromium")

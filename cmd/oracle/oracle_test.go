@@ -267,6 +267,7 @@ func TestMalformedLinesAreEachAnsweredAndServingGoesOn(t *testing.T) {
 // TestShutdownAndEOFLeaveNoBrowserBehind runs its own single-engine oracles, so it can
 // end them.
 func TestShutdownAndEOFLeaveNoBrowserBehind(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	for _, how := range []string{"shutdown", "eof"} {
 		t.Run(how, func(t *testing.T) {
 			c := startOracle(t, "--engines=chromium,webkit", "--log-level=warn")

@@ -14,6 +14,7 @@ import (
 )
 
 func TestOracleLogsItsProgress(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	c := startOracle(t, "--pages=1", "--self-check=false", "--progress-every=1s")
 	defer c.close()
 	for i := 0; i < 3; i++ {

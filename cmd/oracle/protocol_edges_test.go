@@ -141,6 +141,7 @@ func (p *oracleProc) wait(t *testing.T, within time.Duration) int {
 // says so on stderr, closes its browsers and exits 1. Before, the write error was
 // ignored and the oracle served on into the void.
 func TestClosedStdoutEndsTheOracleCleanly(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	p := startRaw(t, "--engines=chromium", "--pages=1", "--self-check=false", "--log-level=warn")
 	// Ping is answered at spawn; the browser is up once ping says it is ready.
 	out := bufio.NewReader(p.stdout)
@@ -177,6 +178,7 @@ func TestClosedStdoutEndsTheOracleCleanly(t *testing.T) {
 // the next log line raised SIGPIPE on fd 2 and killed the oracle (exit -13, signal)
 // with cases unanswered. Closing stdout afterwards still ends it cleanly.
 func TestClosedStderrDoesNotEndTheOracle(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	// debug: every request logs a line, so each case below writes to the closed pipe.
 	p := startRawStderr(t, true, "--pages=1", "--self-check=false", "--log-level=debug")
 	out := bufio.NewReader(p.stdout)
@@ -231,6 +233,7 @@ func TestClosedStderrDoesNotEndTheOracle(t *testing.T) {
 // case, three replies skipped (before: the ping's states was read as a reflection
 // case, exit 2). The line after shutdown is not read, and stderr says so.
 func TestCompareReadsTheOraclesOwnOutputWithPingShutdownAndTrace(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	compareBin := filepath.Join(t.TempDir(), "compare")
 	build := exec.Command("go", "build", "-o", compareBin, "../compare")
 	build.Stderr = os.Stderr

@@ -11,8 +11,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,6 +30,7 @@ type injectProxy struct {
 	srv  *httptest.Server
 	mu   sync.Mutex
 	down *websocket.Conn
+	gate chan struct{} // when set, the server's messages wait until it closes: a slow server
 }
 
 func newInjectProxy(t *testing.T, upstream string) *injectProxy {
@@ -64,6 +67,12 @@ func newInjectProxy(t *testing.T, upstream string) *injectProxy {
 			}
 		}
 		go pipe(down, up)
+		if p.gate != nil {
+			select {
+			case <-p.gate:
+			case <-ctx.Done():
+			}
+		}
 		pipe(up, down)
 		up.CloseNow()
 		down.CloseNow()
@@ -177,4 +186,90 @@ func TestSilentServerCostsTheHandshakeBoundOnly(t *testing.T) {
 	assert.Equal(t, "out-of-service", ep["state"], "%v", ep)
 	r := c.send(t, caseOK())
 	assert.Nil(t, r["errors"])
+}
+
+// TestSlowEndpointJoinsTheServingEngine: a --connect endpoint slow to come up (here a
+// real server whose messages a test proxy HOLDS until the test releases them) held
+// its engine's local pages until it was up, and with only that engine every case
+// waited for it. Now the local page serves at once, the endpoint joins the pool when
+// it is up, and ping answers within a second throughout.
+func TestSlowEndpointJoinsTheServingEngine(t *testing.T) {
+	testutil.NeedsBrowsers(t)
+	port := freePort(t)
+	startPlaywrightServer(t, port, true)
+	proxy := newInjectProxy(t, fmt.Sprintf("ws://127.0.0.1:%d/", port))
+	proxy.gate = make(chan struct{})
+	var released atomic.Bool
+	release := func() {
+		if released.CompareAndSwap(false, true) {
+			close(proxy.gate)
+		}
+	}
+	defer release()
+	// Before the fix the case below waits for the endpoint: it is let go after a
+	// while, so that the test fails rather than hangs.
+	timer := time.AfterFunc(45*time.Second, release)
+	defer timer.Stop()
+
+	c := startOracleNow(t, "--log-level=info", "--engines=chromium", "--pages=chromium=1", "--connect", "chromium:1="+proxy.url())
+	defer c.close()
+	var mu sync.Mutex
+	var worst time.Duration
+	stop := make(chan struct{})
+	pinged := make(chan struct{})
+	go func() {
+		defer close(pinged)
+		for n := 0; ; n++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			t0 := time.Now()
+			c.send(t, map[string]any{"op": "ping", "id": "slow-ping-" + strconv.Itoa(n)})
+			mu.Lock()
+			worst = max(worst, time.Since(t0))
+			mu.Unlock()
+		}
+	}()
+
+	r := c.send(t, caseOK())
+	held := !released.Load()
+	assert.Nil(t, r["errors"], "%v", r)
+	assert.True(t, held, "the local page answered only once the slow endpoint was let go")
+	ep := endpointsOf(t, c)["chromium "+proxy.url()]
+	assert.Equal(t, "starting", ep["state"], "%v", ep)
+
+	release()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		ep = endpointsOf(t, c)["chromium "+proxy.url()]
+		if ep["state"] == "ready" {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the endpoint did not join: %v\nstderr:\n%s", ep, c.stderr.String())
+		time.Sleep(200 * time.Millisecond)
+	}
+	assert.Equal(t, float64(1), ep["pages"])
+	ping := c.send(t, map[string]any{"op": "ping"})
+	states, _ := ping["states"].(map[string]any)
+	chromium, _ := states["chromium"].(map[string]any)
+	assert.Equal(t, float64(2), chromium["pages"], "the local page and the joined one serve: %v", states)
+	var wg sync.WaitGroup
+	for j := 0; j < 2; j++ { // two at once hold both pages: the joined one serves too
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := c.send(t, caseOK())
+			assert.Nil(t, r["errors"], "%v", r)
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	<-pinged
+	mu.Lock()
+	t.Logf("slowest ping: %s", worst)
+	assert.Less(t, worst, time.Second, "ping answers within a second throughout")
+	mu.Unlock()
+	assert.Contains(t, c.stderr.String(), "endpoint joined the serving engine")
 }

@@ -60,8 +60,7 @@ func browserUID(t *testing.T) int {
 // On the old code every process ran as root and Chromium had --no-sandbox.
 func TestBrowsersRunUnprivilegedInTheirOwnSandboxes(t *testing.T) {
 	uid := browserUID(t)
-	c := startOracle(t, "--pages=1", "--self-check=false")
-	defer c.close()
+	c := gtOracle(t) // every process below it is checked, whatever cases it served
 	ping := c.send(t, map[string]any{"op": "ping"})
 	oracle := c.cmd.Process.Pid
 
@@ -128,6 +127,7 @@ func TestBrowsersRunUnprivilegedInTheirOwnSandboxes(t *testing.T) {
 // renderer in the browser's namespaces) is reported off by ping and logged at
 // startup, and --require-sandbox then refuses to start, exit 1, saying why on stderr.
 func TestRequireSandboxRefusesWhenASandboxIsOff(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	browserUID(t)
 	dir, err := os.MkdirTemp("", "oracle-nosandbox-")
 	if err != nil {
@@ -202,8 +202,7 @@ func listeners(t *testing.T, pid int) map[int]string {
 // On the old code the X display accepted any local client.
 func TestLocalUsersCannotDriveTheBrowsers(t *testing.T) {
 	browserUID(t)
-	c := startOracle(t, "--pages=1", "--self-check=false")
-	defer c.close()
+	c := gtOracle(t) // its ports and display; a session nobody opened would fail here first
 	c.send(t, map[string]any{"op": "ping"})
 
 	ports := listeners(t, c.cmd.Process.Pid)

@@ -69,6 +69,7 @@ func TestScreenshotIsTheWalkedPageInEveryEngine(t *testing.T) {
 }
 
 func TestScreenshotArtifactsAreFiles(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	dir := t.TempDir()
 	c := startOracle(t, "--log-level=warn", "--pages=1", "--self-check=false", "--artifacts", dir)
 	defer c.close()

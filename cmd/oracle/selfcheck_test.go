@@ -31,6 +31,7 @@ func deadProxyChromium(t *testing.T) string {
 }
 
 func TestSelfCheckTakesAFailingEngineOutOfService(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	wrapper := deadProxyChromium(t)
 	c := startOracle(t, "--engines=chromium,firefox", "--pages=1", "--log-level=info", "--chromium-path="+wrapper)
 	exited := false
@@ -69,6 +70,7 @@ func TestSelfCheckTakesAFailingEngineOutOfService(t *testing.T) {
 }
 
 func TestSelfCheckOffServesTheBrokenRoute(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	// --self-check=false: the same route serves, and fails exactly where the check
 	// said it would, so the check caught a real fault rather than inventing one.
 	c := startOracle(t, "--engines=chromium", "--pages=1", "--log-level=warn", "--self-check=false",
@@ -96,6 +98,7 @@ func TestSelfCheckPassesOnTheRealEngines(t *testing.T) {
 // the first start's self-check stored (ping counted a hit per check before any
 // request), so a broken engine of the same build would have passed it.
 func TestSelfCheckRunsLiveOnAWarmStore(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	path := filepath.Join(t.TempDir(), "store.sqlite")
 	checks := len(probes.SelfChecks())
 	for run := 1; run <= 2; run++ {

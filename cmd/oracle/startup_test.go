@@ -63,6 +63,7 @@ func browserMains(oracle int) map[string]int {
 
 // Fails on the code before #10: --pages took only a number (exit 2).
 func TestPerEnginePagesShowInPingAndInBrowserProcesses(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	c := startOracle(t, "--pages=firefox=2,chromium=1", "--self-check=false", "--log-level=warn")
 	defer c.close()
 	ping := c.send(t, map[string]any{"op": "ping"})
@@ -85,6 +86,7 @@ func TestPerEnginePagesShowInPingAndInBrowserProcesses(t *testing.T) {
 }
 
 func TestBadPagesIsAUsageError(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	for _, v := range []string{"0", "firefox=0", "netscape=2", "firefox=2,firefox=3", "firefox", "x"} {
 		c := startOracleNow(t, "--pages="+v)
 		assert.Equal(t, 2, c.exitCode(t, 30*time.Second), "--pages=%s", v)

@@ -48,6 +48,7 @@ const dirtyJS = `
 // to about:blank and a case's own pushState and hash changes stayed in the page's
 // session history).
 func TestEveryCaseStartsWithTheFirstCasesState(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	c := startOracle(t, "--pages=1", "--log-level=warn")
 	defer c.close()
 	defer logOnFailure(t, c)

@@ -82,7 +82,7 @@ func openStore(path string, maxBytes int64, log zerolog.Logger) *store.Store {
 		log.Info().Msg("store off: every answer is live")
 		return nil
 	}
-	st, err := store.Open(path, store.Options{MaxBytes: maxBytes}, log)
+	st, err := store.Open(path, store.Options{MaxBytes: maxBytes, Diff: oracle.StoreDiff}, log)
 	if err != nil {
 		log.Error().Err(err).Str("store", path).Msg("store cannot be opened; serving without it (every answer live)")
 		return nil
@@ -197,8 +197,12 @@ func export(ctx context.Context, st *store.Store, profile string, w io.Writer) e
 			return nil
 		}
 		m := map[string]json.RawMessage{}
+		unstable := map[string][]string{}
 		for e, r := range g.answers {
 			m[e] = r.Answer
+			if r.Unstable != nil {
+				unstable[e] = r.Unstable
+			}
 		}
 		// The fields in the order of the oracle's own responses.
 		var line struct {
@@ -206,8 +210,10 @@ func export(ctx context.Context, st *store.Store, profile string, w io.Writer) e
 			Dumps  map[string]json.RawMessage `json:"dumps,omitempty"`
 			States map[string]json.RawMessage `json:"states,omitempty"`
 			Traces map[string]json.RawMessage `json:"traces,omitempty"`
+			// Unstable as the oracle serves it: compare then votes none of those items.
+			Unstable map[string][]string `json:"unstable,omitempty"`
 		}
-		line.ID = g.id
+		line.ID, line.Unstable = g.id, unstable
 		switch g.op {
 		case "geometry":
 			line.Dumps = m

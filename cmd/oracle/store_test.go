@@ -82,6 +82,7 @@ func engineCases(log string) int { return strings.Count(log, `"message":"case se
 var all3 = []string{"chromium", "firefox", "webkit"}
 
 func TestRerunIsAnsweredFromTheStoreByteForByte(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	path := filepath.Join(t.TempDir(), "store.sqlite")
 	args := []string{"--store", path}
 	live, log1 := runBatch(t, nil, args, storeCases)
@@ -182,6 +183,7 @@ func rewriteVersions(t *testing.T, path string) int {
 }
 
 func TestANewEngineBuildMisses(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	path := filepath.Join(t.TempDir(), "store.sqlite")
 	args := []string{"--store", path, "--engines=chromium,webkit"}
 	cases := storeCases[:2]
@@ -251,6 +253,7 @@ func startOracleEnv(t *testing.T, env []string, args ...string) *client {
 
 // Two oracle processes on one store file: each serves what the other stored.
 func TestTwoOraclesShareOneStore(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	path := filepath.Join(t.TempDir(), "store.sqlite")
 	a := startOracleEnv(t, nil, "--store", path, "--engines=chromium", "--pages=1", "--self-check=false")
 	b := startOracleEnv(t, nil, "--store", path, "--engines=chromium", "--pages=1", "--self-check=false")
@@ -289,6 +292,7 @@ func waitWrites(t *testing.T, c *client, n float64) {
 // A store file that is not a database is logged, and every answer is live; the
 // file is left alone.
 func TestBrokenStoreFileMeansLiveAnswers(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	path := filepath.Join(t.TempDir(), "store.sqlite")
 	junk := bytes.Repeat([]byte("this is not a database\n"), 1000)
 	require.NoError(t, os.WriteFile(path, junk, 0o644))
@@ -304,6 +308,7 @@ func TestBrokenStoreFileMeansLiveAnswers(t *testing.T) {
 // Tests start oracles with the store off unless they name one (TestMain sets
 // ORACLE_STORE=off): nothing in the user's cache can answer a test.
 func TestStoreIsOffInTestsUnlessNamed(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	c := startOracleEnv(t, nil, "--engines=chromium", "--pages=1", "--self-check=false")
 	p := c.send(t, map[string]any{"op": "ping"})
 	assert.NotContains(t, p, "store")
@@ -324,6 +329,7 @@ func storeCmd(t *testing.T, args ...string) string {
 // stats, export and prune on a store one run filled: export writes the responses the
 // oracle gave, byte for byte, which compare reads; prune empties it.
 func TestStoreCommandsSeeExportAndPruneTheStore(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	path := filepath.Join(t.TempDir(), "store.sqlite")
 	live, _ := runBatch(t, nil, []string{"--store", path, "--engines=chromium"}, storeCases)
 

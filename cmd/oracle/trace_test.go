@@ -96,6 +96,7 @@ func TestTraceThatNeverYieldsIsAnsweredAndServingGoesOn(t *testing.T) {
 }
 
 func TestMediaProfileGivesFakeCameraAndMicrophone(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	c := startOracle(t, "--pages=1", "--profile=media", "--log-level=warn")
 	defer c.close()
 	assert.Equal(t, "media", c.send(t, map[string]any{"op": "ping"})["profile"])
@@ -338,6 +339,7 @@ func TestTraceMillionRecordsIsRefused(t *testing.T) {
 // TestTraceBoundsFlags: --trace-max-records and --trace-max-bytes set the bounds, and
 // a trace within them is answered as before.
 func TestTraceBoundsFlags(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	c := startOracle(t, "--pages=1", "--self-check=false", "--log-level=warn", "--trace-max-records=3", "--trace-max-bytes=300")
 	defer c.close()
 	traces, errs := traceEach(t, c, map[string]any{"script": "for (let i = 0; i < 4; i++) trace.value('i', i); trace.done();"})

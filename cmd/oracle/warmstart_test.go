@@ -167,6 +167,7 @@ func buildRecords(t *testing.T, path string) map[string]string {
 // size, mtime or ctime) serves nothing before the live engine reports its build; then
 // the stored answers of that build are served, and the new fingerprint is recorded.
 func TestAnUnknownFingerprintWaitsForTheLiveBuild(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	path := filepath.Join(t.TempDir(), "store.sqlite")
 	cold, _ := runBatch(t, nil, []string{"--store", path}, warmCases)
 	versions := buildRecords(t, path)
@@ -200,6 +201,7 @@ func TestAnUnknownFingerprintWaitsForTheLiveBuild(t *testing.T) {
 // kept every attribute the fingerprint reads) is logged as an error, counted in ping
 // and replaced by the live build.
 func TestAContradictedBuildRecordIsDroppedAndCounted(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	path := filepath.Join(t.TempDir(), "store.sqlite")
 	runBatch(t, nil, []string{"--store", path}, warmCases[:1])
 	real := buildRecords(t, path)

@@ -33,6 +33,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/layout-oracle/oracle/client"
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/trace"
@@ -74,13 +75,6 @@ const (
 	kindTestharness = "testharness"
 )
 
-type request struct {
-	ID     string  `json:"id"`
-	Op     string  `json:"op,omitempty"`
-	URL    string  `json:"url"`
-	Script *string `json:"script,omitempty"`
-}
-
 func requestsCmd(args []string, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("wpt requests", flag.ContinueOnError)
 	fset.SetOutput(stderr)
@@ -110,7 +104,7 @@ func requestsCmd(args []string, stdout, stderr io.Writer) int {
 	seen := map[string]bool{}
 	counts := map[string]int{}
 	tests := 0
-	emit := func(r request, kind string) {
+	emit := func(r client.Request, kind string) {
 		if seen[r.ID] || !want[kind] {
 			return
 		}
@@ -130,22 +124,21 @@ func requestsCmd(args []string, stdout, stderr io.Writer) int {
 		url := "/" + rel
 		switch {
 		case testharness.Match(b):
-			empty := ""
 			tests++
-			emit(request{ID: url, Op: "trace", URL: url, Script: &empty}, kindTestharness)
+			emit(client.Request{ID: url, Op: client.OpTrace, URL: client.Str(url), Script: client.Str("")}, kindTestharness)
 		default:
 			refs := references(rel, b)
 			if len(refs) == 0 {
 				continue // neither a reftest nor a testharness test (a reference, a manual test)
 			}
 			tests++
-			emit(request{ID: url, URL: url}, kindReftest)
+			emit(client.Request{ID: url, URL: client.Str(url)}, kindReftest)
 			for _, ref := range refs {
 				if _, err := os.Stat(filepath.Join(*root, filepath.FromSlash(ref))); err != nil {
 					fmt.Fprintf(stderr, "wpt requests: %s: reference %s: %v\n", rel, ref, err)
 					continue
 				}
-				emit(request{ID: "/" + ref, URL: "/" + ref}, kindRef)
+				emit(client.Request{ID: "/" + ref, URL: client.Str("/" + ref)}, kindRef)
 			}
 		}
 	}
@@ -230,15 +223,6 @@ func references(rel string, b []byte) []string {
 
 // ---- summary ----
 
-// response is one oracle answer line: geometry (dumps) or trace (traces).
-type response struct {
-	ID     json.RawMessage         `json:"id"`
-	Error  string                  `json:"error"`
-	Dumps  map[string]*dump.Dump   `json:"dumps"`
-	Traces map[string]*trace.Trace `json:"traces"`
-	Errors map[string]string       `json:"errors"`
-}
-
 // dirStats is one directory's (or the total's) counts.
 type dirStats struct {
 	Cases        int            `json:"cases"`
@@ -302,7 +286,7 @@ func summaryCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if len(strings.TrimSpace(sc.Text())) == 0 {
 			continue
 		}
-		var r response
+		var r client.Response // geometry (dumps) or trace (traces)
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			fmt.Fprintf(stderr, "wpt summary: line %d: %v\n", line, err)
 			return 2
@@ -358,7 +342,7 @@ func summaryCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // tally counts one response into s.
-func tally(s *dirStats, r *response, tol float64) {
+func tally(s *dirStats, r *client.Response, tol float64) {
 	s.Cases++
 	if r.Error != "" {
 		s.RequestErrs++

@@ -2,12 +2,13 @@ package browser
 
 import (
 	"context"
-	_ "embed"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/inpage"
 )
 
 // Engine names as the protocol spells them.
@@ -37,7 +38,7 @@ type Engine interface {
 	// Load evaluates the case program (case.js) in one driver call on the page as
 	// Reset left it (a fresh about:blank): it captures the built-ins, replaces the
 	// document with html (document.open/write/close), waits for the settle point
-	// (README, "Settle point"), then calls fn, a JavaScript function expression, with
+	// (docs/serving.md, "Settle point"), then calls fn, a JavaScript function expression, with
 	// the captured built-ins as `this` and args, and returns fn's JSON result (a
 	// returned promise is awaited). A page that does not settle within the deadline's
 	// budget is an error naming what did not settle.
@@ -46,7 +47,7 @@ type Engine interface {
 	// LoadURL navigates the page to url (a document the oracle's origin serves from
 	// --docroot), then evaluates the case program there as Load does, except that it
 	// writes nothing: it settles the navigated document (the same settle point, plus
-	// reftest-wait: README, "Settle point"; docs/web-content.md) and calls fn. The
+	// reftest-wait: docs/serving.md, "Settle point"; docs/web-content.md) and calls fn. The
 	// built-ins are captured when the program starts, after the document's own
 	// scripts began to run.
 	LoadURL(ctx context.Context, url string, fn string, args ...any) (json.RawMessage, error)
@@ -128,28 +129,15 @@ var (
 // remaining arguments. A script that throws is the case's failure, not the walk's: the
 // wrapper then returns {"scriptError": "Name: message"} instead of calling fn, and
 // fn's own result comes back as {"result": ...}. With no script there is nothing to
-// settle again, and fn runs at once.
+// settle again, and fn runs at once. The text is inpage/with_case_script.js.
 func WithCaseScript(fn string) string {
-	return `(function (script) {
-  var B = this, walk = (` + fn + `), args = B.args(arguments, 1);
-  var err = B.runScript(script);
-  if (err !== null) return { scriptError: err };
-  if (!script) return { result: B.apply(walk, B, args) };
-  return B.later(function (resolve, reject) {
-    B.settle(function () {
-      var r;
-      try { r = B.apply(walk, B, args); } catch (e) { reject(e); return; }
-      resolve({ result: r });
-    }, reject);
-  });
-})`
+	return inpage.Fill(inpage.WithCaseScript, "FN", fn)
 }
 
-// caseJS is the case program (case.js): every Load, in every engine and on both
-// routes, is one driver call evaluating exactly this text on a fresh about:blank page.
-//
-//go:embed case.js
-var caseJS string
+// caseJS is the case program (inpage/case.js): every Load, in every engine and on
+// both routes, is one driver call evaluating exactly this text on a fresh about:blank
+// page.
+var caseJS = inpage.Case
 
 // CaseProgram is the case program's text, a function expression taking one argument,
 // CaseArg's value, and returning a promise of the JSON text of fn's result.
@@ -175,9 +163,9 @@ func keptCaseArg(html, fn string, args []any, budget time.Duration) map[string]a
 	return a
 }
 
-// CaseURLArg is the case program's argument for one LoadURL: nothing to write (the
+// caseURLArg is the case program's argument for one LoadURL: nothing to write (the
 // page navigated to its document), and the root's reftest-wait class honoured.
-func CaseURLArg(fn string, args []any, budget time.Duration) map[string]any {
+func caseURLArg(fn string, args []any, budget time.Duration) map[string]any {
 	a := CaseArg("", fn, args, budget)
 	a["navigated"] = true
 	a["reftestWait"] = true
@@ -203,8 +191,28 @@ func settleBudget(ctx context.Context) time.Duration {
 // and returns fn's (awaited) result as JSON text made by the page's own
 // JSON.stringify. Every backend evaluates this same wrapper for Visit (trace pages), so
 // the driver's value serialization (which differs between CDP, BiDi and WebDriver)
-// never shapes a result; Load uses the case program instead.
+// never shapes a result; Load uses the case program instead. The text is
+// inpage/call_expression.js.
 func CallExpression(fn string) string {
-	return "async (args) => { const v = await (" + fn + ").apply(null, args || []); " +
-		"return v === undefined ? 'null' : JSON.stringify(v); }"
+	return inpage.Fill(inpage.CallExpression, "FN", fn)
+}
+
+// engineError is an engine's own error: its message begins with the engine's name,
+// added here rather than in every message. errors.Is and errors.As see through it.
+type engineError struct {
+	engine string
+	err    error
+}
+
+func (e *engineError) Error() string { return e.engine + ": " + e.err.Error() }
+func (e *engineError) Unwrap() error { return e.err }
+
+// engineErrorf is fmt.Errorf's error as engine's.
+func engineErrorf(engine, format string, args ...any) error {
+	return &engineError{engine: engine, err: fmt.Errorf(format, args...)}
+}
+
+// errorf is fmt.Errorf's error as e's engine's.
+func (e *playwrightEngine) errorf(format string, args ...any) error {
+	return engineErrorf(e.name, format, args...)
 }

@@ -54,12 +54,8 @@ func Launch(ctx context.Context, name, route, exe string, s LaunchSettings, log 
 	}
 	opts := PlaywrightOptions{Engine: name, Bundled: bundled, Permissions: s.Permissions,
 		InitScripts: s.InitScripts, ExecutablePath: exe, Env: s.Env, MemoryCgroup: s.MemoryCgroup}
-	switch name {
-	case Chromium:
-		opts.Args = s.ChromiumArgs
-	case Firefox:
-		opts.FirefoxPrefs = s.FirefoxPrefs
-		opts.Permissions = nil // Firefox's fake media comes from prefs; it has no camera grant
+	if k := knowledgeOf(name); k.settings != nil {
+		k.settings(&opts, s)
 	}
 	e, err := pw.LaunchPlaywright(opts, log)
 	if err != nil {

@@ -11,11 +11,11 @@ import (
 	"time"
 )
 
-// CgroupProcsEnv names, in a Playwright browser's environment, the cgroup.procs file
+// cgroupProcsEnv names, in a Playwright browser's environment, the cgroup.procs file
 // the browser wrapper (sandbox.go) writes its own pid into before it execs the
 // browser, so the browser and every process it forks start inside its engine's
 // memory cgroup.
-const CgroupProcsEnv = "LAYOUT_ORACLE_CGROUP_PROCS"
+const cgroupProcsEnv = "LAYOUT_ORACLE_CGROUP_PROCS"
 
 // MemoryBounds is one oracle process's memory bound on each engine's processes: a
 // cgroup per engine (docs/untrusted.md, "Memory per engine"), under
@@ -280,10 +280,10 @@ func (m *MemoryBounds) OOMKills(engine string) int64 {
 	return 0
 }
 
-// PlaceTree moves roots and every descendant into the cgroup whose cgroup.procs is
+// placeTree moves roots and every descendant into the cgroup whose cgroup.procs is
 // procs. Processes a root forks later are born inside; this catches those that
 // already ran (a browser started by an unprivileged oracle, with no wrapper).
-func PlaceTree(procs string, roots []int) error {
+func placeTree(procs string, roots []int) error {
 	if procs == "" {
 		return nil
 	}

@@ -97,10 +97,10 @@ func TestAResetThatCannotFinishSaysSo(t *testing.T) {
 	assert.NoError(t, e.Reset(cctx))
 }
 
-// contextEntries counts the browser contexts the package keeps state for.
-func contextEntries() int {
+// contextEntries counts the browser contexts e keeps state for.
+func contextEntries(e *playwrightEngine) int {
 	n := 0
-	contexts.Range(func(_, _ any) bool { n++; return true })
+	e.pages.contexts.Range(func(_, _ any) bool { n++; return true })
 	return n
 }
 
@@ -109,7 +109,6 @@ func contextEntries() int {
 // everything it references, one more per relaunch.
 func TestClosedContextsAreForgotten(t *testing.T) {
 	testutil.NeedsBrowsers(t)
-	before := contextEntries()
 	_, e := launchChromium(t, testLogger(t))
 	old := e.context
 	for range 2 {
@@ -117,9 +116,28 @@ func TestClosedContextsAreForgotten(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, relaunched)
 	}
-	assert.True(t, contextClosed(old), "a replaced context counts as closed")
-	assert.False(t, contextClosed(e.context), "the context in use is open")
+	assert.True(t, e.pages.contextClosed(old), "a replaced context counts as closed")
+	assert.False(t, e.pages.contextClosed(e.context), "the context in use is open")
+	assert.True(t, e.pages.pageOpen(e.page), "the relaunched browser's page is tracked by the engine")
 	require.NoError(t, e.Close())
 	time.Sleep(time.Second) // close events arrive after Close returns
-	assert.Equal(t, before, contextEntries(), "contexts left in the map after the engine closed")
+	assert.Equal(t, 0, contextEntries(e), "contexts left in the map after the engine closed")
+}
+
+// Two engines in one process keep their page state apart (issue 28): before, it
+// was in package-wide maps, where one engine's pages and contexts were the other's.
+func TestEnginesShareNoPageState(t *testing.T) {
+	testutil.NeedsBrowsers(t)
+	d, a := launchChromium(t, testLogger(t))
+	eng, err := d.LaunchPlaywright(PlaywrightOptions{Engine: Chromium}, testLogger(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { eng.Close() })
+	b := eng.(*playwrightEngine)
+	assert.True(t, a.pages.pageOpen(a.page))
+	assert.False(t, b.pages.pageOpen(a.page), "b tracks a's page")
+	assert.True(t, b.pages.contextClosed(a.context), "b tracks a's context")
+	assert.False(t, b.pages.contextClosed(b.context))
+	require.NoError(t, a.Close())
+	assert.Equal(t, 0, contextEntries(a))
+	assert.Equal(t, 1, contextEntries(b), "closing a forgot b's context")
 }

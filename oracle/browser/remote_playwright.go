@@ -39,13 +39,13 @@ func (d *PlaywrightDriver) ConnectPlaywright(wsURL, route, proxy string, opts Pl
 	if err != nil {
 		return nil, err
 	}
-	e, err := d.connectPlaywright(endpoint, launch, opts, log)
+	e, err := d.connectPlaywright(endpoint, launch, opts, log, new(pageTracker))
 	if err != nil {
 		return nil, err
 	}
 	version := e.version
 	e.relaunch = func(on *PlaywrightDriver) (*playwrightEngine, error) {
-		fresh, err := on.connectPlaywright(endpoint, launch, opts, log)
+		fresh, err := on.connectPlaywright(endpoint, launch, opts, log, e.pages)
 		if err != nil {
 			return nil, err
 		}
@@ -65,23 +65,15 @@ func remoteLaunchOptions(wsURL, route, proxy string, opts PlaywrightOptions) (st
 	if proxy != "" {
 		launch["proxy"] = map[string]any{"server": "http://" + proxy, "bypass": ""}
 	}
-	switch {
-	case route == RoutePlaywright:
-	case opts.Engine == Chromium:
-		launch["executablePath"] = orDefault(opts.ExecutablePath, SystemChromium)
-	case opts.Engine == Firefox:
-		launch["executablePath"] = orDefault(opts.ExecutablePath, SystemFirefox)
-		launch["channel"] = "moz-firefox"
-	}
-	switch opts.Engine {
-	case Chromium:
-		// The server's host decides the sandbox (Playwright adds --no-sandbox unless
-		// chromiumSandbox is set): its user is not this process's to know.
-		launch["args"] = append(append([]string{}, ChromiumArgs...), opts.Args...)
-	case Firefox:
-		if len(opts.FirefoxPrefs) > 0 {
-			launch["firefoxUserPrefs"] = opts.FirefoxPrefs
+	k := knowledgeOf(opts.Engine)
+	if route != RoutePlaywright && k.systemExe != "" {
+		launch["executablePath"] = orDefault(opts.ExecutablePath, k.systemExe)
+		if k.channel != "" {
+			launch["channel"] = k.channel
 		}
+	}
+	if k.remoteLaunch != nil {
+		k.remoteLaunch(launch, opts)
 	}
 	u, err := url.Parse(wsURL)
 	if err != nil {
@@ -126,7 +118,7 @@ const (
 	handshakeTimeout = 15 * time.Second
 )
 
-func (d *PlaywrightDriver) connectPlaywright(endpoint string, launch map[string]any, opts PlaywrightOptions, log zerolog.Logger) (*playwrightEngine, error) {
+func (d *PlaywrightDriver) connectPlaywright(endpoint string, launch map[string]any, opts PlaywrightOptions, log zerolog.Logger, pages *pageTracker) (*playwrightEngine, error) {
 	bt := d.browserType(opts.Engine)
 	if bt == nil {
 		return nil, fmt.Errorf("unknown engine %q", opts.Engine)
@@ -149,16 +141,17 @@ func (d *PlaywrightDriver) connectPlaywright(endpoint string, launch map[string]
 	if err != nil {
 		stopRelay()
 		hint := ""
+		// The server's status reaches us as text, through the driver's node process.
 		if strings.Contains(err.Error(), " 431 ") {
 			// Node's default limit is 16 KiB; the oracle's own options are about 9 KB,
 			// but a launch-options query in the URL adds to them.
 			hint = fmt.Sprintf(" (the launch options, %d bytes, exceed the server's header limit: start it with NODE_OPTIONS=--max-http-header-size=65536; docs/remote.md)", len(header))
 		}
-		return nil, fmt.Errorf("%s: connect %s: %w%s", opts.Engine, endpoint, err, hint)
+		return nil, engineErrorf(opts.Engine, "connect %s: %w%s", endpoint, err, hint)
 	}
 	if err := checkVersion(browser.Version()); err != nil {
 		browser.Close()
-		return nil, fmt.Errorf("%s: connect %s: %w", opts.Engine, endpoint, err)
+		return nil, engineErrorf(opts.Engine, "connect %s: %w", endpoint, err)
 	}
 	route := "playwright-go connect " + endpoint
 	if exe, ok := launch["executablePath"].(string); ok {
@@ -170,7 +163,7 @@ func (d *PlaywrightDriver) connectPlaywright(endpoint string, launch map[string]
 		route += " (WebDriver BiDi, channel " + ch + ")"
 	}
 	e := &playwrightEngine{remote: true, name: opts.Engine, version: browser.Version(), route: route, browser: browser, log: log,
-		initScripts: len(opts.InitScripts) > 0, pw: d, opts: opts}
+		initScripts: len(opts.InitScripts) > 0, pw: d, opts: opts, pages: pages}
 	if e.context, e.page, err = e.openContext(browser); err != nil {
 		e.Close()
 		return nil, err

@@ -25,7 +25,7 @@ import (
 
 // relayMaxMessage bounds one server message: a case's answer (a dump, a trace) comes
 // back in one, so it is the WebDriver route's Execute Script bound.
-const relayMaxMessage = DefaultMaxReply
+const relayMaxMessage = defaultMaxReply
 
 // startRelay listens on loopback for the one connection the driver opens, relays it
 // to upstream (a ws:// or wss:// URL, query kept) and returns the URL to give
@@ -92,18 +92,22 @@ func relayOne(w http.ResponseWriter, r *http.Request, upstream string, maxMessag
 	rctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{}, 2)
-	go func() { // driver -> server, as is
+	v := newRelayValidator()
+	go func() { // driver -> server, as is; its calls are noted for their replies' check
 		defer func() { done <- struct{}{} }()
 		for {
 			typ, data, err := down.Read(rctx)
-			if err != nil || up.Write(rctx, typ, data) != nil {
+			if err != nil {
+				return
+			}
+			v.sent(data)
+			if up.Write(rctx, typ, data) != nil {
 				return
 			}
 		}
 	}()
 	go func() { // server -> driver, checked
 		defer func() { done <- struct{}{} }()
-		v := newRelayValidator()
 		for {
 			typ, data, err := up.Read(rctx)
 			if err != nil {
@@ -128,17 +132,23 @@ func relayOne(w http.ResponseWriter, r *http.Request, upstream string, maxMessag
 	down.Close(websocket.StatusGoingAway, "")
 }
 
-// relayValidator checks server messages against what playwright-go asserts on,
-// tracking the objects the server created (guid -> type) as the client does.
+// relayValidator checks server messages against what playwright-go asserts on
+// (remote_schema.go), tracking the objects the server created (guid -> type) as the
+// client does, and the calls the driver made (id -> Type.method), whose replies it
+// checks.
 type relayValidator struct {
 	objects  map[string]string // guid -> type; "" is the root
 	parent   map[string]string
 	children map[string]map[string]bool
+	finished map[string]bool // responses a requestFinished named: its handler closes a channel
+
+	callsMu sync.Mutex
+	calls   map[string][2]string // call id -> the guid and method called, from the driver's messages
 }
 
 func newRelayValidator() *relayValidator {
 	return &relayValidator{objects: map[string]string{"": "Root"}, parent: map[string]string{},
-		children: map[string]map[string]bool{}}
+		children: map[string]map[string]bool{}, finished: map[string]bool{}, calls: map[string][2]string{}}
 }
 
 func (v *relayValidator) setParent(guid, parent string) {
@@ -165,42 +175,46 @@ func init() {
 	}
 }
 
-// relayField is one initializer field a constructor asserts on: a string, or a
-// reference to an object of type ref (any type when ref is ""), optional or not.
-type relayField struct {
-	name     string
-	kind     string // "string" or "ref"
-	ref      string
-	optional bool
-}
-
-// relayInitializers are the initializer fields that playwright-go's constructors, or
-// the oracle's calls on the connect path (Browser.Version, BrowserType.Name), assert on.
-var relayInitializers = map[string][]relayField{
-	"Playwright": {{name: "chromium", kind: "ref", ref: "BrowserType"}, {name: "firefox", kind: "ref", ref: "BrowserType"},
-		{name: "webkit", kind: "ref", ref: "BrowserType"}, {name: "selectors", kind: "ref", optional: true},
-		{name: "preLaunchedBrowser", kind: "ref", ref: "Browser", optional: true}},
-	"Browser": {{name: "version", kind: "string"}},
-	"BrowserContext": {{name: "tracing", kind: "ref", ref: "Tracing"}, {name: "requestContext", kind: "ref", ref: "APIRequestContext"},
-		{name: "debugger", kind: "ref", ref: "Debugger", optional: true}},
-	"Frame":    {{name: "name", kind: "string"}, {name: "url", kind: "string"}, {name: "parentFrame", kind: "ref", ref: "Frame", optional: true}},
-	"Page":     {{name: "mainFrame", kind: "ref", ref: "Frame"}},
-	"Request":  {{name: "redirectedFrom", kind: "ref", ref: "Request", optional: true}},
-	"Response": {{name: "request", kind: "ref", ref: "Request"}},
-	"Dialog":   {{name: "page", kind: "ref", ref: "Page", optional: true}},
-	"JSHandle": {{name: "preview", kind: "string"}},
-	"Route":    {{name: "request", kind: "ref", ref: "Request"}},
-}
-
 // relayMessage is the envelope as playwright-go's transport decodes it: a field of
 // another JSON type fails its decode, which it turns into an error it ignores.
 type relayMessage struct {
-	ID     *string         `json:"id"`
-	GUID   string          `json:"guid"`
-	Method string          `json:"method"`
-	Params map[string]any  `json:"params"`
-	Result map[string]any  `json:"result"`
-	Error  json.RawMessage `json:"error"`
+	ID     *string        `json:"id"`
+	GUID   string         `json:"guid"`
+	Method string         `json:"method"`
+	Params map[string]any `json:"params"`
+	Result map[string]any `json:"result"`
+	Error  *struct {
+		Error struct {
+			Name    string `json:"name"`
+			Message string `json:"message"`
+			Stack   string `json:"stack"`
+		} `json:"error"`
+	} `json:"error"`
+	Log          []string       `json:"log"`
+	ErrorDetails map[string]any `json:"errorDetails"`
+}
+
+// sent records a call of the driver's, whose reply check then knows.
+func (v *relayValidator) sent(data []byte) {
+	var m struct {
+		ID     *string `json:"id"`
+		GUID   string  `json:"guid"`
+		Method string  `json:"method"`
+	}
+	if json.Unmarshal(data, &m) != nil || m.ID == nil {
+		return
+	}
+	v.callsMu.Lock()
+	v.calls[*m.ID] = [2]string{m.GUID, m.Method}
+	v.callsMu.Unlock()
+}
+
+// isRef says whether obj is itself a reference to a live object: playwright-go then
+// puts the object where its code asserts a map (Dispatch, createRemoteObject).
+func (v *relayValidator) isRef(obj map[string]any) bool {
+	g, ok := obj["guid"].(string)
+	_, known := v.objects[g]
+	return ok && known
 }
 
 // check accepts one server message, or says why it would crash the client.
@@ -210,73 +224,123 @@ func (v *relayValidator) check(data []byte) error {
 		return fmt.Errorf("not a protocol message: %v", err)
 	}
 	if m.ID != nil {
-		return nil // a reply: its envelope decoded, and Dispatch asserts nothing more on it
+		return v.checkReply(*m.ID, m)
 	}
-	if _, ok := v.objects[m.GUID]; !ok {
-		return nil // an unknown object: Dispatch drops it
-	}
-	switch m.Method {
-	case "__create__":
-		typ, ok1 := m.Params["type"].(string)
-		guid, ok2 := m.Params["guid"].(string)
-		init, ok3 := m.Params["initializer"].(map[string]any)
-		switch {
-		case !ok1 || !ok2:
-			return errors.New("__create__ without a string type and guid")
-		case !ok3:
-			return fmt.Errorf("__create__ %s without an initializer object", typ)
-		case !relayTypes[typ]:
-			return fmt.Errorf("__create__ of an unknown type %q", typ)
+	objType, known := v.objects[m.GUID]
+	switch {
+	case m.Method == "__create__":
+		// Dispatch creates the object even under a parent it does not know (with no
+		// connection: a nil dereference in some constructors).
+		if !known {
+			return fmt.Errorf("__create__ under an unknown object %q", m.GUID)
 		}
-		for _, f := range relayInitializers[typ] {
-			if err := v.checkField(init, f); err != nil {
-				return fmt.Errorf("__create__ %s: initializer %s: %w", typ, f.name, err)
-			}
-		}
-		v.objects[guid] = typ
-		v.setParent(guid, m.GUID)
-	case "__adopt__":
+		return v.checkCreate(m, objType)
+	case !known:
+		return nil // Dispatch drops it
+	case m.Method == "__adopt__":
 		guid, ok := m.Params["guid"].(string)
 		if !ok {
 			return errors.New("__adopt__ without a string guid")
 		}
-		if _, known := v.objects[guid]; known {
-			v.setParent(guid, m.GUID)
+		if _, child := v.objects[guid]; !child {
+			return nil
 		}
-	case "__dispose__":
+		if guid == "" {
+			return errors.New("__adopt__ of the root")
+		}
+		for a := m.GUID; ; a = v.parent[a] {
+			if a == guid {
+				return errors.New("__adopt__ of an object into itself or its descendant")
+			}
+			if a == "" {
+				break
+			}
+		}
+		v.setParent(guid, m.GUID)
+	case m.Method == "__dispose__":
 		if r, ok := m.Params["reason"]; ok {
 			if _, isString := r.(string); !isString {
 				return fmt.Errorf("__dispose__ with a reason that is not a string: %v", r)
 			}
 		}
+		if m.GUID == "" {
+			return errors.New("__dispose__ of the root")
+		}
 		v.dispose(m.GUID)
+	default:
+		key := objType + "." + m.Method
+		if v.isRef(m.Params) { // an event's params go through replaceGuidsWithChannels, the others' do not
+			return fmt.Errorf("event %s: params that are a reference to an object", key)
+		}
+		if err := v.checkSpec(m.Params, relayEvents[key]); err != nil {
+			return fmt.Errorf("event %s: %w", key, err)
+		}
+		if key == "BrowserContext.requestFinished" {
+			if r, ok := m.Params["response"].(map[string]any); ok {
+				g, _ := r["guid"].(string)
+				if v.finished[g] {
+					return fmt.Errorf("event %s: a second one for response %s", key, g)
+				}
+				v.finished[g] = true
+			}
+		}
 	}
 	return nil
 }
 
-func (v *relayValidator) checkField(init map[string]any, f relayField) error {
-	val, present := init[f.name]
-	if !present || val == nil {
-		if f.optional {
-			return nil
-		}
-		return errors.New("missing")
+func (v *relayValidator) checkCreate(m relayMessage, parentType string) error {
+	typ, ok1 := m.Params["type"].(string)
+	guid, ok2 := m.Params["guid"].(string)
+	init, ok3 := m.Params["initializer"].(map[string]any)
+	switch {
+	case !ok1 || !ok2:
+		return errors.New("__create__ without a string type and guid")
+	case !ok3:
+		return fmt.Errorf("__create__ %s without an initializer object", typ)
+	case !relayTypes[typ]:
+		return fmt.Errorf("__create__ of an unknown type %q", typ)
+	case relayRefusedTypes[typ]:
+		return fmt.Errorf("__create__ of a %s, which the oracle never asks for", typ)
+	case relayParents[typ] != "" && parentType != relayParents[typ]:
+		return fmt.Errorf("__create__ %s under a %s, not a %s", typ, parentType, relayParents[typ])
+	case v.isRef(init):
+		return fmt.Errorf("__create__ %s with an initializer that is a reference to an object", typ)
 	}
-	switch f.kind {
-	case "string":
-		if _, ok := val.(string); !ok {
-			return errors.New("not a string")
+	if err := v.checkSpec(init, relayInitializers[typ]); err != nil {
+		return fmt.Errorf("__create__ %s: initializer %w", typ, err)
+	}
+	if typ == "LocalUtils" {
+		for _, d := range init["deviceDescriptors"].([]any) {
+			if e, ok := d.(map[string]any); !ok || e["name"] == nil {
+				return errors.New("__create__ LocalUtils: a device descriptor without a name")
+			} else if _, ok := e["name"].(string); !ok {
+				return errors.New("__create__ LocalUtils: a device descriptor whose name is not a string")
+			}
 		}
-	case "ref":
-		ref, _ := val.(map[string]any)
-		guid, _ := ref["guid"].(string)
-		typ, known := v.objects[guid]
-		if !known || guid == "" {
-			return errors.New("not a reference to a known object")
-		}
-		if f.ref != "" && typ != f.ref {
-			return fmt.Errorf("refers to a %s, not a %s", typ, f.ref)
-		}
+	}
+	v.objects[guid] = typ
+	v.setParent(guid, m.GUID)
+	return nil
+}
+
+// checkReply checks the result of a call the driver made.
+func (v *relayValidator) checkReply(id string, m relayMessage) error {
+	v.callsMu.Lock()
+	c, ok := v.calls[id]
+	delete(v.calls, id)
+	v.callsMu.Unlock()
+	if !ok || (m.Error != nil && m.Result == nil) {
+		return nil // no call waits for it, or an error (its shape decoded above)
+	}
+	call := v.objects[c[0]] + "." + c[1]
+	if v.isRef(m.Result) {
+		return fmt.Errorf("reply to %s: a result that is a reference to an object", call)
+	}
+	if relayOneField[call] && len(m.Result) > 1 {
+		return fmt.Errorf("reply to %s: a result of %d fields, not one", call, len(m.Result))
+	}
+	if err := v.checkSpec(m.Result, relayResults[call]); err != nil {
+		return fmt.Errorf("reply to %s: result %w", call, err)
 	}
 	return nil
 }
@@ -297,6 +361,7 @@ func (v *relayValidator) dispose(guid string) {
 		delete(v.children, g)
 		delete(v.objects, g)
 		delete(v.parent, g)
+		delete(v.finished, g)
 	}
 	forget(guid)
 }

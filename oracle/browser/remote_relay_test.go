@@ -12,17 +12,14 @@ import (
 )
 
 func TestRelayValidatorRefusesWhatPanicsTheClient(t *testing.T) {
-	setup := []string{
-		`{"guid":"","method":"__create__","params":{"type":"BrowserType","guid":"bt","initializer":{"name":"chromium","executablePath":"/x"}}}`,
-		`{"guid":"","method":"__create__","params":{"type":"Browser","guid":"b","initializer":{"version":"1.2"}}}`,
-		`{"guid":"","method":"__create__","params":{"type":"Playwright","guid":"pw","initializer":{"chromium":{"guid":"bt"},"firefox":{"guid":"bt"},"webkit":{"guid":"bt"},"preLaunchedBrowser":{"guid":"b"}}}}`,
-		`{"guid":"b","method":"__create__","params":{"type":"Frame","guid":"f","initializer":{"name":"","url":"about:blank"}}}`,
-		`{"guid":"b","method":"__create__","params":{"type":"Page","guid":"p","initializer":{"mainFrame":{"guid":"f"}}}}`,
+	setup := append(append(append([]string{}, fakeSetup...), fakeContext...), fakePage...) // remote_fake_test.go
+	setup = append(setup,
 		`{"id":"abcd@1","result":{"x":1}}`,
 		`{"id":"abcd@2","error":{"error":{"message":"m","name":"Error"}}}`,
 		`{"guid":"p","method":"__dispose__","params":{"reason":"gc"}}`,
 		`{"guid":"nobody","method":"__dispose__","params":{"reason":5}}`, // an unknown object: Dispatch drops it
-	}
+		`{"guid":"rq","method":"__adopt__","params":{"guid":"tr"}}`,      // a real server's: params name a live object
+	)
 	v := newRelayValidator()
 	for _, m := range setup {
 		assert.NoError(t, v.check([]byte(m)), m)
@@ -31,15 +28,17 @@ func TestRelayValidatorRefusesWhatPanicsTheClient(t *testing.T) {
 	assert.False(t, pageLeft, "a disposed object is forgotten")
 
 	for _, m := range []string{
-		`{"guid":"","method":"__create__","params":{"guid":"x","initializer":{}}}`,                                        // no type
-		`{"guid":"","method":"__create__","params":{"type":"Frame","initializer":{}}}`,                                    // no guid
-		`{"guid":"","method":"__create__","params":{"type":"Frame","guid":"x"}}`,                                          // no initializer
-		`{"guid":"","method":"__create__","params":{"type":"Nope","guid":"x","initializer":{}}}`,                          // unknown type
-		`{"guid":"","method":"__create__","params":{"type":"Browser","guid":"x","initializer":{}}}`,                       // no version
-		`{"guid":"b","method":"__create__","params":{"type":"Page","guid":"x","initializer":{"mainFrame":{"guid":"p"}}}}`, // disposed frame
-		`{"guid":"b","method":"__create__","params":{"type":"Page","guid":"x","initializer":{"mainFrame":{"guid":"b"}}}}`, // not a Frame
+		`{"guid":"","method":"__create__","params":{"guid":"x","initializer":{}}}`,                                          // no type
+		`{"guid":"","method":"__create__","params":{"type":"Frame","initializer":{}}}`,                                      // no guid
+		`{"guid":"","method":"__create__","params":{"type":"Frame","guid":"x"}}`,                                            // no initializer
+		`{"guid":"","method":"__create__","params":{"type":"Nope","guid":"x","initializer":{}}}`,                            // unknown type
+		`{"guid":"","method":"__create__","params":{"type":"Browser","guid":"x","initializer":{}}}`,                         // no version
+		`{"guid":"ctx","method":"__create__","params":{"type":"Page","guid":"x","initializer":{"mainFrame":{"guid":"p"}}}}`, // disposed
+		`{"guid":"ctx","method":"__create__","params":{"type":"Page","guid":"x","initializer":{"mainFrame":{"guid":"b"}}}}`, // not a Frame
 		`{"guid":"","method":"__dispose__","params":{"reason":5}}`,
 		`{"guid":"b","method":"__dispose__","params":{"reason":null}}`,
+		`{"guid":"","method":"__dispose__","params":{}}`,
+		`{"guid":"f","method":"__adopt__","params":{"guid":"b"}}`, // into its own descendant
 		`{"guid":"b","method":"__adopt__","params":{"guid":7}}`,
 		`not json`,
 	} {

@@ -16,13 +16,13 @@ import (
 	"time"
 )
 
-// BrowserUserName is the unprivileged system user the browsers run as when the oracle
+// browserUserName is the unprivileged system user the browsers run as when the oracle
 // runs as root (scripts/setup.sh creates it). A renderer exploit in a case is then
 // code execution as this user, inside the engine's own sandbox, never as root.
-const BrowserUserName = "oracle-browser"
+const browserUserName = "oracle-browser"
 
-// BrowserUser is who the browser processes run as.
-type BrowserUser struct {
+// runAs is who the browser processes run as.
+type runAs struct {
 	Name     string
 	UID, GID uint32
 	Home     string
@@ -35,37 +35,37 @@ type BrowserUser struct {
 	Problem string
 }
 
-// browserUser is resolved once per process: root drops to BrowserUserName; any
+// browserUser is resolved once per process: root drops to browserUserName; any
 // other user runs the browsers as itself, which is already unprivileged.
-var browserUser = sync.OnceValue(func() BrowserUser {
+var browserUser = sync.OnceValue(func() runAs {
 	if os.Geteuid() != 0 {
-		u := BrowserUser{UID: uint32(os.Geteuid()), GID: uint32(os.Getegid()), Name: strconv.Itoa(os.Geteuid())}
+		u := runAs{UID: uint32(os.Geteuid()), GID: uint32(os.Getegid()), Name: strconv.Itoa(os.Geteuid())}
 		if cur, err := user.Current(); err == nil {
 			u.Name, u.Home = cur.Username, cur.HomeDir
 		}
 		return u
 	}
-	root := BrowserUser{Name: "root", Home: os.Getenv("HOME")}
-	u, err := user.Lookup(BrowserUserName)
+	root := runAs{Name: "root", Home: os.Getenv("HOME")}
+	u, err := user.Lookup(browserUserName)
 	if err != nil {
-		root.Problem = fmt.Sprintf("the oracle runs as root and user %s does not exist (run `make setup`): the browsers run as root", BrowserUserName)
+		root.Problem = fmt.Sprintf("the oracle runs as root and user %s does not exist (run `make setup`): the browsers run as root", browserUserName)
 		return root
 	}
 	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
 	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
 	if err1 != nil || err2 != nil || uid == 0 {
-		root.Problem = fmt.Sprintf("user %s has uid %s gid %s, not an unprivileged user: the browsers run as root", BrowserUserName, u.Uid, u.Gid)
+		root.Problem = fmt.Sprintf("user %s has uid %s gid %s, not an unprivileged user: the browsers run as root", browserUserName, u.Uid, u.Gid)
 		return root
 	}
-	return BrowserUser{Name: u.Username, UID: uint32(uid), GID: uint32(gid), Home: u.HomeDir, Drop: true}
+	return runAs{Name: u.Username, UID: uint32(uid), GID: uint32(gid), Home: u.HomeDir, Drop: true}
 })
 
 // CurrentBrowserUser is who this process runs the browsers as.
-func CurrentBrowserUser() BrowserUser { return browserUser() }
+func CurrentBrowserUser() runAs { return browserUser() }
 
 // credential is what exec.Cmd.SysProcAttr.Credential gets: nil when the oracle runs
 // the browsers as itself.
-func (u BrowserUser) credential() *syscall.Credential {
+func (u runAs) credential() *syscall.Credential {
 	if !u.Drop {
 		return nil
 	}
@@ -73,11 +73,11 @@ func (u BrowserUser) credential() *syscall.Credential {
 }
 
 // root says the browsers run as root, where Chromium refuses to start sandboxed.
-func (u BrowserUser) root() bool { return !u.Drop && os.Geteuid() == 0 }
+func (u runAs) root() bool { return !u.Drop && os.Geteuid() == 0 }
 
 // env is what a browser process's environment must say about its user: its own home
 // (Firefox refuses a $HOME that another user owns) and nothing of root's.
-func (u BrowserUser) env() []string {
+func (u runAs) env() []string {
 	if !u.Drop {
 		return nil
 	}
@@ -85,7 +85,7 @@ func (u BrowserUser) env() []string {
 }
 
 // sysProcAttr is the SysProcAttr of a browser-side process the oracle starts itself.
-func (u BrowserUser) sysProcAttr(a *syscall.SysProcAttr) *syscall.SysProcAttr {
+func (u runAs) sysProcAttr(a *syscall.SysProcAttr) *syscall.SysProcAttr {
 	a.Credential = u.credential()
 	return a
 }
@@ -139,7 +139,7 @@ for a in "$@"; do
 done
 # The engine's memory cgroup (memlimit.go), joined before the browser forks anything;
 # if that fails the oracle moves the processes after the launch, and logs it if it can't.
-[ -z "$` + CgroupProcsEnv + `" ] || { echo $$ > "$` + CgroupProcsEnv + `"; } 2>/dev/null || :
+[ -z "$` + cgroupProcsEnv + `" ] || { echo $$ > "$` + cgroupProcsEnv + `"; } 2>/dev/null || :
 exec ` + shellQuote(setpriv) + ` --reuid=` + strconv.Itoa(int(u.UID)) + ` --regid=` + strconv.Itoa(int(u.GID)) +
 		` --clear-groups -- ` + shellQuote(exe) + ` "$@"
 `
@@ -179,7 +179,7 @@ func findSetpriv() (string, error) {
 			return p, nil
 		}
 	}
-	return "", errors.New("setpriv (util-linux) not found: cannot start the browsers as " + BrowserUserName)
+	return "", errors.New("setpriv (util-linux) not found: cannot start the browsers as " + browserUserName)
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
@@ -305,15 +305,8 @@ func (p procInfo) hasArg(prefix string) bool {
 // contentProcess says whether p runs web content for engine: the processes the
 // engine's sandbox exists for.
 func contentProcess(engine string, p procInfo) bool {
-	switch engine {
-	case Chromium:
-		return p.hasArg("--type=renderer")
-	case Firefox:
-		return p.hasArg("-contentproc") && p.hasArg("-isForBrowser")
-	case WebKit:
-		return p.cmdline0 == "WebKitWebProcess"
-	}
-	return false
+	k := knowledgeOf(engine)
+	return k.contentProcess != nil && k.contentProcess(p)
 }
 
 // inspectSandbox reads engine's sandbox from its processes under roots (the browser's
@@ -376,30 +369,10 @@ func inspectSandboxOnce(engine string, roots []int) SandboxState {
 		st.Reason = "no content process to inspect (being replaced?)"
 		return st
 	}
-	var kinds []string
+	var kind string
 	for _, c := range content {
 		var why string
-		ownUser, ownPID, ownNet := c.userNS != main.userNS, c.pidNS != main.pidNS, c.netNS != main.netNS
-		switch engine {
-		case Chromium:
-			kinds = []string{"namespace sandbox (own user, pid and network namespaces) + seccomp-bpf"}
-			if !ownUser || !ownPID {
-				why = "its renderer is in the browser's own user or pid namespace"
-			}
-		case Firefox:
-			kinds = []string{"content sandbox: seccomp-bpf"}
-			if ownUser {
-				kinds[0] += " + own user namespace"
-			}
-			if ownNet {
-				kinds[0] += " + own network namespace"
-			}
-		case WebKit:
-			kinds = []string{"bubblewrap sandbox (own user, pid and network namespaces) + seccomp-bpf"}
-			if !ownUser || !ownPID || !ownNet {
-				why = "its web process is not in namespaces of its own (WebKitGTK's bubblewrap sandbox is off)"
-			}
-		}
+		kind, why = knowledgeOf(engine).sandbox(c, main) // engine_*.go
 		if why == "" && c.seccomp != 2 {
 			why, st.transient = "its content process has no seccomp filter", true
 		}
@@ -408,7 +381,7 @@ func inspectSandboxOnce(engine string, roots []int) SandboxState {
 			return st
 		}
 	}
-	st.On, st.Sandbox = true, kinds[0]
+	st.On, st.Sandbox = true, kind
 	return st
 }
 

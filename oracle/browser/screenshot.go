@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"net/http"
 
 	"github.com/mxschmitt/playwright-go"
@@ -38,7 +37,7 @@ func (e *webDriverEngine) Screenshot(ctx context.Context) ([]byte, error) {
 	}
 	var b64 string
 	if err := json.Unmarshal(raw, &b64); err != nil {
-		return nil, fmt.Errorf("webkit: screenshot: %v", err)
+		return nil, engineErrorf(WebKit, "screenshot: %v", err)
 	}
 	return base64.StdEncoding.DecodeString(b64)
 }

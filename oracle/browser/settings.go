@@ -21,7 +21,7 @@ type LaunchSettings struct {
 	WebKitEnv     []string       // KEY=VALUE for WebKitGTK only, after Env (replacing its keys)
 	Permissions   []string       // permission grants (Chromium, Playwright's WebKit)
 	InitScripts   []string       // Playwright: run before any page script in every document
-	MaxReply      int64          // WebDriver: Execute Script reply bound in bytes; 0: DefaultMaxReply
+	MaxReply      int64          // WebDriver: Execute Script reply bound in bytes; 0: defaultMaxReply
 	// MemoryCgroup is the cgroup.procs file of the engine's memory cgroup
 	// (memlimit.go); "": unbounded.
 	MemoryCgroup string

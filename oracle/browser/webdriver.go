@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/layout-oracle/oracle/inpage"
 	"github.com/rs/zerolog"
 )
 
@@ -36,7 +37,7 @@ type WebDriverOptions struct {
 	Display string
 	// StartXvfb makes the engine start and own an Xvfb even when a display is set.
 	StartXvfb bool
-	// XvfbPath is the Xvfb binary; default DefaultXvfb.
+	// XvfbPath is the Xvfb binary; default defaultXvfb.
 	XvfbPath string
 	// Capabilities are extra W3C capabilities of every session (alwaysMatch).
 	Capabilities map[string]any
@@ -47,7 +48,7 @@ type WebDriverOptions struct {
 	// (remote_webdriver.go); DriverPath, Display and Env are then unused.
 	RemoteURL string
 	// MaxReply bounds an Execute Script reply in bytes (a remote endpoint's too); 0:
-	// DefaultMaxReply. Other commands' replies are bounded at 1 MiB.
+	// defaultMaxReply. Other commands' replies are bounded at 1 MiB.
 	MaxReply int64
 	// MemoryCgroup is the cgroup.procs file the driver goes in before it starts
 	// MiniBrowser, so every WebKit process is born there (memlimit.go); "": none.
@@ -106,7 +107,7 @@ func LaunchWebDriver(ctx context.Context, opts WebDriverOptions, log zerolog.Log
 	}
 	for _, p := range []string{opts.DriverPath, opts.BrowserPath} {
 		if _, err := os.Stat(p); err != nil && opts.RemoteURL == "" {
-			return nil, fmt.Errorf("webkit: %w (install webkit2gtk-driver)", err)
+			return nil, engineErrorf(WebKit, "%w (install webkit2gtk-driver)", err)
 		}
 	}
 	log = log.With().Str("engine", WebKit).Logger()
@@ -130,7 +131,7 @@ func LaunchWebDriver(ctx context.Context, opts WebDriverOptions, log zerolog.Log
 	} else if e.display == "" || opts.StartXvfb {
 		x, err := StartXvfb(ctx, opts.XvfbPath, log)
 		if err != nil {
-			return nil, fmt.Errorf("webkit: no DISPLAY and %w", err)
+			return nil, engineErrorf(WebKit, "no DISPLAY and %w", err)
 		}
 		e.xvfb, e.display = x, x.Display
 	}
@@ -171,13 +172,13 @@ func (e *webDriverEngine) start(ctx context.Context) error {
 		if e.closed {
 			e.mu.Unlock()
 			p.kill()
-			return errors.New("webkit: engine closed")
+			return engineErrorf(WebKit, "engine closed")
 		}
 		e.proc = p
 		e.mu.Unlock()
 		version, err := e.newSession(ctx, p)
 		if err != nil {
-			return fmt.Errorf("webkit: new session: %w (driver output: %s)", err, p.out.tail())
+			return engineErrorf(WebKit, "new session: %w (driver output: %s)", err, p.out.tail())
 		}
 		e.mu.Lock()
 		was := e.version
@@ -186,23 +187,23 @@ func (e *webDriverEngine) start(ctx context.Context) error {
 		}
 		e.mu.Unlock()
 		if was != "" && version != was {
-			return fmt.Errorf("webkit: %w from %s to %s on restart", ErrVersionChanged, was, version)
+			return engineErrorf(WebKit, "%w from %s to %s on restart", ErrVersionChanged, was, version)
 		}
 		e.scriptTimeout = 30 * time.Second // WebDriver's default
 		if err := e.navigateBlank(ctx); err != nil {
-			return fmt.Errorf("webkit: navigate to about:blank: %w", err)
+			return engineErrorf(WebKit, "navigate to about:blank: %w", err)
 		}
 		if err := e.fixViewport(ctx); err != nil {
 			return err
 		}
 		w, err := e.windowNow(ctx)
 		if err != nil {
-			return fmt.Errorf("webkit: measure the window: %w", err)
+			return engineErrorf(WebKit, "measure the window: %w", err)
 		}
 		e.window = w
 		return nil
 	}
-	return fmt.Errorf("webkit: start %s: %w", e.opts.DriverPath, lastErr)
+	return engineErrorf(WebKit, "start %s: %w", e.opts.DriverPath, lastErr)
 }
 
 // windowState is what a case can see of its window: the viewport, the window's place
@@ -214,12 +215,16 @@ type windowState struct {
 }
 
 // windowStateJS is the window as windowState holds it, the elements of a script's
-// array result, in parseWindowState's order.
-const windowStateJS = "innerWidth, innerHeight, screenX, screenY, document.hasFocus()"
+// array result, in parseWindowState's order (inpage/webdriver/window_state.js);
+// windowJS is a script answering that array.
+var (
+	windowStateJS = inpage.WebDriverWindowState
+	windowJS      = inpage.Fill(inpage.WebDriverWindow, "WINDOW_STATE", windowStateJS)
+)
 
 func (e *webDriverEngine) windowNow(ctx context.Context) (windowState, error) {
 	raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{
-		"script": "return [" + windowStateJS + "];", "args": []any{}})
+		"script": windowJS, "args": []any{}})
 	if err != nil {
 		return windowState{}, err
 	}
@@ -287,12 +292,12 @@ func (e *webDriverEngine) fixViewport(ctx context.Context) error {
 	var inner [2]int
 	for i := 0; i < 5; i++ {
 		if _, err := e.session(ctx, http.MethodPost, "/window/rect", map[string]int{"width": win[0], "height": win[1]}); err != nil {
-			return fmt.Errorf("webkit: set window rect %dx%d: %w", win[0], win[1], err)
+			return engineErrorf(WebKit, "set window rect %dx%d: %w", win[0], win[1], err)
 		}
 		var err error
 		for try := 0; try < 10; try++ { // a resize may land after the command returns
 			if inner, err = e.innerSize(ctx); err != nil {
-				return fmt.Errorf("webkit: measure viewport: %w", err)
+				return engineErrorf(WebKit, "measure viewport: %w", err)
 			}
 			if inner == want || try == 9 {
 				break
@@ -311,13 +316,13 @@ func (e *webDriverEngine) fixViewport(ctx context.Context) error {
 			break
 		}
 	}
-	return fmt.Errorf("webkit: cannot reach a %dx%d viewport: window %dx%d gives innerWidth/innerHeight %dx%d",
+	return engineErrorf(WebKit, "cannot reach a %dx%d viewport: window %dx%d gives innerWidth/innerHeight %dx%d",
 		want[0], want[1], win[0], win[1], inner[0], inner[1])
 }
 
 func (e *webDriverEngine) innerSize(ctx context.Context) ([2]int, error) {
 	raw, err := e.session(ctx, http.MethodPost, "/execute/sync",
-		map[string]any{"script": "return [window.innerWidth, window.innerHeight];", "args": []any{}})
+		map[string]any{"script": inpage.WebDriverInnerSize, "args": []any{}})
 	if err != nil {
 		return [2]int{}, err
 	}
@@ -343,7 +348,7 @@ func (e *webDriverEngine) Visit(ctx context.Context, url, fn string, args ...any
 	e.callMu.Lock()
 	defer e.callMu.Unlock()
 	if url == "" {
-		return nil, errors.New("webkit: visit: empty url")
+		return nil, engineErrorf(WebKit, "visit: empty url")
 	}
 	return e.call(ctx, url, "", fn, args)
 }
@@ -354,7 +359,7 @@ func (e *webDriverEngine) LoadURL(ctx context.Context, url, fn string, args ...a
 	e.callMu.Lock()
 	defer e.callMu.Unlock()
 	if url == "" {
-		return nil, errors.New("webkit: load url: empty url")
+		return nil, engineErrorf(WebKit, "load url: empty url")
 	}
 	return e.call(ctx, caseURLPrefix+url, "", fn, args)
 }
@@ -373,7 +378,7 @@ func (e *webDriverEngine) call(ctx context.Context, url, html, fn string, args [
 		return nil, err
 	}
 	raw, err := e.callOnce(ctx, url, html, fn, args)
-	if err != nil && strings.Contains(err.Error(), viewportChangedText) && url == "" && ctx.Err() == nil {
+	if errors.Is(err, errViewportChanged) && url == "" && ctx.Err() == nil {
 		// The browser's own UI took part of the viewport during the case (a download
 		// bar that came late): the window is put back, and an html case runs once
 		// more. Not a trace or url case: its page is served once.
@@ -386,7 +391,7 @@ func (e *webDriverEngine) call(ctx context.Context, url, html, fn string, args [
 		return raw, nil
 	}
 	if e.isClosed() {
-		return nil, errors.New("webkit: engine closed")
+		return nil, engineErrorf(WebKit, "engine closed")
 	}
 	var wdErr *webDriverError
 	switch {
@@ -435,7 +440,7 @@ func (e *webDriverEngine) callOnce(ctx context.Context, url, html, fn string, ar
 	} else if url == "" {
 		arg = CaseArg(html, fn, args, settleBudget(ctx))
 	} else if caseURL {
-		arg = CaseURLArg(fn, args, settleBudget(ctx))
+		arg = caseURLArg(fn, args, settleBudget(ctx))
 	}
 	body := map[string]any{"script": callScriptFor(fn, url == "", caseURL), "args": []any{token, arg, e.window.Inner}}
 	for attempt := 0; ; attempt++ {
@@ -450,7 +455,7 @@ func (e *webDriverEngine) callOnce(ctx context.Context, url, html, fn string, ar
 		case len(raw) > 0 && raw[0] == '"':
 			var s string
 			if err := json.Unmarshal(raw, &s); err != nil {
-				return nil, fmt.Errorf("webkit: malformed script result: %v", err)
+				return nil, engineErrorf(WebKit, "malformed script result: %v", err)
 			}
 			return json.RawMessage(s), nil
 		case string(raw) == "null":
@@ -471,7 +476,7 @@ func (e *webDriverEngine) callOnce(ctx context.Context, url, html, fn string, ar
 					return json.RawMessage(s), nil
 				}
 			}
-			return nil, fmt.Errorf("webkit: dialogs kept interrupting the call (last result %s)", raw)
+			return nil, engineErrorf(WebKit, "dialogs kept interrupting the call (last result %s)", raw)
 		case url == "" && attempt == 0 && json.Unmarshal(raw, &navigated) == nil && navigated.Href != nil:
 			e.log.Debug().Str("href", *navigated.Href).Msg("page navigated away; back to about:blank")
 			if err := e.navigateBlank(ctx); err != nil {
@@ -479,7 +484,7 @@ func (e *webDriverEngine) callOnce(ctx context.Context, url, html, fn string, ar
 			}
 			continue
 		default:
-			return nil, fmt.Errorf("webkit: unexpected script result %.200s", raw)
+			return nil, engineErrorf(WebKit, "unexpected script result %.200s", raw)
 		}
 	}
 }
@@ -491,7 +496,7 @@ func (e *webDriverEngine) ready(ctx context.Context) error {
 	live := p != nil && p.session != ""
 	e.mu.Unlock()
 	if closed {
-		return errors.New("webkit: engine closed")
+		return engineErrorf(WebKit, "engine closed")
 	}
 	if live {
 		select {
@@ -502,7 +507,7 @@ func (e *webDriverEngine) ready(ctx context.Context) error {
 	}
 	e.log.Warn().Msg("no live webkit session; restarting the driver")
 	if err := e.restartWith(ctx); err != nil {
-		return fmt.Errorf("webkit: restart: %w", err)
+		return engineErrorf(WebKit, "restart: %w", err)
 	}
 	return nil
 }
@@ -555,7 +560,7 @@ func (e *webDriverEngine) restartWith(ctx context.Context) (err error) {
 		if e.closed { // Close has run and ended the old one; it will not see this one
 			e.mu.Unlock()
 			x.Close()
-			return errors.New("webkit: engine closed")
+			return engineErrorf(WebKit, "engine closed")
 		}
 		e.xvfb, e.display = x, x.Display
 		e.mu.Unlock()
@@ -631,8 +636,9 @@ type blankState struct {
 }
 
 // blankStateJS returns the referrer, freshCheckJS's result (it clears window.name
-// and reads history.length, as on the Playwright route) and the window.
-const blankStateJS = "return [document.referrer, " + freshCheckJS + ", " + windowStateJS + "];"
+// and reads history.length, as on the Playwright route) and the window
+// (inpage/webdriver/blank_state.js).
+var blankStateJS = inpage.Fill(inpage.WebDriverBlankState, "FRESH_CHECK", freshCheckJS, "WINDOW_STATE", windowStateJS)
 
 func (e *webDriverEngine) blankState(ctx context.Context) (blankState, error) {
 	raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{"script": blankStateJS, "args": []any{}})
@@ -703,12 +709,13 @@ const staleMarkProp = "__layoutOracleLeaving"
 // navigation more, used to clear every time (issue 10). Only an http(s) page sends a
 // referrer, so only such a page gets the policy (an html case's about:blank does not
 // run the DOM calls at all). A case that broke the DOM methods used here only costs
-// that second replace.
-const replaceJS = "try { window['" + staleMarkProp + "'] = true; } catch (e) {}\n" +
-	"if (location.protocol === 'http:' || location.protocol === 'https:') try { " +
-	"const m = document.createElement('meta'); m.name = 'referrer'; m.content = 'no-referrer'; " +
-	"(document.head || document.documentElement).appendChild(m); } catch (e) {}\n" +
-	"window.location.replace(arguments[0]);"
+// that second replace. The text is inpage/webdriver/replace.js; replacedJS
+// (inpage/webdriver/replaced.js) answers where the page is and whether it is still
+// the one marked.
+var (
+	replaceJS  = inpage.Fill(inpage.WebDriverReplace, "STALE_MARK", staleMarkProp)
+	replacedJS = inpage.Fill(inpage.WebDriverReplaced, "STALE_MARK", staleMarkProp)
+)
 
 // webElementKey names an element reference in W3C WebDriver's JSON.
 const webElementKey = "element-6066-11e4-a52e-4f735466cecf"
@@ -725,7 +732,7 @@ const webElementKey = "element-6066-11e4-a52e-4f735466cecf"
 // instead.
 func (e *webDriverEngine) replaceTo(ctx context.Context, url string) error {
 	var root map[string]string
-	if raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{"script": "return document.documentElement;", "args": []any{}}); err == nil {
+	if raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{"script": inpage.WebDriverRoot, "args": []any{}}); err == nil {
 		_ = json.Unmarshal(raw, &root) // null: no root element
 	}
 	leaving := root[webElementKey]
@@ -738,7 +745,7 @@ func (e *webDriverEngine) replaceTo(ctx context.Context, url string) error {
 	}
 	for {
 		raw, err := e.session(ctx, http.MethodPost, "/execute/sync",
-			map[string]any{"script": "return [location.href, document.readyState, String('" + staleMarkProp + "' in window)];", "args": []any{}})
+			map[string]any{"script": replacedJS, "args": []any{}})
 		var v [3]string
 		if err == nil && json.Unmarshal(raw, &v) == nil && v[0] == url && v[1] == "complete" && v[2] == "false" && e.gone(ctx, leaving) {
 			return nil

@@ -67,7 +67,7 @@ func (e *webDriverEngine) startDriver(ctx context.Context) (*wdProc, error) {
 	}
 	p := &wdProc{cmd: cmd, exited: make(chan struct{}), base: "http://127.0.0.1:" + strconv.Itoa(port), out: out}
 	// No session yet, so no MiniBrowser: all it starts inherits the cgroup.
-	if err := PlaceTree(e.opts.MemoryCgroup, []int{cmd.Process.Pid}); err != nil {
+	if err := placeTree(e.opts.MemoryCgroup, []int{cmd.Process.Pid}); err != nil {
 		e.log.Warn().Err(err).Msg("WebKitWebDriver left outside the engine's memory cgroup")
 	}
 	go func() {

@@ -1,8 +1,7 @@
 package browser
 
 import (
-	_ "embed"
-	"strings"
+	"github.com/layout-oracle/oracle/inpage"
 )
 
 // oracleCallProp is the window property holding the pending call, so that a call whose
@@ -24,10 +23,8 @@ const (
 // deadline. A dialog from a timer between calls is still a real one, which the
 // session's unhandledPromptBehavior "dismiss" takes care of.
 //
-// The text is webdriver_dialog.js, which names oracleNativesProp literally.
-//
-//go:embed webdriver_dialog.js
-var dialogPrelude string
+// The text is inpage/webdriver/dialog.js, which names oracleNativesProp literally.
+var dialogPrelude = inpage.WebDriverDialog
 
 // repairPrelude captures, before any of the case's script runs, what WebKitWebDriver's
 // own in-page code (WebAutomationSessionProxy.js, in the page's world) uses to send the
@@ -38,10 +35,8 @@ var dialogPrelude string
 // the answer. The walk's own answer does not depend on this: it is JSON text made by
 // the case program with built-ins captured before the case ran.
 //
-// The text is webdriver_repair.js.
-//
-//go:embed webdriver_repair.js
-var repairPrelude string
+// The text is inpage/webdriver/repair.js.
+var repairPrelude = inpage.WebDriverRepair
 
 // viewportPrelude reads the viewport before the case runs and again when it ends,
 // through innerWidth's and innerHeight's own getters and Reflect.apply, all taken
@@ -52,14 +47,8 @@ var repairPrelude string
 // that downloaded, was seen to arrive later, during the next case (32767x483 in a
 // reflect case, issue 26): trace and reflect answers have no viewport check of
 // their own, so the call's answer is withheld, and call runs the case again in a
-// window put back.
-const viewportPrelude = "const viewport = (() => { const g = (k) => { const d = pristine.gopd(window, k); return d && d.get ? d.get : function () { return window[k]; }; };\n" +
-	"  const w = g('innerWidth'), h = g('innerHeight'), call = Reflect.apply;\n" +
-	"  return () => [call(w, window, []), call(h, window, [])]; })();\n" +
-	"const viewportWant = arguments[2], viewportBefore = viewport();\n" +
-	"const viewportChanged = () => { if (!viewportWant) return ''; const a = viewportBefore, b = viewport();\n" +
-	"  return a[0] === viewportWant[0] && a[1] === viewportWant[1] && b[0] === viewportWant[0] && b[1] === viewportWant[1] ? '' :\n" +
-	"    '" + viewportChangedText + " (' + a[0] + 'x' + a[1] + ' when it began, ' + b[0] + 'x' + b[1] + ' when it ended, not ' + viewportWant[0] + 'x' + viewportWant[1] + '); answer withheld'; };\n"
+// window put back. The text is inpage/webdriver/viewport.js.
+var viewportPrelude = inpage.Fill(inpage.WebDriverViewport, "VIEWPORT_CHANGED", viewportChangedText)
 
 // viewportChangedText begins viewportPrelude's error.
 const viewportChangedText = "layout oracle: the viewport changed during the case"
@@ -75,34 +64,22 @@ const viewportChangedText = "layout oracle: the viewport changed during the case
 //
 // A LoadURL (caseURL) runs the case program too, on the page it navigated to, with no
 // about:blank check: the program then settles the navigated document, not a written one.
+//
+// The text is inpage/webdriver/call.js. Its finish restores what the preludes replaced
+// after the case's script, which may have broken what restore uses; the page is reset
+// after every case anyway, so a failed restore must not lose the answer.
 func callScriptFor(fn string, load, caseURL bool) string {
-	var b strings.Builder
-	b.WriteString("const token = arguments[0], arg = arguments[1];\n")
+	navigated, call := "", caseJS
 	if load && !caseURL {
-		b.WriteString("if (location.href !== 'about:blank') return {oracleNavigated: String(location.href)};\n")
+		navigated = inpage.WebDriverNavigated
 	}
-	b.WriteString("let settle;\nconst p = new Promise((res, rej) => { settle = [res, rej]; });\n")
-	b.WriteString("Object.defineProperty(window, '" + oracleCallProp + "', {value: {token: token, p: p}, configurable: true, writable: true, enumerable: false});\n")
-	b.WriteString(dialogPrelude)
-	b.WriteString(repairPrelude)
-	b.WriteString(viewportPrelude)
-	// restore runs after the case's script, which may have broken what it uses; the
-	// page is reset after every case anyway, so a failed restore must not lose the answer.
-	b.WriteString("const finish = (i, v) => { try { restore(); } catch (e) {} if (!repair()) { i = 1; v = new Error(unrepairable); }\n" +
-		"  else if (viewportChanged()) { i = 1; v = new Error(viewportChanged()); } settle[i](v); };\n")
-	if load || caseURL {
-		b.WriteString("(" + caseJS + ")(arg)")
-	} else {
-		b.WriteString("(" + CallExpression(fn) + ")(arg)")
+	if !load && !caseURL {
+		call = CallExpression(fn)
 	}
-	b.WriteString(".then(v => finish(0, v), e => finish(1, e));\nreturn p;")
-	return b.String()
+	return inpage.Fill(inpage.WebDriverCall, "NAVIGATED", navigated, "CALL_PROP", oracleCallProp,
+		"DIALOG", dialogPrelude, "REPAIR", repairPrelude, "VIEWPORT", viewportPrelude, "CALL", call)
 }
 
 // collectScript awaits the pending call token after a dialog cut its command short.
-// It is webdriver_collect.js (which names oracleCallProp literally), minus the
-// file's final newline.
-var collectScript = strings.TrimSuffix(collectJS, "\n")
-
-//go:embed webdriver_collect.js
-var collectJS string
+// It is inpage/webdriver/collect.js (which names oracleCallProp literally).
+var collectScript = inpage.WebDriverCollect

@@ -48,8 +48,8 @@ func skipWithoutWebKit(tb testing.TB) {
 		tb.Skipf("WebKitGTK tests need %s: %v", DefaultMiniBrowser, err)
 	}
 	if os.Getenv("DISPLAY") == "" {
-		if _, err := os.Stat(DefaultXvfb); err != nil {
-			tb.Skipf("WebKitGTK tests need DISPLAY or %s (Debian package xvfb)", DefaultXvfb)
+		if _, err := os.Stat(defaultXvfb); err != nil {
+			tb.Skipf("WebKitGTK tests need DISPLAY or %s (Debian package xvfb)", defaultXvfb)
 		}
 	}
 }

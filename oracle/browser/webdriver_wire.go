@@ -120,14 +120,14 @@ func (e *webDriverEngine) wrap(ctx context.Context, what string, err error) erro
 			return &timeoutError{msg: fmt.Sprintf("webkit: %s: case timed out: %s", what, wdErr), cause: wdErr}
 		}
 		if wdErr.Code == "no such frame" {
-			return fmt.Errorf("webkit: %s: the page navigated away during the call: %w", what, err)
+			return engineErrorf(WebKit, "%s: the page navigated away during the call: %w", what, err)
 		}
-		return fmt.Errorf("webkit: %s: %w", what, err)
+		return engineErrorf(WebKit, "%s: %w", what, err)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
 		return &timeoutError{msg: fmt.Sprintf("webkit: %s: case timed out (context deadline)", what)}
 	}
-	return fmt.Errorf("webkit: %s: %w", what, err)
+	return engineErrorf(WebKit, "%s: %w", what, err)
 }
 
 // timeoutError is a case's timeout; errors.Is(err, context.DeadlineExceeded) holds.
@@ -177,6 +177,17 @@ type webDriverError struct {
 }
 
 func (w *webDriverError) Error() string { return w.Code + ": " + w.Message }
+
+// errViewportChanged matches (errors.Is) a call that failed with viewportPrelude's
+// error: the browser's own UI took part of the viewport during the case.
+var errViewportChanged = errors.New(viewportChangedText)
+
+// Is makes errors.Is(err, errViewportChanged) find the call script's error for a
+// viewport that changed during the case (viewportPrelude): a page's error reaches
+// the driver as text only, so its text is read here, in this one place.
+func (w *webDriverError) Is(target error) bool {
+	return target == errViewportChanged && strings.Contains(w.Message, viewportChangedText)
+}
 
 // sessionLost says the error means the session or its window is gone.
 func (w *webDriverError) sessionLost() bool {
@@ -245,20 +256,20 @@ func (e *webDriverEngine) do(ctx context.Context, p *wdProc, method, path string
 // a few hundred bytes.
 const (
 	commandReplyLimit = 1 << 20
-	DefaultMaxReply   = 259 << 20 // MaxReplyFor the default --trace-max-bytes (64 MiB)
+	defaultMaxReply   = 259 << 20 // MaxReplyFor the default --trace-max-bytes (64 MiB)
 )
 
 // MaxReplyFor is the Execute Script reply bound for a --trace-max-bytes of
-// traceBytes, never under DefaultMaxReply (a geometry dump has no bound of its own).
+// traceBytes, never under defaultMaxReply (a geometry dump has no bound of its own).
 func MaxReplyFor(traceBytes int) int64 {
-	return max(DefaultMaxReply, 2*(2*int64(traceBytes)+1<<20)+1<<20)
+	return max(defaultMaxReply, 2*(2*int64(traceBytes)+1<<20)+1<<20)
 }
 
 func (o WebDriverOptions) maxReply() int64 {
 	if o.MaxReply > 0 {
 		return o.MaxReply
 	}
-	return DefaultMaxReply
+	return defaultMaxReply
 }
 
 // readAtMost reads r whole, or fails once it passes limit bytes.

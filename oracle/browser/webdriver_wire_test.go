@@ -121,7 +121,21 @@ func TestWebDriverExecuteReplyIsBounded(t *testing.T) {
 }
 
 func TestMaxReplyForFitsTheTraceBound(t *testing.T) {
-	assert.Equal(t, int64(DefaultMaxReply), MaxReplyFor(64<<20), "the default trace bound fits the default")
+	assert.Equal(t, int64(defaultMaxReply), MaxReplyFor(64<<20), "the default trace bound fits the default")
 	big := 512 << 20
 	assert.GreaterOrEqual(t, MaxReplyFor(big), 2*(2*int64(big)+1<<20), "a larger --trace-max-bytes raises it")
+}
+
+// The call script's viewport-changed error is found by errors.Is through the
+// wrapping a failed call gets, and no other script error is (issue 28: it was a
+// match on the whole error's text at the call site). No browser runs.
+func TestViewportChangedIsTyped(t *testing.T) {
+	e := &webDriverEngine{}
+	changed := &webDriverError{Status: 500, Code: "javascript error",
+		Message: "Error: " + viewportChangedText + " (800x600 when it began, 800x560 when it ended, not 800x600); answer withheld"}
+	err := e.wrap(context.Background(), "execute script", changed)
+	assert.ErrorIs(t, err, errViewportChanged)
+	assert.Equal(t, "webkit: execute script: javascript error: "+changed.Message, err.Error(), "the text is unchanged")
+	other := e.wrap(context.Background(), "execute script", &webDriverError{Status: 500, Code: "javascript error", Message: "Error: boom"})
+	assert.NotErrorIs(t, other, errViewportChanged)
 }

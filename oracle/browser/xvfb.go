@@ -19,8 +19,8 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// DefaultXvfb is Debian's Xvfb (package xvfb).
-const DefaultXvfb = "/usr/bin/Xvfb"
+// defaultXvfb is Debian's Xvfb (package xvfb).
+const defaultXvfb = "/usr/bin/Xvfb"
 
 // xvfbScreen is the virtual screen: larger than any window the oracle opens, so the
 // window manager-less X server never clips the 800x600 viewport.
@@ -56,7 +56,7 @@ func (x *Xvfb) Env() []string { return []string{"DISPLAY=" + x.Display, "XAUTHOR
 // their own children.
 func StartXvfb(ctx context.Context, path string, log zerolog.Logger) (*Xvfb, error) {
 	if path == "" {
-		path = DefaultXvfb
+		path = defaultXvfb
 	}
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("xvfb: %w (install the xvfb package, or set DISPLAY)", err)

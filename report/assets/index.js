@@ -34,6 +34,7 @@
     verdict: function (c) { return c.verdict; },
     majority: function (c) { return votes(c, "majority"); },
     split: function (c) { return votes(c, "split") + votes(c, "disagree"); },
+    unstable: function (c) { return votes(c, "unstable"); },
     outvoted: outvoted,
     errors: function (c) { return (c.errors || []).length; }
   };
@@ -83,6 +84,7 @@
       cell(tr, c.verdict, "verdict v-" + c.verdict);
       cell(tr, votes(c, "majority") || "");
       cell(tr, (votes(c, "split") + votes(c, "disagree")) || "");
+      cell(tr, votes(c, "unstable") || "", "unstable");
       var ov = [];
       for (var e in (c.outvoted || {})) ov.push(e + " " + c.outvoted[e]);
       cell(tr, ov.sort().join(", "), "outvoted");

@@ -1,0 +1,255 @@
+package client_test
+
+// Unit tests of the client only: the oracle here is a fake speaking the protocol,
+// over in-memory pipes or as this test binary re-executed (CLIENT_FAKE_ORACLE=1),
+// so the multiplexing, cancellation and restart can be driven exactly. The real
+// oracle with the real browsers is example_test.go's.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/layout-oracle/oracle/client"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeLine is one request as the fake reads it: its id as JSON text, and its fields.
+type fakeLine struct {
+	id  string
+	req client.Request
+}
+
+func readReq(t testing.TB, br *bufio.Reader) fakeLine {
+	line, err := br.ReadBytes('\n')
+	if err != nil {
+		t.Errorf("fake: read: %v", err)
+		return fakeLine{}
+	}
+	var head struct {
+		ID json.RawMessage `json:"id"`
+	}
+	var req client.Request
+	if err := json.Unmarshal(line, &head); err != nil {
+		t.Errorf("fake: %q: %v", line, err)
+	}
+	if err := json.Unmarshal(line, &req); err != nil {
+		t.Errorf("fake: %q: %v", line, err)
+	}
+	return fakeLine{string(head.ID), req}
+}
+
+// answerLine is a geometry answer whose one engine "fake" fails with the case's html.
+func answerLine(l fakeLine) string {
+	html := ""
+	if l.req.HTML != nil {
+		html = *l.req.HTML
+	}
+	msg, _ := json.Marshal(html)
+	return fmt.Sprintf(`{"id":%s,"dumps":{},"errors":{"fake":%s}}`+"\n", l.id, msg)
+}
+
+// pipes is an in-memory oracle: the test reads the client's requests from br and
+// writes answers to w.
+type pipes struct {
+	br *bufio.Reader
+	w  *io.PipeWriter
+}
+
+func attach(t *testing.T, opts client.Options) (*client.Client, pipes) {
+	reqR, reqW := io.Pipe()
+	respR, respW := io.Pipe()
+	c := client.Attach(respR, reqW, opts)
+	t.Cleanup(func() { respW.Close(); reqR.Close() })
+	return c, pipes{bufio.NewReader(reqR), respW}
+}
+
+func TestAnswersOutOfOrderReachTheirCalls(t *testing.T) {
+	c, p := attach(t, client.Options{})
+	const n = 40
+	go func() {
+		var got []fakeLine
+		for i := 0; i < n; i++ {
+			got = append(got, readReq(t, p.br))
+		}
+		for i := n - 1; i >= 0; i-- { // last asked, first answered
+			io.WriteString(p.w, answerLine(got[i]))
+		}
+	}()
+	var wg sync.WaitGroup
+	ids := make([]string, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			html := "case-" + strconv.Itoa(i)
+			r, err := c.Do(context.Background(), client.Request{HTML: client.Str(html)})
+			if assert.NoError(t, err) {
+				assert.Equal(t, html, r.Errors["fake"])
+				ids[i] = string(r.ID)
+			}
+		}()
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for _, id := range ids {
+		assert.False(t, seen[id], "id %s given twice", id)
+		seen[id] = true
+	}
+}
+
+func TestCancelledCallLeavesTheOthersAnswered(t *testing.T) {
+	late := make(chan string, 1)
+	c, p := attach(t, client.Options{Unmatched: func(line []byte) { late <- string(line) }})
+	release := make(chan struct{})
+	go func() {
+		a, b := readReq(t, p.br), readReq(t, p.br)
+		io.WriteString(p.w, answerLine(b))
+		<-release
+		io.WriteString(p.w, answerLine(a)) // the cancelled call's answer, late
+		io.WriteString(p.w, answerLine(readReq(t, p.br)))
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	aDone := make(chan error, 1)
+	aCall, err := c.Start(ctx, client.Request{ID: "a", HTML: client.Str("a")}, nil)
+	require.NoError(t, err)
+	go func() { call := <-aCall.Done; aDone <- call.Err }()
+	r, err := c.Do(context.Background(), client.Request{ID: "b", HTML: client.Str("b")})
+	require.NoError(t, err)
+	assert.Equal(t, "b", r.Errors["fake"])
+	cancel()
+	assert.ErrorIs(t, <-aDone, context.Canceled)
+	close(release)
+	assert.Contains(t, <-late, `"id":"a"`)
+	r, err = c.Do(context.Background(), client.Request{ID: "c", HTML: client.Str("c")})
+	require.NoError(t, err)
+	assert.Equal(t, "c", r.Errors["fake"])
+}
+
+func TestCallerIDEchoedAndOnlyOnceInFlight(t *testing.T) {
+	c, p := attach(t, client.Options{})
+	read := make(chan fakeLine, 1)
+	go func() { read <- readReq(t, p.br) }() // an io.Pipe write waits for its reader
+	call, err := c.Start(context.Background(), client.Request{ID: "x<&>", HTML: client.Str("1")}, nil)
+	require.NoError(t, err)
+	first := <-read
+	assert.Equal(t, `"x\u003c\u0026\u003e"`, first.id)
+	_, err = c.Start(context.Background(), client.Request{ID: "x<&>", HTML: client.Str("2")}, nil)
+	assert.ErrorContains(t, err, "already in flight")
+	go io.WriteString(p.w, answerLine(first))
+	call = <-call.Done
+	require.NoError(t, call.Err)
+	assert.Equal(t, "1", call.Response.Errors["fake"])
+	assert.Equal(t, first.id, string(call.Response.ID))
+	_, err = c.Start(context.Background(), client.Request{ID: strings.Repeat("x", client.MaxIDBytes)}, nil)
+	assert.ErrorContains(t, err, "MaxIDBytes")
+}
+
+func TestStreamEndFailsTheCallsInFlight(t *testing.T) {
+	c, p := attach(t, client.Options{})
+	go func() {
+		readReq(t, p.br)
+		p.w.Close()
+	}()
+	_, err := c.Do(context.Background(), client.Request{HTML: client.Str("x")})
+	require.ErrorIs(t, err, client.ErrExited)
+	assert.Contains(t, err.Error(), "in flight")
+	_, err = c.Do(context.Background(), client.Request{HTML: client.Str("y")})
+	assert.ErrorIs(t, err, client.ErrExited)
+}
+
+func TestPingDecodesAndWaitReadyWaitsForStartingEngines(t *testing.T) {
+	c, p := attach(t, client.Options{})
+	go func() {
+		for i := 0; i < 3; i++ {
+			l := readReq(t, p.br)
+			state := "starting"
+			if i == 2 {
+				state = "ready"
+			}
+			fmt.Fprintf(p.w, `{"id":%s,"ok":true,"engines":["fake"],"versions":{"fake":"1.0"},"profile":"default",`+
+				`"states":{"fake":{"state":%q,"restarts":0,"pages":1}},"store":{"hits":7}}`+"\n", l.id, state)
+		}
+	}()
+	ping, err := c.WaitReady(context.Background(), time.Millisecond)
+	require.NoError(t, err)
+	assert.Equal(t, "1.0", ping.Versions["fake"])
+	assert.Equal(t, client.EngineState{State: "ready", Pages: 1}, ping.States["fake"])
+	assert.Empty(t, ping.Starting())
+	assert.JSONEq(t, `{"hits":7}`, string(ping.Store))
+}
+
+// fakeProcess is this test binary run as an oracle: it answers ping, exits with N
+// on a case whose html is "exit:N", and answers any other case with answerLine.
+func fakeProcess() {
+	br := bufio.NewReader(os.Stdin)
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			os.Exit(0) // EOF: shut down as the oracle does
+		}
+		var head struct {
+			ID json.RawMessage `json:"id"`
+		}
+		var req client.Request
+		json.Unmarshal(line, &head)
+		json.Unmarshal(line, &req)
+		switch {
+		case req.Op == client.OpPing:
+			fmt.Printf(`{"id":%s,"ok":true,"engines":["fake"]}`+"\n", head.ID)
+		case req.HTML != nil && strings.HasPrefix(*req.HTML, "exit:"):
+			code, _ := strconv.Atoi(strings.TrimPrefix(*req.HTML, "exit:"))
+			os.Exit(code)
+		default:
+			fmt.Print(answerLine(fakeLine{string(head.ID), req}))
+		}
+	}
+}
+
+func spawnFake(t *testing.T, restart bool) *client.Client {
+	t.Setenv("CLIENT_FAKE_ORACLE", "1") // the child inherits it
+	c, err := client.Spawn(os.Args[0], nil, client.Options{Restart: restart, Stderr: os.Stderr})
+	require.NoError(t, err)
+	t.Cleanup(c.Kill)
+	return c
+}
+
+func TestRestartOnExitRespawnsForTheNextCall(t *testing.T) {
+	c := spawnFake(t, true)
+	ctx := context.Background()
+	_, err := c.Ping(ctx)
+	require.NoError(t, err)
+	pid := c.PID()
+	_, err = c.Do(ctx, client.Request{HTML: client.Str("exit:3")})
+	var ee *client.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 3, ee.Code)
+	assert.ErrorIs(t, err, client.ErrExited)
+	assert.Contains(t, err.Error(), "oracle exited (exit status 3) while this request was in flight")
+	r, err := c.Do(ctx, client.Request{HTML: client.Str("after")})
+	require.NoError(t, err)
+	assert.Equal(t, "after", r.Errors["fake"])
+	assert.NotEqual(t, pid, c.PID())
+	assert.NoError(t, c.Close())
+}
+
+func TestWithoutRestartTheExitIsEveryLaterCallsError(t *testing.T) {
+	c := spawnFake(t, false)
+	ctx := context.Background()
+	_, err := c.Do(ctx, client.Request{HTML: client.Str("exit:5")})
+	require.ErrorIs(t, err, client.ErrExited)
+	_, err = c.Ping(ctx)
+	var ee *client.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, "exit status 5", ee.Status)
+	assert.Equal(t, ee, c.Close())
+}

@@ -1,0 +1,151 @@
+package client
+
+import (
+	"encoding/json"
+	"errors"
+	"sort"
+
+	"github.com/layout-oracle/oracle/dump"
+	reflection "github.com/layout-oracle/oracle/reflect"
+	"github.com/layout-oracle/oracle/trace"
+)
+
+// Operations (Request.Op). A request without one is a geometry request.
+const (
+	OpGeometry = ""
+	OpPing     = "ping"
+	OpShutdown = "shutdown"
+	OpTrace    = "trace"
+	OpReflect  = "reflect"
+)
+
+// MaxIDBytes is the longest id the oracle echoes, as JSON text (quotes included).
+const MaxIDBytes = 1024
+
+// Request is one request line: the oracle's fields (docs/protocol.md,
+// README "The protocol in brief"), each left out of the line when unset. The
+// pointer fields tell "absent" from "empty": a trace with Script "" runs an empty
+// script (a testharness test), and html "" is an empty document.
+//
+// The field order is the order on the wire: the document (url or html, its type),
+// then what runs in it, then where.
+type Request struct {
+	// ID is echoed back in the answer. Empty: the client assigns one ("client:N").
+	ID          string             `json:"id"`
+	Op          string             `json:"op,omitempty"`
+	URL         *string            `json:"url,omitempty"`
+	HTML        *string            `json:"html,omitempty"`
+	ContentType *string            `json:"content_type,omitempty"`
+	Script      *string            `json:"script,omitempty"`
+	Engines     []string           `json:"engines,omitempty"`
+	Probes      []reflection.Probe `json:"probes,omitempty"`
+	Screenshot  bool               `json:"screenshot,omitempty"`
+	// Verify measures the case this many times per engine; the answer's Unstable
+	// lists the items the runs differed on (docs/protocol.md, "Verification").
+	Verify int `json:"verify,omitempty"`
+}
+
+// Str returns a pointer to s, for Request's optional text fields.
+func Str(s string) *string { return &s }
+
+// Response is one answer line, of any request kind: geometry fills Dumps, trace
+// Traces, reflect States; Errors holds each engine that failed, with why. Error
+// is set instead when the oracle refused the whole request (a bad field, an
+// unknown engine); ping and shutdown set OK (Client.Ping decodes the rest of a
+// ping answer).
+type Response struct {
+	ID     json.RawMessage              `json:"id"` // as echoed, JSON text
+	Dumps  map[string]*dump.Dump        `json:"dumps,omitempty"`
+	Traces map[string]*trace.Trace      `json:"traces,omitempty"`
+	States map[string]*reflection.State `json:"states,omitempty"`
+	Errors map[string]string            `json:"errors,omitempty"`
+	// Unstable lists, per engine, the items its runs of a verified case differed on
+	// (compare's item names); compare never votes them.
+	Unstable map[string][]string `json:"unstable,omitempty"`
+	// Stored names the engines answered from the oracle's store, not live.
+	Stored []string `json:"stored,omitempty"`
+	Error  string   `json:"error,omitempty"`
+	OK     bool     `json:"ok,omitempty"`
+	// Raw is the answer line as the oracle wrote it, without the newline: the
+	// engines' answers byte for byte, and any field added after this package.
+	Raw json.RawMessage `json:"-"`
+}
+
+// Err is the whole-request error as an error, or nil.
+func (r *Response) Err() error {
+	if r.Error == "" {
+		return nil
+	}
+	return &RequestError{Msg: r.Error}
+}
+
+// Engines lists, sorted, the engines that answered (a dump, trace or state).
+func (r *Response) Engines() []string {
+	var out []string
+	for e := range r.Dumps {
+		out = append(out, e)
+	}
+	for e := range r.Traces {
+		out = append(out, e)
+	}
+	for e := range r.States {
+		out = append(out, e)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// RequestError is an answer's "error": the oracle refused the request.
+type RequestError struct{ Msg string }
+
+func (e *RequestError) Error() string { return "oracle refused the request: " + e.Msg }
+
+// Ping is the answer to ping (docs/protocol.md, "ping during startup"). The
+// additive fields this package does not model are kept as JSON text.
+type Ping struct {
+	OK          bool                   `json:"ok"`
+	Engines     []string               `json:"engines"`
+	Versions    map[string]string      `json:"versions"`
+	Profile     string                 `json:"profile"`
+	Routes      map[string]string      `json:"routes"`
+	States      map[string]EngineState `json:"states"`
+	Failed      map[string]string      `json:"failed,omitempty"`
+	Pages       map[string]int         `json:"pages,omitempty"`
+	Environment string                 `json:"environment"`
+	Sandbox     json.RawMessage        `json:"sandbox,omitempty"`
+	Store       json.RawMessage        `json:"store,omitempty"`
+	Endpoints   json.RawMessage        `json:"endpoints,omitempty"`
+	Memory      json.RawMessage        `json:"memory,omitempty"`
+}
+
+// EngineState is one engine's entry in ping's states.
+type EngineState struct {
+	State    string `json:"state"` // starting, ready, restarting, failed
+	Restarts int    `json:"restarts"`
+	Pages    int    `json:"pages"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// Starting lists, sorted, the engines still launching or self-checking.
+func (p *Ping) Starting() []string {
+	var out []string
+	for e, s := range p.States {
+		if s.State == "starting" {
+			out = append(out, e)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// encodeID is id as it goes on the wire and comes back.
+func encodeID(id string) (string, error) {
+	b, err := json.Marshal(id)
+	if err != nil {
+		return "", err
+	}
+	if len(b) > MaxIDBytes {
+		return "", errors.New("client: request id is over MaxIDBytes as JSON text")
+	}
+	return string(b), nil
+}

@@ -1,0 +1,1 @@
+async (args) => { const v = await (@@FN@@).apply(null, args || []); return v === undefined ? 'null' : JSON.stringify(v); }

@@ -1,0 +1,136 @@
+// Package inpage holds every program the oracle runs inside a page, one .js file
+// each under this folder, and Hash, which the store's key hashes (oracle/stored.go):
+// a change to any file here makes the answers stored before it miss, with no list
+// to keep. A program is its file's text byte for byte, a final newline included or
+// not (the preludes webdriver/call.js concatenates need theirs; the files that were
+// Go strings kept their bytes). A template names its parameters @@NAME@@, filled by
+// Fill; the Go side that fills them is WalkVersion's (oracle/stored.go).
+package inpage
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+//go:embed *.js */*.js
+var files embed.FS
+
+// The programs, by the file each is. Templates say what fills them.
+var (
+	// Case is the case program: every Load, in every engine and on both routes, is
+	// one driver call evaluating exactly this text on a fresh about:blank page.
+	Case = file("case.js")
+	// WithCaseScript wraps @@FN@@, a walk, into one that runs the case's script first
+	// (browser.WithCaseScript).
+	WithCaseScript = file("with_case_script.js")
+	// CallExpression wraps @@FN@@ into Visit's call, answering JSON text
+	// (browser.CallExpression).
+	CallExpression = file("call_expression.js")
+	// ViewportCheck answers the viewport, before the oracle serves a case.
+	ViewportCheck = file("viewport_check.js")
+
+	DumpWalk    = file("dump/walk.js")    // the geometry walk (dump.WalkJS)
+	ReflectWalk = file("reflect/walk.js") // the reflection walk (reflect.WalkJS)
+
+	// TraceRecorder is the trace recorder, keyed with @@SECRET@@ and bounded by
+	// @@LIMITS@@ (trace.Recorder).
+	TraceRecorder = file("trace/recorder.js")
+	TraceRun      = file("trace/run.js") // runs a trace case's script (trace.RunJS)
+	// TraceCollectAndClear runs @@RUN@@ (TraceRun) and clears the origin's storage.
+	TraceCollectAndClear = file("trace/collect_and_clear.js")
+
+	// FreshCheck clears window.name on the reset's about:blank and answers
+	// history.length; PlaywrightResetCheck is it (@@FRESH_CHECK@@) plus the focus.
+	FreshCheck           = file("reset/fresh_check.js")
+	PlaywrightResetCheck = file("reset/playwright_check.js")
+
+	// WebDriver's scripts (oracle/browser/webdriver*.go say what each is for). Call is
+	// the Execute Script body of one call: @@NAVIGATED@@ is Navigated or nothing,
+	// @@DIALOG@@, @@REPAIR@@ and @@VIEWPORT@@ are the preludes (Viewport naming the
+	// error text @@VIEWPORT_CHANGED@@), @@CALL@@ the function it calls on its
+	// argument, @@CALL_PROP@@ the window property Collect reads.
+	WebDriverCall        = file("webdriver/call.js")
+	WebDriverNavigated   = file("webdriver/navigated.js")
+	WebDriverDialog      = file("webdriver/dialog.js")
+	WebDriverRepair      = file("webdriver/repair.js")
+	WebDriverViewport    = file("webdriver/viewport.js")
+	WebDriverCollect     = file("webdriver/collect.js")
+	WebDriverWindowState = file("webdriver/window_state.js") // an array's elements, filling @@WINDOW_STATE@@
+	WebDriverWindow      = file("webdriver/window.js")
+	WebDriverBlankState  = file("webdriver/blank_state.js") // @@FRESH_CHECK@@, @@WINDOW_STATE@@
+	WebDriverInnerSize   = file("webdriver/inner_size.js")
+	WebDriverRoot        = file("webdriver/root.js")
+	WebDriverReplace     = file("webdriver/replace.js")  // @@STALE_MARK@@: the leaving page's mark
+	WebDriverReplaced    = file("webdriver/replaced.js") // @@STALE_MARK@@
+
+	// TestharnessReport is served at /resources/testharnessreport.js on case origins.
+	TestharnessReport = file("docroot/testharnessreport.js")
+)
+
+// read is every file a variable above was read from (TestEveryFileIsAProgram).
+var read = map[string]bool{}
+
+func file(name string) string {
+	b, err := files.ReadFile(name)
+	if err != nil {
+		panic("inpage: " + err.Error())
+	}
+	read[name] = true
+	return string(b)
+}
+
+// Fill returns template with each @@NAME@@ of pairs (name, value, name, value...)
+// replaced by its value. A name the template lacks panics, as does a placeholder left
+// unfilled: a renamed parameter must not reach a page.
+func Fill(template string, pairs ...string) string {
+	if len(pairs)%2 != 0 {
+		panic("inpage: Fill takes name, value pairs")
+	}
+	args := make([]string, 0, len(pairs))
+	names := make([]string, 0, len(pairs)/2)
+	for i := 0; i < len(pairs); i += 2 {
+		p := "@@" + pairs[i] + "@@"
+		if !strings.Contains(template, p) {
+			panic("inpage: the template has no " + p)
+		}
+		args = append(args, p, pairs[i+1])
+		names = append(names, p)
+	}
+	for _, p := range placeholderRE.FindAllString(template, -1) {
+		if !slices.Contains(names, p) {
+			panic("inpage: " + p + " is not filled")
+		}
+	}
+	return strings.NewReplacer(args...).Replace(template)
+}
+
+var placeholderRE = regexp.MustCompile(`@@[A-Z_]+@@`)
+
+// Hash is a hash of the whole embedded tree: every file's name and text, in
+// lexical order.
+func Hash() string { return hashFS(files) }
+
+func hashFS(fsys fs.FS) string {
+	h := sha256.New()
+	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%d:%s%d:%s", len(name), name, len(b), b)
+		return nil
+	})
+	if err != nil {
+		panic("inpage: " + err.Error())
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

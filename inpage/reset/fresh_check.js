@@ -1,0 +1,1 @@
+(() => { window.name = ''; return String(history.length); })()

@@ -1,0 +1,1 @@
+JSON.stringify([@@FRESH_CHECK@@, document.hasFocus()])

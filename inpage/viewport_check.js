@@ -1,0 +1,1 @@
+(function(){ return [innerWidth, innerHeight]; })

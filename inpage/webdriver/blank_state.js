@@ -1,0 +1,1 @@
+return [document.referrer, @@FRESH_CHECK@@, @@WINDOW_STATE@@];

@@ -1,0 +1,1 @@
+return [window.innerWidth, window.innerHeight];

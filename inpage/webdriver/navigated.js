@@ -1,0 +1,1 @@
+if (location.href !== 'about:blank') return {oracleNavigated: String(location.href)};

@@ -1,0 +1,1 @@
+return [location.href, document.readyState, String('@@STALE_MARK@@' in window)];

@@ -1,0 +1,1 @@
+return [@@WINDOW_STATE@@];

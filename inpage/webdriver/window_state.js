@@ -1,0 +1,1 @@
+innerWidth, innerHeight, screenX, screenY, document.hasFocus()

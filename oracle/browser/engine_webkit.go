@@ -1,0 +1,27 @@
+package browser
+
+// WebKit has no system route through Playwright: stock WebKitGTK is driven over
+// WebDriver (webdriver.go), and Playwright's own build only where it is installed.
+var webkitKnowledge = engineKnowledge{
+	contentProcess: func(p procInfo) bool { return p.cmdline0 == "WebKitWebProcess" },
+	sandbox: func(c, main procInfo) (string, string) {
+		kind := "bubblewrap sandbox (own user, pid and network namespaces) + seccomp-bpf"
+		if c.userNS == main.userNS || c.pidNS == main.pidNS || c.netNS == main.netNS {
+			return kind, "its web process is not in namespaces of its own (WebKitGTK's bubblewrap sandbox is off)"
+		}
+		return kind, ""
+	},
+}
+
+// webkitFontArgs are the pinned environment's generic faces for WebKitGTK's
+// MiniBrowser (environment.go).
+func webkitFontArgs() []string {
+	return []string{
+		"--default-font-family=" + FaceStandard,
+		"--serif-font-family=" + FaceSerif,
+		"--sans-serif-font-family=" + FaceSansSerif,
+		"--monospace-font-family=" + FaceMonospace,
+		"--cursive-font-family=" + FaceCursive,
+		"--fantasy-font-family=" + FaceFantasy,
+	}
+}

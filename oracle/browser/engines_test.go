@@ -1,0 +1,48 @@
+package browser
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// Each engine's content processes and sandbox expectations (engine_*.go), on
+// made-up process records: a unit test, no browser runs.
+func TestEngineSandboxKnowledge(t *testing.T) {
+	main := procInfo{userNS: "u1", pidNS: "p1", netNS: "n1"}
+	own := procInfo{userNS: "u2", pidNS: "p2", netNS: "n2"}
+	shared := main
+
+	assert.True(t, contentProcess(Chromium, procInfo{args: []string{"--type=renderer"}}))
+	assert.False(t, contentProcess(Chromium, procInfo{args: []string{"--type=gpu-process"}}))
+	assert.True(t, contentProcess(Firefox, procInfo{args: []string{"-contentproc", "-isForBrowser"}}))
+	assert.False(t, contentProcess(Firefox, procInfo{args: []string{"-contentproc"}}), "a utility process")
+	assert.True(t, contentProcess(WebKit, procInfo{cmdline0: "WebKitWebProcess"}))
+	assert.False(t, contentProcess("lynx", procInfo{cmdline0: "WebKitWebProcess"}), "an unknown engine has none")
+
+	for _, engine := range []string{Chromium, WebKit} {
+		kind, why := knowledgeOf(engine).sandbox(own, main)
+		assert.NotEmpty(t, kind, engine)
+		assert.Empty(t, why, engine)
+		_, why = knowledgeOf(engine).sandbox(shared, main)
+		assert.NotEmpty(t, why, "%s: a content process in the browser's namespaces", engine)
+	}
+	kind, why := knowledgeOf(Firefox).sandbox(own, main)
+	assert.Equal(t, "content sandbox: seccomp-bpf + own user namespace + own network namespace", kind)
+	assert.Empty(t, why)
+	kind, why = knowledgeOf(Firefox).sandbox(shared, main)
+	assert.Equal(t, "content sandbox: seccomp-bpf", kind, "Firefox's sandbox is its seccomp filter")
+	assert.Empty(t, why)
+}
+
+// An engine's error is prefixed with its name in one place (engineError), and
+// errors.Is and errors.As see through the prefix.
+func TestEngineErrorPrefix(t *testing.T) {
+	err := engineErrorf(Firefox, "relaunch failed: %w", ErrVersionChanged)
+	assert.Equal(t, "firefox: relaunch failed: browser version changed", err.Error())
+	assert.ErrorIs(t, err, ErrVersionChanged)
+	var ee *engineError
+	if assert.ErrorAs(t, err, &ee) {
+		assert.Equal(t, Firefox, ee.engine)
+	}
+}
