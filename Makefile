@@ -119,6 +119,17 @@ bench-versus: setup build
 	git worktree remove --force $(BIN)/versus-src
 	$(BIN)/bench --oracle $(BIN)/oracle --versus $(BIN)/oracle-$(VERSUS_COMMIT) --cases $(VERSUS_CASES)
 
+# Issue 29's reducer benchmark (docs/reduce.md): each disagreeing WPT case of
+# REDUCE_CASES reduced by bin/reduce in its own oracle; a row per case (bytes
+# before and after, oracle calls, wall time, reproduced) and the medians; the
+# reduced requests go to bin/reduced.ndjson.
+REDUCE_CASES ?= testdata/reduce/wpt.ndjson
+REDUCE_LIMIT ?= 0
+REDUCE_ARGS ?= --timeout=3m
+.PHONY: bench-reduce
+bench-reduce: setup build
+	$(BIN)/reduce --bench $(REDUCE_CASES) --bench-limit $(REDUCE_LIMIT) --bench-out $(BIN)/reduced.ndjson $(REDUCE_ARGS)
+
 .PHONY: bench-store
 bench-store: setup build
 	$(BIN)/bench --oracle $(BIN)/oracle --store-bench $(STORE_BENCH_CASES)

@@ -1,0 +1,370 @@
+// Command reduce shrinks one geometry request while its cross-engine
+// disagreement holds (docs/reduce.md).
+//
+//	reduce [--keep auto|outlier=ENGINE[:ITEM]|split] [--oracle PATH] [--oracle-flag F]... < request.json
+//
+// It reads one request ({"id","html","script"?}) on stdin, runs its own oracle
+// (--store=off unless an --oracle-flag sets --store), and writes the smallest
+// request it found as one NDJSON line with the same id and "reproduced": whether
+// the result kept the disagreement in a fresh oracle process. Statistics go to
+// stderr. Exit status: 0 reproduced, 1 not reduced or not reproduced, 2 bad input.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/layout-oracle/oracle/compare"
+	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/internal/progress"
+	"github.com/layout-oracle/oracle/reduce"
+)
+
+const (
+	exitOK       = 0
+	exitNotKept  = 1
+	exitBadInput = 2
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+
+type flagList []string
+
+func (f *flagList) String() string     { return strings.Join(*f, " ") }
+func (f *flagList) Set(s string) error { *f = append(*f, s); return nil }
+
+// summary is the statistics line on stderr (and bench-reduce's input).
+type summary struct {
+	ID          string  `json:"id"`
+	Keep        string  `json:"keep"`
+	BytesBefore int     `json:"bytes_before"`
+	BytesAfter  int     `json:"bytes_after"`
+	OracleCalls int64   `json:"oracle_calls"`
+	Variants    int     `json:"variants"`
+	Unstable    int64   `json:"unstable"`
+	Seconds     float64 `json:"seconds"`
+	Reproduced  bool    `json:"reproduced"`
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("reduce", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	keepFlag := fs.String("keep", "auto", "what to keep: auto (the case's first cause), outlier=ENGINE[:ITEM], or split")
+	oraclePath := fs.String("oracle", "", "the oracle binary (`PATH`); default: oracle next to this binary")
+	var oracleFlags flagList
+	fs.Var(&oracleFlags, "oracle-flag", "a flag passed to the oracle (repeatable), e.g. --oracle-flag=--pages=chromium=1")
+	parallel := fs.Int("parallel", 4, "variants in flight at once")
+	tol := fs.Float64("tolerance", dump.DefaultTolerance, "geometry tolerance in CSS px")
+	timeout := fs.Duration("timeout", 10*time.Minute, "stop reducing after this long and keep the best so far")
+	oracleLog := fs.String("oracle-log", "", "write the oracle's log to `FILE` (default: discarded)")
+	statsJSON := fs.Bool("stats-json", false, "print the statistics on stderr as one JSON line")
+	benchFile := fs.String("bench", "", "benchmark: reduce every request of `FILE` (NDJSON), one reduce process each, and print a table")
+	benchOut := fs.String("bench-out", "", "with --bench, write the reduced requests to `FILE`")
+	benchLimit := fs.Int("bench-limit", 0, "with --bench, only the first N requests (0: all)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitBadInput
+	}
+	if *benchFile != "" {
+		var pass []string // every flag set, but the bench's own
+		fs.Visit(func(f *flag.Flag) {
+			if !strings.HasPrefix(f.Name, "bench") && f.Name != "oracle-flag" {
+				pass = append(pass, "--"+f.Name+"="+f.Value.String())
+			}
+		})
+		for _, f := range oracleFlags {
+			pass = append(pass, "--oracle-flag="+f)
+		}
+		results := io.Discard
+		if *benchOut != "" {
+			f, err := os.Create(*benchOut)
+			if err != nil {
+				fmt.Fprintf(stderr, "reduce: %v\n", err)
+				return exitBadInput
+			}
+			defer f.Close()
+			results = f
+		}
+		return bench(*benchFile, *benchLimit, pass, results, stdout, stderr)
+	}
+	bad := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "reduce: "+format+"\n", a...)
+		return exitBadInput
+	}
+	k, err := parseKeep(*keepFlag)
+	if err != nil {
+		return bad("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return bad("unexpected argument %q", fs.Arg(0))
+	}
+	req, v, err := readRequest(stdin)
+	if err != nil {
+		return bad("%v", err)
+	}
+	bin := *oraclePath
+	if bin == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return bad("%v", err)
+		}
+		bin = filepath.Join(filepath.Dir(self), "oracle")
+	}
+	oargs := []string(oracleFlags)
+	if !strings.Contains(strings.Join(oargs, " "), "-store") {
+		oargs = append([]string{"--store=off"}, oargs...)
+	}
+	logw := io.Discard
+	if *oracleLog != "" {
+		f, err := os.Create(*oracleLog)
+		if err != nil {
+			return bad("%v", err)
+		}
+		defer f.Close()
+		logw = &lockedWriter{w: f}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	start := time.Now()
+	// The fresh process for the confirming rerun starts now, so its startup
+	// (a minute and more on a loaded machine) overlaps the reduction; it gets no
+	// request before the reduction ends.
+	type started struct {
+		o   *procOracle
+		err error
+	}
+	freshCh := make(chan started, 1)
+	go func() {
+		o, err := readyOracle(ctx, bin, oargs, logw, stderr)
+		freshCh <- started{o, err}
+	}()
+	var fresh *started
+	waitFresh := func() *started {
+		if fresh == nil {
+			f := <-freshCh
+			fresh = &f
+		}
+		return fresh
+	}
+	closeFresh := func() {
+		if f := waitFresh(); f.o != nil {
+			f.o.Close()
+		}
+	}
+	orc, err := readyOracle(ctx, bin, oargs, logw, stderr)
+	if err != nil {
+		closeFresh()
+		fmt.Fprintf(stderr, "reduce: %s: the oracle: %v\n", req.id, err)
+		return exitNotKept
+	}
+	closed := make(chan struct{})
+	closeFresh = func() { // and wait for the first oracle's close too
+		if f := waitFresh(); f.o != nil {
+			f.o.Close()
+		}
+		<-closed
+	}
+	fmt.Fprintf(stderr, "reduce: %s: oracle ready after %.1fs\n", req.id, time.Since(start).Seconds())
+	r := &runner{orc: orc, tol: *tol, keep: k, parallel: *parallel}
+	// The original, until every engine answers it (an engine still starting or
+	// relaunching on a loaded machine can miss its deadline once).
+	var first *compare.Outcomes
+	for try := 0; try < 3 && first == nil && ctx.Err() == nil; try++ {
+		r.calls.Add(1)
+		dumps, errs, err := orc.Geometry(ctx, v)
+		if first = outcomes(dumps, errs, *tol); first == nil {
+			fmt.Fprintf(stderr, "reduce: %s: no three-engine vote on the original (try %d): %v %v\n", req.id, try+1, err, errs)
+		}
+	}
+	if err := r.keep.resolve(first); err != nil {
+		go func() { orc.Close(); close(closed) }()
+		closeFresh()
+		fmt.Fprintf(stderr, "reduce: %s: %v\n", req.id, err)
+		return exitNotKept
+	}
+	fmt.Fprintf(stderr, "reduce: %s: keeping %s\n", req.id, r.keep)
+
+	bar := progress.New(stderr, -1, "reduce", " variants")
+	shown := 0
+	rctx, cancel := context.WithTimeout(ctx, *timeout)
+	best, st, _ := reduce.Reduce(rctx, v, r.test, reduce.Options{
+		Parallel: *parallel,
+		Progress: func(s reduce.Stats) {
+			bar.Describe(fmt.Sprintf("reduce %d -> %d bytes", s.BytesBefore, s.BytesAfter))
+			bar.Add(s.Tests - shown)
+			shown = s.Tests
+		},
+	})
+	cancel()
+	bar.Finish()
+	go func() { orc.Close(); close(closed) }()
+	defer closeFresh()
+
+	// The confirming rerun, in a fresh oracle process.
+	reproduced := false
+	if f := waitFresh(); f.err == nil {
+		reproduced = r.keep.holds(outcomesOf(ctx, f.o, best, *tol))
+		r.calls.Add(1)
+	} else {
+		fmt.Fprintf(stderr, "reduce: the confirming oracle did not start: %v\n", f.err)
+	}
+	sum := summary{ID: req.id, Keep: r.keep.String(), BytesBefore: v.Size(), BytesAfter: best.Size(),
+		OracleCalls: r.calls.Load(), Variants: st.Tests, Unstable: r.unstable.Load(),
+		Seconds: time.Since(start).Seconds(), Reproduced: reproduced}
+	if *statsJSON {
+		line, _ := json.Marshal(sum)
+		fmt.Fprintf(stderr, "%s\n", line)
+	} else {
+		fmt.Fprintf(stderr, "reduce: %s: %d -> %d bytes (%.1f%%), %d oracle calls (%d variants, %d unstable), %.1fs; reproduced in a fresh oracle: %v\n",
+			sum.ID, sum.BytesBefore, sum.BytesAfter, 100*float64(sum.BytesAfter)/float64(max(sum.BytesBefore, 1)),
+			sum.OracleCalls, sum.Variants, sum.Unstable, sum.Seconds, reproduced)
+	}
+	out, err := req.with(best, reproduced)
+	if err != nil {
+		return bad("%v", err)
+	}
+	fmt.Fprintf(stdout, "%s\n", out)
+	if !reproduced {
+		return exitNotKept
+	}
+	return exitOK
+}
+
+// request is the input line, kept whole so fields reduce does not touch pass
+// through to the output.
+type request struct {
+	id     string
+	fields map[string]json.RawMessage
+}
+
+func readRequest(r io.Reader) (request, reduce.Variant, error) {
+	line, err := bufio.NewReader(r).ReadBytes('\n')
+	if err != nil && (err != io.EOF || len(strings.TrimSpace(string(line))) == 0) {
+		return request{}, reduce.Variant{}, fmt.Errorf("no request on stdin")
+	}
+	var req request
+	if err := json.Unmarshal(line, &req.fields); err != nil {
+		return req, reduce.Variant{}, fmt.Errorf("the request is not a JSON object: %v", err)
+	}
+	var f struct {
+		ID     json.RawMessage `json:"id"`
+		Op     string          `json:"op"`
+		HTML   *string         `json:"html"`
+		Script string          `json:"script"`
+	}
+	if err := json.Unmarshal(line, &f); err != nil {
+		return req, reduce.Variant{}, fmt.Errorf("bad request: %v", err)
+	}
+	if f.Op != "" || f.HTML == nil {
+		return req, reduce.Variant{}, fmt.Errorf("want a geometry request with \"html\"")
+	}
+	req.id = strings.Trim(string(f.ID), `"`)
+	delete(req.fields, "engines") // the vote needs all three
+	return req, reduce.Variant{HTML: *f.HTML, Script: f.Script}, nil
+}
+
+// with is the request with v's html and script, plus "reproduced".
+func (q request) with(v reduce.Variant, reproduced bool) ([]byte, error) {
+	out := map[string]any{}
+	for k, x := range q.fields {
+		out[k] = x
+	}
+	out["html"] = v.HTML
+	delete(out, "script")
+	if v.Script != "" {
+		out["script"] = v.Script
+	}
+	out["reproduced"] = reproduced
+	return json.Marshal(out)
+}
+
+// runner is the interestingness test: a variant is interesting when the vote of
+// its answer shows what keep asks for, twice (the second answer from a rerun;
+// a variant whose answer changes is unstable and not interesting).
+type runner struct {
+	orc      geometryOracle
+	tol      float64
+	keep     keep
+	parallel int
+	calls    atomic.Int64
+	unstable atomic.Int64
+}
+
+func outcomesOf(ctx context.Context, o geometryOracle, v reduce.Variant, tol float64) *compare.Outcomes {
+	dumps, errs, err := o.Geometry(ctx, v)
+	if err != nil {
+		return nil
+	}
+	return outcomes(dumps, errs, tol)
+}
+
+func (r *runner) ask(ctx context.Context, v reduce.Variant) *compare.Outcomes {
+	r.calls.Add(1)
+	return outcomesOf(ctx, r.orc, v, r.tol)
+}
+
+func (r *runner) test(ctx context.Context, vs []reduce.Variant) []bool {
+	out := make([]bool, len(vs))
+	r.each(ctx, vs, func(i int, v reduce.Variant) { out[i] = r.keep.holds(r.ask(ctx, v)) })
+	var again []int
+	for i, ok := range out {
+		if ok {
+			again = append(again, i)
+		}
+	}
+	re := make([]reduce.Variant, len(again))
+	for j, i := range again {
+		re[j] = vs[i]
+	}
+	r.each(ctx, re, func(j int, v reduce.Variant) {
+		if !r.keep.holds(r.ask(ctx, v)) {
+			out[again[j]] = false
+			r.unstable.Add(1)
+		}
+	})
+	return out
+}
+
+// each runs f on every variant, at most r.parallel at once.
+func (r *runner) each(ctx context.Context, vs []reduce.Variant, f func(int, reduce.Variant)) {
+	sem := make(chan struct{}, max(r.parallel, 1))
+	var wg sync.WaitGroup
+	for i, v := range vs {
+		if ctx.Err() != nil {
+			break
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			f(i, v)
+		})
+	}
+	wg.Wait()
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

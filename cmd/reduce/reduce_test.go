@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/layout-oracle/oracle/compare"
+	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/internal/testutil"
+	"github.com/layout-oracle/oracle/reduce"
+	"github.com/layout-oracle/oracle/vote"
+)
+
+// smallCase is a constructed page the engines disagree on: Firefox's <h1> is
+// taller than Chromium's and WebKit's (default font metrics), measured on these
+// machines; the rest is there to be cut.
+const smallCase = `{"id":"small","html":"<!doctype html><html><head><style>body{margin:8px;font:16px serif} .box{border:1px solid;padding:4px} .x, .y{color:red}</style></head><body><div class=box id=a><h1 title=t>Heading</h1><p>Some text that wraps <b>bold</b> here.</p><form><input type=text value=hello><select><option>one</option><option>two</option></select></form><ul><li>one</li><li>two</li></ul></div></body></html>"}`
+
+// The end-to-end test against the real engines: bin/reduce on smallCase writes
+// a smaller request with the same id that reproduced, and an oracle of the
+// test's own shows the reduced request's vote with the original's first cause
+// (same engines, kind and tag).
+func TestReduceEndToEnd(t *testing.T) {
+	testutil.NeedsBrowsers(t)
+	dir := t.TempDir()
+	for _, c := range []string{"reduce", "oracle"} {
+		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, c), "../"+c).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	cmd := exec.Command(filepath.Join(dir, "reduce"), "--timeout=8m")
+	cmd.Stdin = strings.NewReader(smallCase + "\n")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	t.Logf("stderr:\n%s", stderr.String())
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	require.Len(t, lines, 1, "one NDJSON line on stdout")
+	var got struct {
+		ID         string `json:"id"`
+		HTML       string `json:"html"`
+		Script     string `json:"script"`
+		Reproduced *bool  `json:"reproduced"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &got))
+	var orig struct{ HTML string }
+	require.NoError(t, json.Unmarshal([]byte(smallCase), &orig))
+	assert.Equal(t, "small", got.ID)
+	require.NotNil(t, got.Reproduced)
+	assert.True(t, *got.Reproduced)
+	assert.Less(t, len(got.HTML), len(orig.HTML)/2, "reduced: %q", got.HTML)
+	assert.Contains(t, stderr.String(), "reproduced in a fresh oracle: true")
+
+	// Our own check, in an oracle of ours: the same first cause before and after.
+	o, err := startOracle(filepath.Join(dir, "oracle"), []string{"--store=off"}, os.Stderr)
+	require.NoError(t, err)
+	defer o.Close()
+	ctx := context.Background()
+	require.NoError(t, o.Ready(ctx))
+	causes := func(v reduce.Variant) []compare.Cause {
+		dumps, errs, err := o.Geometry(ctx, v)
+		require.NoError(t, err)
+		out := outcomes(dumps, errs, dump.DefaultTolerance)
+		require.NotNil(t, out, "errors %v", errs)
+		return out.Causes
+	}
+	before := causes(reduce.Variant{HTML: orig.HTML})
+	after := causes(reduce.Variant{HTML: got.HTML, Script: got.Script})
+	require.NotEmpty(t, before)
+	require.NotEmpty(t, after, "the reduced case must still disagree")
+	want := before[0]
+	assert.True(t, slices.ContainsFunc(after, func(c compare.Cause) bool {
+		return c.Tag == want.Tag && c.Kind == want.Kind && slices.Equal(c.Engines, want.Engines)
+	}), "want a cause like %s among %v", want.Label(), after)
+}
+
+// The rest are pure tests of the command's parts (no browser).
+
+func TestParseKeep(t *testing.T) {
+	k, err := parseKeep("outlier=firefox:bounding.h")
+	require.NoError(t, err)
+	assert.Equal(t, keep{mode: "outlier", engine: "firefox", item: "bounding.h"}, k)
+	_, err = parseKeep("outlier=")
+	assert.Error(t, err)
+	_, err = parseKeep("everything")
+	assert.Error(t, err)
+}
+
+func TestKeepHolds(t *testing.T) {
+	o := &compare.Outcomes{
+		Nodes: []compare.NodeOutcome{{Node: 3, Tag: "P", Items: []compare.NodeItem{
+			{Property: "bounding.h", Vote: vote.Majority, Outlier: "firefox"}}}},
+		Causes: []compare.Cause{{Node: 3, Tag: "P", Kind: compare.CauseLayout, Engines: []string{"firefox"},
+			Items: []compare.ItemRef{{Node: 3, Property: "bounding.h"}}}},
+	}
+	auto := keep{mode: "auto"}
+	require.NoError(t, auto.resolve(o))
+	assert.True(t, auto.holds(o))
+	other := *o
+	other.Causes = []compare.Cause{{Node: 3, Tag: "DIV", Kind: compare.CauseLayout, Engines: []string{"firefox"},
+		Items: []compare.ItemRef{{Node: 3, Property: "bounding.h"}}}}
+	assert.False(t, auto.holds(&other), "another tag is another cause")
+	other.Causes = []compare.Cause{{Node: 3, Tag: "P", Kind: compare.CauseLayout, Engines: []string{"webkit"},
+		Items: []compare.ItemRef{{Node: 3, Property: "bounding.h"}}}}
+	assert.False(t, auto.holds(&other), "other engines are another cause")
+	assert.False(t, auto.holds(nil), "no vote (an engine failed) is not interesting")
+
+	assert.True(t, keep{mode: "outlier", engine: "firefox"}.holds(o))
+	assert.True(t, keep{mode: "outlier", engine: "firefox", item: "bounding.h"}.holds(o))
+	assert.False(t, keep{mode: "outlier", engine: "firefox", item: "bounding.w"}.holds(o))
+	assert.False(t, keep{mode: "outlier", engine: "webkit"}.holds(o))
+	assert.False(t, keep{mode: "split"}.holds(o))
+
+	agree := &compare.Outcomes{}
+	assert.Error(t, (&keep{mode: "auto"}).resolve(agree), "nothing to keep when the engines agree")
+}
+
+func TestRequestRoundTrip(t *testing.T) {
+	req, v, err := readRequest(strings.NewReader(`{"id":7,"html":"<p>x","script":"a()","engines":["webkit"],"note":"n"}`))
+	require.NoError(t, err)
+	assert.Equal(t, reduce.Variant{HTML: "<p>x", Script: "a()"}, v)
+	out, err := req.with(reduce.Variant{HTML: "<p>"}, true)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"id":7,"html":"<p>","note":"n","reproduced":true}`, string(out))
+	for _, bad := range []string{"", "nope", `{"id":"p","op":"ping"}`, `{"id":"x"}`} {
+		_, _, err := readRequest(strings.NewReader(bad))
+		assert.Error(t, err, bad)
+	}
+}
