@@ -13,7 +13,7 @@ import (
 // keep is what a variant must still show to be interesting, judged on the
 // three engines' vote (compare.NodeOutcomes), never on one engine's dump.
 type keep struct {
-	mode    string // "auto", "outlier", "split"
+	mode    string // "auto", "outlier", "split", "candidate" (--candidate)
 	engine  string // outlier: the outvoted engine
 	item    string // outlier: the item's property ("bounding.w"), or "" for any
 	cause   compare.Cause
@@ -34,12 +34,21 @@ func parseKeep(s string) (keep, error) {
 	return keep{}, fmt.Errorf("--keep %q: want auto, outlier=ENGINE[:ITEM] or split", s)
 }
 
+// candidateName is the candidate's name among a cause's engines (compare.Attribute).
+const candidateName = "candidate"
+
 // outcomes votes one answer; nil when some engine failed or the vote is refused.
 func outcomes(dumps map[string]*dump.Dump, errs map[string]string, tol float64) *compare.Outcomes {
+	return scored(dumps, errs, nil, tol)
+}
+
+// scored is outcomes with a candidate's dump (got, nil: none) scored against the
+// vote, its failures attributed to causes as "candidate".
+func scored(dumps map[string]*dump.Dump, errs map[string]string, got *dump.Dump, tol float64) *compare.Outcomes {
 	if len(errs) > 0 || len(dumps) < 3 {
 		return nil
 	}
-	out, err := compare.NodeOutcomes(dumps, nil, tol)
+	out, err := compare.NodeOutcomes(dumps, got, tol)
 	if err != nil {
 		return nil
 	}
@@ -52,14 +61,21 @@ func (k *keep) resolve(o *compare.Outcomes) error {
 	if o == nil {
 		return fmt.Errorf("the original case has no three-engine vote (an engine failed)")
 	}
-	if k.mode == "auto" {
+	switch k.mode {
+	case "auto":
 		if len(o.Causes) == 0 {
 			return fmt.Errorf("the engines agree on every item: nothing to keep")
 		}
 		k.cause = o.Causes[0]
-		if len(k.cause.Items) > 0 {
-			k.rootPro = k.cause.Items[0].Property
+	case "candidate":
+		i := slices.IndexFunc(o.Causes, func(c compare.Cause) bool { return slices.Contains(c.Engines, candidateName) })
+		if i < 0 {
+			return fmt.Errorf("the candidate fails no item the engines agree on: nothing to keep")
 		}
+		k.cause = o.Causes[i]
+	}
+	if len(k.cause.Items) > 0 {
+		k.rootPro = k.cause.Items[0].Property
 	}
 	if !k.holds(o) {
 		return fmt.Errorf("the original case does not show %s", k)
@@ -69,7 +85,7 @@ func (k *keep) resolve(o *compare.Outcomes) error {
 
 func (k keep) String() string {
 	switch k.mode {
-	case "auto":
+	case "auto", "candidate":
 		return fmt.Sprintf("%s (%s)", k.cause.Label(), k.rootPro)
 	case "outlier":
 		if k.item != "" {
@@ -86,13 +102,18 @@ func (k keep) holds(o *compare.Outcomes) bool {
 		return false
 	}
 	switch k.mode {
-	case "auto":
+	case "auto", "candidate":
 		// The same engines outvoted (or split) on the same kind of item, on a box of
 		// the same tag: some cause with the same engines, split, kind and tag whose
-		// own (root) items include the original root item's property.
+		// own (root) items include the original root item's property. For the
+		// candidate: some cause the candidate fails (whichever engines are outvoted
+		// beside it), of the same kind and tag.
 		for _, c := range o.Causes {
-			if c.Tag != k.cause.Tag || c.Kind != k.cause.Kind || c.Split != k.cause.Split ||
-				!slices.Equal(c.Engines, k.cause.Engines) {
+			same := slices.Equal(c.Engines, k.cause.Engines) && c.Split == k.cause.Split
+			if k.mode == "candidate" {
+				same = slices.Contains(c.Engines, candidateName)
+			}
+			if c.Tag != k.cause.Tag || c.Kind != k.cause.Kind || !same {
 				continue
 			}
 			if k.rootPro == "" || k.rootPro == "shape" {

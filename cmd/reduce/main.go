@@ -63,6 +63,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("reduce", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	keepFlag := fs.String("keep", "auto", "what to keep: auto (the case's first cause), outlier=ENGINE[:ITEM], or split")
+	candidateCmd := fs.String("candidate", "", "keep what a candidate engine fails: `CMD` (run by sh -c) reads a case's HTML on stdin and writes its dump; the reduced case still has the candidate fail the same kind of item on a box of the same tag, against the three engines' vote")
+	candidateTimeout := fs.Duration("candidate-timeout", time.Minute, "bound on one run of the --candidate command")
 	oraclePath := fs.String("oracle", "", "the oracle binary (`PATH`); default: oracle next to this binary")
 	var oracleFlags flagList
 	fs.Var(&oracleFlags, "oracle-flag", "a flag passed to the oracle (repeatable), e.g. --oracle-flag=--pages=chromium=1")
@@ -116,6 +118,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	req, v, err := readRequest(stdin)
 	if err != nil {
 		return bad("%v", err)
+	}
+	var cand *candidate
+	if *candidateCmd != "" {
+		if v.Script != "" {
+			return bad("--candidate: the request has a script, and a candidate reads a case's HTML only")
+		}
+		cand = &candidate{cmd: *candidateCmd, timeout: *candidateTimeout}
+		k = keep{mode: "candidate"}
 	}
 	bin := *oraclePath
 	if bin == "" {
@@ -181,15 +191,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		<-closed
 	}
 	fmt.Fprintf(stderr, "reduce: %s: oracle ready after %.1fs\n", req.id, time.Since(start).Seconds())
-	r := &runner{orc: orc, tol: *tol, keep: k, parallel: *parallel}
+	r := &runner{orc: orc, tol: *tol, keep: k, parallel: *parallel, cand: cand}
 	// The original, until every engine answers it (an engine still starting or
 	// relaunching on a loaded machine can miss its deadline once).
 	var first *compare.Outcomes
 	for try := 0; try < 3 && first == nil && ctx.Err() == nil; try++ {
 		r.calls.Add(1)
-		dumps, errs, err := orc.Geometry(ctx, v)
-		if first = outcomes(dumps, errs, *tol); first == nil {
-			fmt.Fprintf(stderr, "reduce: %s: no three-engine vote on the original (try %d): %v %v\n", req.id, try+1, err, errs)
+		var err error
+		if first, err = outcomesOf(ctx, orc, v, *tol, cand); first == nil {
+			fmt.Fprintf(stderr, "reduce: %s: no three-engine vote on the original (try %d): %v\n", req.id, try+1, err)
 		}
 	}
 	if err := r.keep.resolve(first); err != nil {
@@ -219,7 +229,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// The confirming rerun, in a fresh oracle process.
 	reproduced := false
 	if f := waitFresh(); f.err == nil {
-		reproduced = r.keep.holds(outcomesOf(ctx, f.o, best, *tol))
+		o, _ := outcomesOf(ctx, f.o, best, *tol, cand)
+		reproduced = r.keep.holds(o)
 		r.calls.Add(1)
 	} else {
 		fmt.Fprintf(stderr, "reduce: the confirming oracle did not start: %v\n", f.err)
@@ -302,21 +313,35 @@ type runner struct {
 	tol      float64
 	keep     keep
 	parallel int
+	cand     *candidate // --candidate; nil: the engines' vote alone
 	calls    atomic.Int64
 	unstable atomic.Int64
 }
 
-func outcomesOf(ctx context.Context, o geometryOracle, v reduce.Variant, tol float64) *compare.Outcomes {
+// outcomesOf asks o for v's three dumps and votes them, scoring cand's dump of v
+// when cand is not nil; nil (with why, when known) when there is no vote.
+func outcomesOf(ctx context.Context, o geometryOracle, v reduce.Variant, tol float64, cand *candidate) (*compare.Outcomes, error) {
 	dumps, errs, err := o.Geometry(ctx, v)
 	if err != nil {
-		return nil
+		return nil, err
 	}
-	return outcomes(dumps, errs, tol)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("engine errors: %v", errs)
+	}
+	if cand == nil {
+		return outcomes(dumps, errs, tol), nil
+	}
+	got, err := cand.dump(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	return scored(dumps, errs, got, tol), nil
 }
 
 func (r *runner) ask(ctx context.Context, v reduce.Variant) *compare.Outcomes {
 	r.calls.Add(1)
-	return outcomesOf(ctx, r.orc, v, r.tol)
+	o, _ := outcomesOf(ctx, r.orc, v, r.tol, r.cand)
+	return o
 }
 
 func (r *runner) test(ctx context.Context, vs []reduce.Variant) []bool {

@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -84,6 +89,70 @@ func TestReduceEndToEnd(t *testing.T) {
 	}), "want a cause like %s among %v", want.Label(), after)
 }
 
+// --candidate against the real engines: the candidate is Chromium's own dump (an
+// oracle of the test's, one engine, behind a local HTTP server that curl reaches)
+// with every P 7px wider, an engine with one bug. bin/reduce cuts a page around a P
+// down to what still shows that bug, against the three engines' vote, and the
+// result reproduced with the candidate in a fresh oracle.
+func TestReduceKeepsWhatTheCandidateFails(t *testing.T) {
+	testutil.NeedsBrowsers(t)
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	dir := t.TempDir()
+	for _, c := range []string{"reduce", "oracle"} {
+		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, c), "../"+c).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	o, err := startOracle(filepath.Join(dir, "oracle"), []string{"--store=off", "--engines=chromium", "--pages=1"}, io.Discard)
+	require.NoError(t, err)
+	defer o.Close()
+	require.NoError(t, o.Ready(context.Background()))
+	var asked atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		html, _ := io.ReadAll(r.Body)
+		dumps, errs, err := o.Geometry(r.Context(), reduce.Variant{HTML: string(html)})
+		d := dumps["chromium"]
+		if err != nil || d == nil {
+			http.Error(w, fmt.Sprint(err, errs), http.StatusInternalServerError)
+			return
+		}
+		for i := range d.Nodes {
+			if d.Nodes[i].Tag == "P" {
+				d.Nodes[i].Bounding.W += 7
+				for j := range d.Nodes[i].Rects {
+					d.Nodes[i].Rects[j].W += 7
+				}
+			}
+		}
+		json.NewEncoder(w).Encode(d)
+	}))
+	defer srv.Close()
+
+	page := `{"id":"cand","html":"<style>div{margin:3px} .n{color:blue}</style><div class=n><span>a</span><div><p title=x>some <i>text</i></p></div><ul><li>x<li>y</ul></div><table><tr><td>c</td></tr></table>"}`
+	cmd := exec.Command(filepath.Join(dir, "reduce"), "--timeout=8m", "--candidate", "curl -sf --data-binary @- "+srv.URL)
+	cmd.Stdin = strings.NewReader(page + "\n")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	t.Logf("stderr:\n%s", stderr.String())
+	require.NoError(t, err)
+	var got struct {
+		ID         string `json:"id"`
+		HTML       string `json:"html"`
+		Reproduced *bool  `json:"reproduced"`
+	}
+	require.NoError(t, json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &got))
+	assert.Equal(t, "cand", got.ID)
+	require.NotNil(t, got.Reproduced)
+	assert.True(t, *got.Reproduced)
+	assert.Regexp(t, `keeping candidate layout at HTML>BODY>[A-Z>]*P \(bounding\.w\)`, stderr.String())
+	assert.Contains(t, strings.ToLower(got.HTML), "<p", "the box the candidate gets wrong stays")
+	assert.Less(t, len(got.HTML), len(page)/4, "reduced: %q", got.HTML)
+	assert.Greater(t, asked.Load(), int64(2), "the candidate was asked about the variants")
+}
+
 // The rest are pure tests of the command's parts (no browser).
 
 func TestParseKeep(t *testing.T) {
@@ -136,4 +205,14 @@ func TestRequestRoundTrip(t *testing.T) {
 		_, _, err := readRequest(strings.NewReader(bad))
 		assert.Error(t, err, bad)
 	}
+}
+
+// A candidate reads a case's HTML only, so a request with a script is refused
+// before any oracle starts.
+func TestCandidateRefusesAScriptedRequest(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"--candidate", "cat"}, strings.NewReader(`{"id":1,"html":"<p>","script":"1"}`+"\n"), &stdout, &stderr)
+	assert.Equal(t, exitBadInput, code)
+	assert.Contains(t, stderr.String(), "--candidate: the request has a script")
+	assert.Empty(t, stdout.String())
 }
