@@ -36,7 +36,7 @@ func startOracle(bin string, args []string, logPath string) (*oracleProc, startu
 	if err != nil {
 		return nil, st, err
 	}
-	if !hasStoreFlag(args) {
+	if !client.NamesStore(args) {
 		args = append(args, "--store=off") // the bench measures the engines, not the store
 	}
 	start := time.Now()
@@ -181,13 +181,4 @@ func (r *passResult) noteErr(s string) {
 	if r.FirstErr == "" {
 		r.FirstErr = s
 	}
-}
-
-func hasStoreFlag(args []string) bool {
-	for _, a := range args {
-		if a == "--store" || strings.HasPrefix(a, "--store=") {
-			return true
-		}
-	}
-	return false
 }

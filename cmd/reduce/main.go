@@ -17,10 +17,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/layout-oracle/oracle/client"
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -65,7 +65,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	keepFlag := fs.String("keep", "auto", "what to keep: auto (the case's first cause), outlier=ENGINE[:ITEM], or split")
 	candidateCmd := fs.String("candidate", "", "keep what a candidate engine fails: `CMD` (run by sh -c) reads a case's HTML on stdin and writes its dump; the reduced case still has the candidate fail the same kind of item on a box of the same tag, against the three engines' vote")
 	candidateTimeout := fs.Duration("candidate-timeout", time.Minute, "bound on one run of the --candidate command")
-	oraclePath := fs.String("oracle", "", "the oracle binary (`PATH`); default: oracle next to this binary")
+	oraclePath := fs.String("oracle", "", "the oracle binary (`PATH`); default: oracle next to this binary, else on PATH")
 	var oracleFlags flagList
 	fs.Var(&oracleFlags, "oracle-flag", "a flag passed to the oracle (repeatable), e.g. --oracle-flag=--pages=chromium=1")
 	parallel := fs.Int("parallel", 4, "variants in flight at once")
@@ -127,16 +127,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		cand = &candidate{cmd: *candidateCmd, timeout: *candidateTimeout}
 		k = keep{mode: "candidate"}
 	}
-	bin := *oraclePath
-	if bin == "" {
-		self, err := os.Executable()
-		if err != nil {
-			return bad("%v", err)
-		}
-		bin = filepath.Join(filepath.Dir(self), "oracle")
+	bin, err := client.FindOracle(*oraclePath)
+	if err != nil {
+		return bad("%v", err)
 	}
 	oargs := []string(oracleFlags)
-	if !strings.Contains(strings.Join(oargs, " "), "-store") {
+	if !client.NamesStore(oargs) {
 		oargs = append([]string{"--store=off"}, oargs...)
 	}
 	logw := io.Discard

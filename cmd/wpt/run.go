@@ -87,7 +87,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if len(tests) == 0 {
 		return fail(fmt.Errorf("no testharness test or reftest matched %s", strings.Join(fset.Args(), " ")))
 	}
-	bin, err := findOracle(*oracleBin)
+	bin, err := client.FindOracle(*oracleBin)
 	if err != nil {
 		return fail(err)
 	}
@@ -166,33 +166,10 @@ func splitDashes(args []string) (own, rest []string) {
 // unless the user's flags choose a store.
 func oracleFlags(root string, extra []string) []string {
 	args := []string{"--docroot", root}
-	store := false
-	for _, a := range extra {
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		store = store || strings.HasPrefix(a, "-") && name == "store"
-	}
-	if !store {
+	if !client.NamesStore(extra) {
 		args = append(args, "--store=off")
 	}
 	return append(args, extra...)
-}
-
-// findOracle is --oracle, else the oracle beside this binary, else oracle on PATH.
-func findOracle(flagValue string) (string, error) {
-	if flagValue != "" {
-		return flagValue, nil
-	}
-	if exe, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(exe), "oracle")
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-			return p, nil
-		}
-	}
-	p, err := exec.LookPath("oracle")
-	if err != nil {
-		return "", fmt.Errorf("no oracle binary beside wpt or on PATH (give --oracle BIN): %w", err)
-	}
-	return p, nil
 }
 
 // planRun reads the files and returns the tests to report and the requests to send:
