@@ -75,11 +75,10 @@ type kind[T any] struct {
 func (k *kind[T]) info() *kindInfo { return &k.kindInfo }
 
 // answer measures the request live (measure), with the store in front unless its
-// document is served: a served document's answer depends on files the store's key
-// does not cover (docs/store.md).
+// document is served (servedDocument).
 func (k *kind[T]) answer(ctx context.Context, o *Oracle, req *Request) any {
 	runs := o.verifyRuns(req)
-	if req.URL != nil || isXMLInline(req) {
+	if servedDocument(req) {
 		resp := Response[T]{ID: req.ID}
 		resp.Answers, resp.Errors, resp.Unstable = k.measure(ctx, o, req, req.Engines, runs)
 		return resp

@@ -33,7 +33,7 @@ var traceKind = &kind[*trace.Trace]{
 	},
 	start: func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (*trace.Trace, error)) {
 		host := o.origin.newHost()
-		if req.URL != nil || isXMLInline(req) {
+		if servedDocument(req) {
 			return ctx, func(ctx context.Context, e browser.Engine) (*trace.Trace, error) {
 				return o.traceDocument(ctx, e, host, req)
 			}

@@ -19,6 +19,11 @@ func isXMLInline(req *Request) bool {
 	return req.HTML != nil && req.ContentType != nil && *req.ContentType != "text/html"
 }
 
+// servedDocument says whether the case's document is navigated to (a "url", or
+// inline XML) rather than written: such an answer is live only, never stored, since
+// it depends on files the store's key does not cover (docs/store.md).
+func servedDocument(req *Request) bool { return req.URL != nil || isXMLInline(req) }
+
 // errNoDocRoot answers a "url" request to an oracle started without --docroot.
 var errNoDocRoot = errors.New(`"url" needs the oracle started with --docroot DIR (the directory the url's path is under)`)
 
@@ -35,7 +40,7 @@ func (o *Oracle) checkDocument(req *Request) error {
 // case origin; nil for a plain html case. A docroot file is on the case's host at its
 // own path; an inline XML document is registered once per engine.
 func (o *Oracle) caseDocument(req *Request) func() (string, func()) {
-	if req.URL == nil && !isXMLInline(req) {
+	if !servedDocument(req) {
 		return nil
 	}
 	host := o.origin.newHost()
