@@ -195,8 +195,17 @@ func fakeServer(t *testing.T) *httptest.Server {
 // connection (the connect fails, or the connected browser disconnects), with the
 // relay's log line; this process, which runs playwright-go's dispatch goroutine,
 // lives through all of them, and a well-formed connection afterwards still works.
+//
+// Not under -race: when the relay closes a connection while playwright-go's
+// dispatch goroutine for it still creates a BrowserContext or Page, the closed
+// handler BrowserType.Connect installs reads Browser.contexts on the driver's own
+// dispatch goroutine with no lock against that write (playwright-go v0.6401.0,
+// browser_type.go:194 against browser_context.go:933). Only a malformed server
+// reaches it, and the oracle cannot change it; `make test` runs this test without
+// -race instead.
 func TestRelayClosesAMalformedServerAlone(t *testing.T) {
 	testutil.NeedsBrowsers(t)
+	testutil.NotUnderRace(t, "playwright-go's Connect reads Browser.contexts unlocked when its pipe closes")
 	buf := &lockedBuffer{}
 	log := zerolog.New(buf)
 	d, err := StartPlaywright(log)
