@@ -155,6 +155,12 @@ func TestScoreTraces(t *testing.T) {
 		assert.Equal(t, &Axis{Compared: 1, Unstable: 1, Pass: true}, r.Trace)
 		assert.Equal(t, map[vote.Kind]int{vote.Unanimous: 1, vote.Unstable: 1}, r.Votes)
 
+		// A voter whose runs ended differently (timed_out): no record is voted.
+		r, err = ScoreTraces(oracle, emulated(t, "candidate", other), tol, Unstable{"chromium": {"timed_out"}})
+		require.NoError(t, err)
+		assert.Equal(t, Untrustworthy, r.Verdict)
+		assert.Equal(t, &Axis{Unstable: 2}, r.Trace)
+
 		// Unstable in a not-comparable engine does not count.
 		oracle["webkit"].Emulated = []string{"sensors"}
 		r, err = ScoreTraces(oracle, emulated(t, "candidate", other), tol, Unstable{"webkit": {"*"}})

@@ -146,6 +146,13 @@ func ScoreTraces(oracle map[string]*EmulatedTrace, got *EmulatedTrace, tol trace
 		return r, nil
 	}
 	v := Traces(ts, tol)
+	votersUnstable := Unstable{}
+	for _, e := range voters {
+		if items, ok := unstable[e]; ok {
+			votersUnstable[e] = items
+		}
+	}
+	v.MarkUnstable(votersUnstable)
 	r.TraceVote = &v
 	voted := len(ts) > 1
 	outliers := map[[2]string]int{}
@@ -156,8 +163,7 @@ func ScoreTraces(oracle map[string]*EmulatedTrace, got *EmulatedTrace, tol trace
 		ref = make([]*trace.Record, len(v.Records))
 		for i, rv := range v.Records {
 			rec := &ts[voters[0]].Records[i]
-			if us.any(voters, strconv.Itoa(i)+":"+traceRecordProp) {
-				v.Records[i].Result = vote.Result{Kind: vote.Unstable}
+			if rv.Kind == vote.Unstable {
 				unstableAt[i] = true
 				if voted {
 					r.Votes[vote.Unstable]++
