@@ -38,6 +38,13 @@ type caseLine struct {
 	OracleErrors map[string]string `json:"oracle_errors,omitempty"`
 	// Unstable echoes the oracle's "unstable" items (counted in votes as "unstable").
 	Unstable compare.Unstable `json:"unstable,omitempty"`
+	// TraceFindings shadows the report's: a buffer's max |diff| can be +Inf.
+	TraceFindings []jsonTraceFinding `json:"trace_findings,omitempty"`
+}
+
+type jsonTraceFinding struct {
+	trace.Finding
+	MaxAbsDiff jsonNum `json:"max_abs_diff,omitempty"`
 }
 
 type jsonFinding struct {
@@ -75,7 +82,15 @@ func (n jsonNum) MarshalJSON() ([]byte, error) {
 func (j *jsonLines) report(c caseResult) error {
 	r := c.Report
 	return j.enc.Encode(caseLine{ID: c.ID, Report: r, SumAbsDelta: jsonNum(r.SumAbsDelta), MaxAbsDelta: jsonNum(r.MaxAbsDelta),
-		Findings: jsonFindings(r.Failures()), Worst: jsonFindings(r.Worst(shown)), OracleErrors: c.OracleErrors, Unstable: c.Unstable})
+		Findings: jsonFindings(r.Failures()), Worst: jsonFindings(r.Worst(shown)), OracleErrors: c.OracleErrors, Unstable: c.Unstable, TraceFindings: jsonTraceFindings(r.TraceFindings)})
+}
+
+func jsonTraceFindings(fs []trace.Finding) []jsonTraceFinding {
+	var out []jsonTraceFinding
+	for _, f := range fs {
+		out = append(out, jsonTraceFinding{Finding: f, MaxAbsDiff: jsonNum(f.MaxAbsDiff)})
+	}
+	return out
 }
 
 func (j *jsonLines) finish(t totals) error {

@@ -129,3 +129,19 @@ func TestTraceCasesInTheHTMLReport(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(js), `"not_comparable":["chromium"]`)
 }
+
+// A buffer sample that is infinite on one side has an infinite max_abs_diff, which
+// encoding/json refuses: --json must still write the case and the totals.
+func TestJSONSurvivesAnInfiniteBufferDiff(t *testing.T) {
+	buf := func(b64 string) string {
+		return `[{"seq":0,"kind":"value","label":"b","value":{"$buffer":true,"elementType":"Float32Array","length":1,"base64":"` + b64 + `"}}]`
+	}
+	one, inf := "AACAPw==", "AACAfw==" // float32 1 and +Inf, little-endian
+	oracle := `{"id":"b","traces":{"chromium":` + traceJSON("chromium", buf(one)) + `,"firefox":` + traceJSON("firefox", buf(one)) + "}}\n"
+	cand := `{"id":"b","trace":` + traceJSON("mine", buf(inf)) + "}\n"
+	code, stdout, stderr := runCmd(t, "", "--oracle", writeFile(t, oracle), "--candidate", writeFile(t, cand), "--json")
+	assert.Equal(t, exitFail, code, stderr)
+	lines := decodeJSONLines(t, stdout)
+	require.Len(t, lines, 2, stdout)
+	assert.Equal(t, "+Inf", lines[0]["trace_findings"].([]any)[0].(map[string]any)["max_abs_diff"])
+}
