@@ -3,6 +3,7 @@ package compare
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/layout-oracle/oracle/trace"
 )
@@ -56,4 +57,12 @@ func ComparableEngines(sets map[string][]string) (voters, apart []string) {
 		}
 	}
 	return voters, apart
+}
+
+// EmulationText shows a set for people: "[geolocation, sensors]", "[none]" when empty.
+func EmulationText(set []string) string {
+	if set = emulationSet(set); len(set) == 0 {
+		return "[none]"
+	}
+	return "[" + strings.Join(set, ", ") + "]"
 }

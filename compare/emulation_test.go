@@ -115,7 +115,7 @@ func TestScoreTraces(t *testing.T) {
 		r, err = ScoreTraces(oracle, emulated(t, "candidate", read), tol, nil)
 		require.NoError(t, err)
 		assert.Equal(t, NotComparable, r.Verdict)
-		assert.Equal(t, "the candidate applied emulation [], the voting engines [geolocation, sensors]", r.Reason)
+		assert.Equal(t, "the candidate applied emulation [none], the voting engines [geolocation, sensors]", r.Reason)
 		assert.Zero(t, r.Trace.Compared)
 	})
 

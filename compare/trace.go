@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/layout-oracle/oracle/trace"
 	"github.com/layout-oracle/oracle/vote"
@@ -213,8 +212,8 @@ func ScoreTraces(oracle map[string]*EmulatedTrace, got *EmulatedTrace, tol trace
 		r.Verdict = NoCandidate
 		return r, nil
 	case !SameEmulation(got.Emulated, r.Emulated):
-		r.Verdict, r.Reason = NotComparable, fmt.Sprintf("the candidate applied emulation [%s], the voting engines [%s]",
-			strings.Join(emulationSet(got.Emulated), ", "), strings.Join(r.Emulated, ", "))
+		r.Verdict, r.Reason = NotComparable, fmt.Sprintf("the candidate applied emulation %s, the voting engines %s",
+			EmulationText(got.Emulated), EmulationText(r.Emulated))
 		return r, nil
 	case ref == nil:
 		r.Verdict, r.Reason = Untrustworthy, "the oracle engines' record counts split"

@@ -20,7 +20,7 @@ type traceTable struct {
 
 type traceCol struct {
 	Name     string
-	Emulated string // "sensors, geolocation", "" for none
+	Emulated string // "[geolocation, sensors]", "[none]"
 	Apart    bool   // not comparable: another emulation set than the voters'
 }
 
@@ -62,7 +62,7 @@ func newTraceTable(r *compare.Report, traces map[string]*compare.EmulatedTrace, 
 		if t == nil || t.Trace == nil {
 			return
 		}
-		tt.Cols = append(tt.Cols, traceCol{Name: name, Emulated: strings.Join(slices.Compact(slices.Sorted(slices.Values(t.Emulated))), ", "), Apart: apart[name]})
+		tt.Cols = append(tt.Cols, traceCol{Name: name, Emulated: compare.EmulationText(t.Emulated), Apart: apart[name]})
 		sides = append(sides, t.Trace)
 		n = max(n, len(t.Records))
 	}

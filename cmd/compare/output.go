@@ -189,9 +189,9 @@ func (h *human) report(c caseResult) error {
 	if len(r.NotComparable) > 0 {
 		var parts []string
 		for _, nc := range r.NotComparable {
-			parts = append(parts, fmt.Sprintf("%s [%s]", nc.Engine, strings.Join(nc.Emulated, ", ")))
+			parts = append(parts, nc.Engine+" "+compare.EmulationText(nc.Emulated))
 		}
-		fmt.Fprintf(&b, "    not comparable (another emulation than the voters' [%s]): %s\n", strings.Join(r.Emulated, ", "), strings.Join(parts, ", "))
+		fmt.Fprintf(&b, "    not comparable (the voters applied %s): %s\n", compare.EmulationText(r.Emulated), strings.Join(parts, ", "))
 	}
 	if len(c.Unstable) > 0 {
 		var parts []string

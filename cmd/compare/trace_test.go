@@ -44,7 +44,7 @@ func TestTraceCasesVoted(t *testing.T) {
 	code, stdout, stderr := runCmd(t, traceOracle(), "--oracle", "-")
 	assert.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "no-candidate  sensor  oracle votes: agree 1\n"+
-		"    not comparable (another emulation than the voters' []): chromium [sensors]\n")
+		"    not comparable (the voters applied [none]): chromium [sensors]\n")
 	assert.Contains(t, stdout, "no-candidate  plain  oracle votes: majority 1\n    outvoted: webkit value:x x1\n")
 	assert.Contains(t, stdout, "2 cases: 2 no-candidate; outvoted: webkit 1; not comparable (emulation): chromium 1; exit 0\n")
 	assert.NotContains(t, stdout, "outvoted: chromium", "chromium applied an emulation the others did not")
@@ -118,8 +118,8 @@ func TestTraceCasesInTheHTMLReport(t *testing.T) {
 		return string(b)
 	}
 	sensor, plain := page(1), page(2)
-	assert.Contains(t, sensor, `<dd id="not-comparable">another emulation than the voters' [], left out of the vote: <b>chromium</b> [sensors]</dd>`)
-	assert.Contains(t, sensor, `<th class="apart" title="not comparable: another emulation">chromium <small>[sensors]</small> <small>not comparable</small></th>`)
+	assert.Contains(t, sensor, `<dd id="not-comparable">the voters applied [none]; left out of the vote: <b>chromium</b> [sensors]</dd>`)
+	assert.Contains(t, sensor, `<th class="apart" title="not comparable: another emulation">chromium <small>[sensors]</small> <small>not comparable</small></th><th>candidate <small>[none]</small></th>`)
 	assert.Contains(t, sensor, `<td class="apart"><code>9.8</code></td>`)
 	assert.NotContains(t, sensor, `class="outlier"`)
 	assert.Contains(t, plain, `<tr class="rec st-failed" data-seq="0"><td>0</td><td>value:x</td><td>majority, outlier webkit</td>`)
