@@ -172,9 +172,11 @@ func (h *human) report(c caseResult) error {
 		}
 		fmt.Fprintf(&b, "    probe %d %s %s: want %s, got %s\n", f.Probe, f.Selector, f.Property, f.Want, f.Got)
 	}
-	for i, f := range r.TraceFindings {
+	// A record-count finding (seq -1) is the case's reason already.
+	recs := slices.DeleteFunc(slices.Clone(r.TraceFindings), func(f trace.Finding) bool { return f.Seq < 0 })
+	for i, f := range recs {
 		if i == shown {
-			fmt.Fprintf(&b, "    ... %d more record mismatches\n", len(r.TraceFindings)-shown)
+			fmt.Fprintf(&b, "    ... %d more record mismatches\n", len(recs)-shown)
 			break
 		}
 		fmt.Fprintf(&b, "    %s\n", traceFinding(f))
@@ -261,7 +263,7 @@ func (h *human) finish(t totals) error {
 // traceFinding is one record the candidate got wrong: "record 3 value at
 // value.props.x: want 1, got 2"; a buffer finding says how many samples were out.
 func traceFinding(f trace.Finding) string {
-	if f.Kind == trace.MismatchBuffer || f.Seq < 0 {
+	if f.Kind == trace.MismatchBuffer {
 		return f.String()
 	}
 	return fmt.Sprintf("record %d %s at %s: want %s, got %s", f.Seq, f.Kind, f.Path, f.A, f.B)

@@ -76,6 +76,13 @@ func TestTraceCandidate(t *testing.T) {
 	assert.Contains(t, stdout, "pass          sensor  trace 0/1 records failed\n")
 	assert.Contains(t, stdout, "FAIL          plain  trace 1/1 records failed\n    record 0 kind at kind: want \"value\", got \"error\"\n")
 
+	// One record too many fails on the count alone, said once.
+	two := `[{"seq":0,"kind":"value","label":"x","value":9.8},{"seq":1,"kind":"value","label":"y","value":1}]`
+	code, stdout, _ = runCmd(t, "", "--oracle", writeFile(t, traceOracle()), "--candidate", writeFile(t, cand(two)))
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stdout, "FAIL          plain  record count: want 1, got 2\n    outvoted")
+	assert.Contains(t, stdout, "FAIL          sensor  record count: want 1, got 2\n    not comparable")
+
 	// An emulated candidate is scored nowhere the voters did not emulate.
 	code, stdout, _ = runCmd(t, "", "--oracle", writeFile(t, traceOracle()), "--candidate", writeFile(t, cand(readRecords, "sensors")), "--json")
 	assert.Equal(t, exitOK, code)
