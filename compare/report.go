@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/trace"
 	"github.com/layout-oracle/oracle/vote"
 )
 
@@ -22,6 +23,9 @@ const (
 	Untrustworthy Verdict = "untrustworthy"
 	// NoCandidate: only the oracle engines were voted; nothing was scored.
 	NoCandidate Verdict = "no-candidate"
+	// NotComparable: the candidate's trace applied another emulation set than the
+	// engines that voted (SameEmulation), so it was not scored.
+	NotComparable Verdict = "not-comparable"
 )
 
 // Finding is one compared geometry item whose delta is not exactly zero. Items that
@@ -96,6 +100,23 @@ type Report struct {
 	// geometry: attr_value and idl_value per probe, voted and scored exactly.
 	Reflection         *Axis               `json:"reflection,omitempty"`
 	ReflectionFindings []ReflectionFinding `json:"reflection_findings,omitempty"`
+
+	// Trace is set on trace cases (ScoreTraces): records voted and scored.
+	Trace         *Axis           `json:"trace,omitempty"`
+	TraceFindings []trace.Finding `json:"trace_findings,omitempty"`
+	// Emulated is the emulation set the voting engines applied; NotComparable the
+	// engines that applied another, left out of the vote (never outvoted).
+	Emulated      []string              `json:"emulated,omitempty"`
+	NotComparable []NotComparableEngine `json:"not_comparable,omitempty"`
+	// TraceVote is the engines' per-record vote, for the HTML report only.
+	TraceVote *TraceVote `json:"-"`
+}
+
+// NotComparableEngine is an oracle engine left out of a trace vote, with the
+// emulation set it applied (empty: none).
+type NotComparableEngine struct {
+	Engine   string   `json:"engine"`
+	Emulated []string `json:"emulated"`
 }
 
 // Failures returns the geometry findings outside tolerance, in node order.

@@ -1,6 +1,10 @@
 package compare
 
 import (
+	"fmt"
+	"sort"
+	"strconv"
+
 	"github.com/layout-oracle/oracle/trace"
 	"github.com/layout-oracle/oracle/vote"
 )
@@ -83,4 +87,172 @@ func (r TraceVote) Splits() []int {
 		}
 	}
 	return out
+}
+
+// maxTraceFindings bounds a case's listed candidate findings, as trace.Compare
+// bounds its own.
+const maxTraceFindings = 200
+
+// ScoreTraces scores a candidate's trace against the oracle engines' vote, record
+// by record (dump-format.md, "Trace protocol" -> "Comparison"): the engines vote
+// each record position as Traces does, and the candidate's record is compared with
+// trace.CompareRecords to the majority's. got may be nil to only vote the engines.
+//
+// Only engines that applied the same emulation set vote (ComparableEngines); the
+// others are listed in NotComparable, never outvoted. A candidate whose set is not
+// the voters' is NotComparable, not scored. When the voters' record counts differ
+// only the whole-trace vote is taken: a majority of equal traces makes every record
+// its own, otherwise nothing is trusted. Records some voter's runs answered
+// differently (unstable) are neither voted nor scored.
+//
+// An error means the input is refused: a trace that breaks trace.Validate.
+func ScoreTraces(oracle map[string]*EmulatedTrace, got *EmulatedTrace, tol trace.BufferTolerance, unstable Unstable) (*Report, error) {
+	r := &Report{Trace: &Axis{}, Votes: map[vote.Kind]int{}}
+	sets := map[string][]string{}
+	ts := map[string]*trace.Trace{}
+	for name, t := range oracle {
+		if t == nil {
+			continue
+		}
+		tr := orEmpty(t.Trace)
+		if err := tr.Validate(); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		sets[name], ts[name] = t.Emulated, tr
+	}
+	var gotTrace *trace.Trace
+	if got != nil {
+		gotTrace = orEmpty(got.Trace)
+		if err := gotTrace.Validate(); err != nil {
+			return nil, fmt.Errorf("candidate: %w", err)
+		}
+	}
+	if len(ts) == 0 {
+		r.Votes = nil
+		r.Verdict, r.Reason = Untrustworthy, "no oracle traces"
+		return r, nil
+	}
+	voters, apart := ComparableEngines(sets)
+	r.Engines, r.Emulated = voters, emulationSet(sets[voters[0]])
+	for _, e := range apart {
+		r.NotComparable = append(r.NotComparable, NotComparableEngine{Engine: e, Emulated: append([]string{}, emulationSet(sets[e])...)})
+		delete(ts, e)
+	}
+	us := unstable.set()
+	if e := us.wholeIn(voters); e != "" {
+		r.Votes = nil
+		r.Verdict, r.Reason = Untrustworthy, e+"'s answer is unstable as a whole"
+		return r, nil
+	}
+	v := Traces(ts, tol)
+	votersUnstable := Unstable{}
+	for _, e := range voters {
+		if items, ok := unstable[e]; ok {
+			votersUnstable[e] = items
+		}
+	}
+	v.MarkUnstable(votersUnstable)
+	r.TraceVote = &v
+	voted := len(ts) > 1
+	outliers := map[[2]string]int{}
+	// ref[i] is the voted record at position i; nil when untrusted or unstable.
+	var ref []*trace.Record
+	unstableAt := map[int]bool{}
+	if v.CountsAgree {
+		ref = make([]*trace.Record, len(v.Records))
+		for i, rv := range v.Records {
+			rec := &ts[voters[0]].Records[i]
+			if rv.Kind == vote.Unstable {
+				unstableAt[i] = true
+				if voted {
+					r.Votes[vote.Unstable]++
+				}
+				r.Trace.Unstable++
+				continue
+			}
+			if voted {
+				r.Votes[rv.Kind]++
+			}
+			if rv.Kind == vote.Majority {
+				outliers[[2]string{rv.Outlier, rec.Kind + ":" + rec.Label}]++
+			}
+			if rv.Trusted() {
+				ref[i] = &ts[rv.Representative()].Records[i]
+			}
+		}
+	} else {
+		// Counts differ: one item, the whole trace.
+		r.Votes[v.Whole.Kind]++
+		if v.Whole.Kind == vote.Majority {
+			outliers[[2]string{v.Whole.Outlier, ItemTraceCount}]++
+		}
+		if v.Whole.Trusted() {
+			recs := ts[v.Whole.Representative()].Records
+			ref = make([]*trace.Record, len(recs))
+			for i := range recs {
+				ref[i] = &recs[i]
+			}
+		}
+	}
+	for k, n := range outliers {
+		r.Outliers = append(r.Outliers, Outlier{Engine: k[0], Property: k[1], Count: n})
+	}
+	sort.Slice(r.Outliers, func(i, j int) bool {
+		a, b := r.Outliers[i], r.Outliers[j]
+		if a.Engine != b.Engine {
+			return a.Engine < b.Engine
+		}
+		return a.Property < b.Property
+	})
+	if len(r.Votes) == 0 {
+		r.Votes = nil
+	}
+	switch {
+	case got == nil:
+		r.Verdict = NoCandidate
+		return r, nil
+	case !SameEmulation(got.Emulated, r.Emulated):
+		r.Verdict, r.Reason = NotComparable, fmt.Sprintf("the candidate applied emulation %s, the voting engines %s",
+			EmulationText(got.Emulated), EmulationText(r.Emulated))
+		return r, nil
+	case ref == nil:
+		r.Verdict, r.Reason = Untrustworthy, "the oracle engines' record counts split"
+		return r, nil
+	case len(gotTrace.Records) != len(ref):
+		r.Verdict, r.Reason = Fail, fmt.Sprintf("record count: want %d, got %d", len(ref), len(gotTrace.Records))
+		r.TraceFindings = []trace.Finding{{Seq: -1, Kind: trace.MismatchCount, A: strconv.Itoa(len(ref)), B: strconv.Itoa(len(gotTrace.Records))}}
+		return r, nil
+	}
+	for i, want := range ref {
+		switch {
+		case unstableAt[i]:
+		case want == nil:
+			r.Trace.Untrusted++
+		default:
+			r.Trace.Compared++
+			if fs := trace.CompareRecords(i, want, &gotTrace.Records[i], tol); len(fs) > 0 {
+				r.Trace.Failed++
+				r.TraceFindings = append(r.TraceFindings, fs[:min(len(fs), maxTraceFindings-len(r.TraceFindings))]...)
+			}
+		}
+	}
+	switch {
+	case r.Trace.Compared == 0 && r.Trace.Untrusted > 0:
+		r.Verdict, r.Reason = Untrustworthy, "the oracle engines split on every record"
+	case r.Trace.Compared == 0 && r.Trace.Unstable > 0:
+		r.Verdict, r.Reason = Untrustworthy, "every record was unstable or split"
+	case r.Trace.Failed > 0:
+		r.Verdict = Fail
+	default:
+		r.Verdict, r.Trace.Pass = Pass, true
+	}
+	return r, nil
+}
+
+// orEmpty is t, or an empty trace for a side that sent none ("trace": {}).
+func orEmpty(t *trace.Trace) *trace.Trace {
+	if t == nil {
+		return &trace.Trace{}
+	}
+	return t
 }

@@ -47,6 +47,9 @@ type Case struct {
 	Candidate *dump.Dump            // nil without a candidate
 	Errors    map[string]string     // oracle engines that produced no dump, with why
 	Unstable  compare.Unstable      // the oracle's "unstable": items not voted, drawn as such
+	// Traces and CandidateTrace are a trace case's traces, listed record by record.
+	Traces         map[string]*compare.EmulatedTrace
+	CandidateTrace *compare.EmulatedTrace
 }
 
 // Writer writes one report directory.
@@ -67,7 +70,9 @@ type row struct {
 	Votes    map[vote.Kind]int `json:"votes,omitempty"`
 	Outvoted map[string]int    `json:"outvoted,omitempty"` // engine -> items it was outvoted on
 	Errors   []string          `json:"errors,omitempty"`   // engines with no dump
-	Page     string            `json:"page"`
+	// NotComparable: engines left out of a trace vote for another emulation set.
+	NotComparable []string `json:"not_comparable,omitempty"`
+	Page          string   `json:"page"`
 }
 
 // New creates dir (and its cases/ and shots/ folders) and writes the shared assets.
@@ -111,6 +116,12 @@ func (w *Writer) Add(c Case) error {
 	rw.Errors = slices.Sorted(maps.Keys(c.Errors))
 	for e := range c.Dumps {
 		w.engines[e] = true
+	}
+	for e := range c.Traces {
+		w.engines[e] = true
+	}
+	for _, nc := range r.NotComparable {
+		rw.NotComparable = append(rw.NotComparable, nc.Engine)
 	}
 	for _, e := range rw.Errors {
 		w.engines[e] = true
@@ -195,6 +206,7 @@ type casePage struct {
 	Data     template.JS     // JSON of the hover details
 	Errors   map[string]string
 	Note     string
+	Trace    *traceTable // trace cases only
 }
 
 func (w *Writer) writeCase(n int, rw row, c Case, r *compare.Report) error {
@@ -206,6 +218,9 @@ func (w *Writer) writeCase(n int, rw row, c Case, r *compare.Report) error {
 			p.Note = "not drawn: " + err.Error()
 			out = nil
 		}
+	} else if r.Trace != nil {
+		p.Note = "a trace case: its records are listed below"
+		p.Trace = newTraceTable(r, c.Traces, c.CandidateTrace)
 	} else if r.Reflection == nil {
 		p.Note = "no dumps to draw"
 	} else {

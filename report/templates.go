@@ -11,6 +11,7 @@ var funcs = template.FuncMap{
 	"votes":     votesText,
 	"keys":      sortedKeys,
 	"explained": compare.Explained,
+	"emulation": compare.EmulationText,
 	"num":       func(f float64) string { return strconv.FormatFloat(f, 'g', 6, 64) },
 	"abs": func(f float64) float64 {
 		if f < 0 {
@@ -56,7 +57,8 @@ var caseTmpl = template.Must(template.New("case").Funcs(funcs).Parse(`<!doctype 
 {{with .Causes}}<dt>causes</dt><dd id="causes">{{len .}} for {{explained .}} non-unanimous items:<ol>{{range .}}<li data-node="{{.Node}}"><b>{{.Label}}</b> explains {{.Explains}}</li>{{end}}</ol></dd>{{end}}
 {{with .Report.Votes}}<dt>votes</dt><dd id="votes">{{votes .}}</dd>{{end}}
 {{with .Report.Outliers}}<dt>outvoted</dt><dd id="outvoted">{{range $i, $o := .}}{{if $i}}, {{end}}{{$o.Engine}} on {{$o.Property}} &times;{{$o.Count}}{{end}}</dd>{{end}}
-{{with .Errors}}<dt>errors</dt><dd id="errors">{{range $e := keys .}}<div><b>{{$e}}</b>: {{index $.Errors $e}}</div>{{end}}</dd>{{end}}
+{{with .Report.NotComparable}}<dt>not comparable</dt><dd id="not-comparable">the voters applied {{emulation $.Report.Emulated}}; left out of the vote:{{range .}} <b>{{.Engine}}</b> {{emulation .Emulated}}{{end}}</dd>
+{{end}}{{with .Errors}}<dt>errors</dt><dd id="errors">{{range $e := keys .}}<div><b>{{$e}}</b>: {{index $.Errors $e}}</div>{{end}}</dd>{{end}}
 {{with .Note}}<dt>note</dt><dd class="note">{{.}}</dd>{{end}}
 </dl>
 {{if .Panels}}
@@ -84,10 +86,16 @@ var caseTmpl = template.Must(template.New("case").Funcs(funcs).Parse(`<!doctype 
 {{range .}}<tr><td>{{.Node}}</td><td>{{.Tag}}</td><td>{{.Property}}</td><td>{{.Want}}</td><td>{{.Got}}</td></tr>
 {{end}}</table>{{end}}
 {{with .Report.Shape}}<h2>shape</h2><p>candidate differs at node {{.Index}}: want {{.Want}}, got {{.Got}} ({{.NodeDelta}} nodes)</p>{{end}}
-{{with .Report.ReflectionFindings}}<h2>reflection mismatches</h2><table class="findings"><tr><th>probe</th><th>selector</th><th>property</th><th>want</th><th>got</th></tr>
+{{with .Report.TraceFindings}}<h2>record mismatches</h2><table class="findings"><tr><th>seq</th><th>kind</th><th>path</th><th>want</th><th>got</th></tr>
+{{range .}}<tr><td>{{.Seq}}</td><td>{{.Kind}}</td><td>{{.Path}}</td><td>{{.A}}</td><td>{{.B}}</td></tr>
+{{end}}</table>
+{{end}}{{with .Report.ReflectionFindings}}<h2>reflection mismatches</h2><table class="findings"><tr><th>probe</th><th>selector</th><th>property</th><th>want</th><th>got</th></tr>
 {{range .}}<tr><td>{{.Probe}}</td><td>{{.Selector}}</td><td>{{.Property}}</td><td>{{.Want}}</td><td>{{.Got}}</td></tr>
 {{end}}</table>{{end}}
-<script id="nodes" type="application/json">{{.Data}}</script>
+{{with .Trace}}<h2>records</h2><table id="trace" class="findings"><tr><th>seq</th><th>record</th><th>vote</th>{{range .Cols}}<th{{if .Apart}} class="apart" title="not comparable: another emulation"{{end}}>{{.Name}} <small>{{.Emulated}}</small>{{if .Apart}} <small>not comparable</small>{{end}}</th>{{end}}</tr>
+{{range .Rows}}<tr class="rec st-{{.Status}}" data-seq="{{.Seq}}"><td>{{.Seq}}</td><td>{{.Record}}</td><td>{{.Vote}}</td>{{range .Cells}}<td{{with .Class}} class="{{.}}"{{end}}><code>{{.Text}}</code></td>{{end}}</tr>
+{{end}}</table>
+{{end}}<script id="nodes" type="application/json">{{.Data}}</script>
 <script src="../case.js"></script>
 </body></html>
 `))

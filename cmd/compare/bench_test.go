@@ -122,6 +122,9 @@ func FuzzRun(f *testing.F) {
 	f.Add([]byte(`{"id":"a","dumps":{"chromium":`+huge+`}}`), []byte(`{"id":"a","dump":`+strings.ReplaceAll(huge, "1.7e308", "-1.7e308")+`}`))
 	f.Add([]byte(`{"id":"p","ok":true,"states":{"chromium":{"state":"ready","restarts":0,"pages":2}}}`+"\n"+`{"id":"t","traces":{}}`), []byte(`{"id":"a","dump":`+tiny+`}`))
 	f.Add([]byte(`{"id":"\u0061","dumps":{"chromium":`+tiny+`}}`+"\n"+`{"id":1.0,"error":"x"}`), []byte(`{"id":"a","dump":`+tiny+`}`+"\n"+`{"id":1,"error":"y"}`))
+	tr := `{"engine":"e","engine_version":"1","timed_out":false,"records":[{"seq":0,"kind":"value","label":"b","value":{"$buffer":true,"elementType":"Float32Array","length":1,"base64":"AACAPw=="}}]`
+	f.Add([]byte(`{"id":"t","traces":{"chromium":`+tr+`,"emulated":["sensors"]},"firefox":`+tr+`}}}`+"\n"+`{"id":"u","traces":{"webkit":`+tr+`}}}`),
+		[]byte(`{"id":"t","trace":`+strings.ReplaceAll(tr, "AACAPw", "AACAfw")+`}}`+"\n"+`{"id":"u","trace":{"emulated":["geolocation"]}}`))
 	f.Fuzz(func(t *testing.T, oracle, cand []byte) {
 		for _, out := range []*failingReporter{{reporter: &jsonLines{enc: json.NewEncoder(io.Discard)}}, {reporter: &human{w: io.Discard}}} {
 			code, _ := compareBytes(oracle, cand, out)

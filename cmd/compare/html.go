@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/report"
 )
 
@@ -30,7 +29,12 @@ func (h *htmlReport) report(c caseResult) error {
 	if err := h.next.report(c); err != nil {
 		return err
 	}
-	return h.w.Add(report.Case{ID: c.ID, Report: c.Report, Dumps: c.Dumps, Candidate: h.candidate(c.ID), Errors: c.OracleErrors, Unstable: c.Unstable})
+	cand := h.candidate(c.ID)
+	rc := report.Case{ID: c.ID, Report: c.Report, Dumps: c.Dumps, Errors: c.OracleErrors, Unstable: c.Unstable, Traces: c.Traces}
+	if cand != nil {
+		rc.Candidate, rc.CandidateTrace = cand.Dump, cand.Trace
+	}
+	return h.w.Add(rc)
 }
 
 func (h *htmlReport) finish(t totals) error {
@@ -42,10 +46,10 @@ func (h *htmlReport) finish(t totals) error {
 	return err
 }
 
-// candidate reads the case's candidate dump back from the candidate file (the
+// candidate reads the case's candidate record back from the candidate file (the
 // session does not keep it); nil when there is none or it cannot be read, in which
 // case the page shows the oracle engines only.
-func (h *htmlReport) candidate(id json.RawMessage) *dump.Dump {
+func (h *htmlReport) candidate(id json.RawMessage) *candidateLine {
 	if h.cands == nil {
 		return nil
 	}
@@ -57,8 +61,8 @@ func (h *htmlReport) candidate(id json.RawMessage) *dump.Dump {
 		return nil
 	}
 	line, err := h.cands.load(sp)
-	if err != nil || line == nil {
+	if err != nil {
 		return nil
 	}
-	return line.Dump
+	return line
 }

@@ -16,8 +16,8 @@ import (
 )
 
 // oracleLine is one line of the oracle's stdout. Geometry responses ("dumps"),
-// reflection responses ("states") and error responses ("error") are cases. Ping and
-// shutdown replies (they carry "ok") and trace replies ("traces") are not, and are
+// reflection responses ("states"), trace responses ("traces") and error responses
+// ("error") are cases. Ping and shutdown replies (they carry "ok") are not, and are
 // skipped: ping's additive "states" is engine health, not a reflection case.
 type oracleLine struct {
 	ID        json.RawMessage       `json:"id"`
@@ -26,32 +26,36 @@ type oracleLine struct {
 	Errors    map[string]string     `json:"errors"`
 	Error     *string               `json:"error"`
 	OK        json.RawMessage       `json:"ok"`
-	Traces    json.RawMessage       `json:"traces"`
+	RawTraces json.RawMessage       `json:"traces"`
 	// Unstable is the additive "unstable": per engine, the items its runs of the
 	// case answered differently (oracle --verify); they are never made a verdict.
 	Unstable compare.Unstable `json:"unstable"`
 
 	// States is RawStates decoded, once the line is known to be a reflection case.
 	States map[string]*reflection.State `json:"-"`
+	// Traces is RawTraces decoded, once the line is known to be a trace case.
+	Traces map[string]*compare.EmulatedTrace `json:"-"`
 }
 
 func (l *oracleLine) isCase() bool {
-	if given(l.OK) || given(l.Traces) {
+	if given(l.OK) {
 		return false
 	}
-	return l.Dumps != nil || given(l.RawStates) || l.Error != nil
+	return l.Dumps != nil || given(l.RawStates) || given(l.RawTraces) || l.Error != nil
 }
 
 // given says a raw field was present and not null.
 func given(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
 
-// candidateLine is one candidate record: a dump, a reflection state, or the
-// candidate's own error when it produced neither (scored as a failure).
+// candidateLine is one candidate record: a dump, a reflection state, a trace (with
+// its own "emulated"), or the candidate's own error when it produced none of them
+// (scored as a failure).
 type candidateLine struct {
-	ID    json.RawMessage   `json:"id"`
-	Dump  *dump.Dump        `json:"dump"`
-	State *reflection.State `json:"state"`
-	Error *string           `json:"error"`
+	ID    json.RawMessage        `json:"id"`
+	Dump  *dump.Dump             `json:"dump"`
+	State *reflection.State      `json:"state"`
+	Trace *compare.EmulatedTrace `json:"trace"`
+	Error *string                `json:"error"`
 }
 
 // present records whether a field was there (and not null) without keeping it, so
@@ -146,6 +150,7 @@ func indexCandidates(r io.ReaderAt, size int64) (*candidates, error) {
 			ID    json.RawMessage `json:"id"`
 			Dump  present         `json:"dump"`
 			State present         `json:"state"`
+			Trace present         `json:"trace"`
 			Error present         `json:"error"`
 			Nodes present         `json:"nodes"`
 		}
@@ -161,7 +166,7 @@ func indexCandidates(r io.ReaderAt, size int64) (*candidates, error) {
 			return nil, errors.New("candidate: a bare dump must be the only value in its file")
 		}
 		switch {
-		case bool(h.Dump || h.State || h.Error):
+		case bool(h.Dump || h.State || h.Trace || h.Error):
 			s.id, s.raw = idKey(h.ID), h.ID
 			if s.id == "" {
 				return nil, fmt.Errorf(`candidate record %d: no "id"`, n)
@@ -176,7 +181,7 @@ func indexCandidates(r io.ReaderAt, size int64) (*candidates, error) {
 		case bool(h.Nodes):
 			return nil, errors.New("candidate: a bare dump must be the only value in its file")
 		default:
-			return nil, fmt.Errorf(`candidate record %d: neither {"id", "dump"}, {"id", "state"}, {"id", "error"} nor a bare dump`, n)
+			return nil, fmt.Errorf(`candidate record %d: neither {"id", "dump"}, {"id", "state"}, {"id", "trace"}, {"id", "error"} nor a bare dump`, n)
 		}
 	}
 	return c, nil

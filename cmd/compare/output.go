@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/layout-oracle/oracle/compare"
+	"github.com/layout-oracle/oracle/trace"
 	"github.com/layout-oracle/oracle/vote"
 )
 
@@ -37,6 +38,13 @@ type caseLine struct {
 	OracleErrors map[string]string `json:"oracle_errors,omitempty"`
 	// Unstable echoes the oracle's "unstable" items (counted in votes as "unstable").
 	Unstable compare.Unstable `json:"unstable,omitempty"`
+	// TraceFindings shadows the report's: a buffer's max |diff| can be +Inf.
+	TraceFindings []jsonTraceFinding `json:"trace_findings,omitempty"`
+}
+
+type jsonTraceFinding struct {
+	trace.Finding
+	MaxAbsDiff jsonNum `json:"max_abs_diff,omitempty"`
 }
 
 type jsonFinding struct {
@@ -74,7 +82,15 @@ func (n jsonNum) MarshalJSON() ([]byte, error) {
 func (j *jsonLines) report(c caseResult) error {
 	r := c.Report
 	return j.enc.Encode(caseLine{ID: c.ID, Report: r, SumAbsDelta: jsonNum(r.SumAbsDelta), MaxAbsDelta: jsonNum(r.MaxAbsDelta),
-		Findings: jsonFindings(r.Failures()), Worst: jsonFindings(r.Worst(shown)), OracleErrors: c.OracleErrors, Unstable: c.Unstable})
+		Findings: jsonFindings(r.Failures()), Worst: jsonFindings(r.Worst(shown)), OracleErrors: c.OracleErrors, Unstable: c.Unstable, TraceFindings: jsonTraceFindings(r.TraceFindings)})
+}
+
+func jsonTraceFindings(fs []trace.Finding) []jsonTraceFinding {
+	var out []jsonTraceFinding
+	for _, f := range fs {
+		out = append(out, jsonTraceFinding{Finding: f, MaxAbsDiff: jsonNum(f.MaxAbsDiff)})
+	}
+	return out
 }
 
 func (j *jsonLines) finish(t totals) error {
@@ -106,6 +122,15 @@ func (h *human) report(c caseResult) error {
 		}
 		if r.Reflection.Unstable > 0 {
 			fmt.Fprintf(&b, ", %d unstable", r.Reflection.Unstable)
+		}
+		b.WriteByte('\n')
+	case r.Trace != nil && (r.Verdict == compare.Pass || (r.Verdict == compare.Fail && r.Reason == "")):
+		fmt.Fprintf(&b, "trace %d/%d records failed", r.Trace.Failed, r.Trace.Compared)
+		if r.Trace.Untrusted > 0 {
+			fmt.Fprintf(&b, ", %d untrusted", r.Trace.Untrusted)
+		}
+		if r.Trace.Unstable > 0 {
+			fmt.Fprintf(&b, ", %d unstable", r.Trace.Unstable)
 		}
 		b.WriteByte('\n')
 	case r.Verdict == compare.Pass || (r.Verdict == compare.Fail && r.Reason == ""):
@@ -147,12 +172,28 @@ func (h *human) report(c caseResult) error {
 		}
 		fmt.Fprintf(&b, "    probe %d %s %s: want %s, got %s\n", f.Probe, f.Selector, f.Property, f.Want, f.Got)
 	}
+	// A record-count finding (seq -1) is the case's reason already.
+	recs := slices.DeleteFunc(slices.Clone(r.TraceFindings), func(f trace.Finding) bool { return f.Seq < 0 })
+	for i, f := range recs {
+		if i == shown {
+			fmt.Fprintf(&b, "    ... %d more record mismatches\n", len(recs)-shown)
+			break
+		}
+		fmt.Fprintf(&b, "    %s\n", traceFinding(f))
+	}
 	if len(r.Outliers) > 0 {
 		var parts []string
 		for _, o := range r.Outliers {
 			parts = append(parts, fmt.Sprintf("%s %s x%d", o.Engine, o.Property, o.Count))
 		}
 		fmt.Fprintf(&b, "    outvoted: %s\n", strings.Join(parts, ", "))
+	}
+	if len(r.NotComparable) > 0 {
+		var parts []string
+		for _, nc := range r.NotComparable {
+			parts = append(parts, nc.Engine+" "+compare.EmulationText(nc.Emulated))
+		}
+		fmt.Fprintf(&b, "    not comparable (the voters applied %s): %s\n", compare.EmulationText(r.Emulated), strings.Join(parts, ", "))
 	}
 	if len(c.Unstable) > 0 {
 		var parts []string
@@ -176,7 +217,7 @@ func (h *human) report(c caseResult) error {
 
 // verdictOrder fixes the order verdicts are listed in the totals line.
 var verdictOrder = []compare.Verdict{compare.Pass, compare.Fail, compare.Discarded,
-	compare.Untrustworthy, compare.NoCandidate, verdictMissing, verdictError}
+	compare.Untrustworthy, compare.NoCandidate, compare.NotComparable, verdictMissing, verdictError}
 
 func (h *human) finish(t totals) error {
 	var parts []string
@@ -199,6 +240,13 @@ func (h *human) finish(t totals) error {
 		}
 		line += "; outvoted: " + strings.Join(out, ", ")
 	}
+	if len(t.NotComparable) > 0 {
+		var out []string
+		for _, e := range slices.Sorted(maps.Keys(t.NotComparable)) {
+			out = append(out, fmt.Sprintf("%s %d", e, t.NotComparable[e]))
+		}
+		line += "; not comparable (emulation): " + strings.Join(out, ", ")
+	}
 	if t.Unstable > 0 {
 		line += fmt.Sprintf("; unstable: %d items in %d cases", t.Unstable, t.UnstableCases)
 	}
@@ -210,6 +258,15 @@ func (h *human) finish(t totals) error {
 	}
 	_, err := fmt.Fprintf(h.w, "%s; exit %d\n", line, t.Exit)
 	return err
+}
+
+// traceFinding is one record the candidate got wrong: "record 3 value at
+// value.props.x: want 1, got 2"; a buffer finding says how many samples were out.
+func traceFinding(f trace.Finding) string {
+	if f.Kind == trace.MismatchBuffer {
+		return f.String()
+	}
+	return fmt.Sprintf("record %d %s at %s: want %s, got %s", f.Seq, f.Kind, f.Path, f.A, f.B)
 }
 
 // causesLine leads a case's details: "2 causes for 14 non-unanimous items:

@@ -20,16 +20,18 @@ func TestStatesLineWithoutIDIsBadInputNotACrash(t *testing.T) {
 	assert.Contains(t, stderr, `oracle record 1: no "id"`)
 }
 
-// Ping, shutdown and trace replies are skipped, whatever additive fields they carry
-// (ping's "states" is engine health; it was read as a reflection case: exit 2).
-func TestPingShutdownAndTraceRepliesAreSkipped(t *testing.T) {
+// Ping and shutdown replies are skipped, whatever additive fields they carry
+// (ping's "states" is engine health; it was read as a reflection case: exit 2). A
+// trace reply is a case (issue 31), voted like the others.
+func TestPingAndShutdownRepliesAreSkipped(t *testing.T) {
 	oracle := `{"id":"p","ok":true,"engines":["chromium"],"versions":{"chromium":"1"},"profile":"default","routes":{"chromium":"x"},"states":{"chromium":{"state":"ready","restarts":0,"pages":2}}}` + "\n" +
 		`{"id":"t","traces":{"chromium":{"engine":"chromium","engine_version":"1","records":[],"timed_out":false}},"errors":{"webkit":"engine not launched"}}` + "\n" +
 		fixture(t, "oracle-one.ndjson") +
 		`{"id":"s","ok":true}` + "\n"
 	code, stdout, stderr := runCmd(t, oracle, "--oracle", "-")
 	assert.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
-	assert.Contains(t, stdout, "1 cases: 1 no-candidate; 3 non-case lines skipped")
+	assert.Contains(t, stdout, "2 cases: 2 no-candidate; 2 non-case lines skipped")
+	assert.Contains(t, stdout, "no-candidate  t  oracle votes: one engine, no vote\n    oracle errors: webkit: engine not launched\n")
 }
 
 // A width near float64's maximum overflows the case's sum of |delta| to +Inf;

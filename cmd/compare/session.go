@@ -11,6 +11,7 @@ import (
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
 	reflection "github.com/layout-oracle/oracle/reflect"
+	"github.com/layout-oracle/oracle/trace"
 )
 
 // caseResult is one line of output.
@@ -20,6 +21,8 @@ type caseResult struct {
 	OracleErrors map[string]string     // engines the oracle could not dump, with why
 	Dumps        map[string]*dump.Dump // the oracle's dumps, for the HTML report
 	Unstable     compare.Unstable      // the oracle's "unstable", as given
+	// Traces are the oracle's traces, for the HTML report.
+	Traces map[string]*compare.EmulatedTrace
 }
 
 // totals is the last line of output.
@@ -32,6 +35,9 @@ type totals struct {
 	MaxAbsDelta jsonNum `json:"max_abs_delta"`
 	// Outvoted counts, per oracle engine, the items it was the outlier on.
 	Outvoted map[string]int `json:"outvoted,omitempty"`
+	// NotComparable counts, per oracle engine, the trace cases it was left out of
+	// the vote for applying another emulation set than the voters.
+	NotComparable map[string]int `json:"not_comparable,omitempty"`
 	// Unstable counts the items left unvoted because an engine's runs differed on
 	// them (the oracle's "unstable"), and the cases with any.
 	Unstable      int `json:"unstable,omitempty"`
@@ -67,6 +73,7 @@ type session struct {
 func (s *session) run(oracle io.Reader) error {
 	s.t.Verdicts = map[compare.Verdict]int{}
 	s.t.Outvoted = map[string]int{}
+	s.t.NotComparable = map[string]int{}
 	dec := json.NewDecoder(bufio.NewReaderSize(oracle, 1<<16))
 	for n := 1; ; n++ {
 		var line oracleLine
@@ -84,7 +91,7 @@ func (s *session) run(oracle io.Reader) error {
 			continue
 		}
 		if idKey(line.ID) == "" {
-			if err == nil && line.Error != nil && line.Dumps == nil && !given(line.RawStates) {
+			if err == nil && line.Error != nil && line.Dumps == nil && !given(line.RawStates) && !given(line.RawTraces) {
 				// An error reply to a request whose id was unreadable matches nothing.
 				fmt.Fprintf(s.stderr, "compare: oracle record %d: skipping error reply without id: %s\n", n, *line.Error)
 				s.t.Skipped++
@@ -94,6 +101,9 @@ func (s *session) run(oracle io.Reader) error {
 		}
 		if err == nil && given(line.RawStates) {
 			err = json.Unmarshal(line.RawStates, &line.States)
+		}
+		if err == nil && given(line.RawTraces) {
+			err = json.Unmarshal(line.RawTraces, &line.Traces)
 		}
 		if err != nil {
 			if err := s.emit(line, refused(fmt.Errorf("oracle record %d: %v", n, err))); err != nil {
@@ -131,11 +141,24 @@ func (s *session) compareCase(line *oracleLine) *compare.Report {
 			return refused(err)
 		}
 	}
-	if line.Dumps == nil && line.States == nil {
+	if line.Dumps == nil && line.States == nil && line.Traces == nil {
 		return &compare.Report{Verdict: compare.Untrustworthy, Reason: "oracle error: " + *line.Error}
 	}
 	if cand != nil && cand.Error != nil {
 		return &compare.Report{Verdict: compare.Fail, Reason: "candidate error: " + *cand.Error}
+	}
+	if line.Traces != nil {
+		var got *compare.EmulatedTrace
+		if cand != nil {
+			if got = cand.Trace; got == nil {
+				return refused(errors.New("the oracle case is a trace, the candidate record has no \"trace\""))
+			}
+		}
+		r, err := compare.ScoreTraces(line.Traces, got, trace.DefaultBufferTolerance, line.Unstable)
+		if err != nil {
+			return refused(err)
+		}
+		return r
 	}
 	if line.States != nil {
 		var got *reflection.State
@@ -208,6 +231,9 @@ func (s *session) emit(line oracleLine, r *compare.Report) error {
 	for _, o := range r.Outliers {
 		s.t.Outvoted[o.Engine] += o.Count
 	}
+	for _, nc := range r.NotComparable {
+		s.t.NotComparable[nc.Engine]++
+	}
 	if n := unstableItems(r); n > 0 {
 		s.t.Unstable += n
 		s.t.UnstableCases++
@@ -220,7 +246,7 @@ func (s *session) emit(line oracleLine, r *compare.Report) error {
 		s.t.Attributed.Causes += len(r.Causes)
 		s.t.Attributed.Items += compare.Explained(r.Causes)
 	}
-	return s.out.report(caseResult{ID: line.ID, Report: r, OracleErrors: line.Errors, Dumps: line.Dumps, Unstable: line.Unstable})
+	return s.out.report(caseResult{ID: line.ID, Report: r, OracleErrors: line.Errors, Dumps: line.Dumps, Unstable: line.Unstable, Traces: line.Traces})
 }
 
 // unstableItems is how many of r's items were not voted for being unstable.
@@ -228,6 +254,9 @@ func unstableItems(r *compare.Report) int {
 	n := r.Layout.Unstable + r.Style.Unstable
 	if r.Reflection != nil {
 		n += r.Reflection.Unstable
+	}
+	if r.Trace != nil {
+		n += r.Trace.Unstable
 	}
 	return n
 }

@@ -46,6 +46,7 @@
       if (st.r === "outvoted" && !o) return false;
       if (st.r === "error" && !er) return false;
       if (st.r === "either" && !o && !er) return false;
+      if (st.r === "apart" && (c.not_comparable || []).indexOf(st.e) < 0) return false;
     }
     return true;
   }
@@ -89,7 +90,8 @@
       for (var e in (c.outvoted || {})) ov.push(e + " " + c.outvoted[e]);
       cell(tr, ov.sort().join(", "), "outvoted");
       cell(tr, (c.errors || []).join(", "), "errors");
-      cell(tr, c.reason || "", "reason");
+      var nc = (c.not_comparable || []).length ? "not comparable: " + c.not_comparable.join(", ") : "";
+      cell(tr, [c.reason, nc].filter(Boolean).join("; "), "reason");
       body.appendChild(tr);
     });
     var t = $("cases");
@@ -115,6 +117,8 @@
     var vs = Object.keys(R.verdicts).sort();
     vs.forEach(function (v) { option($("f-verdict"), v, v + " (" + R.verdicts[v] + ")"); });
     R.engines.forEach(function (e) { option($("f-engine"), e, e); });
+    // Trace cases: engines left out of a vote for another emulation set.
+    if (all.some(function (c) { return c.not_comparable; })) option($("f-role"), "apart", "not comparable");
     $("summary").textContent = vs.map(function (v) { return R.verdicts[v] + " " + v; }).join(", ");
     $("f-verdict").value = st.v; $("f-engine").value = st.e; $("f-role").value = st.r;
     $("f-id").value = st.q; $("per").value = String(st.per);
