@@ -1,0 +1,65 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/layout-oracle/oracle/probes"
+	"github.com/layout-oracle/oracle/trace"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Under --profile=emulation, against the real browsers: the self-check (with the
+// emulation checks) passes in all three, and each trace names what its engine
+// applied and reads the profile's fixed values there. Chromium applies everything
+// over CDP, Firefox the position over BiDi, WebKitGTK's WebDriver nothing
+// (docs/profiles.md). Before the profile existed, --profile=emulation was refused.
+func TestEmulationProfileAppliesFixedValues(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
+	c := startOracle(t, "--pages=1", "--profile=emulation", "--log-level=warn")
+	defer c.close()
+	ping := c.send(t, map[string]any{"op": "ping"})
+	assert.Equal(t, "emulation", ping["profile"])
+	assert.ElementsMatch(t, []any{"chromium", "firefox", "webkit"}, ping["engines"], "every engine passed the emulation self-check: %v", ping)
+
+	want := map[string][]string{"chromium": {"authenticator", "geolocation", "sensors"}, "firefox": {"geolocation"}, "webkit": nil}
+	got := map[string]map[string]*trace.Trace{} // check -> engine -> trace
+	for _, check := range probes.EmulationChecks {
+		got[check.Name] = map[string]*trace.Trace{}
+		for e, m := range traceAll(t, c, "", *check.Request.Script) {
+			b, err := json.Marshal(m)
+			require.NoError(t, err)
+			var tr trace.Trace
+			require.NoError(t, json.Unmarshal(b, &tr))
+			got[check.Name][e] = &tr
+			assert.Equal(t, want[e], tr.Emulated, "%s %s: emulated", check.Name, e)
+			if want[e] == nil {
+				assert.NotContains(t, m, "emulated", "%s: an engine that applied nothing has no emulated field", e)
+			}
+			assert.False(t, tr.TimedOut, "%s %s: every check ends in time, emulated or not", check.Name, e)
+			assert.Empty(t, check.Expect(e, &tr), "%s %s", check.Name, e)
+		}
+	}
+	value := func(check, engine, label string) string {
+		for _, r := range got[check][engine].Records {
+			if r.Label == label {
+				return r.State + " " + string(r.Value)
+			}
+		}
+		return "no record " + label
+	}
+	// The records came through a map (traceAll): their keys are sorted.
+	array := func(v string) string { return ` {"$shape":"array","elements":[` + v + `],"length":3}` }
+	// The issue's targets, spelled out.
+	assert.Equal(t, "fulfilled"+array("1,2,9"), value("emulated-sensors", "chromium", "Accelerometer"))
+	for _, e := range []string{"chromium", "firefox"} {
+		assert.Equal(t, "fulfilled"+array("48.8584,2.2945,10"), value("emulated-geolocation", e, "position"), e)
+	}
+	assert.Contains(t, value("emulated-authenticator", "chromium", "create"), `"attachment":{"type":"string","value":"platform"}`)
+	// What the others answer (their platform, not a harness failure).
+	assert.Equal(t, ` {"$shape":"array","elements":[],"length":0}`, value("emulated-sensors", "firefox", "exposed"), "Firefox has no Generic Sensor API")
+	assert.Equal(t, ` {"$shape":"array","elements":[],"length":0}`, value("emulated-sensors", "webkit", "exposed"), "WebKitGTK has no Generic Sensor API")
+	t.Logf("firefox create: %s; webkit geolocation: %s; webkit api: %s", value("emulated-authenticator", "firefox", "create"),
+		value("emulated-geolocation", "webkit", "permission"), value("emulated-authenticator", "webkit", "api"))
+}
