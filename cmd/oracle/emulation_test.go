@@ -62,4 +62,30 @@ func TestEmulationProfileAppliesFixedValues(t *testing.T) {
 	assert.Equal(t, ` {"$shape":"array","elements":[],"length":0}`, value("emulated-sensors", "webkit", "exposed"), "WebKitGTK has no Generic Sensor API")
 	t.Logf("firefox create: %s; webkit geolocation: %s; webkit api: %s", value("emulated-authenticator", "firefox", "create"),
 		value("emulated-geolocation", "webkit", "permission"), value("emulated-authenticator", "webkit", "api"))
+
+	chromium := func(script string) *trace.Trace {
+		t.Helper()
+		resp := c.send(t, map[string]any{"op": "trace", "engines": []string{"chromium"}, "script": script})
+		m, _ := resp["traces"].(map[string]any)
+		require.Contains(t, m, "chromium", "%v", resp)
+		b, _ := json.Marshal(m["chromium"])
+		var tr trace.Trace
+		require.NoError(t, json.Unmarshal(b, &tr))
+		return &tr
+	}
+	// A case that leaves history entries costs a new page at the reset: it gets the
+	// emulation too.
+	chromium(`history.pushState(null, '', '#a'); history.pushState(null, '', '#b'); trace.done();`)
+	tr := chromium(*probes.SelfCheckSensors.Request.Script)
+	assert.Equal(t, want["chromium"], tr.Emulated, "a new page after a reset")
+	assert.Empty(t, probes.SelfCheckSensors.Expect("chromium", tr))
+
+	// Each case's credentials are its own: rp.id is the case's own host (every case
+	// has a fresh c….localhost), and Chromium refuses the shared "localhost".
+	create := chromium(`navigator.credentials.create({publicKey: {rp: {id: 'localhost', name: 'x'},
+  user: {id: new Uint8Array([7]), name: 'u', displayName: 'U'}, challenge: new Uint8Array(16),
+  pubKeyCredParams: [{type: 'public-key', alg: -7}], authenticatorSelection: {residentKey: 'required', userVerification: 'required'}}})
+  .then(c => trace.value('created', c.type), e => trace.error('create', e)).finally(() => trace.done());`)
+	require.Len(t, create.Records, 1)
+	assert.Equal(t, `{"$error":true,"name":"SecurityError"}`, string(create.Records[0].Value))
 }

@@ -91,7 +91,9 @@ func (e *playwrightEngine) Emulated() []string {
 }
 
 // clearCredentials removes what a case stored in the page's virtual authenticator,
-// so no later case (another origin, but rp.id "localhost" spans them all) sees it.
+// so that each case meets it as the first did and credentials do not pile up over
+// the process lifetime. No later case could use them anyway: rp.id is the case's own
+// host, and Chromium refuses the shared "localhost" (TestEmulationProfileAppliesFixedValues).
 func (e *playwrightEngine) clearCredentials() {
 	e.mu.Lock()
 	page := e.page
