@@ -63,6 +63,36 @@ func TestEmulationProfileAppliesFixedValues(t *testing.T) {
 	t.Logf("firefox create: %s; webkit geolocation: %s; webkit api: %s", value("emulated-authenticator", "firefox", "create"),
 		value("emulated-geolocation", "webkit", "permission"), value("emulated-authenticator", "webkit", "api"))
 
+	// The issue's target in one trace: an Accelerometer, getCurrentPosition and
+	// credentials.create, each guarded so that an engine without it still ends.
+	one := traceAll(t, c, "", `const acc = typeof Accelerometer !== 'function' ? Promise.reject(new TypeError('no Accelerometer')) :
+  new Promise((res, rej) => { const a = new Accelerometer(); a.onreading = () => { res([a.x, a.y, a.z]); a.stop(); }; a.onerror = e => rej(e.error); a.start(); });
+const geo = navigator.permissions.query({name: 'geolocation'}).then(p => p.state !== 'granted' ? Promise.reject(new TypeError(p.state)) :
+  new Promise((res, rej) => navigator.geolocation.getCurrentPosition(p => res([p.coords.latitude, p.coords.longitude, p.coords.accuracy]), rej, {timeout: 2000})));
+const cred = typeof PublicKeyCredential !== 'function' ? Promise.reject(new TypeError('no WebAuthn')) :
+  navigator.credentials.create({signal: AbortSignal.timeout(2000), publicKey: {rp: {name: 'x'}, user: {id: new Uint8Array([1]), name: 'u', displayName: 'U'},
+    challenge: new Uint8Array(16), pubKeyCredParams: [{type: 'public-key', alg: -7}], authenticatorSelection: {residentKey: 'required', userVerification: 'required'}}})
+  .then(c => c.authenticatorAttachment);
+trace.settle('acc', acc); trace.settle('geo', geo); trace.settle('cred', cred);
+Promise.allSettled([acc, geo, cred]).then(() => trace.done());`)
+	settled := func(e, label string) string {
+		for _, r := range records(one[e]) {
+			if r["label"] == label {
+				b, _ := json.Marshal(r["value"])
+				return r["state"].(string) + " " + string(b)
+			}
+		}
+		return "no record " + label
+	}
+	assert.Equal(t, "fulfilled"+array("1,2,9"), settled("chromium", "acc"))
+	assert.Equal(t, "fulfilled"+array("48.8584,2.2945,10"), settled("chromium", "geo"))
+	assert.Equal(t, `fulfilled "platform"`, settled("chromium", "cred"))
+	assert.Equal(t, "fulfilled"+array("48.8584,2.2945,10"), settled("firefox", "geo"))
+	for e, tr := range one {
+		assert.Equal(t, false, tr["timed_out"], e)
+		t.Logf("%s emulated %v: acc %s; geo %s; cred %s", e, tr["emulated"], settled(e, "acc"), settled(e, "geo"), settled(e, "cred"))
+	}
+
 	chromium := func(script string) *trace.Trace {
 		t.Helper()
 		resp := c.send(t, map[string]any{"op": "trace", "engines": []string{"chromium"}, "script": script})
