@@ -319,7 +319,7 @@ func launchRemote(ctx context.Context, ep Endpoint, cfg Config, log zerolog.Logg
 // for, and the proxy it is told to use.
 func remotePlaywrightOptions(cfg Config, engine string, s browser.LaunchSettings) (browser.PlaywrightOptions, string) {
 	opts := browser.PlaywrightOptions{Engine: engine, Permissions: s.Permissions, InitScripts: s.InitScripts,
-		ExecutablePath: cfg.executablePath(engine), MaxMessage: s.MaxReply}
+		ExecutablePath: cfg.executablePath(engine), MaxMessage: s.MaxReply, Emulation: s.Emulation}
 	switch engine {
 	case browser.Chromium:
 		opts.Args = s.ChromiumArgs

@@ -107,7 +107,17 @@ func (o *Oracle) Trace(ctx context.Context, e browser.Engine, host, id, html, sc
 	if err != nil {
 		return nil, err
 	}
-	return run.Decode(raw, e.Name(), e.Version(), o.profile)
+	return o.decodeTrace(e, run, raw)
+}
+
+// decodeTrace is the trace of run's collected result raw in e, naming what e's
+// route emulated for the page it ran on (browser.Emulated).
+func (o *Oracle) decodeTrace(e browser.Engine, run *trace.Run, raw json.RawMessage) (*trace.Trace, error) {
+	t, err := run.Decode(raw, e.Name(), e.Version(), o.profile)
+	if err == nil {
+		t.Emulated = browser.Emulated(e)
+	}
+	return t, err
 }
 
 // idText is the request id as the trace page's title shows it: a string id unquoted.

@@ -79,5 +79,5 @@ func (o *Oracle) traceDocument(ctx context.Context, e browser.Engine, host strin
 	if err != nil {
 		return nil, err
 	}
-	return run.Decode(raw, e.Name(), e.Version(), o.profile)
+	return o.decodeTrace(e, run, raw)
 }

@@ -132,6 +132,13 @@ trace.done();`),
   trace.done();
 }, err => { trace.error('getUserMedia', err); trace.done(); });`),
 
+	emulationProbe(SelfCheckSensors,
+		"emulation profile: every Generic Sensor exposed (Accelerometer, Gyroscope, ...) read once; the fixed readings where the trace lists sensors"),
+	emulationProbe(SelfCheckGeolocation,
+		"emulation profile: the geolocation permission, then getCurrentPosition where granted; the fixed position where the trace lists geolocation"),
+	emulationProbe(SelfCheckAuthenticator,
+		"emulation profile: navigator.credentials.create of a resident, user-verified key; a platform credential where the trace lists authenticator"),
+
 	fromSelfCheck(SelfCheckGeometry,
 		"box model: width/height, asymmetric padding, a 2px border and a margin, voted with compare.Geometry"),
 

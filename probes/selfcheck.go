@@ -2,6 +2,7 @@ package probes
 
 import (
 	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/profiles"
 	reflection "github.com/layout-oracle/oracle/reflect"
 )
 
@@ -44,4 +45,15 @@ setTimeout(() => { trace.value('order', log); trace.done(); }, 60);`)}}
 // answer is compared with what every engine must say.
 func SelfChecks() []oracle.SelfCheck {
 	return []oracle.SelfCheck{SelfCheckGeometry, SelfCheckTrace, SelfCheckReflect, SelfCheckEnvironment}
+}
+
+// SelfChecksFor is the self-check under launch profile p: SelfChecks, and under a
+// profile that emulates hardware, the emulation checks (EmulationChecks), which take
+// an engine claiming an emulation it does not deliver out of service.
+func SelfChecksFor(p profiles.Profile) []oracle.SelfCheck {
+	checks := SelfChecks()
+	if p.Emulation != nil {
+		checks = append(checks, EmulationChecks...)
+	}
+	return checks
 }

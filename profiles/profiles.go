@@ -21,6 +21,9 @@ type Profile struct {
 	// Permissions are granted to every page (Chromium and Playwright's WebKit; WebDriver
 	// classic has no grant call, see docs/profiles.md).
 	Permissions []string
+	// Emulation is the hardware emulated where an engine's route can (nil: none);
+	// which engine applies what is the engine's knowledge (oracle/browser).
+	Emulation *Emulation
 }
 
 // Default adds nothing: exactly what geometry dumps have always used, so cached ground
@@ -48,7 +51,12 @@ var Media = Profile{
 	Permissions: []string{"camera", "microphone"},
 }
 
-var byName = map[string]Profile{Default.Name: Default, Media.Name: Media}
+// EmulationProfile emulates sensors, a WebAuthn authenticator and a position with
+// FixedEmulation's values, in each engine whose route offers them; every trace names
+// what its engine applied ("emulated").
+var EmulationProfile = Profile{Name: "emulation", Emulation: &FixedEmulation}
+
+var byName = map[string]Profile{Default.Name: Default, Media.Name: Media, EmulationProfile.Name: EmulationProfile}
 
 // Lookup returns the named profile or an error listing the known names.
 func Lookup(name string) (Profile, error) {

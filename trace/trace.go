@@ -279,9 +279,12 @@ const (
 
 // Trace is one engine's trace, as the trace response carries it.
 type Trace struct {
-	Engine          string   `json:"engine"`
-	EngineVersion   string   `json:"engine_version"`
-	Profile         string   `json:"profile"`
+	Engine        string `json:"engine"`
+	EngineVersion string `json:"engine_version"`
+	Profile       string `json:"profile"`
+	// Emulated names what the launch profile's emulation applied in this engine
+	// for this case (profiles.Emulate*, sorted); absent when nothing was.
+	Emulated        []string `json:"emulated,omitempty"`
 	Origin          string   `json:"origin"`
 	IsSecureContext bool     `json:"is_secure_context"`
 	TimedOut        bool     `json:"timed_out"`

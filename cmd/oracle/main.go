@@ -197,7 +197,7 @@ func run() int {
 
 	var checks []oracle.SelfCheck
 	if *selfCheck {
-		checks = probes.SelfChecks()
+		checks = probes.SelfChecksFor(prof)
 	}
 	start := time.Now()
 	// Start returns at once (with --require-sandbox once every engine is up): the

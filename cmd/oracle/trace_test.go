@@ -47,6 +47,7 @@ func TestTraceOnTheOraclesLocalhostOrigin(t *testing.T) {
 		assert.Equal(t, e, tr["engine"])
 		assert.NotEmpty(t, tr["engine_version"])
 		assert.Equal(t, "default", tr["profile"], e)
+		assert.NotContains(t, tr, "emulated", "%s: nothing is emulated under default", e)
 		assert.Equal(t, true, tr["is_secure_context"], e)
 		assert.Regexp(t, `^http://c[0-9a-f]{20}\.localhost:\d+$`, tr["origin"], e)
 		assert.Equal(t, false, tr["timed_out"], e)

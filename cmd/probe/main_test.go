@@ -101,7 +101,11 @@ func TestProbesDefaultProfile(t *testing.T) {
 	for _, e := range browser.AllEngines {
 		assert.Equal(t, probes.StatusSkipped, cam.Engines[e].Status)
 	}
-	assert.Equal(t, 1, sum.Skipped)
+	// So do the emulation probes.
+	for _, c := range probes.EmulationChecks {
+		assert.Contains(t, res[c.Name].Skipped, "--profile=emulation", c.Name)
+	}
+	assert.Equal(t, 1+len(probes.EmulationChecks), sum.Skipped)
 	assert.Equal(t, map[string]int{"unanimous": 6, "majority": 2}, sum.Vote)
 
 	// The pinned environment: every engine gives the pinned answers (else it would
@@ -140,6 +144,23 @@ func TestProbesDefaultProfile(t *testing.T) {
 	assert.Equal(t, "microtask-order ok ok ok C=F C=W F=W unanimous -", row("microtask-order"))
 	assert.Equal(t, "fake-camera-track-settings skipped skipped skipped - skipped -", row("fake-camera-track-settings"))
 	assert.Contains(t, table.String(), "ok: every supported probe ran in every engine")
+}
+
+// Under --profile=emulation the emulation probes run in every engine and pass their
+// checks: the fixed values wherever a trace lists the emulation (Chromium all three,
+// Firefox the position), and every engine ends its trace in time.
+func TestProbeEmulationProfile(t *testing.T) {
+	var names []string
+	for _, c := range probes.EmulationChecks {
+		names = append(names, c.Name)
+	}
+	code, res, sum, stderr := runJSON(t, "--profile=emulation", "--only="+strings.Join(names, ","))
+	require.Equal(t, 0, code, "stderr:\n%s", stderr)
+	assert.Equal(t, "emulation", sum.Profile)
+	assert.Equal(t, len(names), sum.Probes)
+	for _, n := range names {
+		allOK(t, res[n])
+	}
 }
 
 func TestProbeFakeCameraUnderMedia(t *testing.T) {

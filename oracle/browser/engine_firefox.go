@@ -30,7 +30,12 @@ var firefoxKnowledge = engineKnowledge{
 		opts.Permissions = nil // Firefox's fake media comes from prefs; it has no camera grant
 	},
 	newPageAfterNavigation: true,
-	contentProcess:         func(p procInfo) bool { return p.hasArg("-contentproc") && p.hasArg("-isForBrowser") },
+	// The position only (BiDi emulation.setGeolocationOverride and
+	// permissions.setPermission): there is no CDP session on this route, Playwright
+	// sends no other BiDi command of ours, and Accelerometer is not implemented
+	// (docs/profiles.md).
+	emulation:      emulationKnowledge{geolocation: true},
+	contentProcess: func(p procInfo) bool { return p.hasArg("-contentproc") && p.hasArg("-isForBrowser") },
 	sandbox: func(c, main procInfo) (string, string) {
 		kind := "content sandbox: seccomp-bpf"
 		if c.userNS != main.userNS {

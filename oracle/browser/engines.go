@@ -29,6 +29,9 @@ type engineKnowledge struct {
 	// sandbox names the sandbox the content process c is in, and why it does not
 	// count when it does not ("" when it does); main is the browser's main process.
 	sandbox func(c, main procInfo) (kind, why string)
+	// emulation is what its Playwright route applies of a launch profile's
+	// emulated hardware (emulation.go).
+	emulation emulationKnowledge
 }
 
 var engineKnowledgeOf = map[string]*engineKnowledge{Chromium: &chromiumKnowledge, Firefox: &firefoxKnowledge, WebKit: &webkitKnowledge}

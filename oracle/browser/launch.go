@@ -53,7 +53,7 @@ func Launch(ctx context.Context, name, route, exe string, s LaunchSettings, log 
 		return webDriver()
 	}
 	opts := PlaywrightOptions{Engine: name, Bundled: bundled, Permissions: s.Permissions,
-		InitScripts: s.InitScripts, ExecutablePath: exe, Env: s.Env, MemoryCgroup: s.MemoryCgroup}
+		InitScripts: s.InitScripts, ExecutablePath: exe, Env: s.Env, MemoryCgroup: s.MemoryCgroup, Emulation: s.Emulation}
 	if k := knowledgeOf(name); k.settings != nil {
 		k.settings(&opts, s)
 	}

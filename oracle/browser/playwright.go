@@ -245,12 +245,11 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 	go func() {
 		r := result{page: page}
 		if r.page == nil || !e.pages.pageOpen(r.page) { // a case may have called window.close()
-			if r.page, r.err = browserCtx.NewPage(); r.err != nil {
+			if r.page, r.err = e.newPage(browserCtx); r.err != nil {
 				r.err = e.errorf("new page: %w", r.err)
 				done <- r
 				return
 			}
-			e.trackPage(r.page)
 		}
 		if r.err = load(r.page, timeout); r.err != nil || expr == "" {
 			done <- r

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/layout-oracle/oracle/profiles"
 	"github.com/mxschmitt/playwright-go"
 	"github.com/rs/zerolog"
 )
@@ -19,11 +20,12 @@ type PlaywrightOptions struct {
 	// Bundled launches Playwright's own build; otherwise the Debian system build
 	// (Chromium from SystemChromium, Firefox ESR over WebDriver BiDi, channel moz-firefox).
 	Bundled      bool
-	Args         []string       // launch profile's extra arguments
-	FirefoxPrefs map[string]any // launch profile's Firefox prefs
-	Permissions  []string       // launch profile's permission grants
-	InitScripts  []string       // run before any page script, in every page
-	Env          []string       // KEY=VALUE added to the browser's environment
+	Args         []string            // launch profile's extra arguments
+	FirefoxPrefs map[string]any      // launch profile's Firefox prefs
+	Permissions  []string            // launch profile's permission grants
+	InitScripts  []string            // run before any page script, in every page
+	Emulation    *profiles.Emulation // launch profile's emulated hardware (emulation.go)
+	Env          []string            // KEY=VALUE added to the browser's environment
 	// ExecutablePath replaces the system build's binary (SystemChromium,
 	// SystemFirefox); not used with Bundled.
 	ExecutablePath string
@@ -127,9 +129,11 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 // openContext opens the engine's browser context (viewport, permissions, media
 // features, init scripts) in browser, and its one page.
 func (e *playwrightEngine) openContext(browser playwright.Browser) (playwright.BrowserContext, playwright.Page, error) {
+	geolocation, grants := e.contextEmulation()
 	bctx, err := browser.NewContext(playwright.BrowserNewContextOptions{
 		Viewport:    &playwright.Size{Width: int(viewportWidth), Height: int(viewportHeight)},
-		Permissions: e.opts.Permissions,
+		Permissions: append(append([]string(nil), e.opts.Permissions...), grants...),
+		Geolocation: geolocation,
 		// A case's download is refused (docs/untrusted.md): in Firefox one took the
 		// focus from the page for every later case (issue 26), and an accepted one is
 		// a file of the case's size.
@@ -152,13 +156,12 @@ func (e *playwrightEngine) openContext(browser playwright.Browser) (playwright.B
 			return nil, nil, e.errorf("init script: %w", err)
 		}
 	}
-	page, err := bctx.NewPage()
+	page, err := e.newPage(bctx)
 	if err != nil {
 		bctx.Close()
 		e.pages.forgetContext(bctx)
 		return nil, nil, e.errorf("new page: %w", err)
 	}
-	e.trackPage(page)
 	return bctx, page, nil
 }
 

@@ -32,6 +32,9 @@ type pageTracker struct {
 	// replaces or closes it, so the map holds only contexts in use (it only grew
 	// before, issue 27).
 	contexts sync.Map // playwright.BrowserContext -> *atomic.Bool
+	// emulated holds, per open page, what the launch profile's emulation applied to
+	// it (emulation.go).
+	emulated sync.Map // playwright.Page -> *pageEmulation
 }
 
 // trackContext follows c's close event.
@@ -86,7 +89,7 @@ func contextDestroyed(err error) bool {
 func (e *playwrightEngine) trackPage(p playwright.Page) {
 	t := e.pages
 	t.open.Store(p, struct{}{})
-	p.OnClose(func(playwright.Page) { t.open.Delete(p); t.crashed.Delete(p) })
+	p.OnClose(func(playwright.Page) { t.open.Delete(p); t.crashed.Delete(p); t.emulated.Delete(p) })
 	p.OnCrash(func(playwright.Page) {
 		t.crashed.Store(p, struct{}{})
 		e.log.Warn().Str("engine", e.name).Msg("page crashed; a new page opens for the next call")

@@ -31,6 +31,7 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 	e.mu.Lock()
 	e.kept = nil
 	e.mu.Unlock()
+	e.clearCredentials()
 	ctx = context.WithValue(ctx, opKey{}, "reset to about:blank")
 	leftBlank := false
 	var made playwright.Page
@@ -241,9 +242,8 @@ func (e *playwrightEngine) freshPage() error {
 			// locally, where Firefox would then start a new content process each time.
 			closeOld()
 		}
-		p, err := bctx.NewPage()
+		p, err := e.newPage(bctx)
 		if err == nil {
-			e.trackPage(p)
 			page = p
 		}
 		done <- err

@@ -22,6 +22,9 @@ type LaunchSettings struct {
 	Permissions   []string       // permission grants (Chromium, Playwright's WebKit)
 	InitScripts   []string       // Playwright: run before any page script in every document
 	MaxReply      int64          // WebDriver: Execute Script reply bound in bytes; 0: defaultMaxReply
+	// Emulation is the launch profile's emulated hardware (nil: none); each engine
+	// applies what its route can (emulation.go).
+	Emulation *profiles.Emulation
 	// MemoryCgroup is the cgroup.procs file of the engine's memory cgroup
 	// (memlimit.go); "": unbounded.
 	MemoryCgroup string
@@ -41,6 +44,9 @@ func (s *LaunchSettings) Merge(o LaunchSettings) {
 	if o.MemoryCgroup != "" {
 		s.MemoryCgroup = o.MemoryCgroup
 	}
+	if o.Emulation != nil {
+		s.Emulation = o.Emulation
+	}
 	if len(o.FirefoxPrefs) > 0 {
 		if s.FirefoxPrefs == nil {
 			s.FirefoxPrefs = map[string]any{}
@@ -58,7 +64,7 @@ func (s *LaunchSettings) Merge(o LaunchSettings) {
 // ProfileSettings is what the launch profile adds.
 func ProfileSettings(p profiles.Profile) LaunchSettings {
 	return LaunchSettings{ChromiumArgs: p.ChromiumArgs, FirefoxPrefs: p.FirefoxPrefs,
-		WebKitArgs: p.WebKitGTKArgs, Permissions: p.Permissions}
+		WebKitArgs: p.WebKitGTKArgs, Permissions: p.Permissions, Emulation: p.Emulation}
 }
 
 // WithEnv is base with every KEY=VALUE of extra set, replacing base's own KEY.
