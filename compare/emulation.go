@@ -4,17 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
-
-	"github.com/layout-oracle/oracle/trace"
 )
-
-// EmulatedTrace is one side's trace with the additive "emulated" field: what that
-// engine's route (or the candidate) applied for the case, of "sensors",
-// "authenticator" and "geolocation". Absent or empty: it applied nothing.
-type EmulatedTrace struct {
-	*trace.Trace
-	Emulated []string `json:"emulated,omitempty"`
-}
 
 // SameEmulation reports whether two emulation sets are the same set: order and
 // repeats do not count, and absent (nil) is the empty set. Traces are voted and

@@ -55,9 +55,11 @@ func TestComparableEngines(t *testing.T) {
 	}
 }
 
-func emulated(t *testing.T, engine, records string, set ...string) *EmulatedTrace {
+func emulated(t *testing.T, engine, records string, set ...string) *trace.Trace {
 	t.Helper()
-	return &EmulatedTrace{Trace: mustTrace(t, engine, records), Emulated: set}
+	tr := mustTrace(t, engine, records)
+	tr.Emulated = set
+	return tr
 }
 
 func TestScoreTraces(t *testing.T) {
@@ -68,7 +70,7 @@ func TestScoreTraces(t *testing.T) {
 	other := `[{"seq":0,"kind":"value","label":"title","value":"t"},{"seq":1,"kind":"value","label":"x","value":1}]`
 
 	t.Run("an engine that applied another set is not comparable, not outvoted", func(t *testing.T) {
-		oracle := map[string]*EmulatedTrace{
+		oracle := map[string]*trace.Trace{
 			"chromium": emulated(t, "chromium", read, "sensors"),
 			"firefox":  emulated(t, "firefox", none),
 			"webkit":   emulated(t, "webkit", none),
@@ -94,7 +96,7 @@ func TestScoreTraces(t *testing.T) {
 	})
 
 	t.Run("a candidate is scored only against engines with its set", func(t *testing.T) {
-		oracle := map[string]*EmulatedTrace{
+		oracle := map[string]*trace.Trace{
 			"chromium": emulated(t, "chromium", read, "sensors", "geolocation"),
 			"firefox":  emulated(t, "firefox", read, "geolocation", "sensors"),
 			"webkit":   emulated(t, "webkit", none),
@@ -121,7 +123,7 @@ func TestScoreTraces(t *testing.T) {
 
 	t.Run("record counts", func(t *testing.T) {
 		short := `[{"seq":0,"kind":"value","label":"title","value":"t"}]`
-		oracle := map[string]*EmulatedTrace{
+		oracle := map[string]*trace.Trace{
 			"chromium": emulated(t, "chromium", read), "firefox": emulated(t, "firefox", read), "webkit": emulated(t, "webkit", short)}
 		r, err := ScoreTraces(oracle, emulated(t, "candidate", read), tol, nil)
 		require.NoError(t, err)
@@ -143,7 +145,7 @@ func TestScoreTraces(t *testing.T) {
 
 	t.Run("split and unstable records are not scored", func(t *testing.T) {
 		third := `[{"seq":0,"kind":"value","label":"title","value":"t"},{"seq":1,"kind":"value","label":"x","value":2}]`
-		oracle := map[string]*EmulatedTrace{
+		oracle := map[string]*trace.Trace{
 			"chromium": emulated(t, "chromium", read), "firefox": emulated(t, "firefox", other), "webkit": emulated(t, "webkit", third)}
 		r, err := ScoreTraces(oracle, emulated(t, "candidate", other), tol, nil)
 		require.NoError(t, err)
@@ -171,12 +173,12 @@ func TestScoreTraces(t *testing.T) {
 	})
 
 	t.Run("refused and empty input", func(t *testing.T) {
-		bad := &EmulatedTrace{Trace: &trace.Trace{Records: []trace.Record{{Seq: 3, Kind: "value", Value: []byte("1")}}}}
-		_, err := ScoreTraces(map[string]*EmulatedTrace{"chromium": bad}, nil, tol, nil)
+		bad := &trace.Trace{Records: []trace.Record{{Seq: 3, Kind: "value", Value: []byte("1")}}}
+		_, err := ScoreTraces(map[string]*trace.Trace{"chromium": bad}, nil, tol, nil)
 		assert.ErrorContains(t, err, "chromium: trace: record 0 has seq 3")
-		_, err = ScoreTraces(map[string]*EmulatedTrace{"chromium": emulated(t, "chromium", read)}, bad, tol, nil)
+		_, err = ScoreTraces(map[string]*trace.Trace{"chromium": emulated(t, "chromium", read)}, bad, tol, nil)
 		assert.ErrorContains(t, err, "candidate: ")
-		r, err := ScoreTraces(map[string]*EmulatedTrace{"chromium": nil}, nil, tol, nil)
+		r, err := ScoreTraces(map[string]*trace.Trace{"chromium": nil}, nil, tol, nil)
 		require.NoError(t, err)
 		assert.Equal(t, Untrustworthy, r.Verdict)
 	})

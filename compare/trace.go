@@ -106,7 +106,7 @@ const maxTraceFindings = 200
 // differently (unstable) are neither voted nor scored.
 //
 // An error means the input is refused: a trace that breaks trace.Validate.
-func ScoreTraces(oracle map[string]*EmulatedTrace, got *EmulatedTrace, tol trace.BufferTolerance, unstable Unstable) (*Report, error) {
+func ScoreTraces(oracle map[string]*trace.Trace, got *trace.Trace, tol trace.BufferTolerance, unstable Unstable) (*Report, error) {
 	r := &Report{Trace: &Axis{}, Votes: map[vote.Kind]int{}}
 	sets := map[string][]string{}
 	ts := map[string]*trace.Trace{}
@@ -114,7 +114,7 @@ func ScoreTraces(oracle map[string]*EmulatedTrace, got *EmulatedTrace, tol trace
 		if t == nil {
 			continue
 		}
-		tr := orEmpty(t.Trace)
+		tr := t
 		if err := tr.Validate(); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -122,7 +122,7 @@ func ScoreTraces(oracle map[string]*EmulatedTrace, got *EmulatedTrace, tol trace
 	}
 	var gotTrace *trace.Trace
 	if got != nil {
-		gotTrace = orEmpty(got.Trace)
+		gotTrace = got
 		if err := gotTrace.Validate(); err != nil {
 			return nil, fmt.Errorf("candidate: %w", err)
 		}
@@ -247,12 +247,4 @@ func ScoreTraces(oracle map[string]*EmulatedTrace, got *EmulatedTrace, tol trace
 		r.Verdict, r.Trace.Pass = Pass, true
 	}
 	return r, nil
-}
-
-// orEmpty is t, or an empty trace for a side that sent none ("trace": {}).
-func orEmpty(t *trace.Trace) *trace.Trace {
-	if t == nil {
-		return &trace.Trace{}
-	}
-	return t
 }

@@ -27,6 +27,7 @@ import (
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/trace"
 	"github.com/layout-oracle/oracle/vote"
 )
 
@@ -48,8 +49,8 @@ type Case struct {
 	Errors    map[string]string     // oracle engines that produced no dump, with why
 	Unstable  compare.Unstable      // the oracle's "unstable": items not voted, drawn as such
 	// Traces and CandidateTrace are a trace case's traces, listed record by record.
-	Traces         map[string]*compare.EmulatedTrace
-	CandidateTrace *compare.EmulatedTrace
+	Traces         map[string]*trace.Trace
+	CandidateTrace *trace.Trace
 }
 
 // Writer writes one report directory.

@@ -40,7 +40,7 @@ type traceCell struct {
 // cellMax bounds a value shown in a cell; the JSON line has the findings in full.
 const cellMax = 160
 
-func newTraceTable(r *compare.Report, traces map[string]*compare.EmulatedTrace, cand *compare.EmulatedTrace) *traceTable {
+func newTraceTable(r *compare.Report, traces map[string]*trace.Trace, cand *trace.Trace) *traceTable {
 	apart := map[string]bool{}
 	for _, nc := range r.NotComparable {
 		apart[nc.Engine] = true
@@ -58,12 +58,12 @@ func newTraceTable(r *compare.Report, traces map[string]*compare.EmulatedTrace, 
 		return 1
 	})
 	n := 0
-	add := func(name string, t *compare.EmulatedTrace) {
-		if t == nil || t.Trace == nil {
+	add := func(name string, t *trace.Trace) {
+		if t == nil {
 			return
 		}
 		tt.Cols = append(tt.Cols, traceCol{Name: name, Emulated: compare.EmulationText(t.Emulated), Apart: apart[name]})
-		sides = append(sides, t.Trace)
+		sides = append(sides, t)
 		n = max(n, len(t.Records))
 	}
 	for _, e := range names {

@@ -13,6 +13,7 @@ import (
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
 	reflection "github.com/layout-oracle/oracle/reflect"
+	"github.com/layout-oracle/oracle/trace"
 )
 
 // oracleLine is one line of the oracle's stdout. Geometry responses ("dumps"),
@@ -34,7 +35,7 @@ type oracleLine struct {
 	// States is RawStates decoded, once the line is known to be a reflection case.
 	States map[string]*reflection.State `json:"-"`
 	// Traces is RawTraces decoded, once the line is known to be a trace case.
-	Traces map[string]*compare.EmulatedTrace `json:"-"`
+	Traces map[string]*trace.Trace `json:"-"`
 }
 
 func (l *oracleLine) isCase() bool {
@@ -51,11 +52,11 @@ func given(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "nu
 // its own "emulated"), or the candidate's own error when it produced none of them
 // (scored as a failure).
 type candidateLine struct {
-	ID    json.RawMessage        `json:"id"`
-	Dump  *dump.Dump             `json:"dump"`
-	State *reflection.State      `json:"state"`
-	Trace *compare.EmulatedTrace `json:"trace"`
-	Error *string                `json:"error"`
+	ID    json.RawMessage   `json:"id"`
+	Dump  *dump.Dump        `json:"dump"`
+	State *reflection.State `json:"state"`
+	Trace *trace.Trace      `json:"trace"`
+	Error *string           `json:"error"`
 }
 
 // present records whether a field was there (and not null) without keeping it, so

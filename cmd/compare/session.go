@@ -22,7 +22,7 @@ type caseResult struct {
 	Dumps        map[string]*dump.Dump // the oracle's dumps, for the HTML report
 	Unstable     compare.Unstable      // the oracle's "unstable", as given
 	// Traces are the oracle's traces, for the HTML report.
-	Traces map[string]*compare.EmulatedTrace
+	Traces map[string]*trace.Trace
 }
 
 // totals is the last line of output.
@@ -148,7 +148,7 @@ func (s *session) compareCase(line *oracleLine) *compare.Report {
 		return &compare.Report{Verdict: compare.Fail, Reason: "candidate error: " + *cand.Error}
 	}
 	if line.Traces != nil {
-		var got *compare.EmulatedTrace
+		var got *trace.Trace
 		if cand != nil {
 			if got = cand.Trace; got == nil {
 				return refused(errors.New("the oracle case is a trace, the candidate record has no \"trace\""))
