@@ -15,6 +15,7 @@ import (
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/inpage"
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/profiles"
 	"github.com/layout-oracle/oracle/store"
 )
 
@@ -48,6 +49,23 @@ var walkKey = sync.OnceValue(func() string {
 // prefs it gives the browsers, so an edit that forgot to bump EnvironmentVersion
 // still misses.
 var environmentKey = browser.EnvironmentKey
+
+// profileEnvironment is environmentKey plus, for any profile but default (whose keys
+// predate profiles), a hash of the profile's whole definition: its flags, prefs,
+// grants and emulated values reach the engines as the environment's files do, so a
+// profile edited without a new name still misses.
+func profileEnvironment(profile string) string {
+	p, err := profiles.Lookup(profile)
+	if err != nil || p.Name == profiles.Default.Name {
+		return environmentKey()
+	}
+	def, err := json.Marshal(p) // maps marshal in key order: the same definition, the same bytes
+	if err != nil {
+		panic(fmt.Sprintf("profile %s: %v", profile, err)) // plain data: cannot fail
+	}
+	h := sha256.Sum256(def)
+	return environmentKey() + "+" + p.Name + "-" + hex.EncodeToString(h[:])[:12]
+}
 
 // Which request fields enter the key. Every field of Request must be named in
 // exactly one of these lists (TestStoreKeyCoversEveryRequestField fails otherwise);
@@ -128,7 +146,7 @@ func (o *Oracle) storeMeta(req *Request, c, engine string, b engineBuild) store.
 	if k.walkExtra != nil {
 		walk += k.walkExtra(o)
 	}
-	return store.Meta{Format: store.Format, Walk: walk, Environment: environmentKey(), Profile: o.profile,
+	return store.Meta{Format: store.Format, Walk: walk, Environment: profileEnvironment(o.profile), Profile: o.profile,
 		Engine: engine, EngineVersion: b.version, Route: b.route, Op: op, Case: c}
 }
 
@@ -304,6 +322,8 @@ func withRaw[T any](answers map[string]T, raw map[string]json.RawMessage) (map[s
 	return all, nil
 }
 
-// StoreVersions are the walk and environment parts of this oracle's store keys (a
-// trace's walk part has its limits appended), for tools that read the store.
-func StoreVersions() (walk, environment string) { return walkKey(), environmentKey() }
+// StoreVersions are the walk and environment parts of this oracle's store keys under
+// profile (a trace's walk part has its limits appended), for tools that read the store.
+func StoreVersions(profile string) (walk, environment string) {
+	return walkKey(), profileEnvironment(profile)
+}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/profiles"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
@@ -99,6 +100,20 @@ func TestStoreKeyNamesTheEngineBuildAndEverythingElse(t *testing.T) {
 	}
 	assert.Regexp(t, `^walk-`+WalkVersion+`/[0-9a-f]{16}$`, walkKey())
 	assert.Regexp(t, `^pinned-`+browser.EnvironmentVersion+`/[0-9a-f]{16}$`, environmentKey())
+}
+
+// The default profile's keys are those from before profiles were hashed; any other
+// profile's environment part names it and changes with its definition.
+func TestStoreKeyHashesTheProfilesDefinition(t *testing.T) {
+	assert.Equal(t, environmentKey(), profileEnvironment("default"))
+	media := profileEnvironment("media")
+	assert.Regexp(t, `^pinned-`+browser.EnvironmentVersion+`/[0-9a-f]{16}\+media-[0-9a-f]{12}$`, media)
+	assert.NotEqual(t, media, profileEnvironment("emulation"))
+	saved := profiles.FixedEmulation.Geolocation
+	defer func() { profiles.FixedEmulation.Geolocation = saved }()
+	before := profileEnvironment("emulation")
+	profiles.FixedEmulation.Geolocation.Latitude++
+	assert.NotEqual(t, before, profileEnvironment("emulation"), "an emulated value changed")
 }
 
 // A stored answer written out raw (Serve) and decoded (Handle for library callers)

@@ -184,7 +184,7 @@ func storeCommand(args []string, stdout, stderr io.Writer) int {
 // build's answer is written; the id is that of the newest request among them.
 func export(ctx context.Context, st *store.Store, profile string, w io.Writer) error {
 	out := bufio.NewWriter(w)
-	walk, env := oracle.StoreVersions()
+	walk, env := oracle.StoreVersions(profile)
 	type group struct {
 		c, op   string
 		id      json.RawMessage

@@ -24,7 +24,7 @@ func TestStoreStatsListUnstableKeys(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "store.sqlite")
 	s, err := store.Open(path, store.Options{}, zerolog.Nop())
 	require.NoError(t, err)
-	walk, env := oracle.StoreVersions()
+	walk, env := oracle.StoreVersions("default")
 	meta := func(engine string) store.Meta {
 		return store.Meta{Format: store.Format, Walk: walk, Environment: env, Profile: "default", Engine: engine,
 			EngineVersion: "1", Route: "r", Op: "reflect", Case: "c1"}
