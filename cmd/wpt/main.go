@@ -4,7 +4,8 @@
 //	wpt requests --root DIR [--limit N] [--kinds reftest,ref,testharness] PATTERN...
 //	wpt summary [--tolerance X] [--json] [FILE]
 //	wpt run --root DIR [--out DIR] [--oracle BIN] PATTERN... [-- ORACLE FLAGS]
-//	wpt compare --candidate FILE [--json] DIR
+//	wpt compare --candidate FILE [--json] DIR | --set SET.ndjson
+//	wpt mine [--set FILE] [--splits FILE] DIR
 //
 // requests prints one NDJSON request per file: a geometry request by "url" for every
 // reftest (a file with <link rel=match|mismatch>) and, once each, for the references
@@ -63,8 +64,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runCmd(args[1:], stdout, stderr)
 	case "compare":
 		return compareCmd(args[1:], stdout, stderr)
+	case "mine":
+		return mineCmd(args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "wpt: unknown command %q (requests, summary, run, compare)\n", args[0])
+	fmt.Fprintf(stderr, "wpt: unknown command %q (requests, summary, run, compare, mine)\n", args[0])
 	return 2
 }
 
