@@ -199,19 +199,13 @@ func matchFiles(root string, patterns []string) ([]string, error) {
 	return out, nil
 }
 
-// referenceName is WPT's rule for a reference by its file name (the manifest's
-// reference_file_re on the name without extension: "-ref", "_notref2", "ref-"): such
-// a file is a reference even when it links references of its own (a chain).
-var referenceName = regexp.MustCompile(`(^|[-_])(not)?ref[0-9]*([-_]|$)`)
-
-// classify says what kind of test the file rel (its content b) is: a testharness
-// test, a reftest (with its references), or "" for neither (a reference, a manual
-// test).
+// classify says what kind of test the file rel (its content b) is, as WPT's
+// manifest does (sourcefile.py, manifest_items): a testharness test, else a reftest
+// (with its references) when it links any, else "" (a reference, a support file).
+// The name does not count: a file named as a reference ("-ref") that links
+// references of its own is a reftest in its own right (WPT's
+// infrastructure/reftest/legacy/reftest_and_fail_0-ref.html is expected to FAIL).
 func classify(rel string, b []byte) (string, []reference) {
-	base := path.Base(rel)
-	if referenceName.MatchString(strings.TrimSuffix(base, path.Ext(base))) {
-		return "", nil
-	}
 	if testharness.Match(b) {
 		return kindTestharness, nil
 	}

@@ -86,15 +86,15 @@ func TestSummaryCountsVotesPerDirectory(t *testing.T) {
 	assert.Equal(t, map[string]int{"firefox": 1, "webkit": 1}, y.Stats.EngineErrs)
 }
 
-// A file named as a reference is one, even when it links a reference of its own.
-func TestClassifyFollowsWPTsReferenceNames(t *testing.T) {
+// WPT's manifest ignores the name: a file that links a reference is a reftest, one
+// named as a reference ("-ref") too, and a file without links is none.
+func TestClassifyFollowsWPTsManifest(t *testing.T) {
 	link := []byte(`<link rel="mismatch" href="x.html">`)
-	for _, name := range []string{"a/b-ref.html", "a/b-notref.html", "a/b_ref2.xht", "a/ref-b.html", "a/b-ref-1.html"} {
-		kind, _ := classify(name, link)
-		assert.Equal(t, "", kind, name)
-	}
-	for _, name := range []string{"a/b.html", "a/prefetch.html", "a/reflow-1.html", "a/b-refs.html"} {
-		kind, _ := classify(name, link)
+	for _, name := range []string{"a/b-ref.html", "a/b-notref.html", "a/b_ref2.xht", "a/ref-b.html", "a/b.html", "a/reflow-1.html"} {
+		kind, refs := classify(name, link)
 		assert.Equal(t, kindReftest, kind, name)
+		assert.Equal(t, []reference{{Path: "a/x.html", Mismatch: true}}, refs, name)
+		kind, _ = classify(name, []byte(`<p>a reference</p>`))
+		assert.Equal(t, "", kind, name)
 	}
 }
