@@ -231,6 +231,11 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	printVoteSummary(stdout, lines)
+	if fset.NArg() == 1 {
+		if view := filepath.Join(fset.Arg(0), "reftests", "index.html"); fileExists(view) {
+			fmt.Fprintf(stdout, "the engines' reftest view: %s\n", view)
+		}
+	}
 	return 0
 }
 
@@ -276,4 +281,9 @@ func printVoteSummary(w io.Writer, lines []voteLine) {
 	}
 	row("total", total)
 	tw.Flush()
+}
+
+func fileExists(file string) bool {
+	_, err := os.Stat(file)
+	return err == nil
 }

@@ -38,15 +38,21 @@ func pixelDiff(a, b string) (maxChannel, pixels int, err error) {
 		for x := 0; x < w; x++ {
 			r1, g1, b1, _ := ia.At(oa.X+x, oa.Y+y).RGBA()
 			r2, g2, b2, _ := ib.At(ob.X+x, ob.Y+y).RGBA()
-			dr, dg, db := absDiff8(r1, r2), absDiff8(g1, g2), absDiff8(b1, b2)
-			if (dr*19595+dg*38470+db*7471+0x8000)>>16 == 0 {
+			if !pixelDiffers(r1, g1, b1, r2, g2, b2) {
 				continue
 			}
 			pixels++
-			maxChannel = max(maxChannel, dr, dg, db)
+			maxChannel = max(maxChannel, absDiff8(r1, r2), absDiff8(g1, g2), absDiff8(b1, b2))
 		}
 	}
 	return maxChannel, pixels, nil
+}
+
+// pixelDiffers is wptrunner's rule for one pixel (16-bit RGB values): the luma of
+// the per-channel difference is not zero.
+func pixelDiffers(r1, g1, b1, r2, g2, b2 uint32) bool {
+	dr, dg, db := absDiff8(r1, r2), absDiff8(g1, g2), absDiff8(b1, b2)
+	return (dr*19595+dg*38470+db*7471+0x8000)>>16 != 0
 }
 
 // absDiff8 is |a-b| of two 16-bit color values, in 8 bits.

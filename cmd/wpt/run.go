@@ -131,6 +131,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	base.Revision = gitRevision(*root)
 	base.Verify = verifies(oracleArgs)
 	code := 0
+	results := map[string][]wptResult{}
 	for _, e := range ping.Engines {
 		info := base
 		info.Product, info.BrowserVersion = e, ping.Versions[e]
@@ -141,6 +142,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 			Results:   engineResults(e, tests, answers, *tol, ctx.Err() != nil),
 			TimeEnd:   end.UnixMilli(),
 		}
+		results[e] = rep.Results
 		file := filepath.Join(*out, "wptreport-"+e+".json")
 		if err := writeJSON(file, rep); err != nil {
 			fmt.Fprintln(stderr, "wpt run:", err)
@@ -148,6 +150,13 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		fmt.Fprintf(stdout, "%s: %s\n", file, countStatuses(rep.Results))
+	}
+	view := filepath.Join(*out, "reftests")
+	if n, err := writeReftestView(view, tests, answers, results, *tol); err != nil {
+		fmt.Fprintln(stderr, "wpt run: the reftest view:", err)
+		code = 1
+	} else {
+		fmt.Fprintf(stdout, "%s: %d reftests the engines split on\n", filepath.Join(view, "index.html"), n)
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "wpt run: interrupted; the reports hold the tests that were sent")
