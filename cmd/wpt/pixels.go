@@ -21,16 +21,9 @@ import (
 // the difference's luma (ITU-R 601, PIL's "L" conversion) is not zero, and the
 // largest channel difference over the counted pixels.
 func pixelDiff(a, b string) (maxChannel, pixels int, err error) {
-	ia, err := decodeScreenshot(a)
+	ia, ib, err := decodePair(a, b)
 	if err != nil {
 		return 0, 0, err
-	}
-	ib, err := decodeScreenshot(b)
-	if err != nil {
-		return 0, 0, err
-	}
-	if ia.Bounds().Size() != ib.Bounds().Size() {
-		return 0, 0, fmt.Errorf("the screenshots differ in size: %v and %v", ia.Bounds().Size(), ib.Bounds().Size())
 	}
 	oa, ob := ia.Bounds().Min, ib.Bounds().Min
 	w, h := ia.Bounds().Dx(), ia.Bounds().Dy()
@@ -62,6 +55,22 @@ func absDiff8(a, b uint32) int {
 		return -d
 	}
 	return d
+}
+
+// decodePair decodes two screenshots of one size.
+func decodePair(a, b string) (image.Image, image.Image, error) {
+	ia, err := decodeScreenshot(a)
+	if err != nil {
+		return nil, nil, err
+	}
+	ib, err := decodeScreenshot(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ia.Bounds().Size() != ib.Bounds().Size() {
+		return nil, nil, fmt.Errorf("the screenshots differ in size: %v and %v", ia.Bounds().Size(), ib.Bounds().Size())
+	}
+	return ia, ib, nil
 }
 
 func decodeScreenshot(s string) (image.Image, error) {

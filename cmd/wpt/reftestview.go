@@ -212,16 +212,9 @@ func writeDiff(file, a, b string) (int, error) {
 }
 
 func diffImage(a, b string) (*image.RGBA, int, error) {
-	ia, err := decodeScreenshot(a)
+	ia, ib, err := decodePair(a, b)
 	if err != nil {
 		return nil, 0, err
-	}
-	ib, err := decodeScreenshot(b)
-	if err != nil {
-		return nil, 0, err
-	}
-	if ia.Bounds().Size() != ib.Bounds().Size() {
-		return nil, 0, fmt.Errorf("the screenshots differ in size: %v and %v", ia.Bounds().Size(), ib.Bounds().Size())
 	}
 	oa, ob := ia.Bounds().Min, ib.Bounds().Min
 	w, h := ia.Bounds().Dx(), ia.Bounds().Dy()
