@@ -21,8 +21,10 @@
 // item or the shape split; a testharness case votes per subtest the same way.
 //
 // run drives one oracle over the tests and writes each engine's results in the
-// wptreport format (run.go, report.go); compare votes a candidate engine's
-// wptreport against the engines' (compare.go).
+// wptreport format (run.go, report.go, reftestchain.go) and the reftest view
+// (reftestview.go); compare votes a candidate engine's wptreport against the
+// engines' (candidate.go); mine writes the subtests they agree on as a conformance
+// set (mine.go).
 package main
 
 import (
@@ -52,7 +54,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: wpt requests --root DIR PATTERN... | wpt summary [FILE] | wpt run --root DIR [--out DIR] PATTERN... [-- ORACLE FLAGS] | wpt compare --candidate FILE DIR")
+		fmt.Fprintln(stderr, "usage: wpt requests --root DIR PATTERN... | wpt summary [FILE] | wpt run --root DIR [--out DIR] PATTERN... [-- ORACLE FLAGS] | wpt compare --candidate FILE DIR|--set SET | wpt mine DIR")
 		return 2
 	}
 	switch args[0] {
