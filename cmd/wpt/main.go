@@ -75,13 +75,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // ---- requests ----
 
+// notATestPath is WPT's non-test directories (sourcefile.py, in_non_test_dir):
+// resources, support and tools anywhere, common at the top, css/common and the CSS2
+// archives. A reference/ directory is not one: a file there that links a reference
+// is a test.
 var (
 	testExt      = regexp.MustCompile(`\.(html?|xht|xhtml|svg)$`)
 	testharness  = regexp.MustCompile(`<script[^>]*\bsrc\s*=\s*["']?/resources/testharness\.js`)
 	refLink      = regexp.MustCompile(`(?is)<link\b[^>]*>`)
 	relMatch     = regexp.MustCompile(`(?i)\brel\s*=\s*["']?(mis)?match\b`)
 	hrefAttr     = regexp.MustCompile(`(?i)\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))`)
-	notATestPath = regexp.MustCompile(`(^|/)(support|resources|tools|common|reference)/|(^|/)\.|-manual\.|/META\.yml$`)
+	notATestPath = regexp.MustCompile(`(^|/)(support|resources|tools)/|^(common|css/common|css/CSS2/archive|css21/archive)/|(^|/)\.|-manual\.|/META\.yml$`)
 )
 
 // Kinds of request.

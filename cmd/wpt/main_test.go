@@ -8,6 +8,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -97,4 +99,17 @@ func TestClassifyFollowsWPTsManifest(t *testing.T) {
 		kind, _ = classify(name, []byte(`<p>a reference</p>`))
 		assert.Equal(t, "", kind, name)
 	}
+}
+
+// Test files are found outside WPT's non-test directories only, and in reference/.
+func TestMatchFilesSkipsWPTsNonTestDirectories(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{"a/t.html", "a/reference/r.html", "a/common/c.html", "a/support/s.html", "a/resources/s.html",
+		"b/tools/s.html", "common/c.html", "css/common/c.html", "css/CSS2/archive/a.xht", "css/CSS2/t.xht", "a/.x/t.html", "a/t-manual.html", "a/t.txt"} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, f), []byte("x"), 0o644))
+	}
+	got, err := matchFiles(root, []string{"a", "b", "common", "css"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a/common/c.html", "a/reference/r.html", "a/t.html", "css/CSS2/t.xht"}, got)
 }
