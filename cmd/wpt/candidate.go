@@ -188,11 +188,12 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	candFile := fset.String("candidate", "", "the candidate engine's wptreport")
 	asJSON := fset.Bool("json", false, "one line per test and subtest instead of the summary")
+	setFile := fset.String("set", "", "score only the subtests of this conformance set (wpt mine), instead of DIR's reports")
 	if err := fset.Parse(args); err != nil {
 		return 2
 	}
-	if *candFile == "" || fset.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: wpt compare --candidate CAND.json [--json] DIR")
+	if *candFile == "" || (*setFile == "") != (fset.NArg() == 1) || fset.NArg() > 1 {
+		fmt.Fprintln(stderr, "usage: wpt compare --candidate CAND.json [--json] DIR | wpt compare --candidate CAND.json --set SET.ndjson [--json]")
 		return 2
 	}
 	cand, err := readReport(*candFile)
@@ -200,15 +201,25 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "wpt compare:", err)
 		return 2
 	}
-	engines, err := engineReports(fset.Arg(0), *candFile)
-	if err != nil {
-		fmt.Fprintln(stderr, "wpt compare:", err)
-		return 2
+	var lines []voteLine
+	if *setFile != "" {
+		set, err := readSet(*setFile)
+		if err != nil {
+			fmt.Fprintln(stderr, "wpt compare:", err)
+			return 2
+		}
+		lines = voteSet(cand, set)
+	} else {
+		engines, err := engineReports(fset.Arg(0), *candFile)
+		if err != nil {
+			fmt.Fprintln(stderr, "wpt compare:", err)
+			return 2
+		}
+		if len(engines) != 3 {
+			fmt.Fprintf(stderr, "wpt compare: %d engine reports in %s, not three: agreement is among those\n", len(engines), fset.Arg(0))
+		}
+		lines = voteReports(cand, engines)
 	}
-	if len(engines) != 3 {
-		fmt.Fprintf(stderr, "wpt compare: %d engine reports in %s, not three: agreement is among those\n", len(engines), fset.Arg(0))
-	}
-	lines := voteReports(cand, engines)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
@@ -220,6 +231,11 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	printVoteSummary(stdout, lines)
+	if fset.NArg() == 1 {
+		if view := filepath.Join(fset.Arg(0), "reftests", "index.html"); fileExists(view) {
+			fmt.Fprintf(stdout, "the engines' reftest view: %s\n", view)
+		}
+	}
 	return 0
 }
 
@@ -265,4 +281,9 @@ func printVoteSummary(w io.Writer, lines []voteLine) {
 	}
 	row("total", total)
 	tw.Flush()
+}
+
+func fileExists(file string) bool {
+	_, err := os.Stat(file)
+	return err == nil
 }

@@ -4,7 +4,8 @@
 //	wpt requests --root DIR [--limit N] [--kinds reftest,ref,testharness] PATTERN...
 //	wpt summary [--tolerance X] [--json] [FILE]
 //	wpt run --root DIR [--out DIR] [--oracle BIN] PATTERN... [-- ORACLE FLAGS]
-//	wpt compare --candidate FILE [--json] DIR
+//	wpt compare --candidate FILE [--json] DIR | --set SET.ndjson
+//	wpt mine [--set FILE] [--splits FILE] DIR
 //
 // requests prints one NDJSON request per file: a geometry request by "url" for every
 // reftest (a file with <link rel=match|mismatch>) and, once each, for the references
@@ -20,8 +21,10 @@
 // item or the shape split; a testharness case votes per subtest the same way.
 //
 // run drives one oracle over the tests and writes each engine's results in the
-// wptreport format (run.go, report.go); compare votes a candidate engine's
-// wptreport against the engines' (compare.go).
+// wptreport format (run.go, report.go, reftestchain.go) and the reftest view
+// (reftestview.go); compare votes a candidate engine's wptreport against the
+// engines' (candidate.go); mine writes the subtests they agree on as a conformance
+// set (mine.go).
 package main
 
 import (
@@ -51,7 +54,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: wpt requests --root DIR PATTERN... | wpt summary [FILE] | wpt run --root DIR [--out DIR] PATTERN... [-- ORACLE FLAGS] | wpt compare --candidate FILE DIR")
+		fmt.Fprintln(stderr, "usage: wpt requests --root DIR PATTERN... | wpt summary [FILE] | wpt run --root DIR [--out DIR] PATTERN... [-- ORACLE FLAGS] | wpt compare --candidate FILE DIR|--set SET | wpt mine DIR")
 		return 2
 	}
 	switch args[0] {
@@ -63,20 +66,26 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runCmd(args[1:], stdout, stderr)
 	case "compare":
 		return compareCmd(args[1:], stdout, stderr)
+	case "mine":
+		return mineCmd(args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "wpt: unknown command %q (requests, summary, run, compare)\n", args[0])
+	fmt.Fprintf(stderr, "wpt: unknown command %q (requests, summary, run, compare, mine)\n", args[0])
 	return 2
 }
 
 // ---- requests ----
 
+// notATestPath is WPT's non-test directories (sourcefile.py, in_non_test_dir):
+// resources, support and tools anywhere, common at the top, css/common and the CSS2
+// archives. A reference/ directory is not one: a file there that links a reference
+// is a test.
 var (
 	testExt      = regexp.MustCompile(`\.(html?|xht|xhtml|svg)$`)
 	testharness  = regexp.MustCompile(`<script[^>]*\bsrc\s*=\s*["']?/resources/testharness\.js`)
 	refLink      = regexp.MustCompile(`(?is)<link\b[^>]*>`)
 	relMatch     = regexp.MustCompile(`(?i)\brel\s*=\s*["']?(mis)?match\b`)
 	hrefAttr     = regexp.MustCompile(`(?i)\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))`)
-	notATestPath = regexp.MustCompile(`(^|/)(support|resources|tools|common|reference)/|(^|/)\.|-manual\.|/META\.yml$`)
+	notATestPath = regexp.MustCompile(`(^|/)(support|resources|tools)/|^(common|css/common|css/CSS2/archive|css21/archive)/|(^|/)\.|-manual\.|/META\.yml$`)
 )
 
 // Kinds of request.
@@ -196,19 +205,13 @@ func matchFiles(root string, patterns []string) ([]string, error) {
 	return out, nil
 }
 
-// referenceName is WPT's rule for a reference by its file name (the manifest's
-// reference_file_re on the name without extension: "-ref", "_notref2", "ref-"): such
-// a file is a reference even when it links references of its own (a chain).
-var referenceName = regexp.MustCompile(`(^|[-_])(not)?ref[0-9]*([-_]|$)`)
-
-// classify says what kind of test the file rel (its content b) is: a testharness
-// test, a reftest (with its references), or "" for neither (a reference, a manual
-// test).
+// classify says what kind of test the file rel (its content b) is, as WPT's
+// manifest does (sourcefile.py, manifest_items): a testharness test, else a reftest
+// (with its references) when it links any, else "" (a reference, a support file).
+// The name does not count: a file named as a reference ("-ref") that links
+// references of its own is a reftest in its own right (WPT's
+// infrastructure/reftest/legacy/reftest_and_fail_0-ref.html is expected to FAIL).
 func classify(rel string, b []byte) (string, []reference) {
-	base := path.Base(rel)
-	if referenceName.MatchString(strings.TrimSuffix(base, path.Ext(base))) {
-		return "", nil
-	}
 	if testharness.Match(b) {
 		return kindTestharness, nil
 	}

@@ -8,6 +8,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -86,15 +88,28 @@ func TestSummaryCountsVotesPerDirectory(t *testing.T) {
 	assert.Equal(t, map[string]int{"firefox": 1, "webkit": 1}, y.Stats.EngineErrs)
 }
 
-// A file named as a reference is one, even when it links a reference of its own.
-func TestClassifyFollowsWPTsReferenceNames(t *testing.T) {
+// WPT's manifest ignores the name: a file that links a reference is a reftest, one
+// named as a reference ("-ref") too, and a file without links is none.
+func TestClassifyFollowsWPTsManifest(t *testing.T) {
 	link := []byte(`<link rel="mismatch" href="x.html">`)
-	for _, name := range []string{"a/b-ref.html", "a/b-notref.html", "a/b_ref2.xht", "a/ref-b.html", "a/b-ref-1.html"} {
-		kind, _ := classify(name, link)
+	for _, name := range []string{"a/b-ref.html", "a/b-notref.html", "a/b_ref2.xht", "a/ref-b.html", "a/b.html", "a/reflow-1.html"} {
+		kind, refs := classify(name, link)
+		assert.Equal(t, kindReftest, kind, name)
+		assert.Equal(t, []reference{{Path: "a/x.html", Mismatch: true}}, refs, name)
+		kind, _ = classify(name, []byte(`<p>a reference</p>`))
 		assert.Equal(t, "", kind, name)
 	}
-	for _, name := range []string{"a/b.html", "a/prefetch.html", "a/reflow-1.html", "a/b-refs.html"} {
-		kind, _ := classify(name, link)
-		assert.Equal(t, kindReftest, kind, name)
+}
+
+// Test files are found outside WPT's non-test directories only, and in reference/.
+func TestMatchFilesSkipsWPTsNonTestDirectories(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{"a/t.html", "a/reference/r.html", "a/common/c.html", "a/support/s.html", "a/resources/s.html",
+		"b/tools/s.html", "common/c.html", "css/common/c.html", "css/CSS2/archive/a.xht", "css/CSS2/t.xht", "a/.x/t.html", "a/t-manual.html", "a/t.txt"} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, f), []byte("x"), 0o644))
 	}
+	got, err := matchFiles(root, []string{"a", "b", "common", "css"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a/common/c.html", "a/reference/r.html", "a/t.html", "css/CSS2/t.xht"}, got)
 }

@@ -21,16 +21,9 @@ import (
 // the difference's luma (ITU-R 601, PIL's "L" conversion) is not zero, and the
 // largest channel difference over the counted pixels.
 func pixelDiff(a, b string) (maxChannel, pixels int, err error) {
-	ia, err := decodeScreenshot(a)
+	ia, ib, err := decodePair(a, b)
 	if err != nil {
 		return 0, 0, err
-	}
-	ib, err := decodeScreenshot(b)
-	if err != nil {
-		return 0, 0, err
-	}
-	if ia.Bounds().Size() != ib.Bounds().Size() {
-		return 0, 0, fmt.Errorf("the screenshots differ in size: %v and %v", ia.Bounds().Size(), ib.Bounds().Size())
 	}
 	oa, ob := ia.Bounds().Min, ib.Bounds().Min
 	w, h := ia.Bounds().Dx(), ia.Bounds().Dy()
@@ -38,15 +31,21 @@ func pixelDiff(a, b string) (maxChannel, pixels int, err error) {
 		for x := 0; x < w; x++ {
 			r1, g1, b1, _ := ia.At(oa.X+x, oa.Y+y).RGBA()
 			r2, g2, b2, _ := ib.At(ob.X+x, ob.Y+y).RGBA()
-			dr, dg, db := absDiff8(r1, r2), absDiff8(g1, g2), absDiff8(b1, b2)
-			if (dr*19595+dg*38470+db*7471+0x8000)>>16 == 0 {
+			if !pixelDiffers(r1, g1, b1, r2, g2, b2) {
 				continue
 			}
 			pixels++
-			maxChannel = max(maxChannel, dr, dg, db)
+			maxChannel = max(maxChannel, absDiff8(r1, r2), absDiff8(g1, g2), absDiff8(b1, b2))
 		}
 	}
 	return maxChannel, pixels, nil
+}
+
+// pixelDiffers is wptrunner's rule for one pixel (16-bit RGB values): the luma of
+// the per-channel difference is not zero.
+func pixelDiffers(r1, g1, b1, r2, g2, b2 uint32) bool {
+	dr, dg, db := absDiff8(r1, r2), absDiff8(g1, g2), absDiff8(b1, b2)
+	return (dr*19595+dg*38470+db*7471+0x8000)>>16 != 0
 }
 
 // absDiff8 is |a-b| of two 16-bit color values, in 8 bits.
@@ -56,6 +55,22 @@ func absDiff8(a, b uint32) int {
 		return -d
 	}
 	return d
+}
+
+// decodePair decodes two screenshots of one size.
+func decodePair(a, b string) (image.Image, image.Image, error) {
+	ia, err := decodeScreenshot(a)
+	if err != nil {
+		return nil, nil, err
+	}
+	ib, err := decodeScreenshot(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ia.Bounds().Size() != ib.Bounds().Size() {
+		return nil, nil, fmt.Errorf("the screenshots differ in size: %v and %v", ia.Bounds().Size(), ib.Bounds().Size())
+	}
+	return ia, ib, nil
 }
 
 func decodeScreenshot(s string) (image.Image, error) {

@@ -7,7 +7,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
@@ -101,86 +100,6 @@ func harnessResult(tr *trace.Trace) (status string, message *string, subtests []
 	default:
 		return statusError, msg("the trace ended without a harness status (does the test load /resources/testharnessreport.js?)"), subtests
 	}
-}
-
-// refAnswer is one reference of a reftest as one engine answered it.
-type refAnswer struct {
-	URL      string
-	Mismatch bool
-	Dump     *dump.Dump // nil: Err says why
-	Err      string
-	Fuzzy    *fuzzy // the test's fuzziness for this reference (fuzzyFor); nil: exact
-}
-
-// reftestResult is a reftest's status in one engine. With screenshots of the test and
-// of every reference (wpt run asks for them), it is wptrunner's pixel verdict: each
-// reference's screenshot against the test's, identical or within the test's
-// <meta name=fuzzy> (pixelDiff, pixelsEqual); the geometry verdict of each pair
-// (sameLayout) is given beside it in the message. Without screenshots (a route that
-// cannot take them) the geometry verdict decides, and the message says so. As in
-// WPT, the test passes when at least one match reference (if any) equals it and
-// every mismatch reference differs. References are not followed further (no chains).
-func reftestResult(test *dump.Dump, refs []refAnswer, tol float64) (string, *string) {
-	if len(refs) == 0 {
-		return statusError, msg("geometry verdict: no reference found")
-	}
-	pixels := test.Screenshot != ""
-	for _, ref := range refs {
-		if ref.Dump == nil {
-			what := "geometry verdict"
-			if pixels {
-				what = "pixel verdict"
-			}
-			return statusError, msg(fmt.Sprintf("%s: reference %s: %s", what, ref.URL, ref.Err))
-		}
-		pixels = pixels && ref.Dump.Screenshot != ""
-	}
-	var notes []string
-	anyMatch, matched, mismatchOK := false, false, true
-	for _, ref := range refs {
-		layoutEqual, why, err := sameLayout(ref.Dump, test, tol)
-		if err != nil {
-			return statusError, msg(fmt.Sprintf("geometry verdict: reference %s: %v", ref.URL, err))
-		}
-		layout := "layouts equal"
-		if !layoutEqual {
-			layout = "layouts differ (" + why + ")"
-		}
-		rel := "=="
-		if ref.Mismatch {
-			rel = "!="
-		}
-		equal := layoutEqual
-		note := fmt.Sprintf("%s %s: %s", rel, ref.URL, layout)
-		if pixels {
-			maxChannel, n, err := pixelDiff(test.Screenshot, ref.Dump.Screenshot)
-			if err != nil {
-				return statusError, msg(fmt.Sprintf("pixel verdict: reference %s: %v", ref.URL, err))
-			}
-			equal = pixelsEqual(maxChannel, n, ref.Fuzzy)
-			allowed := ""
-			if ref.Fuzzy != nil {
-				allowed = fmt.Sprintf(", fuzzy allows maxDifference=%d-%d;totalPixels=%d-%d",
-					ref.Fuzzy.MaxDiff[0], ref.Fuzzy.MaxDiff[1], ref.Fuzzy.TotalPixels[0], ref.Fuzzy.TotalPixels[1])
-			}
-			note = fmt.Sprintf("%s %s: %d pixels differ, max channel difference %d%s (geometry: %s)", rel, ref.URL, n, maxChannel, allowed, layout)
-		}
-		notes = append(notes, note)
-		if ref.Mismatch {
-			mismatchOK = mismatchOK && !equal
-		} else {
-			anyMatch = true
-			matched = matched || equal
-		}
-	}
-	status := statusFail
-	if mismatchOK && (matched || !anyMatch) {
-		status = statusPass
-	}
-	if pixels {
-		return status, msg("pixel verdict: " + strings.Join(notes, "; "))
-	}
-	return status, msg(fmt.Sprintf("geometry verdict (no screenshots; layout within %.4g px, not pixels): %s", tol, strings.Join(notes, "; ")))
 }
 
 // sameLayout says whether two dumps of one engine lay out alike: the same tree of

@@ -30,6 +30,9 @@ type plannedTest struct {
 	Refs []reference
 	// Fuzzy are the reftest's <meta name=fuzzy> values (pixels.go).
 	Fuzzy []fuzzy
+	// Graph is what the reftest compares (reftestchain.go); nil: an error, GraphErr.
+	Graph    *refNode
+	GraphErr string
 }
 
 // answer is what the oracle gave one request (Err: the call failed).
@@ -68,6 +71,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	oracleLog := fset.String("oracle-log", "", "the oracle's stderr goes here (default OUT/oracle.log)")
 	inflight := fset.Int("inflight", 4, "requests in flight at once")
 	tol := fset.Float64("tolerance", dump.DefaultTolerance, "reftest geometry tolerance in CSS px")
+	chains := fset.Bool("ref-chains", false, "follow references' own references, as wptrunner did before RFC 15")
 	if err := fset.Parse(args); err != nil {
 		return 2
 	}
@@ -83,7 +87,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	tests, reqs := planRun(*root, files, stderr)
+	tests, reqs := planRun(*root, files, *chains, stderr)
 	if len(tests) == 0 {
 		return fail(fmt.Errorf("no testharness test or reftest matched %s", strings.Join(fset.Args(), " ")))
 	}
@@ -127,6 +131,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	base.Revision = gitRevision(*root)
 	base.Verify = verifies(oracleArgs)
 	code := 0
+	results := map[string][]wptResult{}
 	for _, e := range ping.Engines {
 		info := base
 		info.Product, info.BrowserVersion = e, ping.Versions[e]
@@ -137,6 +142,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 			Results:   engineResults(e, tests, answers, *tol, ctx.Err() != nil),
 			TimeEnd:   end.UnixMilli(),
 		}
+		results[e] = rep.Results
 		file := filepath.Join(*out, "wptreport-"+e+".json")
 		if err := writeJSON(file, rep); err != nil {
 			fmt.Fprintln(stderr, "wpt run:", err)
@@ -144,6 +150,13 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		fmt.Fprintf(stdout, "%s: %s\n", file, countStatuses(rep.Results))
+	}
+	view := filepath.Join(*out, "reftests")
+	if n, err := writeReftestView(view, tests, answers, results, *tol); err != nil {
+		fmt.Fprintln(stderr, "wpt run: the reftest view:", err)
+		code = 1
+	} else {
+		fmt.Fprintf(stdout, "%s: %d reftests the engines split on\n", filepath.Join(view, "index.html"), n)
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "wpt run: interrupted; the reports hold the tests that were sent")
@@ -175,7 +188,7 @@ func oracleFlags(root string, extra []string) []string {
 // planRun reads the files and returns the tests to report and the requests to send:
 // a trace for each testharness test, a geometry request for each reftest and, once,
 // each reference that exists.
-func planRun(root string, files []string, stderr io.Writer) ([]plannedTest, []client.Request) {
+func planRun(root string, files []string, chains bool, stderr io.Writer) ([]plannedTest, []client.Request) {
 	var tests []plannedTest
 	var reqs []client.Request
 	seen := map[string]bool{}
@@ -193,22 +206,31 @@ func planRun(root string, files []string, stderr io.Writer) ([]plannedTest, []cl
 		}
 		url := "/" + rel
 		kind, refs := classify(rel, b)
+		pt := plannedTest{URL: url, Kind: kind, Refs: refs, Fuzzy: fuzzyMetas(rel, b)}
 		switch kind {
 		case kindTestharness:
 			seen[url] = true
 			reqs = append(reqs, client.Request{ID: url, Op: client.OpTrace, URL: client.Str(url), Script: client.Str("")})
 		case kindReftest:
+			pt.Graph = manifestGraph(url, pt.Fuzzy, refs)
+			if chains {
+				if pt.Graph, err = chainGraph(url, fileLinks(root)); err != nil {
+					pt.GraphErr = err.Error()
+					break
+				}
+			}
 			// A test none of whose references exists is an error without running it.
-			for _, ref := range refs {
-				if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(ref.Path))); err == nil {
+			urls := graphURLs(pt.Graph)
+			for _, u := range urls[1:] {
+				if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(u[1:]))); err == nil {
 					geometry(url)
-					geometry("/" + ref.Path)
+					geometry(u)
 				}
 			}
 		default:
 			continue
 		}
-		tests = append(tests, plannedTest{URL: url, Kind: kind, Refs: refs, Fuzzy: fuzzyMetas(rel, b)})
+		tests = append(tests, pt)
 	}
 	return tests, reqs
 }
@@ -271,6 +293,11 @@ func engineResults(engine string, tests []plannedTest, answers map[string]answer
 		if ran {
 			res.Duration = a.Duration.Milliseconds()
 		}
+		if t.Kind == kindReftest && t.GraphErr != "" {
+			res.Status, res.Message = statusError, msg("reftest: "+t.GraphErr)
+			out = append(out, res)
+			continue
+		}
 		if !ran && t.Kind == kindReftest && len(t.Refs) > 0 {
 			// planRun sent no request: none of its references exists.
 			res.Status, res.Message = statusError, msg("reftest: reference /"+t.Refs[0].Path+": not found under the root")
@@ -286,19 +313,11 @@ func engineResults(engine string, tests []plannedTest, answers map[string]answer
 		case kindTestharness:
 			res.Status, res.Message, res.Subtests = harnessResult(a.Resp.Traces[engine])
 		case kindReftest:
-			refs := make([]refAnswer, 0, len(t.Refs))
-			for _, r := range t.Refs {
-				ra := refAnswer{URL: "/" + r.Path, Mismatch: r.Mismatch, Fuzzy: fuzzyFor(t.Fuzzy, r.Path)}
-				if rans, ok := answers[ra.URL]; !ok {
-					ra.Err = "not found under the root"
-				} else if why := rans.engineError(engine); why != "" {
-					ra.Err = why
-				} else {
-					ra.Dump = rans.Resp.Dumps[engine]
-				}
-				refs = append(refs, ra)
+			g := t.Graph
+			if g == nil {
+				g = manifestGraph(t.URL, t.Fuzzy, t.Refs)
 			}
-			res.Status, res.Message = reftestResult(a.Resp.Dumps[engine], refs, tol)
+			res.Status, res.Message, _ = walkReftest(g, engineDumps(engine, answers), tol)
 		}
 		if u := a.Resp.Unstable[engine]; len(u) > 0 {
 			note := fmt.Sprintf("unstable between verified runs: %s", strings.Join(u, ", "))
@@ -413,4 +432,18 @@ func countList(m map[string]int) string {
 		parts[i] = fmt.Sprintf("%s %d", k, m[k])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// engineDumps gives engine's dump of a document of the run, or why there is none.
+func engineDumps(engine string, answers map[string]answer) func(url string) (*dump.Dump, string) {
+	return func(url string) (*dump.Dump, string) {
+		a, ok := answers[url]
+		if !ok {
+			return nil, "not found under the root"
+		}
+		if why := a.engineError(engine); why != "" {
+			return nil, why
+		}
+		return a.Resp.Dumps[engine], ""
+	}
 }

@@ -114,4 +114,5 @@ func TestRunWritesWptreports(t *testing.T) {
 		verdicts[v.Verdict]++
 	}
 	assert.Equal(t, map[string]int{"agree": 5, "shared": 3}, verdicts)
+	checkMine(t, dir, cand)
 }
