@@ -17,11 +17,11 @@ import (
 func TestDocRootGeneratesWPTWrappersAsWptserve(t *testing.T) {
 	o, root := docRootOrigin(t)
 	files := map[string]string{
-		"t/a.any.js": "// META: title=A & <b>\n// META: script=/common/x.js?a&b=\"1\"\n// META: timeout=long\n// META: variant=?1\n\n// META: script=ignored.js\ntest(() => {});\n",
-		"t/w.any.js": "// META: global=worker\ntest(() => {});\n",
-		"t/v.window.js": "test(() => {});\n",
-		"t/d.worker.js": "importScripts('/resources/testharness.js'); test(() => {}); done();\n",
-		"t/own.any.html": "<p>a file of that name",
+		"t/a.any.js":                       "// META: title=A & <b>\n// META: script=/common/x.js?a&b=\"1\"\n// META: timeout=long\n// META: variant=?1\n\n// META: script=ignored.js\ntest(() => {});\n",
+		"t/w.any.js":                       "// META: global=worker\ntest(() => {});\n",
+		"t/v.window.js":                    "test(() => {});\n",
+		"t/d.worker.js":                    "importScripts('/resources/testharness.js'); test(() => {}); done();\n",
+		"t/own.any.html":                   "<p>a file of that name",
 		"resources/webidl2/lib/webidl2.js": "webidl2",
 	}
 	for name, body := range files {
