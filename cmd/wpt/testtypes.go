@@ -55,10 +55,39 @@ func planSpecial(root, rel string, b []byte) (tests []plannedTest, ok bool) {
 		return nil, false
 	}
 	why := skipReason(root, rel, b)
-	if why == "" {
+	vars := htmlVariants(b)
+	if why == "" && (kind != kindTestharness || len(vars) == 0) {
 		return nil, false
 	}
-	return []plannedTest{{URL: "/" + rel, Kind: kind, Refs: refs, Skip: why}}, true
+	if kind != kindTestharness || len(vars) == 0 {
+		vars = []string{""}
+	}
+	for _, v := range vars {
+		tests = append(tests, plannedTest{URL: "/" + rel + v, Kind: kind, Refs: refs, Skip: why})
+	}
+	return tests, true
+}
+
+var (
+	metaTagRE     = regexp.MustCompile(`(?is)<meta\b[^>]*>`)
+	nameVariantRE = regexp.MustCompile(`(?i)\bname\s*=\s*["']?variant\b`)
+	contentRE     = regexp.MustCompile(`(?i)\bcontent\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))`)
+)
+
+// htmlVariants are a testharness test's <meta name=variant content> values, each a
+// test of its own as in WPT's manifest (test_variants: "?1-1000", "#x", or ""); nil
+// when it has none.
+func htmlVariants(b []byte) []string {
+	var out []string
+	for _, tag := range metaTagRE.FindAll(b, -1) {
+		if !nameVariantRE.Match(tag) {
+			continue
+		}
+		if m := contentRE.FindSubmatch(tag); m != nil {
+			out = append(out, string(m[1])+string(m[2])+string(m[3]))
+		}
+	}
+	return out
 }
 
 var (

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -111,6 +112,15 @@ func TestPlanSpecialListsScriptTestsAndSkips(t *testing.T) {
 		require.Len(t, g, 1, rel)
 		assert.Contains(t, g[0].Skip, want, rel)
 	}
+	// <meta name=variant>: one test per variant, as the manifest lists them.
+	g, ok = plan("e/v.html", th+`<meta name="variant" content="?1-10"><META content='?11-20' name=variant><meta name=variant content="">`)
+	assert.True(t, ok)
+	assert.Equal(t, []got{{"/e/v.html?1-10", ""}, {"/e/v.html?11-20", ""}, {"/e/v.html", ""}}, g)
+	g, _ = plan("e/v.sub.html", th+`<meta name="variant" content="?a"><meta name="variant" content="?b">`)
+	require.Len(t, g, 2)
+	assert.Equal(t, "/e/v.sub.html?b", g[1].URL)
+	assert.Contains(t, g[1].Skip, ".sub.")
+
 	// Tests that need nothing the docroot lacks are planned as before; JS that only
 	// looks like a handler is not one.
 	for rel, body := range map[string]string{
@@ -184,6 +194,9 @@ func TestRunScriptTests(t *testing.T) {
 			default:
 				for _, s := range r.Subtests {
 					assert.Equal(t, "PASS", s.Status, "%s %s: %s", engine, r.Test, s.Name)
+				}
+				if strings.HasPrefix(r.Test, "/oracle-types/variants.html") {
+					assert.Equal(t, "variant "+strings.TrimPrefix(r.Test, "/oracle-types/variants.html"), r.Subtests[0].Name)
 				}
 			}
 		}
