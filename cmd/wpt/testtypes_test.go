@@ -169,6 +169,8 @@ func TestRunScriptTests(t *testing.T) {
 		"/oracle-types/headers.any.html":                             {"SKIP", 0},
 		"/oracle-types/no-subtest.html":                              {"TIMEOUT", 0},
 		"/oracle-types/testdriver-click.html":                        {"SKIP", 0},
+		"/oracle-types/variants.html?x":                              {"OK", 1},
+		"/oracle-types/variants.html?y":                              {"OK", 1},
 		"/oracle-types/worker-only.any.serviceworker.html?a":         {"SKIP", 0},
 		"/oracle-types/worker-only.any.serviceworker.html?b":         {"SKIP", 0},
 		"/oracle-types/worker-only.any.sharedworker.html?a":          {"SKIP", 0},
