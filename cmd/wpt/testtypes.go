@@ -144,6 +144,9 @@ func skipReason(root, rel string, b []byte) string {
 			if c.re != pipeRE {
 				what = strings.TrimLeft(what, "=")
 			}
+			if c.re == pyRE {
+				what, _, _ = strings.Cut(what, "?")
+			}
 			return fmt.Sprintf(c.what, what)
 		}
 	}
