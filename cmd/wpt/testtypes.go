@@ -20,9 +20,10 @@ import (
 const statusSkip = "SKIP"
 
 // runGlobals are the globals whose wrapper runs in a window the oracle traces: the
-// window itself, and a dedicated worker whose tests the window's harness fetches
-// (fetch_tests_from_worker). Other globals are reported as SKIP with skipGlobal's reason.
-var runGlobals = map[string]bool{"window": true, "dedicatedworker": true}
+// window itself, and a dedicated or shared worker whose tests the window's harness
+// fetches (fetch_tests_from_worker; each case has its own origin, so no case shares
+// another's shared worker). Other globals are SKIP with skipGlobal's reason.
+var runGlobals = map[string]bool{"window": true, "dedicatedworker": true, "sharedworker": true}
 
 // skipGlobal says why a script test in global g is not run.
 func skipGlobal(g string) string {
@@ -32,7 +33,7 @@ func skipGlobal(g string) string {
 	case "jsshell":
 		return "global jsshell: a JavaScript shell test, not run in a browser (wptrunner skips it too)"
 	}
-	return "global " + g + ": wpt run runs the window and dedicatedworker globals only"
+	return "global " + g + ": wpt run runs the window, dedicatedworker and sharedworker globals only"
 }
 
 // planSpecial plans the file rel (content b) when it is a script test or a test that

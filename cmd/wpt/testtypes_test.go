@@ -61,8 +61,7 @@ func TestPlanSpecialListsScriptTestsAndSkips(t *testing.T) {
 	assert.Equal(t, got{"/a/w.any.js?1", skipGlobal("jsshell")}, g[0])
 	assert.Equal(t, "/a/w.any.serviceworker.html?1", g[2].URL)
 	assert.Contains(t, g[2].Skip, "HTTPS")
-	assert.Equal(t, "/a/w.any.sharedworker.html?2", g[5].URL)
-	assert.Contains(t, g[5].Skip, "window and dedicatedworker globals only")
+	assert.Equal(t, got{"/a/w.any.sharedworker.html?2", ""}, g[5])
 	assert.Equal(t, []got{{"/a/w.any.worker.html?1", ""}, {"/a/w.any.worker.html?2", ""}}, g[6:])
 
 	g, _ = plan("a/v.window.js", "")
@@ -144,7 +143,8 @@ func TestEngineResultsReportSkips(t *testing.T) {
 
 // TestRunScriptTests runs real WPT script tests (testdata/wpt/dom/events: an .any.js
 // in its window and worker wrappers, a .worker.js, a .sub.window.js) and the
-// oracle-types files in the three engines.
+// oracle-types files (a worker-only test in dedicated and shared workers) in the
+// three engines.
 func TestRunScriptTests(t *testing.T) {
 	testutil.NeedsBrowsers(t)
 	bin := filepath.Join(t.TempDir(), "oracle")
@@ -173,8 +173,8 @@ func TestRunScriptTests(t *testing.T) {
 		"/oracle-types/variants.html?y":                              {"OK", 1},
 		"/oracle-types/worker-only.any.serviceworker.html?a":         {"SKIP", 0},
 		"/oracle-types/worker-only.any.serviceworker.html?b":         {"SKIP", 0},
-		"/oracle-types/worker-only.any.sharedworker.html?a":          {"SKIP", 0},
-		"/oracle-types/worker-only.any.sharedworker.html?b":          {"SKIP", 0},
+		"/oracle-types/worker-only.any.sharedworker.html?a":          {"OK", 1},
+		"/oracle-types/worker-only.any.sharedworker.html?b":          {"OK", 1},
 		"/oracle-types/worker-only.any.worker.html?a":                {"OK", 1},
 		"/oracle-types/worker-only.any.worker.html?b":                {"OK", 1},
 	}
