@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/layout-oracle/oracle/inpage"
 	"github.com/layout-oracle/oracle/internal/wptmeta"
 )
 
@@ -21,77 +22,21 @@ import (
 type wptWrapper struct {
 	suffix, source, load string
 	global               string // the global the script must be exposed to; "" for any
-	template             string // %(meta)s, %(script)s, %(path)s, %(query)s
+	template             string // an inpage file: @@META@@, @@SCRIPT@@, @@PATH@@, @@QUERY@@
 	js                   bool   // a worker script (META scripts by importScripts), not HTML
 }
 
+// sfx is a file name suffix, "." + the parts joined by ".": sfx("any", "js").
+func sfx(parts ...string) string { return "." + strings.Join(parts, ".") }
+
 var wptWrappers = []wptWrapper{
-	{suffix: ".any.html", source: ".any.js", load: ".any.js", global: "window", template: anyHTMLWrapper},
-	{suffix: ".any.worker.html", source: ".any.js", load: ".any.worker.js", global: "dedicatedworker", template: workerWrapper},
-	{suffix: ".any.sharedworker.html", source: ".any.js", load: ".any.worker.js", global: "sharedworker", template: sharedWorkerWrapper},
-	{suffix: ".any.worker.js", source: ".any.js", load: ".any.js", template: classicWorkerWrapper, js: true},
-	{suffix: ".window.html", source: ".window.js", load: ".window.js", template: windowWrapper},
-	{suffix: ".worker.html", source: ".worker.js", load: ".worker.js", global: "dedicatedworker", template: workerWrapper},
+	{suffix: sfx("any", "html"), source: sfx("any", "js"), load: sfx("any", "js"), global: "window", template: inpage.WPTAnyHTML},
+	{suffix: sfx("any", "worker", "html"), source: sfx("any", "js"), load: sfx("any", "worker", "js"), global: "dedicatedworker", template: inpage.WPTWorker},
+	{suffix: sfx("any", "sharedworker", "html"), source: sfx("any", "js"), load: sfx("any", "worker", "js"), global: "sharedworker", template: inpage.WPTSharedWorker},
+	{suffix: sfx("any", "worker", "js"), source: sfx("any", "js"), load: sfx("any", "js"), template: inpage.WPTAnyWorkerJS, js: true},
+	{suffix: sfx("window", "html"), source: sfx("window", "js"), load: sfx("window", "js"), template: inpage.WPTWindow},
+	{suffix: sfx("worker", "html"), source: sfx("worker", "js"), load: sfx("worker", "js"), global: "dedicatedworker", template: inpage.WPTWorker},
 }
-
-const anyHTMLWrapper = `<!doctype html>
-<meta charset=utf-8>
-%(meta)s
-<script>
-self.GLOBAL = {
-  isWindow: function() { return true; },
-  isWorker: function() { return false; },
-};
-</script>
-<script src="/resources/testharness.js"></script>
-<script src="/resources/testharnessreport.js"></script>
-%(script)s
-<div id=log></div>
-<script src="%(path)s"></script>
-`
-
-const windowWrapper = `<!doctype html>
-<meta charset=utf-8>
-%(meta)s
-<script src="/resources/testharness.js"></script>
-<script src="/resources/testharnessreport.js"></script>
-%(script)s
-<div id=log></div>
-<script src="%(path)s"></script>
-`
-
-const workerWrapper = `<!doctype html>
-<meta charset=utf-8>
-%(meta)s
-<script src="/resources/testharness.js"></script>
-<script src="/resources/testharnessreport.js"></script>
-<div id=log></div>
-<script>
-fetch_tests_from_worker(new Worker("%(path)s%(query)s"));
-</script>
-`
-
-const sharedWorkerWrapper = `<!doctype html>
-<meta charset=utf-8>
-%(meta)s
-<script src="/resources/testharness.js"></script>
-<script src="/resources/testharnessreport.js"></script>
-<div id=log></div>
-<script>
-fetch_tests_from_worker(new SharedWorker("%(path)s%(query)s"));
-</script>
-`
-
-const classicWorkerWrapper = `%(meta)s
-self.GLOBAL = {
-  isWindow: function() { return false; },
-  isWorker: function() { return true; },
-};
-importScripts("/resources/testharness.js");
-%(script)s
-importScripts("%(path)s");
-done();
-`
 
 // wptRewrites are wptserve's path rewrites (serve.py's rewrites).
 var wptRewrites = map[string]string{"resources/WebIDLParser.js": "resources/webidl2/lib/webidl2.js"}
@@ -156,12 +101,18 @@ func (d *docRoot) wrapper(rel, escapedPath, rawQuery string) (body []byte, conte
 	if rawQuery != "" {
 		query = "?" + rawQuery
 	}
-	out := strings.NewReplacer(
-		"%(meta)s", strings.Join(metas, "\n"),
-		"%(script)s", strings.Join(scripts, "\n"),
-		"%(path)s", strings.TrimSuffix(escapedPath, h.suffix)+h.load,
-		"%(query)s", query,
-	).Replace(h.template)
+	var pairs []string
+	for _, p := range [][2]string{
+		{"META", strings.Join(metas, "\n")},
+		{"SCRIPT", strings.Join(scripts, "\n")},
+		{"PATH", strings.TrimSuffix(escapedPath, h.suffix) + h.load},
+		{"QUERY", query},
+	} {
+		if strings.Contains(h.template, "@@"+p[0]+"@@") {
+			pairs = append(pairs, p[0], p[1])
+		}
+	}
+	out := inpage.Fill(h.template, pairs...)
 	if h.js {
 		return []byte(out), "text/javascript", nil
 	}

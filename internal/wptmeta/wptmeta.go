@@ -116,8 +116,8 @@ func Tests(url string, meta []Pair) []Test {
 		vars = []string{""}
 	}
 	var base []Test
-	switch {
-	case strings.HasSuffix(url, ".any.js"):
+	switch flag := scriptFlag(url); flag {
+	case "any":
 		gs := Globals(First(meta, "global"))
 		names := make([]string, 0, len(gs))
 		for g := range gs {
@@ -132,10 +132,9 @@ func Tests(url string, meta []Pair) []Test {
 			base = append(base, Test{URL: variantURL(url, suffix), Global: g})
 		}
 		sort.Slice(base, func(i, j int) bool { return base[i].URL < base[j].URL })
-	case strings.HasSuffix(url, ".window.js"):
-		base = []Test{{URL: strings.TrimSuffix(url, ".js") + ".html", Global: "window"}}
-	case strings.HasSuffix(url, ".worker.js"):
-		base = []Test{{URL: strings.TrimSuffix(url, ".js") + ".html", Global: "dedicatedworker"}}
+	case "window", "worker":
+		g := map[string]string{"window": "window", "worker": "dedicatedworker"}[flag]
+		base = []Test{{URL: strings.TrimSuffix(url, ".js") + ".html", Global: g}}
 	default:
 		return nil
 	}
@@ -160,6 +159,14 @@ func variantURL(url, suffix string) string {
 }
 
 // IsScriptTest says whether a path names a script test whose tests Tests lists.
-func IsScriptTest(p string) bool {
-	return strings.HasSuffix(p, ".any.js") || strings.HasSuffix(p, ".window.js") || strings.HasSuffix(p, ".worker.js")
+func IsScriptTest(p string) bool { return scriptFlag(p) != "" }
+
+// scriptFlag is "any", "window" or "worker" for a path ending ".<flag>.js", else "".
+func scriptFlag(p string) string {
+	for _, f := range []string{"any", "window", "worker"} {
+		if strings.HasSuffix(p, "."+f+".js") {
+			return f
+		}
+	}
+	return ""
 }
