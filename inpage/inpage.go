@@ -1,5 +1,6 @@
 // Package inpage holds every program the oracle runs inside a page, one .js file
-// each under this folder, and Hash, which the store's key hashes (oracle/stored.go):
+// each under this folder (and the HTML wrappers the docroot serves WPT's script tests
+// in), and Hash, which the store's key hashes (oracle/stored.go):
 // a change to any file here makes the answers stored before it miss, with no list
 // to keep. A program is its file's text byte for byte, a final newline included or
 // not (the preludes webdriver/call.js concatenates need theirs; the files that were
@@ -18,7 +19,7 @@ import (
 	"strings"
 )
 
-//go:embed *.js */*.js
+//go:embed *.js */*.js docroot/*.html
 var files embed.FS
 
 // The programs, by the file each is. Templates say what fills them.
@@ -71,6 +72,15 @@ var (
 
 	// TestharnessReport is served at /resources/testharnessreport.js on case origins.
 	TestharnessReport = file("docroot/testharnessreport.js")
+
+	// WPT's script-test wrappers as wptserve writes them (tools/serve/serve.py), which
+	// the docroot generates (oracle/wptwrapper.go): @@META@@, @@SCRIPT@@, @@PATH@@ and,
+	// in the worker ones, @@QUERY@@.
+	WPTAnyHTML      = file("docroot/wpt_any.html")          // X.any.html
+	WPTWindow       = file("docroot/wpt_window.html")       // X.window.html
+	WPTWorker       = file("docroot/wpt_worker.html")       // X.any.worker.html, X.worker.html
+	WPTSharedWorker = file("docroot/wpt_sharedworker.html") // X.any.sharedworker.html
+	WPTAnyWorkerJS  = file("docroot/wpt_any_worker.js")     // X.any.worker.js
 )
 
 // read is every file a variable above was read from (TestEveryFileIsAProgram).

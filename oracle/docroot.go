@@ -185,6 +185,13 @@ func (d *docRoot) serveFile(w http.ResponseWriter, r *http.Request, escapedPath 
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	if to, ok := wptRewrites[rel]; ok {
+		rel = to
+	}
+	if body, ct, err := d.wrapper(rel, r.URL.EscapedPath(), r.URL.RawQuery); !errors.Is(err, errNoWrapper) {
+		serveGenerated(w, body, ct, err)
+		return
+	}
 	f, _, err := d.open(rel)
 	if err != nil {
 		http.Error(w, "not found", http.StatusNotFound)
@@ -456,12 +463,15 @@ func (o *origin) serveTraceDoc(w http.ResponseWriter, r *http.Request, key strin
 		http.Error(w, "no such trace page", http.StatusNotFound)
 		return
 	}
-	doc, err := d.read(rel)
+	doc, ct, err := d.wrapper(rel, r.URL.EscapedPath(), r.URL.RawQuery)
+	if errors.Is(err, errNoWrapper) {
+		doc, err = d.read(rel)
+		ct = mimeOf(rel)
+	}
 	if err != nil {
 		http.Error(w, "not found", http.StatusNotFound)
 		return
 	}
-	ct := mimeOf(rel)
 	if doc, err = withRecorder(doc, isXMLType(ct), rec); err != nil {
 		http.Error(w, "cannot inline the recorder: "+err.Error(), http.StatusInternalServerError)
 		return

@@ -40,7 +40,7 @@ func voteStatus(candidate string, engines map[string]string) string {
 		agree = agree && s == first
 	}
 	switch {
-	case !agree:
+	case !agree || first == statusSkip: // all SKIP: the engines did not run it, no ground truth either
 		return verdictSplit
 	case candidate != first:
 		return verdictCandidateOnly

@@ -34,6 +34,10 @@ func TestVoteStatus(t *testing.T) {
 		{"PASS", three("PASS", "PASS", "FAIL"), "split"},
 		{"FAIL", three("PASS", "FAIL", "MISSING"), "split"},
 		{"PASS", map[string]string{}, "split"},
+		// The engines skipped it (a feature --docroot lacks): a candidate's FAIL there is
+		// no candidate-only failure.
+		{"FAIL", three("SKIP", "SKIP", "SKIP"), "split"},
+		{"SKIP", three("SKIP", "SKIP", "SKIP"), "split"},
 	} {
 		assert.Equal(t, c.want, voteStatus(c.cand, c.engines), "%s vs %v", c.cand, c.engines)
 	}

@@ -80,7 +80,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // archives. A reference/ directory is not one: a file there that links a reference
 // is a test.
 var (
-	testExt      = regexp.MustCompile(`\.(html?|xht|xhtml|svg)$`)
+	testExt      = regexp.MustCompile(`\.(html?|xht|xhtml|svg)$|\.(any|window|worker)\.js$`)
 	testharness  = regexp.MustCompile(`<script[^>]*\bsrc\s*=\s*["']?/resources/testharness\.js`)
 	refLink      = regexp.MustCompile(`(?is)<link\b[^>]*>`)
 	relMatch     = regexp.MustCompile(`(?i)\brel\s*=\s*["']?(mis)?match\b`)
@@ -141,11 +141,22 @@ func requestsCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "wpt requests:", err)
 			continue
 		}
+		if special, ok := planSpecial(*root, rel, b); ok {
+			for _, t := range special {
+				if t.Skip == "" {
+					tests++
+					emit(traceRequest(t.URL), kindTestharness)
+				} else {
+					counts["skipped"]++
+				}
+			}
+			continue
+		}
 		url := "/" + rel
 		switch kind, refs := classify(rel, b); kind {
 		case kindTestharness:
 			tests++
-			emit(client.Request{ID: url, Op: client.OpTrace, URL: client.Str(url), Script: client.Str("")}, kindTestharness)
+			emit(traceRequest(url), kindTestharness)
 		case kindReftest:
 			tests++
 			emit(client.Request{ID: url, URL: client.Str(url)}, kindReftest)
@@ -158,8 +169,8 @@ func requestsCmd(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	fmt.Fprintf(stderr, "wpt requests: %d files matched, %d reftests, %d references, %d testharness tests\n",
-		len(files), counts[kindReftest], counts[kindRef], counts[kindTestharness])
+	fmt.Fprintf(stderr, "wpt requests: %d files matched, %d reftests, %d references, %d testharness tests, %d skipped (wpt run reports them as SKIP)\n",
+		len(files), counts[kindReftest], counts[kindRef], counts[kindTestharness], counts["skipped"])
 	return 0
 }
 

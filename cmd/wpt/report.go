@@ -93,8 +93,14 @@ func harnessResult(tr *trace.Trace) (status string, message *string, subtests []
 		subtests = append(subtests, wptSubtest{Name: r.Label, Status: v})
 	}
 	switch {
+	case harness != "" && len(subtests) == 0:
+		return emptyTrace(harness), msg(emptyTraceMessage(harness)), subtests
 	case harness != "":
 		return harness, nil, subtests
+	case len(subtests) == 0 && tr.TimedOut:
+		return statusTimeout, msg("empty trace: no subtest, and the harness did not complete within the trace's timeout"), subtests
+	case len(subtests) == 0:
+		return statusError, msg("empty trace: no subtest, and the trace ended without a harness status (does the test load /resources/testharnessreport.js?)"), subtests
 	case tr.TimedOut:
 		return statusTimeout, msg("the harness did not complete within the trace's timeout"), subtests
 	default:

@@ -33,6 +33,8 @@ type plannedTest struct {
 	// Graph is what the reftest compares (reftestchain.go); nil: an error, GraphErr.
 	Graph    *refNode
 	GraphErr string
+	// Skip, when not "", is why the test is not run: its status is SKIP (testtypes.go).
+	Skip string
 }
 
 // answer is what the oracle gave one request (Err: the call failed).
@@ -204,13 +206,22 @@ func planRun(root string, files []string, chains bool, stderr io.Writer) ([]plan
 			fmt.Fprintln(stderr, "wpt run:", err)
 			continue
 		}
+		if special, ok := planSpecial(root, rel, b); ok {
+			for _, t := range special {
+				if t.Skip == "" {
+					reqs = append(reqs, traceRequest(t.URL))
+				}
+			}
+			tests = append(tests, special...)
+			continue
+		}
 		url := "/" + rel
 		kind, refs := classify(rel, b)
 		pt := plannedTest{URL: url, Kind: kind, Refs: refs, Fuzzy: fuzzyMetas(rel, b)}
 		switch kind {
 		case kindTestharness:
 			seen[url] = true
-			reqs = append(reqs, client.Request{ID: url, Op: client.OpTrace, URL: client.Str(url), Script: client.Str("")})
+			reqs = append(reqs, traceRequest(url))
 		case kindReftest:
 			pt.Graph = manifestGraph(url, pt.Fuzzy, refs)
 			if chains {
@@ -285,6 +296,10 @@ func do(ctx context.Context, c *client.Client, req client.Request) answer {
 func engineResults(engine string, tests []plannedTest, answers map[string]answer, tol float64, interrupted bool) []wptResult {
 	out := make([]wptResult, 0, len(tests))
 	for _, t := range tests {
+		if t.Skip != "" {
+			out = append(out, wptResult{Test: t.URL, Status: statusSkip, Message: msg(t.Skip), Subtests: []wptSubtest{}})
+			continue
+		}
 		a, ran := answers[t.URL]
 		if !ran && interrupted {
 			continue

@@ -1,0 +1,9 @@
+@@META@@
+self.GLOBAL = {
+  isWindow: function() { return false; },
+  isWorker: function() { return true; },
+};
+importScripts("/resources/testharness.js");
+@@SCRIPT@@
+importScripts("@@PATH@@");
+done();
