@@ -113,3 +113,34 @@ func TestMatchFilesSkipsWPTsNonTestDirectories(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a/common/c.html", "a/reference/r.html", "a/t.html", "css/CSS2/t.xht"}, got)
 }
+
+// A trace that recorded no subtest is flagged in summary as in run's report: the
+// held-out .any.js run that recorded only the harness status went unnoticed.
+func TestSummaryFlagsEmptyTraces(t *testing.T) {
+	tr := func(engine, records string) string {
+		return `{"engine":"` + engine + `","engine_version":"1","profile":"default","origin":"http://x","is_secure_context":true,"timed_out":false,"records":[` + records + `]}`
+	}
+	harnessOnly := `{"seq":0,"kind":"value","label":"(harness)","value":"OK"}`
+	full := `{"seq":0,"kind":"value","label":"a","value":"PASS"},{"seq":1,"kind":"value","label":"(harness)","value":"OK"}`
+	in := `{"id":"/dom/e.any.html","traces":{"chromium":` + tr("chromium", harnessOnly) + `,"firefox":` + tr("firefox", full) + `,"webkit":` + tr("webkit", harnessOnly) + `}}
+{"id":"/dom/f.html","traces":{"chromium":` + tr("chromium", full) + `,"firefox":` + tr("firefox", full) + `,"webkit":` + tr("webkit", full) + `}}
+`
+	var out, errb bytes.Buffer
+	require.Equal(t, 0, run([]string{"summary", "--json"}, strings.NewReader(in), &out, &errb), errb.String())
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 2)
+	var d struct {
+		Stats *dirStats `json:"stats"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &d))
+	assert.Equal(t, map[string]int{"chromium": 1, "webkit": 1}, d.Stats.EmptyTraces)
+	require.Len(t, d.Stats.EmptyNotes, 2)
+	assert.Equal(t, "/dom/e.any.html", d.Stats.EmptyNotes[0].Test)
+	assert.Equal(t, "chromium", d.Stats.EmptyNotes[0].Engine)
+	assert.True(t, strings.HasPrefix(d.Stats.EmptyNotes[0].Message, "empty trace"), d.Stats.EmptyNotes[0].Message)
+
+	out.Reset()
+	require.Equal(t, 0, run([]string{"summary"}, strings.NewReader(in), &out, &errb), errb.String())
+	assert.Contains(t, out.String(), "/dom/e.any.html webkit: empty trace: the harness completed OK without any subtest")
+	assert.NotContains(t, out.String(), "/dom/f.html firefox")
+}
