@@ -47,6 +47,20 @@ func TestReferencesResolveRelativeAndAbsoluteHrefs(t *testing.T) {
 	assert.Equal(t, []reference{{"css/a/b-ref.html", false}, {"css/reference/r.xht", true}, {"css/z.html", false}}, got)
 }
 
+// An href is a URL: the HTML parser strips its leading and trailing ASCII
+// whitespace (WPT's css/CSS2/tables/border-collapse-005.html links "...-ref.html "),
+// and about:blank is no path under the test's directory (other schemes are dropped).
+func TestReferencesTrimWhitespaceAndSkipSchemes(t *testing.T) {
+	got := references("css/a/b.html", []byte("<link rel=match href=\" b-ref.html\t\"><link rel=mismatch href=\"about:blank\"><link rel=match href=\"data:text/html,x\">"))
+	assert.Equal(t, []reference{{"css/a/b-ref.html", false}, {"about:blank", true}}, got)
+
+	// The reftest naming about:blank is skipped, with the reason, never an ERROR.
+	tests, ok := planSpecial(t.TempDir(), "css/a/t.html", []byte(`<link rel="mismatch" href="about:blank"><p>x`))
+	require.True(t, ok)
+	require.Len(t, tests, 1)
+	assert.Contains(t, tests[0].Skip, "about:blank")
+}
+
 // A geometry case voted 2-1 on one item, a testharness case with a split subtest.
 func TestSummaryCountsVotesPerDirectory(t *testing.T) {
 	d := func(engine string, w float64) string {
