@@ -18,7 +18,8 @@
 // summary reads the oracle's responses and prints, per directory, how the engines
 // voted: a geometry case is unanimous when every item is, majority when some item
 // was outvoted 2-1 and none split (the outvoted engines are counted), split when any
-// item or the shape split; a testharness case votes per subtest the same way.
+// item or the shape split; a testharness case votes per subtest the same way. A trace
+// that recorded no subtest is listed with run's "empty trace" message.
 //
 // run drives one oracle over the tests and writes each engine's results in the
 // wptreport format (run.go, report.go, reftestchain.go) and the reftest view
