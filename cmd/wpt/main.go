@@ -18,7 +18,8 @@
 // summary reads the oracle's responses and prints, per directory, how the engines
 // voted: a geometry case is unanimous when every item is, majority when some item
 // was outvoted 2-1 and none split (the outvoted engines are counted), split when any
-// item or the shape split; a testharness case votes per subtest the same way.
+// item or the shape split; a testharness case votes per subtest the same way. A trace
+// that recorded no subtest is listed with run's "empty trace" message.
 //
 // run drives one oracle over the tests and writes each engine's results in the
 // wptreport format (run.go, report.go, reftestchain.go) and the reftest view
@@ -83,6 +84,7 @@ var (
 	testExt      = regexp.MustCompile(`\.(html?|xht|xhtml|svg)$|\.(any|window|worker)\.js$`)
 	testharness  = regexp.MustCompile(`<script[^>]*\bsrc\s*=\s*["']?/resources/testharness\.js`)
 	refLink      = regexp.MustCompile(`(?is)<link\b[^>]*>`)
+	schemeRE     = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
 	relMatch     = regexp.MustCompile(`(?i)\brel\s*=\s*["']?(mis)?match\b`)
 	hrefAttr     = regexp.MustCompile(`(?i)\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))`)
 	notATestPath = regexp.MustCompile(`(^|/)(support|resources|tools)/|^(common|css/common|css/CSS2/archive|css21/archive)/|(^|/)\.|-manual\.|/META\.yml$`)
@@ -232,6 +234,10 @@ func classify(rel string, b []byte) (string, []reference) {
 	return "", nil
 }
 
+// aboutBlank is the one reference with a scheme WPT's reftests use; the oracle
+// loads docroot paths only, so a reftest that names it is skipped (planSpecial).
+const aboutBlank = "about:blank"
+
 // reference is one <link rel=match|mismatch> of a reftest: the path relative to
 // the root, and whether the test must differ from it.
 type reference struct {
@@ -252,10 +258,14 @@ func references(rel string, b []byte) []reference {
 		if m == nil {
 			continue
 		}
-		href := string(m[1]) + string(m[2]) + string(m[3])
+		href := strings.Trim(string(m[1])+string(m[2])+string(m[3]), "\t\n\f\r ") // as the URL parser does
 		href, _, _ = strings.Cut(href, "#")
 		href, _, _ = strings.Cut(href, "?")
-		if href == "" || strings.Contains(href, "://") {
+		if strings.EqualFold(href, aboutBlank) {
+			out = append(out, reference{Path: aboutBlank, Mismatch: len(rm[1]) > 0})
+			continue
+		}
+		if href == "" || schemeRE.MatchString(href) {
 			continue
 		}
 		var ref string
@@ -288,10 +298,20 @@ type dirStats struct {
 	SubOutvoted  map[string]int `json:"subtests_outvoted"`
 	Testharness  int            `json:"testharness_cases"`
 	GeometryCase int            `json:"geometry_cases"`
+	EmptyTraces  map[string]int `json:"empty_traces"` // traces with no subtest, by engine
+	EmptyNotes   []emptyNote    `json:"empty_trace_notes,omitempty"`
+}
+
+// emptyNote is one engine's trace that recorded no subtest, with the message
+// run's report gives it.
+type emptyNote struct {
+	Test    string `json:"test"`
+	Engine  string `json:"engine"`
+	Message string `json:"message"`
 }
 
 func newStats() *dirStats {
-	return &dirStats{EngineErrs: map[string]int{}, Outvoted: map[string]int{}, Subtests: map[string]int{}, SubOutvoted: map[string]int{}}
+	return &dirStats{EngineErrs: map[string]int{}, Outvoted: map[string]int{}, Subtests: map[string]int{}, SubOutvoted: map[string]int{}, EmptyTraces: map[string]int{}}
 }
 
 func (s *dirStats) add(o *dirStats) {
@@ -303,7 +323,8 @@ func (s *dirStats) add(o *dirStats) {
 	s.Unvoted += o.Unvoted
 	s.Testharness += o.Testharness
 	s.GeometryCase += o.GeometryCase
-	for _, m := range [][2]map[string]int{{s.EngineErrs, o.EngineErrs}, {s.Outvoted, o.Outvoted}, {s.Subtests, o.Subtests}, {s.SubOutvoted, o.SubOutvoted}} {
+	s.EmptyNotes = append(s.EmptyNotes, o.EmptyNotes...)
+	for _, m := range [][2]map[string]int{{s.EngineErrs, o.EngineErrs}, {s.Outvoted, o.Outvoted}, {s.Subtests, o.Subtests}, {s.SubOutvoted, o.SubOutvoted}, {s.EmptyTraces, o.EmptyTraces}} {
 		for k, v := range m[1] {
 			m[0][k] += v
 		}
@@ -353,6 +374,7 @@ func summaryCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			dirs[dir] = s
 		}
 		tally(s, &r, *tol)
+		flagEmpty(s, id, &r)
 	}
 	if err := sc.Err(); err != nil {
 		fmt.Fprintln(stderr, "wpt summary:", err)
@@ -360,11 +382,13 @@ func summaryCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	names := make([]string, 0, len(dirs))
 	total := newStats()
-	for d, s := range dirs {
+	for d := range dirs {
 		names = append(names, d)
-		total.add(s)
 	}
 	sort.Strings(names)
+	for _, d := range names {
+		total.add(dirs[d]) // in order: the empty-trace notes are listed by directory
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		for _, d := range names {
@@ -389,7 +413,32 @@ func summaryCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if total.RequestErrs > 0 {
 		fmt.Fprintf(stdout, "%d requests were refused by the oracle (their \"error\")\n", total.RequestErrs)
 	}
+	if len(total.EmptyNotes) > 0 {
+		fmt.Fprintf(stdout, "%d traces recorded no subtest:\n", len(total.EmptyNotes))
+		for _, n := range total.EmptyNotes {
+			fmt.Fprintf(stdout, "  %s %s: %s\n", n.Test, n.Engine, n.Message)
+		}
+	}
 	return 0
+}
+
+// flagEmpty notes each engine's trace in r that recorded no subtest, with the
+// message run's report gives it (harnessResult).
+func flagEmpty(s *dirStats, id string, r *client.Response) {
+	engines := make([]string, 0, len(r.Traces))
+	for e := range r.Traces {
+		engines = append(engines, e)
+	}
+	sort.Strings(engines)
+	for _, e := range engines {
+		if r.Traces[e] == nil {
+			continue
+		}
+		if _, m, subs := harnessResult(r.Traces[e]); len(subs) == 0 && m != nil {
+			s.EmptyTraces[e]++
+			s.EmptyNotes = append(s.EmptyNotes, emptyNote{Test: id, Engine: e, Message: *m})
+		}
+	}
 }
 
 // tally counts one response into s.

@@ -47,6 +47,20 @@ func TestReferencesResolveRelativeAndAbsoluteHrefs(t *testing.T) {
 	assert.Equal(t, []reference{{"css/a/b-ref.html", false}, {"css/reference/r.xht", true}, {"css/z.html", false}}, got)
 }
 
+// An href is a URL: the HTML parser strips its leading and trailing ASCII
+// whitespace (WPT's css/CSS2/tables/border-collapse-005.html links "...-ref.html "),
+// and about:blank is no path under the test's directory (other schemes are dropped).
+func TestReferencesTrimWhitespaceAndSkipSchemes(t *testing.T) {
+	got := references("css/a/b.html", []byte("<link rel=match href=\" b-ref.html\t\"><link rel=mismatch href=\"about:blank\"><link rel=match href=\"data:text/html,x\">"))
+	assert.Equal(t, []reference{{"css/a/b-ref.html", false}, {"about:blank", true}}, got)
+
+	// The reftest naming about:blank is skipped, with the reason, never an ERROR.
+	tests, ok := planSpecial(t.TempDir(), "css/a/t.html", []byte(`<link rel="mismatch" href="about:blank"><p>x`))
+	require.True(t, ok)
+	require.Len(t, tests, 1)
+	assert.Contains(t, tests[0].Skip, "about:blank")
+}
+
 // A geometry case voted 2-1 on one item, a testharness case with a split subtest.
 func TestSummaryCountsVotesPerDirectory(t *testing.T) {
 	d := func(engine string, w float64) string {
@@ -112,4 +126,35 @@ func TestMatchFilesSkipsWPTsNonTestDirectories(t *testing.T) {
 	got, err := matchFiles(root, []string{"a", "b", "common", "css"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a/common/c.html", "a/reference/r.html", "a/t.html", "css/CSS2/t.xht"}, got)
+}
+
+// A trace that recorded no subtest is flagged in summary as in run's report: the
+// held-out .any.js run that recorded only the harness status went unnoticed.
+func TestSummaryFlagsEmptyTraces(t *testing.T) {
+	tr := func(engine, records string) string {
+		return `{"engine":"` + engine + `","engine_version":"1","profile":"default","origin":"http://x","is_secure_context":true,"timed_out":false,"records":[` + records + `]}`
+	}
+	harnessOnly := `{"seq":0,"kind":"value","label":"(harness)","value":"OK"}`
+	full := `{"seq":0,"kind":"value","label":"a","value":"PASS"},{"seq":1,"kind":"value","label":"(harness)","value":"OK"}`
+	in := `{"id":"/dom/e.any.html","traces":{"chromium":` + tr("chromium", harnessOnly) + `,"firefox":` + tr("firefox", full) + `,"webkit":` + tr("webkit", harnessOnly) + `}}
+{"id":"/dom/f.html","traces":{"chromium":` + tr("chromium", full) + `,"firefox":` + tr("firefox", full) + `,"webkit":` + tr("webkit", full) + `}}
+`
+	var out, errb bytes.Buffer
+	require.Equal(t, 0, run([]string{"summary", "--json"}, strings.NewReader(in), &out, &errb), errb.String())
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 2)
+	var d struct {
+		Stats *dirStats `json:"stats"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &d))
+	assert.Equal(t, map[string]int{"chromium": 1, "webkit": 1}, d.Stats.EmptyTraces)
+	require.Len(t, d.Stats.EmptyNotes, 2)
+	assert.Equal(t, "/dom/e.any.html", d.Stats.EmptyNotes[0].Test)
+	assert.Equal(t, "chromium", d.Stats.EmptyNotes[0].Engine)
+	assert.True(t, strings.HasPrefix(d.Stats.EmptyNotes[0].Message, "empty trace"), d.Stats.EmptyNotes[0].Message)
+
+	out.Reset()
+	require.Equal(t, 0, run([]string{"summary"}, strings.NewReader(in), &out, &errb), errb.String())
+	assert.Contains(t, out.String(), "/dom/e.any.html webkit: empty trace: the harness completed OK without any subtest")
+	assert.NotContains(t, out.String(), "/dom/f.html firefox")
 }

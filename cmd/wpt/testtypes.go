@@ -56,6 +56,11 @@ func planSpecial(root, rel string, b []byte) (tests []plannedTest, ok bool) {
 		return nil, false
 	}
 	why := skipReason(root, rel, b)
+	for _, r := range refs {
+		if why == "" && r.Path == aboutBlank {
+			why = "a reference is about:blank, which the oracle does not load (it loads docroot paths)"
+		}
+	}
 	vars := htmlVariants(b)
 	if why == "" && (kind != kindTestharness || len(vars) == 0) {
 		return nil, false
