@@ -14,6 +14,7 @@ package client
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,6 +40,9 @@ type Options struct {
 	// Unmatched, if set, gets every answer line whose id is no call in flight (the
 	// answer to a call whose context ended, or a line the client cannot read).
 	Unmatched func(line []byte)
+	// Env, for a spawned oracle, is added to the environment it inherits
+	// ("KEY=value", later entries winning), e.g. ORACLE_STORE=off.
+	Env []string
 }
 
 var (
@@ -100,6 +104,9 @@ func Attach(r io.Reader, w io.Writer, opts Options) *Client {
 func (c *Client) spawn() (*conn, error) {
 	cmd := exec.Command(c.bin, c.args...)
 	cmd.Stderr = c.opts.Stderr
+	if len(c.opts.Env) > 0 {
+		cmd.Env = append(os.Environ(), c.opts.Env...)
+	}
 	setGroup(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -338,7 +345,56 @@ func (c *Client) Start(ctx context.Context, req Request, done chan *Call) (*Call
 	if err != nil {
 		return nil, err
 	}
-	line = append(line, '\n')
+	return c.send(ctx, req, key, append(line, '\n'), done)
+}
+
+// StartLine is Start for a request line the caller wrote: a line replayed from an
+// NDJSON file, one with a field Request does not model, or a malformed one (a
+// fuzzer's). id is the answer's id as JSON text (`"a"`, `5`, `null` for a line the
+// oracle cannot read an id from); nil takes the line's own id. Call.Request holds
+// the line's id and op as far as they can be read.
+func (c *Client) StartLine(ctx context.Context, line []byte, id json.RawMessage, done chan *Call) (*Call, error) {
+	if done == nil {
+		done = make(chan *Call, 1)
+	} else if cap(done) == 0 {
+		return nil, errors.New("client: done channel is unbuffered")
+	}
+	if bytes.ContainsAny(line, "\r\n") {
+		return nil, errors.New("client: a request line holds a line break")
+	}
+	var head struct {
+		ID json.RawMessage `json:"id"`
+		Op any             `json:"op"`
+	}
+	_ = json.Unmarshal(line, &head) // best effort: the line may be malformed on purpose
+	if id == nil {
+		if head.ID == nil {
+			return nil, errors.New("client: the line has no readable id, and none was given")
+		}
+		id = head.ID
+	}
+	var req Request
+	_ = json.Unmarshal(id, &req.ID)
+	req.Op, _ = head.Op.(string)
+	var key bytes.Buffer
+	if err := json.Compact(&key, id); err != nil {
+		return nil, fmt.Errorf("client: answer id %q is not JSON: %v", id, err)
+	}
+	return c.send(ctx, req, key.String(), append(append([]byte(nil), line...), '\n'), done)
+}
+
+// DoLine is Do for a request line the caller wrote (StartLine).
+func (c *Client) DoLine(ctx context.Context, line []byte, id json.RawMessage) (*Response, error) {
+	call, err := c.StartLine(ctx, line, id, nil)
+	if err != nil {
+		return nil, err
+	}
+	call = <-call.Done
+	return call.Response, call.Err
+}
+
+// send writes line, whose answer carries key as its id, and registers its call.
+func (c *Client) send(ctx context.Context, req Request, key string, line []byte, done chan *Call) (*Call, error) {
 	cn, err := c.current()
 	if err != nil {
 		return nil, err
