@@ -45,6 +45,10 @@ type Options struct {
 	Env []string
 }
 
+// stdoutGrace is how long a call in flight waits, once the oracle's stdout ended,
+// for its exit status before failing with "still running".
+var stdoutGrace = 10 * time.Second
+
 var (
 	// ErrClosed is returned by calls after Close or Kill.
 	ErrClosed = errors.New("client: closed")
@@ -204,7 +208,7 @@ func (cn *conn) exitError(readErr error) *ExitError {
 	}
 	select {
 	case <-cn.exited:
-	case <-time.After(10 * time.Second):
+	case <-time.After(stdoutGrace):
 		return &ExitError{Status: "it closed its stdout and is still running", Code: -1}
 	}
 	st := cn.cmd.ProcessState
@@ -495,6 +499,16 @@ func (c *Client) WaitReady(ctx context.Context, every time.Duration) (*Ping, err
 	}
 }
 
+// Exited is closed once the current oracle process has exited (attached: once its
+// output ended), for a caller that waits on it with other things (a signal it
+// sent, a kill). An oracle can close its stdout well before it exits. After a
+// restart it is the new process's.
+func (c *Client) Exited() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.conn.exited
+}
+
 // PID is the spawned oracle's current process id, 0 when attached.
 func (c *Client) PID() int {
 	c.mu.Lock()
@@ -522,19 +536,29 @@ func (c *Client) Close() error {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
+	// Wait for the process, not only its stdout: it may close stdout first and then
+	// take a while to close its browsers.
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	ended := cn.done
+	if cn.cmd != nil {
+		ended = cn.exited
+	}
 	select {
-	case <-cn.done:
-	case <-time.After(timeout):
+	case <-ended:
+	case <-timer.C:
 		if cn.cmd == nil {
 			return fmt.Errorf("client: the oracle's output did not end within %v of closing its input", timeout)
 		}
 		killGroup(cn.cmd)
+		<-cn.exited
 		<-cn.done
 		return fmt.Errorf("client: oracle did not exit within %v of EOF; killed", timeout)
 	}
+	<-cn.done // the answers it wrote before exiting are read
 	if cn.cmd != nil {
-		if e, ok := cn.err.(*ExitError); ok && e.Code != 0 {
-			return e
+		if st := cn.cmd.ProcessState; st.ExitCode() != 0 {
+			return &ExitError{Status: st.String(), Code: st.ExitCode()}
 		}
 	}
 	return nil

@@ -209,6 +209,11 @@ func fakeProcess() {
 		case req.HTML != nil && strings.HasPrefix(*req.HTML, "env:"):
 			msg, _ := json.Marshal(os.Getenv(strings.TrimPrefix(*req.HTML, "env:")))
 			fmt.Printf(`{"id":%s,"dumps":{},"errors":{"fake":%s}}`+"\n", head.ID, msg)
+		case req.HTML != nil && *req.HTML == "linger":
+			// As the oracle can: stdout closed, the process still closing browsers.
+			os.Stdout.Close()
+			time.Sleep(2 * time.Second)
+			os.Exit(0)
 		case req.HTML != nil && strings.HasPrefix(*req.HTML, "exit:"):
 			code, _ := strconv.Atoi(strings.TrimPrefix(*req.HTML, "exit:"))
 			os.Exit(code)
@@ -248,8 +253,15 @@ func TestRestartOnExitRespawnsForTheNextCall(t *testing.T) {
 func TestWithoutRestartTheExitIsEveryLaterCallsError(t *testing.T) {
 	c := spawnFake(t, false)
 	ctx := context.Background()
+	exited := c.Exited()
+	select {
+	case <-exited:
+		t.Fatal("Exited is closed while the oracle runs")
+	default:
+	}
 	_, err := c.Do(ctx, client.Request{HTML: client.Str("exit:5")})
 	require.ErrorIs(t, err, client.ErrExited)
+	<-exited
 	_, err = c.Ping(ctx)
 	var ee *client.ExitError
 	require.ErrorAs(t, err, &ee)
@@ -308,4 +320,24 @@ func TestStartLineSendsTheLineAsWrittenAndMatchesItsID(t *testing.T) {
 	r, err := c.DoLine(context.Background(), []byte(`{"id":"d","html":"<p>"}`), nil)
 	require.NoError(t, err)
 	assert.Equal(t, "d", r.Errors["fake"])
+}
+
+// An oracle that closes its stdout and exits later: Exited and Close wait for the
+// exit itself and Close reports its real status, while the call in flight fails once
+// the grace for the exit status is over. Before, Close returned the calls' "still
+// running" error (code -1) and Exited was closed with the stdout.
+func TestCloseWaitsForTheExitAfterStdoutEnds(t *testing.T) {
+	defer client.SetStdoutGrace(client.SetStdoutGrace(100 * time.Millisecond))
+	c := spawnFake(t, false)
+	start := time.Now()
+	_, err := c.Do(context.Background(), client.Request{HTML: client.Str("linger")})
+	require.ErrorContains(t, err, "still running")
+	select {
+	case <-c.Exited():
+		t.Fatal("Exited is closed while the process runs")
+	default:
+	}
+	assert.NoError(t, c.Close(), "the process exited 0")
+	assert.GreaterOrEqual(t, time.Since(start), 2*time.Second)
+	<-c.Exited()
 }
