@@ -319,7 +319,7 @@ func vmKB(t *testing.T, pid int, field string) int {
 // process's memory stays bounded.
 func TestTraceMillionRecordsIsRefused(t *testing.T) {
 	c := shared.get(t)
-	pid := c.cmd.Process.Pid
+	pid := c.pid()
 	before := vmKB(t, pid, "VmRSS")
 	start := time.Now()
 	traces, errs := traceEach(t, c, map[string]any{"script": "for (let i = 0; i < 1e6; i++) trace.value('i', i); trace.done();"})
