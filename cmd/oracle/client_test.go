@@ -53,6 +53,7 @@ func TestMain(m *testing.M) {
 	shared.close()
 	groundTruth.close()
 	webContent.close()
+	shortDeadline.close()
 	if shared.c != nil && strings.Contains(shared.c.stderr.String(), "DATA RACE") {
 		fmt.Fprintln(os.Stderr, "the shared oracle reported a data race:\n"+shared.c.stderr.String())
 		code = 1

@@ -193,6 +193,7 @@ func TestANewEngineBuildMisses(t *testing.T) {
 // loses that batch only: the next run finds the committed answers, byte for byte,
 // answers the lost one live, and the file passes SQLite's integrity check.
 func TestAKilledWriterLeavesAWorkingStore(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md); its hook is in Options.Env, not t.Setenv
 	path := filepath.Join(t.TempDir(), "store.sqlite")
 	args := []string{"--store", path, "--engines=chromium"}
 	first, _ := runBatch(t, nil, args, storeCases[:2])
@@ -290,10 +291,10 @@ func TestBrokenStoreFileMeansLiveAnswers(t *testing.T) {
 }
 
 // Tests start oracles with the store off unless they name one (TestMain sets
-// ORACLE_STORE=off): nothing in the user's cache can answer a test.
+// ORACLE_STORE=off): nothing in the user's cache can answer a test. The ground-truth
+// oracle names none, and logs at info, where "store off" is.
 func TestStoreIsOffInTestsUnlessNamed(t *testing.T) {
-	t.Parallel() // own oracle, no tight timing (docs/testing.md)
-	c := startOracleEnv(t, nil, "--engines=chromium", "--pages=1", "--self-check=false")
+	c := gtOracle(t)
 	p := c.send(t, map[string]any{"op": "ping"})
 	assert.NotContains(t, p, "store")
 	assert.Contains(t, c.stderr.String(), "store off")

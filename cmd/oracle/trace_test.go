@@ -79,8 +79,7 @@ func TestTraceStorageDoesNotReachTheNextTrace(t *testing.T) {
 }
 
 func TestTraceThatNeverYieldsIsAnsweredAndServingGoesOn(t *testing.T) {
-	c := startOracle(t, "--pages=1", "--deadline=8s", "--log-level=warn")
-	defer c.close()
+	c := sdOracle(t)
 	resp := c.send(t, map[string]any{"op": "trace", "script": "while (true) {}"})
 	errs, _ := resp["errors"].(map[string]any)
 	require.Len(t, errs, 3, "every engine answers the stuck trace with an error")

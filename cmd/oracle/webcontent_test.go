@@ -27,6 +27,19 @@ func wcOracle(t *testing.T) *client {
 	return webContent.c
 }
 
+var shortDeadline sharedOracle
+
+// sdOracle is wcOracle with a short --deadline, for the tests of a case that runs
+// into it (a trace that never yields, a reftest-wait never removed): one page per
+// engine, so the next case must come after that page's recovery.
+func sdOracle(t *testing.T) *client {
+	testutil.NeedsBrowsers(t)
+	shortDeadline.once.Do(func() {
+		shortDeadline.c = startOracle(t, "--pages=1", "--log-level=warn", "--self-check=false", "--deadline=8s", "--docroot=../../testdata/wpt")
+	})
+	return shortDeadline.c
+}
+
 // dumpsOf sends a geometry request and returns each engine's dump, requiring all three.
 func dumpsOf(t *testing.T, c *client, req map[string]any) map[string]dumpJSON {
 	t.Helper()
@@ -119,8 +132,7 @@ func TestReftestWaitPageIsMeasuredAfterTheClassIsRemoved(t *testing.T) {
 // A page that never removes reftest-wait is each engine's error naming it, within
 // the deadline.
 func TestReftestWaitNeverRemovedIsANamedError(t *testing.T) {
-	c := startOracle(t, "--pages=1", "--log-level=warn", "--self-check=false", "--deadline=5s", "--docroot=../../testdata/wpt")
-	defer c.close()
+	c := sdOracle(t)
 	resp := c.send(t, map[string]any{"url": "/oracle-tests/reftest-wait-forever.html"})
 	errs, _ := resp["errors"].(map[string]any)
 	require.Len(t, errs, 3, "%v", resp)
