@@ -40,7 +40,7 @@ func runBatch(t *testing.T, env []string, args []string, lines []string) (map[st
 	t.Helper()
 	args = append([]string{"--pages=1", "--self-check=false", "--log-level=debug"}, args...)
 	c := spawnOracle(t, oracleBin, env, args...)
-	defer c.oc.Kill()
+	defer c.close() // on a failure: EOF, then a kill
 	calls := map[string]*oracleclient.Call{}
 	for _, l := range lines {
 		call := c.startLine(t, []byte(l), nil)

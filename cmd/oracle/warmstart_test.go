@@ -32,7 +32,7 @@ func spawnTimed(t *testing.T, args []string, lines []string) (got map[string]tim
 	t.Helper()
 	spawn := time.Now()
 	c := spawnOracle(t, oracleBin, nil, append([]string{"--pages=1", "--log-level=debug"}, args...)...)
-	defer c.oc.Kill()
+	defer c.close() // on a failure: EOF, then a kill
 	calls := []*oracleclient.Call{c.startLine(t, []byte(`{"id":"ping-at-spawn","op":"ping"}`), nil)}
 	for _, l := range lines {
 		calls = append(calls, c.startLine(t, []byte(l), nil))

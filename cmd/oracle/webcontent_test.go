@@ -8,6 +8,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,11 +19,17 @@ import (
 
 var webContent sharedOracle
 
+// wcArtifacts is webContent's --artifacts directory. Only
+// TestScreenshotArtifactsAreFiles asks it for screenshots: no other answer changes.
+var wcArtifacts string
+
 // wcOracle is one oracle with one page per engine serving testdata/wpt.
 func wcOracle(t *testing.T) *client {
 	testutil.NeedsBrowsers(t) // before once: a skip inside it would leave c nil for good
 	webContent.once.Do(func() {
-		webContent.c = startOracle(t, "--pages=1", "--log-level=warn", "--self-check=false", "--docroot=../../testdata/wpt")
+		wcArtifacts = filepath.Join(filepath.Dir(oracleBin), "artifacts") // removed with the binary
+		require.NoError(t, os.MkdirAll(wcArtifacts, 0o755))
+		webContent.c = startOracle(t, "--pages=1", "--log-level=warn", "--self-check=false", "--docroot=../../testdata/wpt", "--artifacts", wcArtifacts)
 	})
 	return webContent.c
 }
