@@ -129,7 +129,7 @@ func anyStarting(ping map[string]any) bool {
 // waiting for any engine.
 func startOracleNow(t testing.TB, args ...string) *client {
 	t.Helper()
-	return spawnOracle(t, oracleBin, nil, args...)
+	return startOracleBin(t, oracleBin, args...)
 }
 
 // startOracleBin is startOracleNow with another oracle binary (race_test.go's).
