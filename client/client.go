@@ -14,6 +14,7 @@ package client
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,7 +40,14 @@ type Options struct {
 	// Unmatched, if set, gets every answer line whose id is no call in flight (the
 	// answer to a call whose context ended, or a line the client cannot read).
 	Unmatched func(line []byte)
+	// Env, for a spawned oracle, is added to the environment it inherits
+	// ("KEY=value", later entries winning), e.g. ORACLE_STORE=off.
+	Env []string
 }
+
+// stdoutGrace is how long a call in flight waits, once the oracle's stdout ended,
+// for its exit status before failing with "still running".
+var stdoutGrace = 10 * time.Second
 
 var (
 	// ErrClosed is returned by calls after Close or Kill.
@@ -100,6 +108,9 @@ func Attach(r io.Reader, w io.Writer, opts Options) *Client {
 func (c *Client) spawn() (*conn, error) {
 	cmd := exec.Command(c.bin, c.args...)
 	cmd.Stderr = c.opts.Stderr
+	if len(c.opts.Env) > 0 {
+		cmd.Env = append(os.Environ(), c.opts.Env...)
+	}
 	setGroup(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -197,7 +208,7 @@ func (cn *conn) exitError(readErr error) *ExitError {
 	}
 	select {
 	case <-cn.exited:
-	case <-time.After(10 * time.Second):
+	case <-time.After(stdoutGrace):
 		return &ExitError{Status: "it closed its stdout and is still running", Code: -1}
 	}
 	st := cn.cmd.ProcessState
@@ -338,7 +349,56 @@ func (c *Client) Start(ctx context.Context, req Request, done chan *Call) (*Call
 	if err != nil {
 		return nil, err
 	}
-	line = append(line, '\n')
+	return c.send(ctx, req, key, append(line, '\n'), done)
+}
+
+// StartLine is Start for a request line the caller wrote: a line replayed from an
+// NDJSON file, one with a field Request does not model, or a malformed one (a
+// fuzzer's). id is the answer's id as JSON text (`"a"`, `5`, `null` for a line the
+// oracle cannot read an id from); nil takes the line's own id. Call.Request holds
+// the line's id and op as far as they can be read.
+func (c *Client) StartLine(ctx context.Context, line []byte, id json.RawMessage, done chan *Call) (*Call, error) {
+	if done == nil {
+		done = make(chan *Call, 1)
+	} else if cap(done) == 0 {
+		return nil, errors.New("client: done channel is unbuffered")
+	}
+	if bytes.ContainsAny(line, "\r\n") {
+		return nil, errors.New("client: a request line holds a line break")
+	}
+	var head struct {
+		ID json.RawMessage `json:"id"`
+		Op any             `json:"op"`
+	}
+	_ = json.Unmarshal(line, &head) // best effort: the line may be malformed on purpose
+	if id == nil {
+		if head.ID == nil {
+			return nil, errors.New("client: the line has no readable id, and none was given")
+		}
+		id = head.ID
+	}
+	var req Request
+	_ = json.Unmarshal(id, &req.ID)
+	req.Op, _ = head.Op.(string)
+	var key bytes.Buffer
+	if err := json.Compact(&key, id); err != nil {
+		return nil, fmt.Errorf("client: answer id %q is not JSON: %v", id, err)
+	}
+	return c.send(ctx, req, key.String(), append(append([]byte(nil), line...), '\n'), done)
+}
+
+// DoLine is Do for a request line the caller wrote (StartLine).
+func (c *Client) DoLine(ctx context.Context, line []byte, id json.RawMessage) (*Response, error) {
+	call, err := c.StartLine(ctx, line, id, nil)
+	if err != nil {
+		return nil, err
+	}
+	call = <-call.Done
+	return call.Response, call.Err
+}
+
+// send writes line, whose answer carries key as its id, and registers its call.
+func (c *Client) send(ctx context.Context, req Request, key string, line []byte, done chan *Call) (*Call, error) {
 	cn, err := c.current()
 	if err != nil {
 		return nil, err
@@ -439,6 +499,16 @@ func (c *Client) WaitReady(ctx context.Context, every time.Duration) (*Ping, err
 	}
 }
 
+// Exited is closed once the current oracle process has exited (attached: once its
+// output ended), for a caller that waits on it with other things (a signal it
+// sent, a kill). An oracle can close its stdout well before it exits. After a
+// restart it is the new process's.
+func (c *Client) Exited() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.conn.exited
+}
+
 // PID is the spawned oracle's current process id, 0 when attached.
 func (c *Client) PID() int {
 	c.mu.Lock()
@@ -466,19 +536,29 @@ func (c *Client) Close() error {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
+	// Wait for the process, not only its stdout: it may close stdout first and then
+	// take a while to close its browsers.
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	ended := cn.done
+	if cn.cmd != nil {
+		ended = cn.exited
+	}
 	select {
-	case <-cn.done:
-	case <-time.After(timeout):
+	case <-ended:
+	case <-timer.C:
 		if cn.cmd == nil {
 			return fmt.Errorf("client: the oracle's output did not end within %v of closing its input", timeout)
 		}
 		killGroup(cn.cmd)
+		<-cn.exited
 		<-cn.done
 		return fmt.Errorf("client: oracle did not exit within %v of EOF; killed", timeout)
 	}
+	<-cn.done // the answers it wrote before exiting are read
 	if cn.cmd != nil {
-		if e, ok := cn.err.(*ExitError); ok && e.Code != 0 {
-			return e
+		if st := cn.cmd.ProcessState; st.ExitCode() != 0 {
+			return &ExitError{Status: st.String(), Code: st.ExitCode()}
 		}
 	}
 	return nil

@@ -206,6 +206,14 @@ func fakeProcess() {
 		switch {
 		case req.Op == client.OpPing:
 			fmt.Printf(`{"id":%s,"ok":true,"engines":["fake"]}`+"\n", head.ID)
+		case req.HTML != nil && strings.HasPrefix(*req.HTML, "env:"):
+			msg, _ := json.Marshal(os.Getenv(strings.TrimPrefix(*req.HTML, "env:")))
+			fmt.Printf(`{"id":%s,"dumps":{},"errors":{"fake":%s}}`+"\n", head.ID, msg)
+		case req.HTML != nil && *req.HTML == "linger":
+			// As the oracle can: stdout closed, the process still closing browsers.
+			os.Stdout.Close()
+			time.Sleep(2 * time.Second)
+			os.Exit(0)
 		case req.HTML != nil && strings.HasPrefix(*req.HTML, "exit:"):
 			code, _ := strconv.Atoi(strings.TrimPrefix(*req.HTML, "exit:"))
 			os.Exit(code)
@@ -245,11 +253,91 @@ func TestRestartOnExitRespawnsForTheNextCall(t *testing.T) {
 func TestWithoutRestartTheExitIsEveryLaterCallsError(t *testing.T) {
 	c := spawnFake(t, false)
 	ctx := context.Background()
+	exited := c.Exited()
+	select {
+	case <-exited:
+		t.Fatal("Exited is closed while the oracle runs")
+	default:
+	}
 	_, err := c.Do(ctx, client.Request{HTML: client.Str("exit:5")})
 	require.ErrorIs(t, err, client.ErrExited)
+	<-exited
 	_, err = c.Ping(ctx)
 	var ee *client.ExitError
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, "exit status 5", ee.Status)
 	assert.Equal(t, ee, c.Close())
+}
+
+// Options.Env reaches the spawned oracle: here it is what makes the child a fake
+// at all (without it, -test.run matches nothing and the child exits at once).
+func TestSpawnAddsOptionsEnv(t *testing.T) {
+	c, err := client.Spawn(os.Args[0], []string{"-test.run=^$"}, client.Options{Stderr: os.Stderr,
+		Env: []string{"CLIENT_FAKE_ORACLE=1", "FAKE_WORD=first", "FAKE_WORD=later"}})
+	require.NoError(t, err)
+	t.Cleanup(c.Kill)
+	r, err := c.Do(context.Background(), client.Request{HTML: client.Str("env:FAKE_WORD")})
+	require.NoError(t, err)
+	assert.Equal(t, "later", r.Errors["fake"])
+	assert.NoError(t, c.Close())
+}
+
+// StartLine sends the caller's line as written, malformed or not, and matches the
+// answer by the id given, or by the line's own.
+func TestStartLineSendsTheLineAsWrittenAndMatchesItsID(t *testing.T) {
+	c, p := attach(t, client.Options{})
+	lines := make(chan string, 3)
+	go func() {
+		for range 3 {
+			l, _ := p.br.ReadString('\n')
+			lines <- l
+		}
+	}()
+	malformed, err := c.StartLine(context.Background(), []byte(`{"id":"m1","html":`), json.RawMessage(`null`), nil)
+	require.NoError(t, err)
+	assert.Equal(t, `{"id":"m1","html":`+"\n", <-lines)
+	own, err := c.StartLine(context.Background(), []byte(`{"id": 5, "op":"ping", "x-new":true}`), nil, nil)
+	require.NoError(t, err)
+	assert.Equal(t, `{"id": 5, "op":"ping", "x-new":true}`+"\n", <-lines)
+	assert.Equal(t, client.OpPing, own.Request.Op)
+	_, err = c.StartLine(context.Background(), []byte(`{"id":"a"}`+"\n"+`{"id":"b"}`), nil, nil)
+	assert.ErrorContains(t, err, "line break")
+	_, err = c.StartLine(context.Background(), []byte(`not json`), nil, nil)
+	assert.ErrorContains(t, err, "no readable id")
+
+	go io.WriteString(p.w, `{"id":5,"ok":true}`+"\n"+`{"id":null,"error":"invalid JSON"}`+"\n")
+	call := <-malformed.Done
+	require.NoError(t, call.Err)
+	assert.Equal(t, "invalid JSON", call.Response.Error)
+	call = <-own.Done
+	require.NoError(t, call.Err)
+	assert.True(t, call.Response.OK)
+	assert.Equal(t, `{"id":5,"ok":true}`, string(call.Response.Raw))
+	go func() {
+		<-lines
+		io.WriteString(p.w, `{"id":"d","dumps":{},"errors":{"fake":"d"}}`+"\n")
+	}()
+	r, err := c.DoLine(context.Background(), []byte(`{"id":"d","html":"<p>"}`), nil)
+	require.NoError(t, err)
+	assert.Equal(t, "d", r.Errors["fake"])
+}
+
+// An oracle that closes its stdout and exits later: Exited and Close wait for the
+// exit itself and Close reports its real status, while the call in flight fails once
+// the grace for the exit status is over. Before, Close returned the calls' "still
+// running" error (code -1) and Exited was closed with the stdout.
+func TestCloseWaitsForTheExitAfterStdoutEnds(t *testing.T) {
+	defer client.SetStdoutGrace(client.SetStdoutGrace(100 * time.Millisecond))
+	c := spawnFake(t, false)
+	start := time.Now()
+	_, err := c.Do(context.Background(), client.Request{HTML: client.Str("linger")})
+	require.ErrorContains(t, err, "still running")
+	select {
+	case <-c.Exited():
+		t.Fatal("Exited is closed while the process runs")
+	default:
+	}
+	assert.NoError(t, c.Close(), "the process exited 0")
+	assert.GreaterOrEqual(t, time.Since(start), 2*time.Second)
+	<-c.Exited()
 }

@@ -261,6 +261,35 @@ func isNil[T any](v T) bool {
 // engineErrors is every engine's error (progress counts answers that have some).
 func (r Response[T]) engineErrors() map[string]string { return r.Errors }
 
+// CaseResponse is what Handle answers a case request of any kind with (a
+// Response[T]), seen without its answer's type: a caller that handles every kind
+// alike (package probes) reads it through this, so a new kind needs no edit there.
+type CaseResponse interface {
+	// KindName is the kind's name: "geometry", "trace", "reflect".
+	KindName() string
+	// EngineAnswer is engine's answer (a *dump.Dump, *trace.Trace, ...), nil when
+	// it has none.
+	EngineAnswer(engine string) any
+	// EngineError is engine's error, "" when it has none.
+	EngineError(engine string) string
+}
+
+// KindName implements CaseResponse.
+func (r Response[T]) KindName() string { return kindOf[T]().name }
+
+// EngineAnswer implements CaseResponse. A stored answer only Serve writes out
+// (raw) is not decoded here: Handle's responses carry their answers decoded.
+func (r Response[T]) EngineAnswer(engine string) any {
+	v, ok := r.Answers[engine]
+	if !ok || isNil(v) {
+		return nil
+	}
+	return v
+}
+
+// EngineError implements CaseResponse.
+func (r Response[T]) EngineError(engine string) string { return r.Errors[engine] }
+
 // MarshalJSON writes {"id","<field>","errors","unstable","stored"} as encoding/json
 // writes a struct with those fields (the last three omitted when empty), with the stored
 // answers in raw put in place as the JSON text they were stored as.

@@ -97,7 +97,13 @@ func RunProbe(ctx context.Context, o *oracle.Oracle, p Probe, engines []string, 
 	start := time.Now()
 	resp := o.Handle(ctx, &req)
 	r.TookMS = time.Since(start).Milliseconds()
+	judge(&r, p, engines, resp, versions)
+	return r
+}
 
+// judge fills r from resp, the oracle's answer to p on engines: each engine's
+// status, the pairs and the vote, and a note per engine that is not ok.
+func judge(r *Result, p Probe, engines []string, resp any, versions map[string]string) {
 	fail := func(e, status, msg string) {
 		r.Engines[e] = EngineResult{Status: status, Version: versions[e], Error: msg}
 		r.Failed = true
@@ -105,56 +111,30 @@ func RunProbe(ctx context.Context, o *oracle.Oracle, p Probe, engines []string, 
 	ok := func(e string) { r.Engines[e] = EngineResult{Status: StatusOK, Version: versions[e]} }
 
 	switch resp := resp.(type) {
-	case oracle.TraceResponse:
-		traces := map[string]*trace.Trace{}
+	case oracle.CaseResponse:
+		ev := evaluatorFor(resp.KindName())
+		answers := map[string]any{}
 		for _, e := range engines {
-			t := resp.Answers[e]
+			v := resp.EngineAnswer(e)
 			switch {
-			case resp.Errors[e] != "":
-				fail(e, StatusError, resp.Errors[e])
-			case t == nil:
-				fail(e, StatusError, "no trace")
-			case t.TimedOut:
-				fail(e, StatusTimeout, fmt.Sprintf("trace timed out after %d records: the probe never reached trace.done()", len(t.Records)))
-				traces[e] = t // still voted: the records it did push are evidence
+			case resp.EngineError(e) != "":
+				fail(e, StatusError, resp.EngineError(e))
+			case v == nil:
+				fail(e, StatusError, ev.missing)
 			default:
-				if wrong := expect(p, e, t); len(wrong) > 0 {
-					fail(e, StatusError, p.Name+": "+strings.Join(wrong, "; "))
-				} else {
-					ok(e)
+				status, msg := StatusOK, ""
+				if ev.check != nil {
+					status, msg = ev.check(p, e, v)
 				}
-				traces[e] = t
+				if status == StatusOK {
+					ok(e)
+				} else {
+					fail(e, status, msg)
+				}
+				answers[e] = v // a failed check's answer is still voted: it is evidence
 			}
 		}
-		evalTrace(&r, traces)
-	case oracle.GeometryResponse:
-		dumps := map[string]*dump.Dump{}
-		for _, e := range engines {
-			switch d := resp.Answers[e]; {
-			case resp.Errors[e] != "":
-				fail(e, StatusError, resp.Errors[e])
-			case d == nil:
-				fail(e, StatusError, "no dump")
-			default:
-				ok(e)
-				dumps[e] = d
-			}
-		}
-		evalGeometry(&r, dumps)
-	case oracle.ReflectResponse:
-		states := map[string]*reflection.State{}
-		for _, e := range engines {
-			switch s := resp.Answers[e]; {
-			case resp.Errors[e] != "":
-				fail(e, StatusError, resp.Errors[e])
-			case s == nil:
-				fail(e, StatusError, "no state")
-			default:
-				ok(e)
-				states[e] = s
-			}
-		}
-		evalReflect(&r, states)
+		ev.eval(r, answers)
 	case oracle.ErrorResponse:
 		for _, e := range engines {
 			fail(e, StatusError, "request refused: "+resp.Error)
@@ -171,7 +151,75 @@ func RunProbe(ctx context.Context, o *oracle.Oracle, p Probe, engines []string, 
 			r.Notes = append(r.Notes, fmt.Sprintf("%s %s: %s", e, s.Status, firstLine(s.Error)))
 		}
 	}
-	return r
+}
+
+// evaluator is how the probes judge one request kind's answers: what an engine
+// without an answer is told, the per-engine check of an answer (nil: every answer
+// is ok), and the pairwise comparison and vote over the answers.
+type evaluator struct {
+	missing string
+	check   func(p Probe, engine string, v any) (status, msg string)
+	eval    func(r *Result, answers map[string]any)
+}
+
+// evaluators are the kinds the probes know by name (oracle.CaseResponse.KindName).
+// A kind not here is voted whole by its answers' JSON (evaluatorFor), so a new
+// request kind needs no edit in this package to run as a probe.
+var evaluators = map[string]evaluator{
+	"trace":    {missing: "no trace", check: checkTrace, eval: evalOf(evalTrace)},
+	"geometry": {missing: "no dump", eval: evalOf(evalGeometry)},
+	"reflect":  {missing: "no state", eval: evalOf(evalReflect)},
+}
+
+func evaluatorFor(kind string) evaluator {
+	if ev, ok := evaluators[kind]; ok {
+		return ev
+	}
+	return evaluator{missing: "no " + kind + " answer", eval: evalJSON}
+}
+
+// evalOf adapts an evaluation of one kind's answers (all T's) to any answers.
+func evalOf[T any](f func(*Result, map[string]T)) func(*Result, map[string]any) {
+	return func(r *Result, answers map[string]any) {
+		typed := make(map[string]T, len(answers))
+		for e, v := range answers {
+			typed[e] = v.(T)
+		}
+		f(r, typed)
+	}
+}
+
+// checkTrace fails a trace that timed out or that p.Expect finds wrong.
+func checkTrace(p Probe, engine string, v any) (string, string) {
+	t := v.(*trace.Trace)
+	if t.TimedOut {
+		return StatusTimeout, fmt.Sprintf("trace timed out after %d records: the probe never reached trace.done()", len(t.Records))
+	}
+	if wrong := expect(p, engine, t); len(wrong) > 0 {
+		return StatusError, p.Name + ": " + strings.Join(wrong, "; ")
+	}
+	return StatusOK, ""
+}
+
+// evalJSON votes answers of a kind the probes do not know: two agree when their
+// JSON is the same.
+func evalJSON(r *Result, answers map[string]any) {
+	text := map[string]string{}
+	for e, v := range answers {
+		b, err := json.Marshal(v)
+		if err != nil {
+			b = []byte("unencodable: " + err.Error())
+		}
+		text[e] = string(b)
+	}
+	same := func(a, b string) (bool, string) {
+		if a == b {
+			return true, ""
+		}
+		return false, "answers differ"
+	}
+	r.Pairs = pairs(text, same)
+	r.Vote = vote.Vote(text, func(a, b string) bool { return a == b })
 }
 
 // expect is what p.Expect finds wrong with engine's trace (nothing without one).

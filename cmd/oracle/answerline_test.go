@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/stretchr/testify/assert"
@@ -12,28 +10,11 @@ import (
 )
 
 // sendLine is send, also returning the length of the answer line as the oracle wrote
-// it (c.lines holds every stdout line; the reader queues a line there before it
-// delivers the decoded answer).
+// it (without its newline).
 func (c *client) sendLine(t *testing.T, req map[string]any) (map[string]any, int) {
 	t.Helper()
-	for len(c.lines) > 0 {
-		<-c.lines
-	}
-	resp := c.send(t, req)
-	want := idKey(resp["id"])
-	for {
-		select {
-		case line := <-c.lines:
-			var m struct {
-				ID json.RawMessage `json:"id"`
-			}
-			if json.Unmarshal([]byte(line), &m) == nil && string(m.ID) == want {
-				return resp, len(line)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("the line answering %s was not seen", want)
-		}
-	}
+	line := c.sendForLine(t, req)
+	return decode(t, line), len(line)
 }
 
 // The hostile cases of issue 26 item 5: pages that made one answer line hundreds of
@@ -108,7 +89,7 @@ func TestNoCaseMakesAnAnswerLineOverTheDocumentedMaximum(t *testing.T) {
 	resp = c.send(t, caseOK())
 	assert.Nil(t, resp["errors"], "the next case is answered")
 
-	hwm := vmHWM(t, c.cmd.Process.Pid)
+	hwm := vmHWM(t, c.pid())
 	t.Logf("oracle peak RSS after the hostile cases: %d MB", hwm/1024)
 	assert.Less(t, hwm, 300*1024, "the oracle's peak RSS")
 }

@@ -1,24 +1,24 @@
 package main
 
-// A test client for the real oracle binary: it builds cmd/oracle once, runs it as a
-// child process with real browsers, and matches response lines to requests by id.
+// The end-to-end tests' oracle: cmd/oracle built once, run as a child process with
+// the real browsers, and driven through the public Go client (package client).
 
 import (
-	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	oracleclient "github.com/layout-oracle/oracle/client"
 	"github.com/layout-oracle/oracle/internal/testutil"
 )
 
@@ -53,6 +53,7 @@ func TestMain(m *testing.M) {
 	shared.close()
 	groundTruth.close()
 	webContent.close()
+	shortDeadline.close()
 	if shared.c != nil && strings.Contains(shared.c.stderr.String(), "DATA RACE") {
 		fmt.Fprintln(os.Stderr, "the shared oracle reported a data race:\n"+shared.c.stderr.String())
 		code = 1
@@ -61,15 +62,17 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// client is one oracle process under test, driven through the public Go client
+// (package client): spawned in its own process group, requests matched to answers
+// by id with many in flight. Requests are the tests' own JSON objects sent as lines
+// (StartLine), and answers decoded from the line as written (Response.Raw), so what
+// a test asserts is the wire's JSON. The tests of the wire itself (raw, malformed or
+// cut bytes on stdin, closed stdin or stdout, stdout read line by line) use raw
+// pipes instead (protocol_edges_test.go's oracleProc).
 type client struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
+	oc     *oracleclient.Client
 	stderr *testutil.LockedBuffer // the oracle's stderr, still being written while a test reads it
 	mu     sync.Mutex
-	wait   map[string]chan map[string]any // by id
-	lines  chan string                    // every stdout line, raw, for purity checks
-	done   chan error
-	exited chan struct{} // closed when the process has exited (done still holds its error)
 	nextID int
 }
 
@@ -87,27 +90,21 @@ func startOracle(t testing.TB, args ...string) *client {
 // waitStarted pings until no engine or endpoint is "starting", or the process exits.
 func (c *client) waitStarted(t testing.TB) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
-	for n := 0; time.Now().Before(deadline); n++ {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for n := 0; ; n++ {
 		id := "wait-started-" + strconv.Itoa(n)
-		ch := make(chan map[string]any, 1)
-		c.mu.Lock()
-		c.wait[idKey(id)] = ch
-		c.mu.Unlock()
-		if _, err := io.WriteString(c.stdin, `{"op":"ping","id":"`+id+`"}`+"\n"); err != nil {
-			return // exited before reading stdin: the test sees why
-		}
-		select {
-		case m := <-ch:
-			if !anyStarting(m) {
-				return
-			}
-		case <-c.exited:
+		r, err := c.oc.DoLine(ctx, []byte(`{"op":"ping","id":"`+id+`"}`), nil)
+		switch {
+		case ctx.Err() != nil:
+			t.Fatalf("an engine was still starting after 3 minutes; stderr:\n%s", c.stderr.String())
+		case err != nil:
+			return // exited before answering: the test sees why
+		case !anyStarting(decode(t, r.Raw)):
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("an engine was still starting after 3 minutes; stderr:\n%s", c.stderr.String())
 }
 
 // anyStarting says whether a ping answer has an engine, or a remote endpoint (which
@@ -138,22 +135,28 @@ func startOracleNow(t testing.TB, args ...string) *client {
 // startOracleBin is startOracleNow with another oracle binary (race_test.go's).
 func startOracleBin(t testing.TB, bin string, args ...string) *client {
 	t.Helper()
+	return spawnOracle(t, bin, nil, args...)
+}
+
+// spawnOracle starts bin with args and env added to its environment.
+func spawnOracle(t testing.TB, bin string, env []string, args ...string) *client {
+	t.Helper()
 	testutil.NeedsBrowsers(t)
-	cmd := exec.Command(bin, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	stderr := &testutil.LockedBuffer{}
-	c := &client{cmd: cmd, stdin: stdin, stderr: stderr, wait: map[string]chan map[string]any{},
-		lines: make(chan string, 10000), done: make(chan error, 1), exited: make(chan struct{})}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
+	oc, err := oracleclient.Spawn(bin, args, oracleclient.Options{
+		Stderr: stderr,
+		Env:    env,
+		// exitCode and close bound the wait themselves.
+		CloseTimeout: 10 * time.Minute,
+		// Every stdout line must be a JSON object: an answer nobody waits for still is.
+		Unmatched: func(line []byte) {
+			var m map[string]any
+			if err := json.Unmarshal(line, &m); err != nil {
+				panic(fmt.Sprintf("oracle wrote a non-JSON line on stdout: %q", line))
+			}
+		},
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { // a -race build of the oracle reports races on its stderr
@@ -161,64 +164,42 @@ func startOracleBin(t testing.TB, bin string, args ...string) *client {
 			t.Errorf("the oracle reported a data race:\n%s", out)
 		}
 	})
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 256<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			select {
-			case c.lines <- line:
-			default:
-			}
-			var m map[string]any
-			if err := json.Unmarshal([]byte(line), &m); err != nil {
-				panic(fmt.Sprintf("oracle wrote a non-JSON line on stdout: %q", line))
-			}
-			c.mu.Lock()
-			key := idKey(m["id"])
-			ch := c.wait[key]
-			delete(c.wait, key)
-			c.mu.Unlock()
-			if ch != nil {
-				ch <- m
-			}
-		}
-		err := cmd.Wait()
-		close(c.exited)
-		c.done <- err
-	}()
-	return c
+	return &client{oc: oc, stderr: stderr}
 }
+
+// pid is the oracle's process id.
+func (c *client) pid() int { return c.oc.PID() }
 
 func idKey(id any) string {
 	b, _ := json.Marshal(id)
 	return string(b)
 }
 
+// decode is an answer line as the JSON object tests assert on.
+func decode(t testing.TB, line []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(line, &m); err != nil {
+		t.Fatalf("oracle wrote a non-JSON line on stdout: %q", line)
+	}
+	return m
+}
+
 // sendRaw writes one raw line and waits for the response carrying id (as JSON text,
 // e.g. `"a"` or `null`).
 func (c *client) sendRaw(t testing.TB, line, id string) map[string]any {
 	t.Helper()
-	ch := make(chan map[string]any, 1)
-	c.mu.Lock()
-	c.wait[id] = ch
-	c.mu.Unlock()
-	if _, err := io.WriteString(c.stdin, line+"\n"); err != nil {
-		t.Fatalf("write request: %v", err)
-	}
-	select {
-	case m := <-ch:
-		return m
-	case err := <-c.done:
-		t.Fatalf("oracle exited (%v) before answering %s; stderr:\n%s", err, id, c.stderr.String())
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("no answer to %s in 2 minutes", id)
-	}
-	return nil
+	return decode(t, c.answerLine(t, c.startLine(t, []byte(line), json.RawMessage(id)), 2*time.Minute, id))
 }
 
 // send sends a request object, giving it a fresh id unless it has one.
 func (c *client) send(t testing.TB, req map[string]any) map[string]any {
+	t.Helper()
+	return decode(t, c.sendForLine(t, req))
+}
+
+// sendForLine is send, returning the answer line as the oracle wrote it.
+func (c *client) sendForLine(t testing.TB, req map[string]any) []byte {
 	t.Helper()
 	if _, ok := req["id"]; !ok {
 		c.mu.Lock()
@@ -230,17 +211,71 @@ func (c *client) send(t testing.TB, req map[string]any) map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c.sendRaw(t, string(b), idKey(req["id"]))
+	return c.answerLine(t, c.startLine(t, b, nil), 2*time.Minute, idKey(req["id"]))
+}
+
+// sendAsync writes req (with its id) and returns the call its answer arrives on,
+// so a test can have several requests outstanding at once.
+func (c *client) sendAsync(t testing.TB, id string, req map[string]any) *oracleclient.Call {
+	t.Helper()
+	req["id"] = id
+	b, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.startLine(t, b, nil)
+}
+
+// sendNext is sendAsync with a fresh id.
+func (c *client) sendNext(t testing.TB, req map[string]any) *oracleclient.Call {
+	t.Helper()
+	c.mu.Lock()
+	c.nextID++
+	id := "async-" + strconv.Itoa(c.nextID)
+	c.mu.Unlock()
+	return c.sendAsync(t, id, req)
+}
+
+func (c *client) startLine(t testing.TB, line []byte, id json.RawMessage) *oracleclient.Call {
+	t.Helper()
+	call, err := c.oc.StartLine(context.Background(), line, id, nil)
+	if err != nil {
+		t.Fatalf("write request: %v; stderr:\n%s", err, c.stderr.String())
+	}
+	return call
+}
+
+// await waits up to within for call's answer.
+func (c *client) await(t testing.TB, call *oracleclient.Call, within time.Duration) map[string]any {
+	t.Helper()
+	return decode(t, c.answerLine(t, call, within, string(call.Request.ID)))
+}
+
+// answerLine waits up to within for call's answer line.
+func (c *client) answerLine(t testing.TB, call *oracleclient.Call, within time.Duration, what string) []byte {
+	t.Helper()
+	select {
+	case call = <-call.Done:
+		if call.Err != nil {
+			t.Fatalf("no answer to %s: %v; stderr:\n%s", what, call.Err, c.stderr.String())
+		}
+		return call.Response.Raw
+	case <-time.After(within):
+		t.Fatalf("no answer to %s in %s", what, within)
+	}
+	return nil
 }
 
 // exitCode closes stdin (EOF) unless already closed and waits for the process.
 func (c *client) exitCode(t testing.TB, within time.Duration) int {
 	t.Helper()
-	c.stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- c.oc.Close() }()
 	select {
-	case err := <-c.done:
-		if ee, ok := err.(*exec.ExitError); ok {
-			return ee.ExitCode()
+	case err := <-done:
+		var ee *oracleclient.ExitError
+		if errors.As(err, &ee) {
+			return ee.Code
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -252,15 +287,17 @@ func (c *client) exitCode(t testing.TB, within time.Duration) int {
 	return -1
 }
 
+// close ends the oracle with EOF, and kills its process group after 30s.
 func (c *client) close() {
 	if c == nil {
 		return
 	}
-	c.stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- c.oc.Close() }()
 	select {
-	case <-c.done:
+	case <-done:
 	case <-time.After(30 * time.Second):
-		syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+		c.oc.Kill()
 	}
 }
 

@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -185,7 +184,7 @@ func afterFault(t *testing.T, c *client, what string, bound time.Duration) map[s
 // logOnFailure shows the oracle's log when the test failed.
 func logOnFailure(t *testing.T, c *client) {
 	if t.Failed() {
-		t.Logf("oracle stderr:\n%s", c.cmd.Stderr.(*testutil.LockedBuffer).String()) // still being written
+		t.Logf("oracle stderr:\n%s", c.stderr.String()) // still being written
 	}
 }
 
@@ -205,7 +204,7 @@ func TestKilledRendererCostsAtMostOneCase(t *testing.T) {
 	require.Nil(t, c.send(t, caseOK())["errors"])
 
 	// Between cases: the page processes die while the engine is idle.
-	procs := renderers(c.cmd.Process.Pid)
+	procs := renderers(c.pid())
 	require.NotEmpty(t, procs["chromium"], "found Chromium's renderer")
 	require.NotEmpty(t, procs["firefox"], "found Firefox's content process")
 	killAll(t, append(procs["chromium"], procs["firefox"]...)...)
@@ -232,16 +231,15 @@ func TestKilledRendererCostsAtMostOneCase(t *testing.T) {
 	}
 
 	// During a case: the case that crashed gets an error naming the crash.
-	procs = renderers(c.cmd.Process.Pid)
+	procs = renderers(c.pid())
 	require.NotEmpty(t, procs["chromium"])
 	require.NotEmpty(t, procs["firefox"])
 	busy := map[string]any{"html": "<p>", "script": "const t0 = Date.now(); while (Date.now() - t0 < 4000) {}"}
-	answer := make(chan map[string]any, 1)
 	before := ticksOf(procs)
-	go func() { answer <- c.send(t, busy) }()
+	answer := c.sendNext(t, busy)
 	waitBusy(t, procs, before, 3*time.Second) // the 4 s busy script runs in both engines
 	killAll(t, append(procs["chromium"], procs["firefox"]...)...)
-	resp := <-answer
+	resp := c.await(t, answer, 2*time.Minute)
 	errs, _ := resp["errors"].(map[string]any)
 	t.Logf("the crashed case: %v", errs)
 	for _, e := range playwrightEngines {
@@ -264,9 +262,9 @@ func TestKilledPlaywrightDriverIsReplaced(t *testing.T) {
 	defer c.close()
 	defer logOnFailure(t, c)
 	require.Nil(t, c.send(t, caseOK())["errors"])
-	pids := drivers(c.cmd.Process.Pid)
+	pids := drivers(c.pid())
 	require.Len(t, pids, 2, "found each engine's driver: %v", pids)
-	browsers := browserPIDs(t, c.cmd.Process.Pid)
+	browsers := browserPIDs(t, c.pid())
 	killAll(t, pids["chromium"], pids["firefox"])
 	// ping says what the next case meets: a dead driver is not ready.
 	deadline := time.Now().Add(5 * time.Second)
@@ -287,7 +285,7 @@ func TestKilledPlaywrightDriverIsReplaced(t *testing.T) {
 		assert.LessOrEqual(t, failed[e], 1, "%s: a killed driver costs at most one case", e)
 	}
 	states = pingStates(t, c)
-	now := drivers(c.cmd.Process.Pid)
+	now := drivers(c.pid())
 	for _, e := range playwrightEngines {
 		assert.Equal(t, "ready", states[e]["state"], e)
 		assert.GreaterOrEqual(t, states[e]["restarts"], 1.0, "%s: ping counts the relaunch", e)

@@ -65,7 +65,7 @@ func TestKilledBrowsersAreRelaunchedAndServeAgain(t *testing.T) {
 	c := startOracle(t, "--pages=1", "--deadline=20s", "--log-level=warn")
 	defer c.close()
 	require.Nil(t, c.send(t, map[string]any{"html": "<p>"})["errors"])
-	pids := browserPIDs(t, c.cmd.Process.Pid)
+	pids := browserPIDs(t, c.pid())
 	require.Len(t, pids, 3, "found each engine's browser process: %v", pids)
 	for _, pid := range pids {
 		require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
@@ -94,7 +94,7 @@ func TestKilledBrowsersAreRelaunchedAndServeAgain(t *testing.T) {
 		assert.Equal(t, "ready", st["state"], e)
 		assert.GreaterOrEqual(t, st["restarts"], 1.0, "%s was relaunched", e)
 	}
-	for e, pid := range browserPIDs(t, c.cmd.Process.Pid) {
+	for e, pid := range browserPIDs(t, c.pid()) {
 		assert.NotEqual(t, pids[e], pid, "%s runs in a new process", e)
 	}
 }
@@ -106,7 +106,7 @@ func TestHostileCasesAreAnsweredAndDoNotStallLaterCases(t *testing.T) {
 	defer func() {
 		// Browsers wedged by these cases must not outlive the oracle either: a busy
 		// Firefox was once seen to ignore Close and survive, reparented to init.
-		kids := descendants(c.cmd.Process.Pid)
+		kids := descendants(c.pid())
 		assert.Equal(t, 0, c.exitCode(t, 60*time.Second))
 		deadline := time.Now().Add(10 * time.Second)
 		for _, pid := range kids {

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	oracleclient "github.com/layout-oracle/oracle/client"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -231,30 +232,9 @@ func TestNetworkAllowlistGeometryCannotReachOtherPorts(t *testing.T) {
 	assert.Zero(t, l.pkts.Load(), "UDP packets reached the listener on another loopback port")
 }
 
-// sendAsync writes req (with its id) and returns where its answer arrives.
-func (c *client) sendAsync(t testing.TB, id string, req map[string]any) <-chan map[string]any {
+func await(t *testing.T, c *client, call *oracleclient.Call, what string) map[string]any {
 	t.Helper()
-	req["id"] = id
-	b, err := json.Marshal(req)
-	require.NoError(t, err)
-	ch := make(chan map[string]any, 1)
-	c.mu.Lock()
-	c.wait[idKey(id)] = ch
-	c.mu.Unlock()
-	_, err = c.stdin.Write(append(b, '\n'))
-	require.NoError(t, err)
-	return ch
-}
-
-func await(t *testing.T, c *client, ch <-chan map[string]any, what string) map[string]any {
-	t.Helper()
-	select {
-	case m := <-ch:
-		return m
-	case <-time.After(4 * time.Minute):
-		t.Fatalf("no answer to %s in 4 minutes; stderr:\n%s", what, c.stderr.String())
-	}
-	return nil
+	return decode(t, c.answerLine(t, call, 4*time.Minute, what))
 }
 
 // Hostile cases that run past their deadline on every page of every engine, and an
@@ -270,7 +250,7 @@ func TestAHostileTimeoutNeverFailsTheNextInnocentCase(t *testing.T) {
 	h1 := c.sendAsync(t, "hostile-1", hostile())
 	h2 := c.sendAsync(t, "hostile-2", hostile())
 	innocent := c.sendAsync(t, "innocent", caseOK())
-	for _, h := range []<-chan map[string]any{h1, h2} {
+	for _, h := range []*oracleclient.Call{h1, h2} {
 		resp := await(t, c, h, "a hostile case")
 		errs, _ := resp["errors"].(map[string]any)
 		for _, e := range engines {
@@ -297,15 +277,17 @@ func webProcesses(oracle int) []int {
 // (kill -9 by pid, the exact processes below the oracle) while the engine is idle:
 // the next case is answered normally in every engine, and so is the one after.
 // Fails on the old main: the next case failed in (engine list in docs/untrusted.md).
+//
+// On the ground-truth oracle (one page per engine): sequential tests run alone, so
+// it is idle between cases, and the tests after this one run on what it recovered.
 func TestContentProcessKilledWhileIdleDoesNotFailTheNextCase(t *testing.T) {
-	c := startOracle(t, "--pages=1", "--log-level=warn", "--self-check=false")
-	defer c.close()
+	c := gtOracle(t)
 	defer logOnFailure(t, c)
 	resp := c.send(t, caseOK())
 	require.Nil(t, resp["errors"])
 	time.Sleep(500 * time.Millisecond) // the reset after the case has run: the engines are idle
-	found := renderers(c.cmd.Process.Pid)
-	found["webkit"] = webProcesses(c.cmd.Process.Pid)
+	found := renderers(c.pid())
+	found["webkit"] = webProcesses(c.pid())
 	for _, e := range engines {
 		require.NotEmpty(t, found[e], "%s: its content processes are found", e)
 		t.Logf("%s: killing %v", e, found[e])
@@ -381,7 +363,7 @@ func TestDumpOverTheNodeLimitIsAClearError(t *testing.T) {
 	for _, e := range engines {
 		assert.Contains(t, errs[e], "the dump exceeded --dump-max-nodes=100000 elements", e)
 	}
-	hwm := vmHWM(t, d.cmd.Process.Pid)
+	hwm := vmHWM(t, d.pid())
 	t.Logf("oracle peak RSS after a 150,000-element page: %d MB", hwm/1024)
 	assert.Less(t, hwm, 400*1024, "the oracle's peak RSS")
 }

@@ -273,7 +273,7 @@ func TestShutdownAndEOFLeaveNoBrowserBehind(t *testing.T) {
 			c := startOracle(t, "--engines=chromium,webkit", "--log-level=warn")
 			resp := c.send(t, map[string]any{"html": "<p>", "engines": []string{"chromium", "firefox"}})
 			assert.Equal(t, map[string]any{"firefox": "engine not launched"}, resp["errors"])
-			kids := descendants(c.cmd.Process.Pid)
+			kids := descendants(c.pid())
 			require.NotEmpty(t, kids, "the browsers run below the oracle")
 			if how == "shutdown" {
 				resp := c.send(t, map[string]any{"op": "shutdown"})

@@ -31,7 +31,7 @@ func TestPingIsAnsweredAtOnceWhileCasesRun(t *testing.T) {
 	c := shared.get(t)
 	c.send(t, map[string]any{"op": "ping"}) // the oracle is up: only the cases can delay the next ping
 	busy := `const t0 = Date.now(); while (Date.now() - t0 < 2000) {}`
-	procs := renderers(c.cmd.Process.Pid)
+	procs := renderers(c.pid())
 	before := ticksOf(procs)
 	var wg sync.WaitGroup
 	answered := make(chan string, 8)
@@ -68,7 +68,9 @@ func TestDuplicateMiscasedKeysAndANonUTF8IDAreRefused(t *testing.T) {
 	}
 }
 
-// oracleProc is an oracle run with raw pipes, for tests that end it on purpose.
+// oracleProc is an oracle run with raw pipes, not through package client: its tests
+// test the wire itself (they close stdin, stdout or stderr on purpose, write bytes
+// after shutdown, and read stdout line by line as it comes).
 type oracleProc struct {
 	cmd     *exec.Cmd
 	stdin   *os.File

@@ -62,7 +62,7 @@ func TestBrowsersRunUnprivilegedInTheirOwnSandboxes(t *testing.T) {
 	uid := browserUID(t)
 	c := gtOracle(t) // every process below it is checked, whatever cases it served
 	ping := c.send(t, map[string]any{"op": "ping"})
-	oracle := c.cmd.Process.Pid
+	oracle := c.pid()
 
 	sandbox, _ := ping["sandbox"].(map[string]any)
 	for _, e := range engines {
@@ -205,7 +205,7 @@ func TestLocalUsersCannotDriveTheBrowsers(t *testing.T) {
 	c := gtOracle(t) // its ports and display; a session nobody opened would fail here first
 	c.send(t, map[string]any{"op": "ping"})
 
-	ports := listeners(t, c.cmd.Process.Pid)
+	ports := listeners(t, c.pid())
 	// The display the oracle's Xvfb took, from its log line.
 	var display string
 	for _, line := range strings.Split(c.stderr.String(), "\n") {

@@ -68,11 +68,11 @@ func TestScreenshotIsTheWalkedPageInEveryEngine(t *testing.T) {
 	assert.Contains(t, bad["error"], `"screenshot" is for geometry requests only`)
 }
 
+// On webContent, whose --artifacts is wcArtifacts: its other tests ask for no
+// screenshot, so the flag changes none of their answers.
 func TestScreenshotArtifactsAreFiles(t *testing.T) {
-	t.Parallel() // own oracle, no tight timing (docs/testing.md)
-	dir := t.TempDir()
-	c := startOracle(t, "--log-level=warn", "--pages=1", "--self-check=false", "--artifacts", dir)
-	defer c.close()
+	c := wcOracle(t)
+	dir := wcArtifacts
 	resp := c.send(t, map[string]any{"id": "a/../b", "html": shotCase, "screenshot": true})
 	require.Nil(t, resp["errors"])
 	for _, e := range engines {

@@ -58,7 +58,7 @@ func TestSelfCheckTakesAFailingEngineOutOfService(t *testing.T) {
 	assert.Contains(t, resp["dumps"], "firefox")
 
 	// The failed engine's browser was closed, not left running beside the others.
-	pids := browserPIDs(t, c.cmd.Process.Pid)
+	pids := browserPIDs(t, c.pid())
 	assert.NotContains(t, pids, "chromium", "a chromium browser is still running after failing the self-check")
 	assert.Contains(t, pids, "firefox")
 

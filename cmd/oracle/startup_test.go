@@ -5,39 +5,15 @@ package main
 
 import (
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	oracleclient "github.com/layout-oracle/oracle/client"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// sendNext writes req (with a fresh id) and returns where its answer arrives, so a
-// test can have several requests outstanding at once.
-func (c *client) sendNext(t testing.TB, req map[string]any) <-chan map[string]any {
-	t.Helper()
-	c.mu.Lock()
-	c.nextID++
-	id := "async-" + strconv.Itoa(c.nextID)
-	c.mu.Unlock()
-	return c.sendAsync(t, id, req)
-}
-
-func (c *client) await(t testing.TB, ch <-chan map[string]any, within time.Duration) map[string]any {
-	t.Helper()
-	select {
-	case m := <-ch:
-		return m
-	case <-c.exited:
-		t.Fatalf("oracle exited before answering; stderr:\n%s", c.stderr.String())
-	case <-time.After(within):
-		t.Fatalf("no answer in %s", within)
-	}
-	return nil
-}
 
 // browserMains counts each engine's browser instances below the oracle: Chromium's
 // and Firefox's main processes (not their children) and WebKit's MiniBrowser.
@@ -73,12 +49,12 @@ func TestPerEnginePagesShowInPingAndInBrowserProcesses(t *testing.T) {
 	for e, want := range map[string]float64{"chromium": 1, "firefox": 2, "webkit": 2} {
 		assert.Equal(t, want, states[e].(map[string]any)["pages"], "%s pages up", e)
 	}
-	assert.Equal(t, map[string]int{"chromium": 1, "firefox": 2, "webkit": 2}, browserMains(c.cmd.Process.Pid))
+	assert.Equal(t, map[string]int{"chromium": 1, "firefox": 2, "webkit": 2}, browserMains(c.pid()))
 
 	// Two cases at once (--inflight follows the largest count, 2): both answered by all.
 	a := c.sendNext(t, map[string]any{"html": "<!doctype html><div style='width:7px;height:3px'></div>"})
 	b := c.sendNext(t, map[string]any{"html": "<!doctype html><p>x</p>"})
-	for _, ch := range []<-chan map[string]any{a, b} {
+	for _, ch := range []*oracleclient.Call{a, b} {
 		resp := c.await(t, ch, 2*time.Minute)
 		assert.Nil(t, resp["errors"])
 		assert.Len(t, resp["dumps"], 3)
@@ -104,7 +80,7 @@ func TestPingIsAnsweredWhileTheSlowestEngineStarts(t *testing.T) {
 	// Sent at once after start, before any engine is ready.
 	first := c.sendNext(t, map[string]any{"op": "ping"})
 	all := c.sendNext(t, map[string]any{"html": "<!doctype html><div style='width:10px;height:5px'></div>"})
-	named := map[string]<-chan map[string]any{}
+	named := map[string]*oracleclient.Call{}
 	for _, e := range engines {
 		named[e] = c.sendNext(t, map[string]any{"html": "<!doctype html><p>x</p>", "engines": []string{e}})
 	}
@@ -184,17 +160,17 @@ func TestEOFDuringStartupLeavesNoBrowserBehind(t *testing.T) {
 		t.Skip("every engine was ready by the first ping; nothing was starting to test")
 	}
 	seen := map[int]bool{}
-	for _, pid := range descendants(c.cmd.Process.Pid) {
+	for _, pid := range descendants(c.pid()) {
 		seen[pid] = true
 	}
-	c.stdin.Close()
+	go c.oc.Close() // EOF; the loop below watches the exit
 	// Keep collecting: browsers may still be spawned after EOF, until their launch ends.
 	for done := false; !done; {
 		select {
-		case <-c.exited:
+		case <-c.oc.Exited():
 			done = true
 		case <-time.After(100 * time.Millisecond):
-			for _, pid := range descendants(c.cmd.Process.Pid) {
+			for _, pid := range descendants(c.pid()) {
 				seen[pid] = true
 			}
 		}
@@ -220,25 +196,25 @@ func TestSIGTERMDuringStartupLeavesNoBrowserBehind(t *testing.T) {
 	defer c.close()
 	seen := map[int]bool{}
 	collect := func() {
-		for _, pid := range descendants(c.cmd.Process.Pid) {
+		for _, pid := range descendants(c.pid()) {
 			seen[pid] = true
 		}
 	}
 	// Wait for the first browser to run, then signal while the others still start.
 	deadline := time.Now().Add(2 * time.Minute)
-	for len(browserMains(c.cmd.Process.Pid)) == 0 && time.Now().Before(deadline) {
+	for len(browserMains(c.pid())) == 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	require.NotEmpty(t, browserMains(c.cmd.Process.Pid), "no browser launched; stderr:\n%s", c.stderr.String())
+	require.NotEmpty(t, browserMains(c.pid()), "no browser launched; stderr:\n%s", c.stderr.String())
 	collect()
 	if strings.Contains(c.stderr.String(), "serving on stdio") {
 		t.Skip("an engine already served when the first browser was seen; nothing to test")
 	}
-	require.NoError(t, syscall.Kill(c.cmd.Process.Pid, syscall.SIGTERM))
+	require.NoError(t, syscall.Kill(c.pid(), syscall.SIGTERM))
 	sent := time.Now()
 	for done := false; !done; {
 		select {
-		case <-c.exited:
+		case <-c.oc.Exited():
 			done = true
 		case <-time.After(100 * time.Millisecond):
 			collect()

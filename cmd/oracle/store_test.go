@@ -6,7 +6,6 @@ package main
 // share one store file; a broken store file means live answers.
 
 import (
-	"bufio"
 	"bytes"
 	"database/sql"
 	"encoding/json"
@@ -19,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	oracleclient "github.com/layout-oracle/oracle/client"
 	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/stretchr/testify/assert"
@@ -38,33 +38,20 @@ var storeCases = []string{
 // level) is a case a browser served.
 func runBatch(t *testing.T, env []string, args []string, lines []string) (map[string]string, string) {
 	t.Helper()
-	testutil.NeedsBrowsers(t)
 	args = append([]string{"--pages=1", "--self-check=false", "--log-level=debug"}, args...)
-	cmd := exec.Command(oracleBin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	require.NoError(t, cmd.Start())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		require.NoError(t, err, "stderr:\n%s", stderr.String())
-	case <-time.After(3 * time.Minute):
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		t.Fatalf("oracle did not finish in 3 minutes; stderr:\n%s", stderr.String())
+	c := spawnOracle(t, oracleBin, env, args...)
+	defer c.close() // on a failure: EOF, then a kill
+	calls := map[string]*oracleclient.Call{}
+	for _, l := range lines {
+		call := c.startLine(t, []byte(l), nil)
+		calls[call.Request.ID] = call
 	}
 	out := map[string]string{}
-	sc := bufio.NewScanner(&stdout)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
-		var m struct{ ID string }
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &m), sc.Text())
-		out[m.ID] = sc.Text()
+	for id, call := range calls {
+		out[id] = string(c.answerLine(t, call, 3*time.Minute, id))
 	}
-	return out, stderr.String()
+	require.Equal(t, 0, c.exitCode(t, time.Minute), "stderr:\n%s", c.stderr.String())
+	return out, c.stderr.String()
 }
 
 var storedSuffix = regexp.MustCompile(`,"stored":\[[^\]]*\]\}$`)
@@ -206,6 +193,7 @@ func TestANewEngineBuildMisses(t *testing.T) {
 // loses that batch only: the next run finds the committed answers, byte for byte,
 // answers the lost one live, and the file passes SQLite's integrity check.
 func TestAKilledWriterLeavesAWorkingStore(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md); its hook is in Options.Env, not t.Setenv
 	path := filepath.Join(t.TempDir(), "store.sqlite")
 	args := []string{"--store", path, "--engines=chromium"}
 	first, _ := runBatch(t, nil, args, storeCases[:2])
@@ -218,8 +206,8 @@ func TestAKilledWriterLeavesAWorkingStore(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "the writer never began: %s", c.stderr.String())
 		time.Sleep(20 * time.Millisecond)
 	}
-	require.NoError(t, syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL))
-	<-c.done
+	require.NoError(t, syscall.Kill(-c.pid(), syscall.SIGKILL))
+	<-c.oc.Exited()
 
 	db, err := sql.Open("sqlite", "file:"+path)
 	require.NoError(t, err)
@@ -242,11 +230,8 @@ func TestAKilledWriterLeavesAWorkingStore(t *testing.T) {
 // startOracleEnv is startOracle with extra environment variables.
 func startOracleEnv(t *testing.T, env []string, args ...string) *client {
 	t.Helper()
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
-	c := startOracle(t, args...)
+	c := spawnOracle(t, oracleBin, env, args...)
+	c.waitStarted(t)
 	t.Cleanup(c.close)
 	return c
 }
@@ -306,10 +291,10 @@ func TestBrokenStoreFileMeansLiveAnswers(t *testing.T) {
 }
 
 // Tests start oracles with the store off unless they name one (TestMain sets
-// ORACLE_STORE=off): nothing in the user's cache can answer a test.
+// ORACLE_STORE=off): nothing in the user's cache can answer a test. The ground-truth
+// oracle names none, and logs at info, where "store off" is.
 func TestStoreIsOffInTestsUnlessNamed(t *testing.T) {
-	t.Parallel() // own oracle, no tight timing (docs/testing.md)
-	c := startOracleEnv(t, nil, "--engines=chromium", "--pages=1", "--self-check=false")
+	c := gtOracle(t)
 	p := c.send(t, map[string]any{"op": "ping"})
 	assert.NotContains(t, p, "store")
 	assert.Contains(t, c.stderr.String(), "store off")

@@ -80,8 +80,7 @@ func TestTraceStorageDoesNotReachTheNextTrace(t *testing.T) {
 }
 
 func TestTraceThatNeverYieldsIsAnsweredAndServingGoesOn(t *testing.T) {
-	c := startOracle(t, "--pages=1", "--deadline=8s", "--log-level=warn")
-	defer c.close()
+	c := sdOracle(t)
 	resp := c.send(t, map[string]any{"op": "trace", "script": "while (true) {}"})
 	errs, _ := resp["errors"].(map[string]any)
 	require.Len(t, errs, 3, "every engine answers the stuck trace with an error")
@@ -320,7 +319,7 @@ func vmKB(t *testing.T, pid int, field string) int {
 // process's memory stays bounded.
 func TestTraceMillionRecordsIsRefused(t *testing.T) {
 	c := shared.get(t)
-	pid := c.cmd.Process.Pid
+	pid := c.pid()
 	before := vmKB(t, pid, "VmRSS")
 	start := time.Now()
 	traces, errs := traceEach(t, c, map[string]any{"script": "for (let i = 0; i < 1e6; i++) trace.value('i', i); trace.done();"})

@@ -7,89 +7,44 @@ package main
 // live build; a record the live build contradicts is dropped and counted.
 
 import (
-	"bufio"
 	"database/sql"
 	"encoding/json"
-	"io"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/layout-oracle/oracle/internal/testutil"
+	oracleclient "github.com/layout-oracle/oracle/client"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// timedLine is one stdout line and when it arrived after spawn.
-type timedLine struct {
+// timedAnswer is one answer line and when it arrived after spawn.
+type timedAnswer struct {
 	at   time.Duration
 	line string
 }
 
-// spawnTimed starts the oracle with a ping and lines already on its stdin, and
-// returns every stdout line with its time after spawn, stderr as it was when the
-// last line arrived, and stderr at exit.
-func spawnTimed(t *testing.T, args []string, lines []string) (out []timedLine, atLast, log string) {
+// spawnTimed starts the oracle and at once sends a ping and lines, and returns each
+// answer line by id with its time after spawn, stderr as it was when the last
+// answer had arrived, and stderr at exit.
+func spawnTimed(t *testing.T, args []string, lines []string) (got map[string]timedAnswer, atLast, log string) {
 	t.Helper()
-	testutil.NeedsBrowsers(t)
-	cmd := exec.Command(oracleBin, append([]string{"--pages=1", "--log-level=debug"}, args...)...)
-	stderr := &testutil.LockedBuffer{}
-	cmd.Stderr = stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
 	spawn := time.Now()
-	require.NoError(t, cmd.Start())
-	defer syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	_, err = io.WriteString(stdin, `{"id":"ping-at-spawn","op":"ping"}`+"\n"+strings.Join(lines, "\n")+"\n")
-	require.NoError(t, err)
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	got := make(chan timedLine)
-	go func() {
-		for sc.Scan() {
-			got <- timedLine{time.Since(spawn), sc.Text()}
-		}
-		close(got)
-	}()
-	timeout := time.After(3 * time.Minute)
-	for len(out) < len(lines)+1 {
-		select {
-		case l, ok := <-got:
-			require.True(t, ok, "stdout closed after %d lines; stderr:\n%s", len(out), stderr.String())
-			out = append(out, l)
-		case <-timeout:
-			t.Fatalf("%d answers in 3 minutes; stderr:\n%s", len(out), stderr.String())
-		}
+	c := spawnOracle(t, oracleBin, nil, append([]string{"--pages=1", "--log-level=debug"}, args...)...)
+	defer c.close() // on a failure: EOF, then a kill
+	calls := []*oracleclient.Call{c.startLine(t, []byte(`{"id":"ping-at-spawn","op":"ping"}`), nil)}
+	for _, l := range lines {
+		calls = append(calls, c.startLine(t, []byte(l), nil))
 	}
-	atLast = stderr.String()
-	stdin.Close()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		require.NoError(t, err, stderr.String())
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("no exit 2 minutes after EOF; stderr:\n%s", stderr.String())
+	got = map[string]timedAnswer{}
+	for _, call := range calls {
+		line := c.answerLine(t, call, 3*time.Minute, call.Request.ID)
+		got[call.Request.ID] = timedAnswer{call.Received.Sub(spawn), string(line)}
 	}
-	return out, atLast, stderr.String()
-}
-
-// byIDTimed indexes spawnTimed's lines by id.
-func byIDTimed(t *testing.T, out []timedLine) map[string]timedLine {
-	t.Helper()
-	m := map[string]timedLine{}
-	for _, l := range out {
-		var v struct{ ID string }
-		require.NoError(t, json.Unmarshal([]byte(l.line), &v), l.line)
-		m[v.ID] = l
-	}
-	return m
+	atLast = c.stderr.String()
+	require.Equal(t, 0, c.exitCode(t, 2*time.Minute), c.stderr.String())
+	return got, atLast, c.stderr.String()
 }
 
 // warmCases are storeCases that all succeed (all stored).
@@ -104,8 +59,7 @@ func TestWarmRerunIsAnsweredBeforeAnyBrowserIsUp(t *testing.T) {
 	require.Len(t, cold, len(warmCases))
 
 	// The warm run keeps the self-check on: it runs live whenever the engines launch.
-	out, atLast, log := spawnTimed(t, []string{"--store", path}, warmCases)
-	got := byIDTimed(t, out)
+	got, atLast, log := spawnTimed(t, []string{"--store", path}, warmCases)
 	ping := got["ping-at-spawn"]
 	var p struct {
 		Engines []string
@@ -175,8 +129,7 @@ func TestAnUnknownFingerprintWaitsForTheLiveBuild(t *testing.T) {
 	builds(t, path, `UPDATE builds SET fingerprint = 'changed-' || fingerprint`)
 
 	// No self-check: every page reset in the log is then a case a browser served.
-	out, _, log := spawnTimed(t, []string{"--store", path, "--self-check=false"}, warmCases)
-	got := byIDTimed(t, out)
+	got, _, log := spawnTimed(t, []string{"--store", path, "--self-check=false"}, warmCases)
 	for _, id := range []string{"g", "r", "t"} {
 		body, stored := splitStored(t, got[id].line)
 		assert.Equal(t, cold[id], body, id)

@@ -8,6 +8,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,13 +19,32 @@ import (
 
 var webContent sharedOracle
 
+// wcArtifacts is webContent's --artifacts directory. Only
+// TestScreenshotArtifactsAreFiles asks it for screenshots: no other answer changes.
+var wcArtifacts string
+
 // wcOracle is one oracle with one page per engine serving testdata/wpt.
 func wcOracle(t *testing.T) *client {
 	testutil.NeedsBrowsers(t) // before once: a skip inside it would leave c nil for good
 	webContent.once.Do(func() {
-		webContent.c = startOracle(t, "--pages=1", "--log-level=warn", "--self-check=false", "--docroot=../../testdata/wpt")
+		wcArtifacts = filepath.Join(filepath.Dir(oracleBin), "artifacts") // removed with the binary
+		require.NoError(t, os.MkdirAll(wcArtifacts, 0o755))
+		webContent.c = startOracle(t, "--pages=1", "--log-level=warn", "--self-check=false", "--docroot=../../testdata/wpt", "--artifacts", wcArtifacts)
 	})
 	return webContent.c
+}
+
+var shortDeadline sharedOracle
+
+// sdOracle is wcOracle with a short --deadline, for the tests of a case that runs
+// into it (a trace that never yields, a reftest-wait never removed): one page per
+// engine, so the next case must come after that page's recovery.
+func sdOracle(t *testing.T) *client {
+	testutil.NeedsBrowsers(t)
+	shortDeadline.once.Do(func() {
+		shortDeadline.c = startOracle(t, "--pages=1", "--log-level=warn", "--self-check=false", "--deadline=8s", "--docroot=../../testdata/wpt")
+	})
+	return shortDeadline.c
 }
 
 // dumpsOf sends a geometry request and returns each engine's dump, requiring all three.
@@ -119,8 +139,7 @@ func TestReftestWaitPageIsMeasuredAfterTheClassIsRemoved(t *testing.T) {
 // A page that never removes reftest-wait is each engine's error naming it, within
 // the deadline.
 func TestReftestWaitNeverRemovedIsANamedError(t *testing.T) {
-	c := startOracle(t, "--pages=1", "--log-level=warn", "--self-check=false", "--deadline=5s", "--docroot=../../testdata/wpt")
-	defer c.close()
+	c := sdOracle(t)
 	resp := c.send(t, map[string]any{"url": "/oracle-tests/reftest-wait-forever.html"})
 	errs, _ := resp["errors"].(map[string]any)
 	require.Len(t, errs, 3, "%v", resp)
