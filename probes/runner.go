@@ -247,7 +247,23 @@ func pairs[T any](values map[string]T, agree func(a, b T) (bool, string)) []Pair
 	return out
 }
 
-func evalTrace(r *Result, traces map[string]*trace.Trace) {
+// evalTrace votes the traces of the engines that applied the same emulation set
+// (compare.ComparableEngines): an engine that emulated other hardware is noted as
+// not comparable, never outvoted.
+func evalTrace(r *Result, all map[string]*trace.Trace) {
+	sets := map[string][]string{}
+	for e, t := range all {
+		sets[e] = t.Emulated
+	}
+	voters, apart := compare.ComparableEngines(sets)
+	traces := map[string]*trace.Trace{}
+	for _, e := range voters {
+		traces[e] = all[e]
+	}
+	for _, e := range apart {
+		r.Notes = append(r.Notes, fmt.Sprintf("%s not comparable: it emulated %s, the voters (%s) %s", e,
+			compare.EmulationText(sets[e]), strings.Join(voters, ", "), compare.EmulationText(sets[voters[0]])))
+	}
 	tol := trace.DefaultBufferTolerance
 	r.Pairs = pairs(traces, func(a, b *trace.Trace) (bool, string) {
 		c := trace.Compare(a, b, tol)

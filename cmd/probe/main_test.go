@@ -160,6 +160,10 @@ func TestProbeEmulationProfile(t *testing.T) {
 	assert.Equal(t, len(names), sum.Probes)
 	for _, n := range names {
 		allOK(t, res[n])
+		// Chromium emulates more than Firefox (the position only) and WebKitGTK
+		// (nothing): no one is outvoted on hardware it did not emulate.
+		assert.Empty(t, res[n].Vote.Outlier, "%s: notes %v", n, res[n].Notes)
+		assert.Contains(t, strings.Join(res[n].Notes, "\n"), "webkit not comparable: it emulated [none]", n)
 	}
 }
 
