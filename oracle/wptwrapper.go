@@ -3,6 +3,7 @@ package oracle
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"strings"
@@ -64,7 +65,14 @@ func (d *docRoot) wrapper(rel, escapedPath, rawQuery string) (body []byte, conte
 		f.Close()
 		return nil, "", errNoWrapper // a file of that name is served as it is
 	}
-	src, err := d.read(strings.TrimSuffix(rel, h.suffix) + h.source)
+	f, _, err := d.open(strings.TrimSuffix(rel, h.suffix) + h.source)
+	if err != nil {
+		return nil, "", fs.ErrNotExist
+	}
+	// Only the leading "// META:" lines count: a prefix bounds the read of a large
+	// script (wptmeta.Read stops at the first other line, or one over 1 MiB).
+	src, err := io.ReadAll(io.LimitReader(f, 4<<20))
+	f.Close()
 	if err != nil {
 		return nil, "", fs.ErrNotExist
 	}
