@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 
 	reflection "github.com/layout-oracle/oracle/reflect"
@@ -104,19 +103,7 @@ func ReflectionUnstable(oracle map[string]*reflection.State, got *reflection.Sta
 			}
 		}
 	}
-	for k, n := range outliers {
-		r.Outliers = append(r.Outliers, Outlier{Engine: k[0], Property: k[1], Count: n})
-	}
-	sort.Slice(r.Outliers, func(i, j int) bool {
-		a, b := r.Outliers[i], r.Outliers[j]
-		if a.Engine != b.Engine {
-			return a.Engine < b.Engine
-		}
-		return a.Property < b.Property
-	})
-	if len(r.Votes) == 0 {
-		r.Votes = nil
-	}
+	r.setOutliers(outliers)
 	switch {
 	case got == nil:
 		r.Verdict = NoCandidate

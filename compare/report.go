@@ -145,3 +145,21 @@ func (r *Report) Worst(n int) []Finding {
 	}
 	return out
 }
+
+// setOutliers lists the outliers counted per (engine, item) in engine then item
+// order, and drops an empty Votes: what every scorer of one case ends with.
+func (r *Report) setOutliers(outliers map[[2]string]int) {
+	for k, n := range outliers {
+		r.Outliers = append(r.Outliers, Outlier{Engine: k[0], Property: k[1], Count: n})
+	}
+	sort.Slice(r.Outliers, func(i, j int) bool {
+		a, b := r.Outliers[i], r.Outliers[j]
+		if a.Engine != b.Engine {
+			return a.Engine < b.Engine
+		}
+		return a.Property < b.Property
+	})
+	if len(r.Votes) == 0 {
+		r.Votes = nil
+	}
+}

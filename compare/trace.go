@@ -2,7 +2,6 @@ package compare
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 
 	"github.com/layout-oracle/oracle/trace"
@@ -194,19 +193,7 @@ func ScoreTraces(oracle map[string]*trace.Trace, got *trace.Trace, tol trace.Buf
 			}
 		}
 	}
-	for k, n := range outliers {
-		r.Outliers = append(r.Outliers, Outlier{Engine: k[0], Property: k[1], Count: n})
-	}
-	sort.Slice(r.Outliers, func(i, j int) bool {
-		a, b := r.Outliers[i], r.Outliers[j]
-		if a.Engine != b.Engine {
-			return a.Engine < b.Engine
-		}
-		return a.Property < b.Property
-	})
-	if len(r.Votes) == 0 {
-		r.Votes = nil
-	}
+	r.setOutliers(outliers)
 	switch {
 	case got == nil:
 		r.Verdict = NoCandidate
