@@ -301,8 +301,8 @@ func (c *client) close() {
 	}
 }
 
-// descendants lists every live process below pid, from /proc.
-func descendants(pid int) []int {
+// childrenOf maps each live process's pid to its children's, from /proc.
+func childrenOf() map[int][]int {
 	children := map[int][]int{}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
@@ -322,6 +322,15 @@ func descendants(pid int) []int {
 		ppid, _ := strconv.Atoi(rest[1])
 		children[ppid] = append(children[ppid], p)
 	}
+	return children
+}
+
+// children lists pid's live child processes.
+func children(pid int) []int { return childrenOf()[pid] }
+
+// descendants lists every live process below pid.
+func descendants(pid int) []int {
+	children := childrenOf()
 	var out []int
 	var walk func(int)
 	walk = func(p int) {

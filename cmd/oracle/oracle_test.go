@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -289,6 +290,35 @@ func TestShutdownAndEOFLeaveNoBrowserBehind(t *testing.T) {
 			}
 			assert.NotContains(t, c.stderr.String(), `"level":"error"`)
 		})
+	}
+}
+
+// TestKilledDriversLeaveNoBrowserBehind: the oracle and its Playwright drivers die by
+// SIGKILL at once (the OOM killer, a kill of the oracle's process group, or a kill
+// during a relaunch), so neither the oracle's shutdown nor the driver's exit handler
+// runs. The browsers, in process groups of their own, must still end: Firefox, on a
+// debugging port rather than a pipe, lived on before the wrapper's --pdeathsig.
+func TestKilledDriversLeaveNoBrowserBehind(t *testing.T) {
+	t.Parallel() // own oracle, no tight timing (docs/testing.md)
+	c := startOracle(t, "--engines=chromium,firefox", "--pages=1", "--self-check=false", "--log-level=warn")
+	resp := c.send(t, map[string]any{"html": "<p>"})
+	require.Len(t, resp["dumps"], 2, "%v", resp["errors"])
+	var drivers, browsers []int
+	for _, pid := range children(c.pid()) {
+		if kids := children(pid); len(kids) > 0 {
+			drivers, browsers = append(drivers, pid), append(browsers, kids...)
+		}
+	}
+	require.NotEmpty(t, browsers, "the drivers' children: the browsers")
+	for _, pid := range append([]int{c.pid()}, drivers...) {
+		require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for _, pid := range browsers {
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		assert.False(t, alive(pid), "browser %d outlived its killed driver", pid)
 	}
 }
 

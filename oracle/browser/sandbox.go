@@ -118,6 +118,11 @@ func ownedDir(dir string, mode os.FileMode, gid int) error {
 // exe: it hands the profile directory the driver created (as root) to the browser
 // user and execs exe as that user with setpriv, keeping every file descriptor
 // (Chromium's --remote-debugging-pipe is fds 3 and 4). With nothing to drop it is exe.
+// The browser gets SIGKILL when the driver that started it dies (setpriv's
+// --pdeathsig, set after the user change, which would clear it): Playwright starts
+// browsers in process groups of their own and kills them from its exit handler, which
+// a killed driver never runs, and Firefox, on a port rather than a pipe, would then
+// live on with no one to end it (TestKilledDriversLeaveNoBrowserBehind).
 func browserWrapper(exe string) (string, error) {
 	u := browserUser()
 	if !u.Drop {
@@ -141,7 +146,7 @@ done
 # if that fails the oracle moves the processes after the launch, and logs it if it can't.
 [ -z "$` + cgroupProcsEnv + `" ] || { echo $$ > "$` + cgroupProcsEnv + `"; } 2>/dev/null || :
 exec ` + shellQuote(setpriv) + ` --reuid=` + strconv.Itoa(int(u.UID)) + ` --regid=` + strconv.Itoa(int(u.GID)) +
-		` --clear-groups -- ` + shellQuote(exe) + ` "$@"
+		` --clear-groups --pdeathsig KILL -- ` + shellQuote(exe) + ` "$@"
 `
 	sum := sha256.Sum256([]byte(script))
 	dir := filepath.Join(os.TempDir(), fmt.Sprintf("layout-oracle-bin-%d-%s", os.Geteuid(), hex.EncodeToString(sum[:6])))
