@@ -75,17 +75,24 @@ func (e *playwrightEngine) newPage(bctx playwright.BrowserContext) (playwright.P
 	return p, nil
 }
 
-// Emulated is what the launch profile's emulation applied to the page the last
-// call ran on (nil: nothing), for that call's trace.
-func (e *playwrightEngine) Emulated() []string {
-	e.mu.Lock()
-	page := e.page
-	e.mu.Unlock()
+// currentEmulation is what the emulation applied to the page the last call ran on
+// (nil: no page, or nothing applied).
+func (e *playwrightEngine) currentEmulation() *pageEmulation {
+	page := e.currentPage()
 	if page == nil {
 		return nil
 	}
 	if v, ok := e.pages.emulated.Load(page); ok {
-		return slices.Clone(v.(*pageEmulation).applied)
+		return v.(*pageEmulation)
+	}
+	return nil
+}
+
+// Emulated is what the launch profile's emulation applied to the page the last
+// call ran on (nil: nothing), for that call's trace.
+func (e *playwrightEngine) Emulated() []string {
+	if pe := e.currentEmulation(); pe != nil {
+		return slices.Clone(pe.applied)
 	}
 	return nil
 }
@@ -95,14 +102,8 @@ func (e *playwrightEngine) Emulated() []string {
 // the process lifetime. No later case could use them anyway: rp.id is the case's own
 // host, and Chromium refuses the shared "localhost" (TestEmulationProfileAppliesFixedValues).
 func (e *playwrightEngine) clearCredentials() {
-	e.mu.Lock()
-	page := e.page
-	e.mu.Unlock()
-	if page == nil {
-		return
-	}
-	if v, ok := e.pages.emulated.Load(page); ok && v.(*pageEmulation).clear != nil {
-		if err := v.(*pageEmulation).clear(); err != nil {
+	if pe := e.currentEmulation(); pe != nil && pe.clear != nil {
+		if err := pe.clear(); err != nil {
 			e.log.Warn().Str("engine", e.name).Err(err).Msg("clear the virtual authenticator's credentials")
 		}
 	}

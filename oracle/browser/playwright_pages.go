@@ -123,3 +123,10 @@ func (t *pageTracker) pageOpen(p playwright.Page) bool {
 	_, ok := t.open.Load(p)
 	return ok
 }
+
+// currentPage is the page the engine's last call ran on (nil: none yet, or closed).
+func (e *playwrightEngine) currentPage() playwright.Page {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.page
+}

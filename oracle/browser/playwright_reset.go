@@ -39,10 +39,7 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 	// so its check is not evaluated: that cost about 90 ms a reset (Playwright's
 	// script injected into the replaced about:blank first; cmd/bench/README.md).
 	check := resetCheckJS
-	e.mu.Lock()
-	cur := e.page
-	e.mu.Unlock()
-	if knowledgeOf(e.name).newPageAfterNavigation && cur != nil && e.pages.pageOpen(cur) && cur.URL() != "about:blank" {
+	if cur := e.currentPage(); knowledgeOf(e.name).newPageAfterNavigation && cur != nil && e.pages.pageOpen(cur) && cur.URL() != "about:blank" {
 		check = ""
 	}
 	raw, err := e.withPage(ctx, func(page playwright.Page, timeout float64) error {
@@ -115,9 +112,7 @@ func (e *playwrightEngine) Prepare(ctx context.Context) error {
 	if relaunched, err := e.ensureBrowser(); err != nil || relaunched {
 		return err
 	}
-	e.mu.Lock()
-	page := e.page
-	e.mu.Unlock()
+	page := e.currentPage()
 	if page == nil || !e.pages.pageOpen(page) {
 		return nil // the case opens a new one
 	}
@@ -213,10 +208,7 @@ func (e *playwrightEngine) refocus(ctx context.Context, page playwright.Page, ch
 
 // checkFocus says whether the engine's page has the focus, or could be given it back.
 func (e *playwrightEngine) checkFocus(ctx context.Context) error {
-	e.mu.Lock()
-	page := e.page
-	e.mu.Unlock()
-	if e.refocus(ctx, page, true) {
+	if e.refocus(ctx, e.currentPage(), true) {
 		return nil
 	}
 	return errors.New("the new page has no focus")
