@@ -113,16 +113,13 @@ func ScoreTraces(oracle map[string]*trace.Trace, got *trace.Trace, tol trace.Buf
 		if t == nil {
 			continue
 		}
-		tr := t
-		if err := tr.Validate(); err != nil {
+		if err := t.Validate(); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		sets[name], ts[name] = t.Emulated, tr
+		sets[name], ts[name] = t.Emulated, t
 	}
-	var gotTrace *trace.Trace
 	if got != nil {
-		gotTrace = got
-		if err := gotTrace.Validate(); err != nil {
+		if err := got.Validate(); err != nil {
 			return nil, fmt.Errorf("candidate: %w", err)
 		}
 	}
@@ -205,9 +202,9 @@ func ScoreTraces(oracle map[string]*trace.Trace, got *trace.Trace, tol trace.Buf
 	case ref == nil:
 		r.Verdict, r.Reason = Untrustworthy, "the oracle engines' record counts split"
 		return r, nil
-	case len(gotTrace.Records) != len(ref):
-		r.Verdict, r.Reason = Fail, fmt.Sprintf("record count: want %d, got %d", len(ref), len(gotTrace.Records))
-		r.TraceFindings = []trace.Finding{{Seq: -1, Kind: trace.MismatchCount, A: strconv.Itoa(len(ref)), B: strconv.Itoa(len(gotTrace.Records))}}
+	case len(got.Records) != len(ref):
+		r.Verdict, r.Reason = Fail, fmt.Sprintf("record count: want %d, got %d", len(ref), len(got.Records))
+		r.TraceFindings = []trace.Finding{{Seq: -1, Kind: trace.MismatchCount, A: strconv.Itoa(len(ref)), B: strconv.Itoa(len(got.Records))}}
 		return r, nil
 	}
 	for i, want := range ref {
@@ -217,7 +214,7 @@ func ScoreTraces(oracle map[string]*trace.Trace, got *trace.Trace, tol trace.Buf
 			r.Trace.Untrusted++
 		default:
 			r.Trace.Compared++
-			if fs := trace.CompareRecords(i, want, &gotTrace.Records[i], tol); len(fs) > 0 {
+			if fs := trace.CompareRecords(i, want, &got.Records[i], tol); len(fs) > 0 {
 				r.Trace.Failed++
 				r.TraceFindings = append(r.TraceFindings, fs[:min(len(fs), maxTraceFindings-len(r.TraceFindings))]...)
 			}
