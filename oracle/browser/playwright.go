@@ -53,6 +53,8 @@ type playwrightEngine struct {
 	opts   PlaywrightOptions // what a new context needs
 	// bundledAbsent: see BundledAbsent (launch.go).
 	bundledAbsent string
+	// afterFreshPage, tests only, runs when the reset's new page is open.
+	afterFreshPage func()
 }
 
 // RunsInitScripts says the recorder arrives by init script, not inline.

@@ -88,7 +88,13 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 		// about:blank and the focus.
 		e.log.Debug().Str("engine", e.name).Str("history", string(raw)).Bool("left_blank", leftBlank).Msg("a new page replaces this one")
 		if err = e.freshPage(); err == nil {
-			if err = e.checkFocus(ctx); err == nil {
+			if e.afterFreshPage != nil {
+				e.afterFreshPage()
+			}
+			// On its own bound (refocus's), as the new page is: opening it can take
+			// the reset's whole deadline on a loaded machine, and a check that found
+			// that deadline spent had cost a browser relaunch.
+			if err = e.checkFocus(context.WithoutCancel(ctx)); err == nil {
 				return nil
 			}
 		}
