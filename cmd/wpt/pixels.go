@@ -25,20 +25,29 @@ func pixelDiff(a, b string) (maxChannel, pixels int, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
+	eachPixel(ia, ib, func(_, _ int, c1, c2 [3]uint32, differs bool) {
+		if differs {
+			pixels++
+			maxChannel = max(maxChannel, absDiff8(c1[0], c2[0]), absDiff8(c1[1], c2[1]), absDiff8(c1[2], c2[2]))
+		}
+	})
+	return maxChannel, pixels, nil
+}
+
+// eachPixel calls fn for every pixel of two images of one size (decodePair), with
+// both colours (16-bit RGB) and whether they differ by wptrunner's rule
+// (pixelDiffers): the reftest verdict (pixelDiff) and the reftest view's diff image
+// (diffImage) read the same pixels by the same rule.
+func eachPixel(ia, ib image.Image, fn func(x, y int, c1, c2 [3]uint32, differs bool)) {
 	oa, ob := ia.Bounds().Min, ib.Bounds().Min
-	w, h := ia.Bounds().Dx(), ia.Bounds().Dy()
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
+	size := ia.Bounds().Size()
+	for y := 0; y < size.Y; y++ {
+		for x := 0; x < size.X; x++ {
 			r1, g1, b1, _ := ia.At(oa.X+x, oa.Y+y).RGBA()
 			r2, g2, b2, _ := ib.At(ob.X+x, ob.Y+y).RGBA()
-			if !pixelDiffers(r1, g1, b1, r2, g2, b2) {
-				continue
-			}
-			pixels++
-			maxChannel = max(maxChannel, absDiff8(r1, r2), absDiff8(g1, g2), absDiff8(b1, b2))
+			fn(x, y, [3]uint32{r1, g1, b1}, [3]uint32{r2, g2, b2}, pixelDiffers(r1, g1, b1, r2, g2, b2))
 		}
 	}
-	return maxChannel, pixels, nil
 }
 
 // pixelDiffers is wptrunner's rule for one pixel (16-bit RGB values): the luma of

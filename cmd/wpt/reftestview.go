@@ -216,24 +216,18 @@ func diffImage(a, b string) (*image.RGBA, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	oa, ob := ia.Bounds().Min, ib.Bounds().Min
-	w, h := ia.Bounds().Dx(), ia.Bounds().Dy()
-	out := image.NewRGBA(image.Rect(0, 0, w, h))
+	out := image.NewRGBA(image.Rectangle{Max: ia.Bounds().Size()})
 	n := 0
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			r1, g1, b1, _ := ia.At(oa.X+x, oa.Y+y).RGBA()
-			r2, g2, b2, _ := ib.At(ob.X+x, ob.Y+y).RGBA()
-			if pixelDiffers(r1, g1, b1, r2, g2, b2) {
-				n++
-				out.SetRGBA(x, y, color.RGBA{255, 0, 0, 255})
-				continue
-			}
-			// A quarter of the colour over white: the layout stays readable under the red.
-			fade := func(v uint32) uint8 { return uint8(191 + (v>>8)/4) }
-			out.SetRGBA(x, y, color.RGBA{fade(r1), fade(g1), fade(b1), 255})
+	// A quarter of the colour over white: the layout stays readable under the red.
+	fade := func(v uint32) uint8 { return uint8(191 + (v>>8)/4) }
+	eachPixel(ia, ib, func(x, y int, c1, _ [3]uint32, differs bool) {
+		if differs {
+			n++
+			out.SetRGBA(x, y, color.RGBA{255, 0, 0, 255})
+			return
 		}
-	}
+		out.SetRGBA(x, y, color.RGBA{fade(c1[0]), fade(c1[1]), fade(c1[2]), 255})
+	})
 	return out, n, nil
 }
 
