@@ -28,11 +28,17 @@ type jsonLines struct{ enc *json.Encoder }
 // Its numbers are jsonNum: the report's own fields are shadowed (the shallower field
 // wins in encoding/json) so that a sum or delta past float64's range, which
 // encoding/json refuses, cannot abort the run.
+//
+// Layout, style and the px sums are geometry's: a reflection or trace line carries
+// its own axis (reflection, trace) and not these, which would read as a geometry
+// case with nothing compared (and "pass": false).
 type caseLine struct {
 	ID json.RawMessage `json:"id"`
 	*compare.Report
-	SumAbsDelta  jsonNum           `json:"sum_abs_delta"`
-	MaxAbsDelta  jsonNum           `json:"max_abs_delta"`
+	Layout       *compare.Axis     `json:"layout,omitempty"`
+	Style        *compare.Axis     `json:"style,omitempty"`
+	SumAbsDelta  *jsonNum          `json:"sum_abs_delta,omitempty"`
+	MaxAbsDelta  *jsonNum          `json:"max_abs_delta,omitempty"`
 	Findings     []jsonFinding     `json:"findings,omitempty"`
 	Worst        []jsonFinding     `json:"worst,omitempty"`
 	OracleErrors map[string]string `json:"oracle_errors,omitempty"`
@@ -81,8 +87,13 @@ func (n jsonNum) MarshalJSON() ([]byte, error) {
 
 func (j *jsonLines) report(c caseResult) error {
 	r := c.Report
-	return j.enc.Encode(caseLine{ID: c.ID, Report: r, SumAbsDelta: jsonNum(r.SumAbsDelta), MaxAbsDelta: jsonNum(r.MaxAbsDelta),
-		Findings: jsonFindings(r.Failures()), Worst: jsonFindings(r.Worst(shown)), OracleErrors: c.OracleErrors, Unstable: c.Unstable, TraceFindings: jsonTraceFindings(r.TraceFindings)})
+	line := caseLine{ID: c.ID, Report: r, Findings: jsonFindings(r.Failures()), Worst: jsonFindings(r.Worst(shown)),
+		OracleErrors: c.OracleErrors, Unstable: c.Unstable, TraceFindings: jsonTraceFindings(r.TraceFindings)}
+	if r.Reflection == nil && r.Trace == nil {
+		sum, maxDelta := jsonNum(r.SumAbsDelta), jsonNum(r.MaxAbsDelta)
+		line.Layout, line.Style, line.SumAbsDelta, line.MaxAbsDelta = &r.Layout, &r.Style, &sum, &maxDelta
+	}
+	return j.enc.Encode(line)
 }
 
 func jsonTraceFindings(fs []trace.Finding) []jsonTraceFinding {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -33,7 +34,20 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 	got := make(chan string)
 	go func() { b, _ := io.ReadAll(master); got <- string(b) }()
 	out.Reset()
-	code = run([]string{"--oracle", path}, nil, &out, slave)
+	// The oracle lines arrive through a pipe with a pause longer than the bar's
+	// 200 ms throttle: read from a file, a run that ends within the throttle (a
+	// quick machine, or a slow one that read it all in its first reads) never draws
+	// the bar past its blank state, and the test failed at random.
+	in, feed := io.Pipe()
+	lines := b.String()
+	go func() {
+		half := strings.Index(lines[len(lines)/2:], "\n") + len(lines)/2 + 1
+		feed.Write([]byte(lines[:half]))
+		time.Sleep(500 * time.Millisecond)
+		feed.Write([]byte(lines[half:]))
+		feed.Close()
+	}()
+	code = run([]string{"--oracle", "-"}, in, &out, slave)
 	require.NotEqual(t, exitBadInput, code)
 	slave.Close()
 	tty := <-got

@@ -4,9 +4,11 @@ package main
 // hand-written oracle and candidate lines).
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const reflectOracle = `{"id":"r1","states":{` +
@@ -31,4 +33,36 @@ func TestCompareScoresReflectionCases(t *testing.T) {
 	code, out, _ = runCmd(t, "", "--oracle", oracle, "--candidate", geometryRecord)
 	assert.Equal(t, 2, code, out)
 	assert.Contains(t, out, `the candidate record has no "state"`)
+}
+
+// A reflection or trace case's JSON line carries its own axis and none of
+// geometry's: before, every such line also had "layout" and "style" axes with
+// nothing compared and "pass": false, and px sums of 0, as if a geometry case had
+// failed to compare.
+func TestJSONLinesCarryOnlyTheirKindsAxes(t *testing.T) {
+	geometry := strings.TrimSpace(fixture(t, "oracle.ndjson"))
+	oracle := writeFile(t, reflectOracle+traceOracle()+geometry+"\n")
+	code, out, stderr := runCmd(t, "", "--oracle", oracle, "--json")
+	require.Equal(t, exitOK, code, stderr)
+	lines := decodeJSONLines(t, out)
+	kinds := map[string]int{}
+	for _, l := range lines {
+		if l["totals"] != nil {
+			continue
+		}
+		switch {
+		case l["reflection"] != nil, l["trace"] != nil:
+			kinds["other"]++
+			for _, k := range []string{"layout", "style", "sum_abs_delta", "max_abs_delta"} {
+				assert.NotContains(t, l, k, "%v", l["id"])
+			}
+		default:
+			kinds["geometry"]++
+			for _, k := range []string{"layout", "style", "sum_abs_delta", "max_abs_delta"} {
+				assert.Contains(t, l, k, "%v", l["id"])
+			}
+		}
+	}
+	assert.Equal(t, 3, kinds["other"], "the reflection and the two trace cases")
+	assert.NotZero(t, kinds["geometry"])
 }
