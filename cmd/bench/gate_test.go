@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
 	"regexp"
 	"strconv"
 	"testing"
@@ -70,4 +73,54 @@ func TestGateInertReuseAnswersAsANewDocument(t *testing.T) {
 	compared, _ := strconv.Atoi(m[1])
 	assert.Greater(t, compared, 3*2*50, "three engines, two orders, every request but the hostile ones")
 	assert.Equal(t, "0", m[2])
+}
+
+// TestMain makes the test binary a stand-in for the oracle when the gate spawns it
+// with BENCH_FAKE_ORACLE=1 (fakeOracle).
+func TestMain(m *testing.M) {
+	if os.Getenv("BENCH_FAKE_ORACLE") == "1" {
+		fakeOracle()
+	}
+	os.Exit(m.Run())
+}
+
+// fakeOracle is a stand-in for the oracle binary (unit tests of the bench's own
+// code: no engine runs): it answers ping, gives every other request one fixed
+// chromium error, and after its last answer exits with status 3.
+func fakeOracle() {
+	lines := bufio.NewScanner(os.Stdin)
+	lines.Buffer(nil, 64<<20)
+	for lines.Scan() {
+		var r struct {
+			ID json.RawMessage `json:"id"`
+			Op string          `json:"op"`
+		}
+		_ = json.Unmarshal(lines.Bytes(), &r)
+		switch r.Op {
+		case "ping":
+			fmt.Printf(`{"id":%s,"ok":true,"states":{"chromium":{"state":"ready","restarts":0,"pages":1}}}`+"\n", r.ID)
+		case "shutdown":
+			fmt.Printf(`{"id":%s,"ok":true}`+"\n", r.ID)
+		default:
+			fmt.Printf(`{"id":%s,"errors":{"chromium":"fake"}}`+"\n", r.ID)
+		}
+	}
+	os.Exit(3)
+}
+
+// An oracle that exits badly after its last answer does not cost the gate its
+// comparison (it had failed the run with "oracle exited 3" although every answer
+// was in): the gate warns and compares.
+func TestGateComparesAnswersOfAnOracleThatExitsBadlyAfterThem(t *testing.T) {
+	t.Setenv("BENCH_FAKE_ORACLE", "1") // the spawned oracles inherit it
+	fake := os.Args[0]
+	var out, errb bytes.Buffer
+	rc := run([]string{"--gate", "--gate-cases", "5", "--log-dir", t.TempDir(), "--oracle", fake,
+		"--gate-fresh-oracle", fake, "--gate-corpus", "../../testdata/cases.ndjson"}, &out, &errb)
+	require.Equal(t, 0, rc, "gate failed:\n%s\n%s", out.String(), errb.String())
+	assert.Contains(t, errb.String(), "warning: the fresh oracle, after its last answer: oracle exited 3")
+	m := regexp.MustCompile(`(?m)^all +(\d+) +(\d+) +\d+$`).FindStringSubmatch(out.String())
+	require.NotNil(t, m, "the table's total line:\n%s", out.String())
+	assert.NotEqual(t, "0", m[1], "answers compared")
+	assert.Equal(t, "0", m[2], "answers different")
 }
