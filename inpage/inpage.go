@@ -50,6 +50,9 @@ var (
 	// history.length; PlaywrightResetCheck is it (@@FRESH_CHECK@@) plus the focus.
 	FreshCheck           = file("reset/fresh_check.js")
 	PlaywrightResetCheck = file("reset/playwright_check.js")
+	// ReplaceWithoutReferrer replaces the page's document with the url it is given,
+	// sending no referrer (Playwright: the next navigation from Firefox's reset page).
+	ReplaceWithoutReferrer = file("reset/replace_without_referrer.js")
 
 	// WebDriver's scripts (oracle/browser/webdriver*.go say what each is for). Call is
 	// the Execute Script body of one call: @@NAVIGATED@@ is Navigated or nothing,

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/layout-oracle/oracle/inpage"
 	"github.com/mxschmitt/playwright-go"
 	"github.com/rs/zerolog"
 )
@@ -45,12 +46,17 @@ type playwrightEngine struct {
 	blank playwright.Page
 	// kept is the page whose document an inert case was kept in (Keep), for the next
 	// Load to write into with no navigation (nil: none).
-	kept   playwright.Page
-	health Health
-	closed bool
-	pids   []int             // the browser's main processes (each leads its process group)
-	pw     *PlaywrightDriver // the driver the browser runs on
-	opts   PlaywrightOptions // what a new context needs
+	kept playwright.Page
+	// navBlank (Firefox) is the page a url or trace case's reset left on an
+	// about:blank it reached by its own location.replace: it has that case's origin,
+	// so only a navigation to another origin may follow on it (LoadURL, Visit); an
+	// html case first gets a new page (Load). Nil: none.
+	navBlank playwright.Page
+	health   Health
+	closed   bool
+	pids     []int             // the browser's main processes (each leads its process group)
+	pw       *PlaywrightDriver // the driver the browser runs on
+	opts     PlaywrightOptions // what a new context needs
 	// bundledAbsent: see BundledAbsent (launch.go).
 	bundledAbsent string
 	// afterFreshPage, tests only, runs when the reset's new page is open.
@@ -128,6 +134,17 @@ func (e *playwrightEngine) Load(ctx context.Context, html, fn string, args ...an
 	if err != nil {
 		return nil, err
 	}
+	if e.takeNavBlank() {
+		// The page has the last url or trace case's origin: an html case runs in an
+		// opaque about:blank, and Gecko's own navigation from here would add a
+		// history entry (docs/untrusted.md, "Per-case state").
+		if err := e.replacePage(ctx); err != nil {
+			e.log.Warn().Str("engine", e.name).Err(err).Msg("no new page for an html case after a navigation; relaunching the browser")
+			if _, err := e.relaunchBrowser("no new page after a navigation: "+firstLine(err), true); err != nil {
+				return nil, err
+			}
+		}
+	}
 	kept := false
 	return e.withPage(ctx, func(page playwright.Page, timeout float64) error {
 		e.mu.Lock()
@@ -149,6 +166,27 @@ func (e *playwrightEngine) Load(ctx context.Context, html, fn string, args ...an
 		}
 		return CaseArg(html, fn, plain, settleBudget(ctx))
 	})
+}
+
+// replaceScript is the script that navigates a page to a url case's or trace's
+// document: from a navBlank (fromNavBlank) it first gives that about:blank a
+// no-referrer policy, since Firefox sends the origin it inherited as the referrer
+// (TestACaseAfterATraceRunsInAFreshOpaqueDocument).
+func replaceScript(fromNavBlank bool) string {
+	if fromNavBlank {
+		return inpage.ReplaceWithoutReferrer
+	}
+	return "u => { location.replace(u); }"
+}
+
+// takeNavBlank says whether the engine's page is the navBlank a reset left, and
+// forgets it: the call that takes it navigates away or replaces the page.
+func (e *playwrightEngine) takeNavBlank() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	was := e.navBlank != nil && e.navBlank == e.page
+	e.navBlank = nil
+	return was
 }
 
 // Keep keeps the page as the inert case that just ran on it left it (Keeper): still
@@ -173,6 +211,7 @@ func (e *playwrightEngine) Visit(ctx context.Context, url, fn string, args ...an
 	if err != nil {
 		return nil, err
 	}
+	replace := replaceScript(e.takeNavBlank())
 	return e.withPage(ctx, func(page playwright.Page, timeout float64) error {
 		if strings.HasPrefix(url, "file:") {
 			// No page may navigate to file: (the allowlist's rule, and the engines'),
@@ -182,7 +221,7 @@ func (e *playwrightEngine) Visit(ctx context.Context, url, fn string, args ...an
 			_, err := page.Goto(url, playwright.PageGotoOptions{Timeout: &timeout})
 			return err
 		}
-		return replaceTo(page, url, timeout)
+		return replaceWith(page, replace, url, timeout, playwright.WaitUntilStateLoad)
 	}, CallExpression(fn), plain)
 }
 
@@ -195,8 +234,9 @@ func (e *playwrightEngine) LoadURL(ctx context.Context, url, fn string, args ...
 	if err != nil {
 		return nil, err
 	}
+	replace := replaceScript(e.takeNavBlank())
 	return e.withPage(ctx, func(page playwright.Page, timeout float64) error {
-		return replaceUntil(page, url, timeout, playwright.WaitUntilStateCommit)
+		return replaceWith(page, replace, url, timeout, playwright.WaitUntilStateCommit)
 	}, caseJS, func() any { return caseURLArg(fn, plain, settleBudget(ctx)) })
 }
 
@@ -211,7 +251,13 @@ func replaceTo(page playwright.Page, url string, timeout float64) error {
 // the commit only: the case program's settle waits for the rest and names what did
 // not settle).
 func replaceUntil(page playwright.Page, url string, timeout float64, until *playwright.WaitUntilState) error {
-	if _, err := page.Evaluate("u => { location.replace(u); }", url); err != nil &&
+	return replaceWith(page, "u => { location.replace(u); }", url, timeout, until)
+}
+
+// replaceWith is replaceUntil by script, a function of the url that replaces the
+// document with it.
+func replaceWith(page playwright.Page, script, url string, timeout float64, until *playwright.WaitUntilState) error {
+	if _, err := page.Evaluate(script, url); err != nil &&
 		!contextDestroyed(err) && !strings.Contains(err.Error(), "navigat") {
 		return err
 	}

@@ -29,19 +29,11 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 		return err
 	}
 	e.mu.Lock()
-	e.kept = nil
+	e.kept, e.navBlank = nil, nil
 	e.mu.Unlock()
 	e.clearCredentials()
 	ctx = context.WithValue(ctx, opKey{}, "reset to about:blank")
-	leftBlank := false
-	var made playwright.Page
-	// Firefox's page after a trace or url case is replaced below whatever it reports,
-	// so its check is not evaluated: that cost about 90 ms a reset (Playwright's
-	// script injected into the replaced about:blank first; cmd/bench/README.md).
-	check := resetCheckJS
-	if cur := e.currentPage(); knowledgeOf(e.name).newPageAfterNavigation && cur != nil && e.pages.pageOpen(cur) && cur.URL() != "about:blank" {
-		check = ""
-	}
+	var made, navigated playwright.Page
 	raw, err := e.withPage(ctx, func(page playwright.Page, timeout float64) error {
 		if page.URL() != "about:blank" {
 			// A trace or url case. An about:blank the page navigates to itself
@@ -51,15 +43,16 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 			// which adds no history entry (Goto from elsewhere would) and ends the
 			// case's timers; a failed replace falls back to the Goto below, whose
 			// entry the check after it catches.
-			_ = replaceTo(page, "about:blank", timeout)
-			if knowledgeOf(e.name).newPageAfterNavigation {
+			replaced := replaceTo(page, "about:blank", timeout) == nil && page.URL() == "about:blank"
+			if replaced && knowledgeOf(e.name).newPageAfterNavigation {
 				// Gecko adds a history entry for the driver's navigation, and its load
-				// was not always reported (resets timed out on WPT url cases): a new
-				// page, which the next case navigates to about:blank (Load). The replace
-				// above still matters: a trace page left running a 1 ms timer that
-				// calls history.replaceState flooded the driver with events, and the
-				// new page did not open within 15 s.
-				leftBlank = true
+				// was not always reported (resets timed out on WPT url cases). So the
+				// page stays on this about:blank, with the case's origin: a url or
+				// trace case navigates on from it (its document gets an origin of its
+				// own, and a local-scheme URL sends no referrer), and an html case
+				// gets a new page first (Load). A new page after every navigation
+				// cost a window: 0.6-1 s, most of a url case (cmd/bench/README.md).
+				navigated = page
 				return e.closeOtherPages(page)
 			}
 		}
@@ -70,33 +63,29 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 		}
 		made = page
 		return e.closeOtherPages(page)
-	}, check, nil)
+	}, resetCheckJS, nil)
 	if err == nil {
 		var st [2]any // history.length, document.hasFocus()
 		_ = json.Unmarshal(raw, &st)
-		if st[0] == firstHistoryLength && !leftBlank {
-			if st[1] == true || e.refocus(ctx, made, false) {
+		if st[0] == firstHistoryLength {
+			page := made
+			if navigated != nil {
+				page = navigated
+			}
+			if st[1] == true || e.refocus(ctx, page, false) {
 				e.mu.Lock()
-				e.blank = made
+				e.blank, e.navBlank = made, navigated
 				e.mu.Unlock()
 				return nil
 			}
 		}
 		// The case added session-history entries (pushState, hash changes, its own
-		// navigations, an iframe's), or left Firefox's page elsewhere, or took the
-		// focus for good: only a new page has the first case's history, an opaque
-		// about:blank and the focus.
-		e.log.Debug().Str("engine", e.name).Str("history", string(raw)).Bool("left_blank", leftBlank).Msg("a new page replaces this one")
-		if err = e.freshPage(); err == nil {
-			if e.afterFreshPage != nil {
-				e.afterFreshPage()
-			}
-			// On its own bound (refocus's), as the new page is: opening it can take
-			// the reset's whole deadline on a loaded machine, and a check that found
-			// that deadline spent had cost a browser relaunch.
-			if err = e.checkFocus(context.WithoutCancel(ctx)); err == nil {
-				return nil
-			}
+		// navigations, an iframe's), or took the focus for good: only a new page has
+		// the first case's history, an opaque about:blank and the focus.
+		e.log.Debug().Str("engine", e.name).Str("history", string(raw)).Msg("a new page replaces this one")
+		err = e.replacePage(ctx)
+		if err == nil {
+			return nil
 		}
 	}
 	reason := "page did not reset in time"
@@ -210,6 +199,20 @@ func (e *playwrightEngine) refocus(ctx context.Context, page playwright.Page, ch
 	case <-ctx.Done():
 	}
 	return false
+}
+
+// replacePage replaces the engine's page by a new one (freshPage) that has the
+// focus. Both steps are on their own bounds, not ctx's: opening a page can take a
+// reset's whole deadline on a loaded machine, and a focus check that then found the
+// deadline spent had cost a browser relaunch.
+func (e *playwrightEngine) replacePage(ctx context.Context) error {
+	if err := e.freshPage(); err != nil {
+		return err
+	}
+	if e.afterFreshPage != nil {
+		e.afterFreshPage()
+	}
+	return e.checkFocus(context.WithoutCancel(ctx))
 }
 
 // checkFocus says whether the engine's page has the focus, or could be given it back.
