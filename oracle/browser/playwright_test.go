@@ -6,8 +6,12 @@ package browser
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -171,4 +175,47 @@ func TestAFreshPageThatTookTheResetsTimeIsStillCheckedForFocus(t *testing.T) {
 	focused, err := e.currentPage().Evaluate("document.hasFocus()")
 	require.NoError(t, err)
 	assert.Equal(t, true, focused)
+}
+
+// Firefox keeps its page from one navigation to the next: a trace's page (Visit)
+// reset to the about:blank it replaced itself with serves the next Visit with no new
+// page, no history entry and no referrer, and an html case after it gets a new page
+// with an opaque origin. Before, every reset after a Visit opened a new window
+// (0.6-1 s); without the no-referrer policy the second page's document.referrer was
+// the first's origin.
+func TestFirefoxNavigatesOnFromTheResetsAboutBlank(t *testing.T) {
+	testutil.NeedsBrowsers(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "<!doctype html><p>page</p>")
+	}))
+	defer srv.Close()
+	log := testLogger(t)
+	d, err := StartPlaywright(log)
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Stop() })
+	eng, err := d.LaunchPlaywright(PlaywrightOptions{Engine: Firefox}, log)
+	require.NoError(t, err)
+	t.Cleanup(func() { eng.Close() })
+	e := eng.(*playwrightEngine)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	state := "function () { return [document.referrer, history.length, self.origin] }"
+
+	_, err = e.Visit(ctx, srv.URL+"/a", state)
+	require.NoError(t, err)
+	require.NoError(t, e.Reset(ctx))
+	page := e.currentPage()
+	require.Equal(t, page, e.navBlank, "the reset left the page on its about:blank")
+
+	raw, err := e.Visit(ctx, strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)+"/b", state)
+	require.NoError(t, err)
+	assert.JSONEq(t, `["", 1, "`+strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)+`"]`, string(raw))
+	assert.Equal(t, page, e.currentPage(), "the second Visit opened a new page")
+
+	require.NoError(t, e.Reset(ctx))
+	raw, err = e.Load(ctx, "<p>html</p>", "function () { return [document.referrer, history.length, self.origin] }")
+	require.NoError(t, err)
+	assert.JSONEq(t, `["", 1, "null"]`, string(raw), "an html case after a navigation")
+	assert.NotEqual(t, page, e.currentPage(), "an html case runs on a new page")
+	assert.Equal(t, 0, e.Health().Restarts)
 }
