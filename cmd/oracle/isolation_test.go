@@ -326,6 +326,12 @@ func vmHWM(t *testing.T, pid int) int {
 // sent whole).
 func TestDumpOverTheNodeLimitIsAClearError(t *testing.T) {
 	t.Parallel() // own oracle, no tight timing (docs/testing.md)
+	// The default bound, and the memory it keeps, need a second oracle: it launches
+	// now, beside the first one's cases, instead of after them.
+	// The walk reads 100,000 elements before it stops: a longer deadline than the
+	// default, on a loaded 2-core machine.
+	d := startOracleNow(t, "--pages=1", "--log-level=warn", "--self-check=false", "--deadline=120s")
+	defer d.close()
 	c := startOracle(t, "--pages=1", "--log-level=warn", "--self-check=false", "--dump-max-nodes=1000")
 	defer c.close()
 	defer logOnFailure(t, c)
@@ -352,12 +358,9 @@ func TestDumpOverTheNodeLimitIsAClearError(t *testing.T) {
 	}
 	resp = c.send(t, caseOK())
 	assert.Nil(t, resp["errors"], "the next case is answered")
+	c.close() // its browsers end before the large page
 
-	// The default bound, and the memory it keeps.
-	// The walk reads 100,000 elements before it stops: a longer deadline than the
-	// default, on a loaded 2-core machine.
-	d := startOracle(t, "--pages=1", "--log-level=warn", "--self-check=false", "--deadline=120s")
-	defer d.close()
+	d.waitStarted(t)
 	resp = d.send(t, map[string]any{"html": "<p>x</p>", "script": `document.body.innerHTML = '<i></i>'.repeat(150000);`})
 	errs, _ := resp["errors"].(map[string]any)
 	for _, e := range engines {
