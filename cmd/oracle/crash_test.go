@@ -198,7 +198,7 @@ func pingStates(t *testing.T, c *client) map[string]map[string]any {
 }
 
 func TestKilledRendererCostsAtMostOneCase(t *testing.T) {
-	c := startOracle(t, "--pages=1", "--engines=chromium,firefox", "--log-level=warn")
+	c := startOracle(t, "--pages=1", "--engines=chromium,firefox", "--log-level=warn", "--self-check=false") // not what it tests (docs/testing.md)
 	defer c.close()
 	defer logOnFailure(t, c)
 	require.Nil(t, c.send(t, caseOK())["errors"])
@@ -258,7 +258,7 @@ func TestKilledRendererCostsAtMostOneCase(t *testing.T) {
 }
 
 func TestKilledPlaywrightDriverIsReplaced(t *testing.T) {
-	c := startOracle(t, "--pages=1", "--engines=chromium,firefox", "--log-level=warn")
+	c := startOracle(t, "--pages=1", "--engines=chromium,firefox", "--log-level=warn", "--self-check=false") // not what it tests (docs/testing.md)
 	defer c.close()
 	defer logOnFailure(t, c)
 	require.Nil(t, c.send(t, caseOK())["errors"])

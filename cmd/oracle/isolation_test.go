@@ -242,23 +242,23 @@ func await(t *testing.T, c *client, call *oracleclient.Call, what string) map[st
 // long the pages take to recover. Fails on the old main with "no free firefox page
 // within 10s" (issue 18): the innocent case's deadline ran while it waited for a
 // page whose browser was being relaunched after the hostile case.
+//
+// One page per engine, so one hostile case holds every page; with the default two
+// pages it took two hostile cases and twice the launches and relaunches, for the
+// same wait of the innocent case on a relaunching page.
 func TestAHostileTimeoutNeverFailsTheNextInnocentCase(t *testing.T) {
-	c := startOracle(t, "--deadline=10s", "--log-level=warn", "--self-check=false") // default --pages and --inflight
+	c := startOracle(t, "--pages=1", "--deadline=10s", "--log-level=warn", "--self-check=false")
 	defer c.close()
 	defer logOnFailure(t, c)
-	hostile := func() map[string]any { return map[string]any{"html": "<p>x</p>", "script": "while (true) {}"} }
-	h1 := c.sendAsync(t, "hostile-1", hostile())
-	h2 := c.sendAsync(t, "hostile-2", hostile())
+	h := c.sendAsync(t, "hostile", map[string]any{"html": "<p>x</p>", "script": "while (true) {}"})
 	innocent := c.sendAsync(t, "innocent", caseOK())
-	for _, h := range []*oracleclient.Call{h1, h2} {
-		resp := await(t, c, h, "a hostile case")
-		errs, _ := resp["errors"].(map[string]any)
-		for _, e := range engines {
-			assert.Contains(t, errs[e], "timed out", "%s: the hostile case pays with its own answer", e)
-		}
+	resp := await(t, c, h, "the hostile case")
+	errs, _ := resp["errors"].(map[string]any)
+	for _, e := range engines {
+		assert.Contains(t, errs[e], "timed out", "%s: the hostile case pays with its own answer", e)
 	}
-	resp := await(t, c, innocent, "the innocent case")
-	assert.Nil(t, resp["errors"], "the innocent case behind the hostile ones")
+	resp = await(t, c, innocent, "the innocent case")
+	assert.Nil(t, resp["errors"], "the innocent case behind the hostile one")
 	assert.Len(t, resp["dumps"], 3)
 }
 
@@ -326,6 +326,12 @@ func vmHWM(t *testing.T, pid int) int {
 // sent whole).
 func TestDumpOverTheNodeLimitIsAClearError(t *testing.T) {
 	t.Parallel() // own oracle, no tight timing (docs/testing.md)
+	// The default bound, and the memory it keeps, need a second oracle: it launches
+	// now, beside the first one's cases, instead of after them.
+	// The walk reads 100,000 elements before it stops: a longer deadline than the
+	// default, on a loaded 2-core machine.
+	d := startOracleNow(t, "--pages=1", "--log-level=warn", "--self-check=false", "--deadline=120s")
+	defer d.close()
 	c := startOracle(t, "--pages=1", "--log-level=warn", "--self-check=false", "--dump-max-nodes=1000")
 	defer c.close()
 	defer logOnFailure(t, c)
@@ -352,12 +358,9 @@ func TestDumpOverTheNodeLimitIsAClearError(t *testing.T) {
 	}
 	resp = c.send(t, caseOK())
 	assert.Nil(t, resp["errors"], "the next case is answered")
+	c.close() // its browsers end before the large page
 
-	// The default bound, and the memory it keeps.
-	// The walk reads 100,000 elements before it stops: a longer deadline than the
-	// default, on a loaded 2-core machine.
-	d := startOracle(t, "--pages=1", "--log-level=warn", "--self-check=false", "--deadline=120s")
-	defer d.close()
+	d.waitStarted(t)
 	resp = d.send(t, map[string]any{"html": "<p>x</p>", "script": `document.body.innerHTML = '<i></i>'.repeat(150000);`})
 	errs, _ := resp["errors"].(map[string]any)
 	for _, e := range engines {

@@ -97,7 +97,9 @@ func TestTraceThatNeverYieldsIsAnsweredAndServingGoesOn(t *testing.T) {
 
 func TestMediaProfileGivesFakeCameraAndMicrophone(t *testing.T) {
 	t.Parallel() // own oracle, no tight timing (docs/testing.md)
-	c := startOracle(t, "--pages=1", "--profile=media", "--log-level=warn")
+	// The self-check is not what it tests, and the media profile adds no check to it
+	// (probes.SelfChecksFor).
+	c := startOracle(t, "--pages=1", "--profile=media", "--log-level=warn", "--self-check=false")
 	defer c.close()
 	assert.Equal(t, "media", c.send(t, map[string]any{"op": "ping"})["profile"])
 	script := `navigator.mediaDevices.getUserMedia({video: true, audio: true}).then(s => {
