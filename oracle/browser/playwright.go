@@ -45,17 +45,12 @@ type playwrightEngine struct {
 	blank playwright.Page
 	// kept is the page whose document an inert case was kept in (Keep), for the next
 	// Load to write into with no navigation (nil: none).
-	kept playwright.Page
-	// unchecked is the page the reset navigated to about:blank whose check
-	// (history.length, the focus; it clears window.name) has not run yet: the
-	// next case's Prepare runs it, in the evaluation Prepare makes anyway, and any
-	// call that finds it still pending runs it first (checkBlank).
-	unchecked playwright.Page
-	health    Health
-	closed    bool
-	pids      []int             // the browser's main processes (each leads its process group)
-	pw        *PlaywrightDriver // the driver the browser runs on
-	opts      PlaywrightOptions // what a new context needs
+	kept   playwright.Page
+	health Health
+	closed bool
+	pids   []int             // the browser's main processes (each leads its process group)
+	pw     *PlaywrightDriver // the driver the browser runs on
+	opts   PlaywrightOptions // what a new context needs
 	// bundledAbsent: see BundledAbsent (launch.go).
 	bundledAbsent string
 	// afterFreshPage, tests only, runs when the reset's new page is open.
@@ -133,9 +128,6 @@ func (e *playwrightEngine) Load(ctx context.Context, html, fn string, args ...an
 	if err != nil {
 		return nil, err
 	}
-	if err := e.checkBlank(ctx); err != nil {
-		return nil, err
-	}
 	kept := false
 	return e.withPage(ctx, func(page playwright.Page, timeout float64) error {
 		e.mu.Lock()
@@ -181,9 +173,6 @@ func (e *playwrightEngine) Visit(ctx context.Context, url, fn string, args ...an
 	if err != nil {
 		return nil, err
 	}
-	if err := e.checkBlank(ctx); err != nil {
-		return nil, err
-	}
 	return e.withPage(ctx, func(page playwright.Page, timeout float64) error {
 		if strings.HasPrefix(url, "file:") {
 			// No page may navigate to file: (the allowlist's rule, and the engines'),
@@ -204,9 +193,6 @@ func (e *playwrightEngine) Visit(ctx context.Context, url, fn string, args ...an
 func (e *playwrightEngine) LoadURL(ctx context.Context, url, fn string, args ...any) (json.RawMessage, error) {
 	plain, err := plainJSON(args)
 	if err != nil {
-		return nil, err
-	}
-	if err := e.checkBlank(ctx); err != nil {
 		return nil, err
 	}
 	return e.withPage(ctx, func(page playwright.Page, timeout float64) error {

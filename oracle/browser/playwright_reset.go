@@ -29,18 +29,20 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 		return err
 	}
 	e.mu.Lock()
-	e.kept, e.unchecked = nil, nil
+	e.kept = nil
 	e.mu.Unlock()
 	e.clearCredentials()
 	ctx = context.WithValue(ctx, opKey{}, "reset to about:blank")
 	leftBlank := false
 	var made playwright.Page
-	// The check of the about:blank is not evaluated here: the next case's Prepare
-	// runs it in the one evaluation it makes anyway (checkBlank), still before that
-	// case and outside its clock, which takes one driver round trip off every reset.
-	// Firefox's page after a trace or url case is replaced below whatever a check
-	// would report.
-	_, err := e.withPage(ctx, func(page playwright.Page, timeout float64) error {
+	// Firefox's page after a trace or url case is replaced below whatever it reports,
+	// so its check is not evaluated: that cost about 90 ms a reset (Playwright's
+	// script injected into the replaced about:blank first; cmd/bench/README.md).
+	check := resetCheckJS
+	if cur := e.currentPage(); knowledgeOf(e.name).newPageAfterNavigation && cur != nil && e.pages.pageOpen(cur) && cur.URL() != "about:blank" {
+		check = ""
+	}
+	raw, err := e.withPage(ctx, func(page playwright.Page, timeout float64) error {
 		if page.URL() != "about:blank" {
 			// A trace or url case. An about:blank the page navigates to itself
 			// inherits the page's origin (a trace case's http://c….localhost, its
@@ -68,52 +70,11 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 		}
 		made = page
 		return e.closeOtherPages(page)
-	}, "", nil)
-	if err == nil && !leftBlank {
-		e.mu.Lock()
-		e.unchecked = made
-		e.mu.Unlock()
-		return nil
-	}
-	return e.settleBlank(ctx, nil, nil, err)
-}
-
-// checkBlank runs the reset's check on the about:blank it left (unchecked), if
-// that is still the engine's page: history.length must be 1 and the page must have
-// the focus (window.name is cleared); what fails gets a new page or a relaunch, as
-// the reset did when it checked at once. It answers within probeTimeout or
-// relaunches, which makes it Prepare's liveness check too.
-func (e *playwrightEngine) checkBlank(ctx context.Context) error {
-	e.mu.Lock()
-	page, cur := e.unchecked, e.page
-	e.unchecked = nil
-	e.mu.Unlock()
-	if page == nil || page != cur {
-		return nil
-	}
-	cctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	cctx = context.WithValue(cctx, opKey{}, "check the reset's about:blank")
-	raw, err := e.withPage(cctx, func(p playwright.Page, _ float64) error {
-		if p != page {
-			return errors.New("the reset's page was replaced")
-		}
-		return nil
-	}, resetCheckJS, nil)
-	if err != nil && ctx.Err() == nil && cctx.Err() != nil {
-		err = fmt.Errorf("the reset's about:blank did not answer its check within %s (its content process died?)", probeTimeout)
-	}
-	return e.settleBlank(ctx, raw, page, err)
-}
-
-// settleBlank acts on the check of made, the page a reset navigated to about:blank
-// (raw: its answer; err: the reset's or the check's error): made is the next
-// case's document if the check passed; otherwise a new page, or a relaunch.
-func (e *playwrightEngine) settleBlank(ctx context.Context, raw json.RawMessage, made playwright.Page, err error) error {
+	}, check, nil)
 	if err == nil {
 		var st [2]any // history.length, document.hasFocus()
 		_ = json.Unmarshal(raw, &st)
-		if made != nil && st[0] == firstHistoryLength {
+		if st[0] == firstHistoryLength && !leftBlank {
 			if st[1] == true || e.refocus(ctx, made, false) {
 				e.mu.Lock()
 				e.blank = made
@@ -125,7 +86,7 @@ func (e *playwrightEngine) settleBlank(ctx context.Context, raw json.RawMessage,
 		// navigations, an iframe's), or left Firefox's page elsewhere, or took the
 		// focus for good: only a new page has the first case's history, an opaque
 		// about:blank and the focus.
-		e.log.Debug().Str("engine", e.name).Str("history", string(raw)).Bool("left_blank", made == nil).Msg("a new page replaces this one")
+		e.log.Debug().Str("engine", e.name).Str("history", string(raw)).Bool("left_blank", leftBlank).Msg("a new page replaces this one")
 		if err = e.freshPage(); err == nil {
 			if e.afterFreshPage != nil {
 				e.afterFreshPage()
@@ -160,12 +121,6 @@ func (e *playwrightEngine) Prepare(ctx context.Context) error {
 	page := e.currentPage()
 	if page == nil || !e.pages.pageOpen(page) {
 		return nil // the case opens a new one
-	}
-	e.mu.Lock()
-	pending := e.unchecked == page
-	e.mu.Unlock()
-	if pending {
-		return e.checkBlank(ctx) // reads the focus too, within probeTimeout
 	}
 	// The check reads the focus: a page that lost it would answer every focus-
 	// dependent case wrong, silently (issue 26).

@@ -172,32 +172,3 @@ func TestAFreshPageThatTookTheResetsTimeIsStillCheckedForFocus(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, true, focused)
 }
-
-// TestTheResetsCheckRunsBeforeTheNextCase: the reset leaves its check of the new
-// about:blank to the next case's Prepare (one driver round trip fewer per reset), and
-// a case that comes without a Prepare runs it first: either way a case that left
-// history entries and a window.name is followed by a case that sees neither.
-func TestTheResetsCheckRunsBeforeTheNextCase(t *testing.T) {
-	testutil.NeedsBrowsers(t)
-	_, e := launchChromium(t, testLogger(t))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	dirty := `<script>history.pushState(null, "", "#entry"); window.name = "left"</script>`
-	probe := "function () { return [history.length, window.name, document.hasFocus()] }"
-	require.NoError(t, e.Reset(ctx))
-	for _, prepare := range []bool{false, true} {
-		_, err := e.Load(ctx, dirty, "function () { return '1' }")
-		require.NoError(t, err)
-		require.NoError(t, e.Reset(ctx))
-		e.mu.Lock()
-		pending := e.unchecked != nil && e.unchecked == e.page
-		e.mu.Unlock()
-		assert.True(t, pending, "the reset left its check to the next case")
-		if prepare {
-			require.NoError(t, e.Prepare(ctx))
-		}
-		raw, err := e.Load(ctx, "<p>x</p>", probe)
-		require.NoError(t, err)
-		assert.Equal(t, `[1,"",true]`, string(raw), "prepare %v", prepare)
-	}
-}
