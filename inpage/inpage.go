@@ -69,8 +69,6 @@ var (
 	WebDriverRoot        = file("webdriver/root.js")
 	WebDriverReplace     = file("webdriver/replace.js")  // @@STALE_MARK@@: the leaving page's mark
 	WebDriverReplaced    = file("webdriver/replaced.js") // @@STALE_MARK@@
-	// WebDriverReplacedState is WebDriverReplaced and WebDriverBlankState in one call.
-	WebDriverReplacedState = file("webdriver/replaced_state.js") // @@STALE_MARK@@, @@FRESH_CHECK@@, @@WINDOW_STATE@@
 
 	// TestharnessReport is served at /resources/testharnessreport.js on case origins.
 	TestharnessReport = file("docroot/testharnessreport.js")

@@ -649,13 +649,7 @@ func (e *webDriverEngine) blankState(ctx context.Context) (blankState, error) {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return blankState{}, fmt.Errorf("blank state: %v (%s)", err, raw)
 	}
-	return parseBlankState(v[:], raw)
-}
-
-// parseBlankState reads blankStateJS's answer, v (raw for errors).
-func parseBlankState(v []any, raw json.RawMessage) (blankState, error) {
 	var st blankState
-	var err error
 	st.Referrer, _ = v[0].(string)
 	st.History, _ = v[1].(string)
 	st.Window, err = parseWindowState(v[2:], raw)
@@ -689,28 +683,15 @@ func (e *webDriverEngine) Sandbox() SandboxState {
 // about:blank it reached, for Reset's checks.
 func (e *webDriverEngine) resetToBlank(ctx context.Context) (blankState, error) {
 	for i := 0; ; i++ {
-		// The state comes with the poll that found the new document (one WebDriver
-		// call fewer per reset), unless windows were closed after it: a popup could
-		// have navigated or focused this window since, so it is read again.
-		var read []any
-		raw, err := e.replaceReading(ctx, "about:blank", replacedStateJS)
-		if err != nil {
+		if err := e.replaceTo(ctx, "about:blank"); err != nil {
 			if err := e.navigateBlank(ctx); err != nil { // adds an entry, which Reset's check catches
 				return blankState{}, err
 			}
-		} else if json.Unmarshal(raw, &read) != nil || len(read) != 10 {
-			read = nil
 		}
-		closed, err := e.closeOtherWindows(ctx)
-		if err != nil {
+		if err := e.closeOtherWindows(ctx); err != nil {
 			return blankState{}, fmt.Errorf("close the case's windows: %w", err)
 		}
-		var st blankState
-		if read != nil && !closed {
-			st, err = parseBlankState(read[3:], raw)
-		} else {
-			st, err = e.blankState(ctx)
-		}
+		st, err := e.blankState(ctx)
 		if err != nil || st.Referrer == "" || i == 1 {
 			return st, err
 		}
@@ -732,10 +713,8 @@ const staleMarkProp = "__layoutOracleLeaving"
 // (inpage/webdriver/replaced.js) answers where the page is and whether it is still
 // the one marked.
 var (
-	replaceJS       = inpage.Fill(inpage.WebDriverReplace, "STALE_MARK", staleMarkProp)
-	replacedJS      = inpage.Fill(inpage.WebDriverReplaced, "STALE_MARK", staleMarkProp)
-	replacedStateJS = inpage.Fill(inpage.WebDriverReplacedState, "STALE_MARK", staleMarkProp,
-		"FRESH_CHECK", freshCheckJS, "WINDOW_STATE", windowStateJS)
+	replaceJS  = inpage.Fill(inpage.WebDriverReplace, "STALE_MARK", staleMarkProp)
+	replacedJS = inpage.Fill(inpage.WebDriverReplaced, "STALE_MARK", staleMarkProp)
 )
 
 // webElementKey names an element reference in W3C WebDriver's JSON.
@@ -752,15 +731,6 @@ const webElementKey = "element-6066-11e4-a52e-4f735466cecf"
 // without a root element is told by a property set on its window (staleMarkProp)
 // instead.
 func (e *webDriverEngine) replaceTo(ctx context.Context, url string) error {
-	_, err := e.replaceReading(ctx, url, replacedJS)
-	return err
-}
-
-// replaceReading is replaceTo polling with poll, a script whose answer starts with
-// replacedJS's three values; it returns the answer of the poll that found the new
-// document. The old root must be gone before that poll: what it reads is then
-// the new document's, even where a case deleted its mark.
-func (e *webDriverEngine) replaceReading(ctx context.Context, url, poll string) (json.RawMessage, error) {
 	var root map[string]string
 	if raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{"script": inpage.WebDriverRoot, "args": []any{}}); err == nil {
 		_ = json.Unmarshal(raw, &root) // null: no root element
@@ -769,24 +739,23 @@ func (e *webDriverEngine) replaceReading(ctx context.Context, url, poll string) 
 	if _, err := e.execute(ctx, map[string]any{"script": replaceJS, "args": []any{url}}); err != nil {
 		var wdErr *webDriverError
 		if errors.As(err, &wdErr) && wdErr.sessionLost() || ctx.Err() != nil {
-			return nil, err
+			return err
 		}
 		e.log.Debug().Err(err).Msg("replace navigation: the command was cut short; polling for the page")
 	}
-	left := false
 	for {
-		left = left || e.gone(ctx, leaving)
-		raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{"script": poll, "args": []any{}})
-		var v []any
-		if left && err == nil && json.Unmarshal(raw, &v) == nil && len(v) >= 3 && v[0] == url && v[1] == "complete" && v[2] == "false" {
-			return raw, nil
+		raw, err := e.session(ctx, http.MethodPost, "/execute/sync",
+			map[string]any{"script": replacedJS, "args": []any{}})
+		var v [3]string
+		if err == nil && json.Unmarshal(raw, &v) == nil && v[0] == url && v[1] == "complete" && v[2] == "false" && e.gone(ctx, leaving) {
+			return nil
 		}
 		var wdErr *webDriverError
 		if errors.As(err, &wdErr) && wdErr.sessionLost() {
-			return nil, err
+			return err
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -862,30 +831,29 @@ func (e *webDriverEngine) focusCurrentWindow(ctx context.Context) error {
 
 // closeOtherWindows closes every window but the session's current one: the popups
 // and target=_blank windows a case opened (MiniBrowser blocks window.open without a
-// user gesture by default; a launch profile or a future build may not). closed says
-// there were any.
-func (e *webDriverEngine) closeOtherWindows(ctx context.Context) (closed bool, err error) {
+// user gesture by default; a launch profile or a future build may not).
+func (e *webDriverEngine) closeOtherWindows(ctx context.Context) error {
 	hs, err := e.windowHandles(ctx)
 	if err != nil || len(hs) <= 1 {
-		return false, err
+		return err
 	}
 	main, err := e.currentWindow(ctx)
 	if err != nil {
-		return true, err
+		return err
 	}
 	for _, h := range hs {
 		if h == main {
 			continue
 		}
 		if _, err := e.session(ctx, http.MethodPost, "/window", map[string]string{"handle": h}); err != nil {
-			return true, err
+			return err
 		}
 		if _, err := e.session(ctx, http.MethodDelete, "/window", nil); err != nil {
-			return true, err
+			return err
 		}
 	}
 	_, err = e.session(ctx, http.MethodPost, "/window", map[string]string{"handle": main})
-	return true, err
+	return err
 }
 
 func (e *webDriverEngine) Health() Health {

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -570,48 +569,5 @@ func TestWebDriverVersionReadDuringRestart(t *testing.T) {
 	}
 	if e.Version() != want {
 		t.Errorf("after restart: Version() = %q, want %q", e.Version(), want)
-	}
-}
-
-// countingTransport counts the WebDriver commands sent through it.
-type countingTransport struct {
-	next  http.RoundTripper
-	calls atomic.Int32
-}
-
-func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.calls.Add(1)
-	return c.next.RoundTrip(r)
-}
-
-// TestWebDriverResetReadsTheBlankStateWithItsPoll: the reset after an html case
-// reads the new about:blank's state (referrer, history, window) in the poll that
-// found it, so it costs five WebDriver commands, not six (each one CPU in driver,
-// MiniBrowser and web process), and still clears what the case left.
-func TestWebDriverResetReadsTheBlankStateWithItsPoll(t *testing.T) {
-	e := webkit(t)
-	if err := e.Reset(caseCtx(t)); err != nil { // from whatever the tests before left
-		t.Fatalf("Reset: %v", err)
-	}
-	var v any
-	load(t, e, "<p>x</p>", "() => { window.name = 'left'; return 1; }", &v)
-	next := e.client.Transport
-	if next == nil {
-		next = http.DefaultTransport
-	}
-	ct := &countingTransport{next: next}
-	e.client.Transport = ct
-	err := e.Reset(caseCtx(t))
-	e.client.Transport = next
-	if err != nil {
-		t.Fatalf("Reset: %v", err)
-	}
-	if n := ct.calls.Load(); n > 5 {
-		t.Errorf("the reset sent %d WebDriver commands, want at most 5", n)
-	}
-	var st []any
-	load(t, e, "<p>y</p>", "() => [window.name, history.length, document.hasFocus()]", &st)
-	if fmt.Sprint(st) != "[ 1 true]" {
-		t.Errorf("after the reset: window.name, history.length, hasFocus = %v, want '', 1, true", st)
 	}
 }

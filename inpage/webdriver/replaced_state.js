@@ -1,1 +1,0 @@
-return [location.href, document.readyState, String('@@STALE_MARK@@' in window), document.referrer, @@FRESH_CHECK@@, @@WINDOW_STATE@@];
