@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """cpuprobe.py ORACLE ENGINE N [oracle args]: start the oracle with one page of ENGINE, send N
 trivial geometry cases one at a time (after 10 to warm up), and print the CPU ms per case (case
-and the reset after it) of every process under the oracle, by executable and Chromium --type."""
+and the reset after it) of every process under the oracle, by executable and Chromium --type.
+PROBE_SCRIPT=JS gives every measured case that script (a case with a script gets a new document)."""
 import json, os, re, subprocess, sys, time, threading, queue
 oracle, engine, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 args = sys.argv[4:]
@@ -46,7 +47,11 @@ html = "<!doctype html><div style='width:100px;padding:3px'><p>hello <b>world</b
 for i in range(10): call({"id": "w%d" % i, "html": html})
 time.sleep(1)
 a0 = procs(); t0 = time.time()
-for i in range(n): call({"id": "c%d" % i, "html": html + "<!--%d-->" % i})
+SCRIPT = os.environ.get("PROBE_SCRIPT")
+for i in range(n):
+    o = {"id": "c%d" % i, "html": html + "<!--%d-->" % i}
+    if SCRIPT: o["script"] = SCRIPT
+    call(o)
 time.sleep(0.5)
 a1 = procs(); wall = time.time() - t0
 by = {}
