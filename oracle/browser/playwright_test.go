@@ -43,11 +43,16 @@ func TestPlaywrightDriverLeavesTheEnvironmentAlone(t *testing.T) {
 }
 
 func launchChromium(t *testing.T, log zerolog.Logger) (*PlaywrightDriver, *playwrightEngine) {
+	return launchEngine(t, log, Chromium)
+}
+
+// launchEngine starts a driver and launches engine on it; both end with the test.
+func launchEngine(t *testing.T, log zerolog.Logger, engine string) (*PlaywrightDriver, *playwrightEngine) {
 	t.Helper()
 	d, err := StartPlaywright(log)
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Stop() })
-	eng, err := d.LaunchPlaywright(PlaywrightOptions{Engine: Chromium}, log)
+	eng, err := d.LaunchPlaywright(PlaywrightOptions{Engine: engine}, log)
 	require.NoError(t, err)
 	t.Cleanup(func() { eng.Close() })
 	return d, eng.(*playwrightEngine)
@@ -149,21 +154,15 @@ func TestEnginesShareNoPageState(t *testing.T) {
 // A reset whose new page took the reset's whole deadline to open still checks the
 // new page's focus, on the check's own bound: before, the check ran on the spent
 // deadline, failed at once, and cost a Firefox relaunch ("the new page has no
-// focus"), 12 of them in 300 WPT url cases on a loaded machine.
+// focus"), 17 of them in 300 url requests on a loaded machine (cmd/bench/README.md).
 func TestAFreshPageThatTookTheResetsTimeIsStillCheckedForFocus(t *testing.T) {
 	testutil.NeedsBrowsers(t)
-	log := testLogger(t)
-	d, err := StartPlaywright(log)
-	require.NoError(t, err)
-	t.Cleanup(func() { d.Stop() })
-	eng, err := d.LaunchPlaywright(PlaywrightOptions{Engine: Firefox}, log)
-	require.NoError(t, err)
-	t.Cleanup(func() { eng.Close() })
-	e := eng.(*playwrightEngine)
+	_, e := launchEngine(t, testLogger(t), Firefox)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	require.NoError(t, e.Reset(ctx))
+	var err error
 	// A history entry: only a new page has the first case's history.
 	_, err = e.Load(ctx, `<script>history.pushState(null, "", "#entry")</script>`, "function () { return history.length }")
 	require.NoError(t, err)
@@ -189,16 +188,10 @@ func TestFirefoxNavigatesOnFromTheResetsAboutBlank(t *testing.T) {
 		fmt.Fprint(w, "<!doctype html><p>page</p>")
 	}))
 	defer srv.Close()
-	log := testLogger(t)
-	d, err := StartPlaywright(log)
-	require.NoError(t, err)
-	t.Cleanup(func() { d.Stop() })
-	eng, err := d.LaunchPlaywright(PlaywrightOptions{Engine: Firefox}, log)
-	require.NoError(t, err)
-	t.Cleanup(func() { eng.Close() })
-	e := eng.(*playwrightEngine)
+	_, e := launchEngine(t, testLogger(t), Firefox)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	var err error
 	state := "function () { return [document.referrer, history.length, self.origin] }"
 
 	_, err = e.Visit(ctx, srv.URL+"/a", state)
