@@ -42,15 +42,22 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 			// the first case did. First back by the page's own location.replace,
 			// which adds no history entry (Goto from elsewhere would) and ends the
 			// case's timers; a failed replace falls back to the Goto below, whose
-			// entry the check after it catches.
+			// entry the check after it catches (Chromium), or to a new page (Firefox).
 			replaced := replaceTo(page, "about:blank", timeout) == nil && page.URL() == "about:blank"
-			if replaced && knowledgeOf(e.name).newPageAfterNavigation {
+			if !replaced && knowledgeOf(e.name).newPageAfterNavigation {
+				// Still the case's document: a new page, with no check evaluated in it.
+				if err := e.closeOtherPages(page); err != nil {
+					return err
+				}
+				return errNotReplaced
+			}
+			if knowledgeOf(e.name).newPageAfterNavigation {
 				// Gecko adds a history entry for the driver's navigation, and its load
 				// was not always reported (resets timed out on WPT url cases). So the
 				// page stays on this about:blank, with the case's origin: a url or
 				// trace case navigates on from it (its document gets an origin of its
-				// own, and a local-scheme URL sends no referrer), and an html case
-				// gets a new page first (Load). A new page after every navigation
+				// own, and no referrer: replaceScript), and an html case gets a new
+				// page first (Load). A new page after every navigation
 				// cost a window: 0.6-1 s, most of a url case (cmd/bench/README.md).
 				navigated = page
 				return e.closeOtherPages(page)
@@ -64,7 +71,11 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 		made = page
 		return e.closeOtherPages(page)
 	}, resetCheckJS, nil)
-	if err == nil {
+	if errors.Is(err, errNotReplaced) {
+		if err = e.replacePage(ctx); err == nil {
+			return nil
+		}
+	} else if err == nil {
 		var st [2]any // history.length, document.hasFocus()
 		_ = json.Unmarshal(raw, &st)
 		if st[0] == firstHistoryLength {
@@ -200,6 +211,10 @@ func (e *playwrightEngine) refocus(ctx context.Context, page playwright.Page, ch
 	}
 	return false
 }
+
+// errNotReplaced is Reset's own: Firefox's page did not replace its url or trace
+// case's document with about:blank, so a new page replaces it.
+var errNotReplaced = errors.New("the page did not replace its document with about:blank")
 
 // replacePage replaces the engine's page by a new one (freshPage) that has the
 // focus. Both steps are on their own bounds, not ctx's: opening a page can take a
