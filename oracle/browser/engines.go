@@ -20,8 +20,10 @@ type engineKnowledge struct {
 	remoteLaunch func(l map[string]any, opts PlaywrightOptions)
 	// settings copies the engine's share of the launch settings into opts.
 	settings func(opts *PlaywrightOptions, s LaunchSettings)
-	// newPageAfterNavigation: a reset after a case left about:blank opens a new
-	// page rather than navigating this one back (Reset says why).
+	// newPageAfterNavigation: the driver never navigates a page back to about:blank
+	// after a case left it: the reset stops on the about:blank the page's own
+	// replace reached, where a url case or trace navigates on, and an html case
+	// gets a new page first (Reset and Load say why).
 	newPageAfterNavigation bool
 	// contentProcess says whether p runs web content: the processes the engine's
 	// sandbox exists for.
