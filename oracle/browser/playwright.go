@@ -244,18 +244,13 @@ func (e *playwrightEngine) LoadURL(ctx context.Context, url, fn string, args ...
 // location.replace does, and waits for the load event: Goto would add an entry, and
 // history.length would grow with every trace case.
 func replaceTo(page playwright.Page, url string, timeout float64) error {
-	return replaceUntil(page, url, timeout, playwright.WaitUntilStateLoad)
+	return replaceWith(page, replaceScript(false), url, timeout, playwright.WaitUntilStateLoad)
 }
 
-// replaceUntil is replaceTo waiting for until instead of load (a url case waits for
-// the commit only: the case program's settle waits for the rest and names what did
-// not settle).
-func replaceUntil(page playwright.Page, url string, timeout float64, until *playwright.WaitUntilState) error {
-	return replaceWith(page, "u => { location.replace(u); }", url, timeout, until)
-}
-
-// replaceWith is replaceUntil by script, a function of the url that replaces the
-// document with it.
+// replaceWith is replaceTo by script (replaceScript), a function of the url that
+// replaces the document with it, waiting for until instead of load (a url case waits
+// for the commit only: the case program's settle waits for the rest and names what
+// did not settle).
 func replaceWith(page playwright.Page, script, url string, timeout float64, until *playwright.WaitUntilState) error {
 	if _, err := page.Evaluate(script, url); err != nil &&
 		!contextDestroyed(err) && !strings.Contains(err.Error(), "navigat") {
