@@ -76,8 +76,9 @@ type oracleProc struct {
 	stdin   *os.File
 	stdout  *os.File
 	stderr  *testutil.LockedBuffer
-	stderrR *os.File // startRawStderr's pipe, else nil
-	done    chan error
+	stderrR *os.File      // startRawStderr's pipe, else nil
+	done    chan struct{} // closed once the process is reaped; err is then its Wait error
+	err     error
 }
 
 func startRaw(t *testing.T, args ...string) *oracleProc {
@@ -90,7 +91,7 @@ func startRaw(t *testing.T, args ...string) *oracleProc {
 func startRawStderr(t *testing.T, pipe bool, args ...string) *oracleProc {
 	t.Helper()
 	testutil.NeedsBrowsers(t)
-	p := &oracleProc{cmd: exec.Command(oracleBin, args...), done: make(chan error, 1), stderr: &testutil.LockedBuffer{}}
+	p := &oracleProc{cmd: exec.Command(oracleBin, args...), done: make(chan struct{}), stderr: &testutil.LockedBuffer{}}
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	inR, inW, err := os.Pipe()
 	require.NoError(t, err)
@@ -111,7 +112,9 @@ func startRawStderr(t *testing.T, pipe bool, args ...string) *oracleProc {
 		errW.Close()
 	}
 	p.stdin, p.stdout = inW, outR
-	go func() { p.done <- p.cmd.Wait() }()
+	// Closed, not sent on: wait and the cleanup both see the exit. A sent value went
+	// to wait alone, and the cleanup then waited out its 30 s on every such test.
+	go func() { p.err = p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
 		p.stdin.Close()
 		p.stdout.Close()
@@ -127,11 +130,11 @@ func startRawStderr(t *testing.T, pipe bool, args ...string) *oracleProc {
 func (p *oracleProc) wait(t *testing.T, within time.Duration) int {
 	t.Helper()
 	select {
-	case err := <-p.done:
-		if ee, ok := err.(*exec.ExitError); ok {
+	case <-p.done:
+		if ee, ok := p.err.(*exec.ExitError); ok {
 			return ee.ExitCode()
 		}
-		require.NoError(t, err)
+		require.NoError(t, p.err)
 		return 0
 	case <-time.After(within):
 		t.Fatalf("oracle still running after %s; stderr:\n%s", within, p.stderr.String())
@@ -179,10 +182,12 @@ func TestClosedStdoutEndsTheOracleCleanly(t *testing.T) {
 // A supervisor that closes the oracle's stderr must not end it (issue 26): before,
 // the next log line raised SIGPIPE on fd 2 and killed the oracle (exit -13, signal)
 // with cases unanswered. Closing stdout afterwards still ends it cleanly.
+// Chromium only: its Playwright driver writes to the oracle's fd 2 as Firefox's does,
+// and WebKit's driver output reaches stderr through the oracle's log (docs/testing.md).
 func TestClosedStderrDoesNotEndTheOracle(t *testing.T) {
 	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	// debug: every request logs a line, so each case below writes to the closed pipe.
-	p := startRawStderr(t, true, "--pages=1", "--self-check=false", "--log-level=debug")
+	p := startRawStderr(t, true, "--engines=chromium", "--pages=1", "--self-check=false", "--log-level=debug")
 	out := bufio.NewReader(p.stdout)
 	ask := func(line string) string {
 		t.Helper()
@@ -208,11 +213,11 @@ func TestClosedStderrDoesNotEndTheOracle(t *testing.T) {
 		var m map[string]any
 		require.NoError(t, json.Unmarshal([]byte(resp), &m))
 		assert.Nil(t, m["errors"], "case %d", i)
-		assert.Len(t, m["dumps"], 3, "case %d: every engine answers", i)
+		assert.Contains(t, m["dumps"], "chromium", "case %d: the engine answers", i)
 	}
 	select {
-	case err := <-p.done:
-		t.Fatalf("the oracle ended after its stderr closed: %v", err)
+	case <-p.done:
+		t.Fatalf("the oracle ended after its stderr closed: %v", p.err)
 	default:
 	}
 
