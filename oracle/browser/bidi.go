@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -335,13 +336,92 @@ func localValue(v any) any {
 	return map[string]any{"type": "undefined"}
 }
 
-// LoadURL and Visit are not served on this route yet (docs/bidi-route.md).
-func (e *bidiEngine) LoadURL(ctx context.Context, url, fn string, args ...any) (json.RawMessage, error) {
-	return nil, e.errorf("url cases: %w yet", ErrNotOnBiDiRoute)
+// Visit replaces the page's document with url's (location.replace: no history entry),
+// waits for its load, then evaluates fn by CallExpression. The recorder of trace
+// pages arrives inline in the served document (RunsInitScripts is false).
+func (e *bidiEngine) Visit(ctx context.Context, url, fn string, args ...any) (json.RawMessage, error) {
+	conn, page, err := e.navigateTo(ctx, url, true)
+	if err != nil {
+		return nil, err
+	}
+	if args == nil {
+		args = []any{}
+	}
+	return e.evaluate(ctx, conn, page, CallExpression(fn), args)
 }
 
-func (e *bidiEngine) Visit(ctx context.Context, url, fn string, args ...any) (json.RawMessage, error) {
-	return nil, e.errorf("trace and visit requests: %w yet", ErrNotOnBiDiRoute)
+// LoadURL replaces the page's document with url's and waits for the commit only;
+// the case program settles the document (no write) and calls fn.
+func (e *bidiEngine) LoadURL(ctx context.Context, url, fn string, args ...any) (json.RawMessage, error) {
+	conn, page, err := e.navigateTo(ctx, url, false)
+	if err != nil {
+		return nil, err
+	}
+	return e.evaluate(ctx, conn, page, caseJS, caseURLArg(fn, args, settleBudget(ctx)))
+}
+
+// navigateTo replaces the page's document with url's by the page's own
+// location.replace (the driver's navigation would add a history entry), and waits
+// until the page is there: its load with load, else its commit. A file: url (only the
+// oracle's callers choose one, never a case; no page may navigate to file:) takes the
+// driver's navigation; its history entry costs a new tab at the reset, as every
+// navigation does on this route.
+func (e *bidiEngine) navigateTo(ctx context.Context, url string, load bool) (*bidiConn, string, error) {
+	if err := e.ensure(ctx); err != nil {
+		return nil, "", err
+	}
+	e.mu.Lock()
+	e.blank, e.kept = false, false
+	e.mu.Unlock()
+	conn, page := e.current()
+	if strings.HasPrefix(url, "file:") {
+		_, err := conn.call(ctx, "browsingContext.navigate", map[string]any{"context": page, "url": url, "wait": "complete"})
+		if err != nil {
+			return nil, "", e.failed(ctx, "navigate", err)
+		}
+		return conn, page, nil
+	}
+	_, err := conn.call(ctx, "script.callFunction", map[string]any{
+		"functionDeclaration": replaceScript(false), "awaitPromise": false, "resultOwnership": "none",
+		"target": map[string]any{"context": page}, "arguments": []any{localValue(url)},
+	})
+	var be *bidiError
+	if err != nil && !errors.As(err, &be) { // the navigation may end the call's realm first
+		return nil, "", e.failed(ctx, "navigate", err)
+	}
+	if err := e.waitFor(ctx, conn, page, url, load); err != nil {
+		return nil, "", e.failed(ctx, "wait for "+url, err)
+	}
+	return conn, page, nil
+}
+
+// waitFor polls the page, from a sandbox the page's scripts cannot reach, until its
+// document is url's, and with load until that document has loaded.
+func (e *bidiEngine) waitFor(ctx context.Context, conn *bidiConn, page, url string, load bool) error {
+	for {
+		raw, err := conn.call(ctx, "script.evaluate", map[string]any{
+			"expression": "JSON.stringify([location.href, document.readyState])", "awaitPromise": false,
+			"resultOwnership": "none", "target": map[string]any{"context": page, "sandbox": "layout-oracle"},
+		})
+		var be *bidiError
+		switch {
+		case err == nil:
+			var r bidiRemoteValue
+			var text string
+			var st [2]string
+			if json.Unmarshal(raw, &r) == nil && json.Unmarshal(r.Result.Value, &text) == nil &&
+				json.Unmarshal([]byte(text), &st) == nil && st[0] == url && (!load || st[1] == "complete") {
+				return nil
+			}
+		case !errors.As(err, &be): // a dead connection or the deadline; a realm that went away is retried
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // Reset gives the next case a new about:blank document and global, with the first

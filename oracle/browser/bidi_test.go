@@ -7,6 +7,9 @@ package browser
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"syscall"
 	"testing"
@@ -202,4 +205,38 @@ func TestBiDiCloseLeavesNothing(t *testing.T) {
 	assert.True(t, os.IsNotExist(err), "the profile is removed")
 	_, err = e.Load(context.Background(), "", "function () { return 1; }")
 	assert.Error(t, err)
+}
+
+// A url case and a trace-like visit: the page's own document, no history entry, and
+// the html case after them runs in an opaque about:blank with history 1 and the focus.
+func TestBiDiVisitAndLoadURL(t *testing.T) {
+	testutil.NeedsBrowsers(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, "<title>%s</title><script>window.x = 1; document.cookie = 'c=1'</script><p>%s</p>", r.URL.Path, r.URL.Path)
+	}))
+	defer srv.Close()
+	e := launchBiDi(t, bidiTestSettings(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	state := `function () { return [document.title, window.x, history.length, location.href, self.origin, document.hasFocus()]; }`
+
+	raw, err := e.Visit(ctx, srv.URL+"/visit", state)
+	require.NoError(t, err)
+	assert.JSONEq(t, fmt.Sprintf(`["/visit",1,1,%q,%q,true]`, srv.URL+"/visit", srv.URL), string(raw))
+	require.NoError(t, e.Reset(ctx))
+
+	raw, err = e.Load(ctx, "<p>html</p>", state)
+	require.NoError(t, err)
+	assert.JSONEq(t, `["",null,1,"about:blank","null",true]`, string(raw), "an opaque about:blank after a visit")
+	require.NoError(t, e.Reset(ctx))
+
+	raw, err = e.LoadURL(ctx, srv.URL+"/url", `function () { return [document.title, window.x, history.length, document.body.textContent]; }`)
+	require.NoError(t, err)
+	assert.JSONEq(t, `["/url",1,1,"/url"]`, string(raw))
+	require.NoError(t, e.Reset(ctx))
+	raw, err = e.Load(ctx, "<p>html</p>", state)
+	require.NoError(t, err)
+	assert.JSONEq(t, `["",null,1,"about:blank","null",true]`, string(raw), "an opaque about:blank after a url case")
+	assert.Equal(t, 0, e.Health().Restarts)
 }

@@ -36,6 +36,9 @@ func Launch(ctx context.Context, name, route, exe string, s LaunchSettings, log 
 		return webDriver()
 	}
 	bidi := func() (Engine, error) {
+		if s.Emulation != nil {
+			return nil, engineErrorf(Firefox, "the launch profile's emulated hardware: %w", ErrNotOnBiDiRoute)
+		}
 		e, err := LaunchBiDi(ctx, BiDiOptions{ExecutablePath: exe, Prefs: s.FirefoxPrefs, Env: s.Env,
 			MemoryCgroup: s.MemoryCgroup, MaxReply: s.MaxReply, InitScripts: s.InitScripts}, log)
 		if err == nil {
