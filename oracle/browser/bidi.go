@@ -38,7 +38,7 @@ type BiDiOptions struct {
 	Env            []string       // KEY=VALUE added to the browser's environment
 	MemoryCgroup   string         // cgroup.procs of the engine's memory cgroup; "": none
 	MaxReply       int64          // bound of one reply in bytes; 0: defaultMaxReply
-	InitScripts    []string       // not installed yet: RunsInitScripts says false
+	InitScripts    []string       // run before any page script in every document (script.addPreloadScript)
 }
 
 // bidiEngine is one Firefox with one page (a top-level browsing context), reached
@@ -82,9 +82,8 @@ func (e *bidiEngine) Name() string    { return Firefox }
 func (e *bidiEngine) Version() string { return e.version }
 func (e *bidiEngine) Route() string   { return e.route }
 
-// RunsInitScripts: the trace recorder is not installed by preload script yet, so
-// trace pages carry it inline (docs/bidi-route.md).
-func (e *bidiEngine) RunsInitScripts() bool { return false }
+// RunsInitScripts says the recorder arrives by preload script, not inline.
+func (e *bidiEngine) RunsInitScripts() bool { return len(e.opts.InitScripts) > 0 }
 
 func (e *bidiEngine) errorf(format string, args ...any) error {
 	return engineErrorf(Firefox, format, args...)
@@ -93,7 +92,7 @@ func (e *bidiEngine) errorf(format string, args ...any) error {
 // start launches Firefox, opens the session and sets up its page; on any failure
 // nothing it started is left running.
 func (e *bidiEngine) start(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 180*time.Second) // session.new alone took 11 s at load average 40
 	defer cancel()
 	p, err := e.startFirefox(ctx)
 	if err != nil {
@@ -127,7 +126,7 @@ func (e *bidiEngine) start(ctx context.Context) error {
 
 // openSession dials p's BiDi endpoint, starts the session and prepares the page.
 func (e *bidiEngine) openSession(ctx context.Context, p *bidiProc) (*bidiConn, string, string, error) {
-	conn, err := dialBiDi(ctx, p.url+"/session", e.opts.MaxReply+1<<20)
+	conn, err := dialBiDi(ctx, p.url+"/session", e.opts.MaxReply+1<<20, e.log)
 	if err != nil {
 		return nil, "", "", err
 	}
@@ -149,6 +148,14 @@ func (e *bidiEngine) openSession(ctx context.Context, p *bidiProc) (*bidiConn, s
 	if _, err := conn.call(ctx, "browser.setDownloadBehavior", map[string]any{
 		"downloadBehavior": map[string]any{"type": "denied"}}); err != nil {
 		return conn, "", "", err
+	}
+	// The init scripts (the trace recorder), before any page script in every document
+	// of every context, as Playwright's addInitScript; each is a script's text, run as
+	// a function body.
+	for _, src := range e.opts.InitScripts {
+		if _, err := conn.call(ctx, "script.addPreloadScript", map[string]any{"functionDeclaration": "() => {\n" + src + "\n}"}); err != nil {
+			return conn, "", "", err
+		}
 	}
 	// The page is a tab of its own, as Playwright's new page is: Firefox's startup tab
 	// never has the focus (document.hasFocus() false even after browsingContext.activate).
@@ -338,7 +345,7 @@ func localValue(v any) any {
 
 // Visit replaces the page's document with url's (location.replace: no history entry),
 // waits for its load, then evaluates fn by CallExpression. The recorder of trace
-// pages arrives inline in the served document (RunsInitScripts is false).
+// pages arrives by preload script (RunsInitScripts).
 func (e *bidiEngine) Visit(ctx context.Context, url, fn string, args ...any) (json.RawMessage, error) {
 	conn, page, err := e.navigateTo(ctx, url, true)
 	if err != nil {

@@ -34,7 +34,7 @@ func bidiTestSettings(t *testing.T) LaunchSettings {
 
 func launchBiDi(t *testing.T, s LaunchSettings) *bidiEngine {
 	t.Helper()
-	e, err := LaunchBiDi(context.Background(), BiDiOptions{Prefs: s.FirefoxPrefs, Env: s.Env}, testLogger(t))
+	e, err := LaunchBiDi(context.Background(), BiDiOptions{Prefs: s.FirefoxPrefs, Env: s.Env, InitScripts: s.InitScripts}, testLogger(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { e.Close() })
 	return e.(*bidiEngine)
@@ -213,10 +213,14 @@ func TestBiDiVisitAndLoadURL(t *testing.T) {
 	testutil.NeedsBrowsers(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprintf(w, "<title>%s</title><script>window.x = 1; document.cookie = 'c=1'</script><p>%s</p>", r.URL.Path, r.URL.Path)
+		// x is 1 when the init script ran before the page's own.
+		fmt.Fprintf(w, "<title>%s</title><script>window.x = window.pre === 'pre' ? 1 : 0; document.cookie = 'c=1'</script><p>%s</p>", r.URL.Path, r.URL.Path)
 	}))
 	defer srv.Close()
-	e := launchBiDi(t, bidiTestSettings(t))
+	s := bidiTestSettings(t)
+	s.InitScripts = []string{"window.pre = 'pre';"}
+	e := launchBiDi(t, s)
+	assert.True(t, e.RunsInitScripts())
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	state := `function () { return [document.title, window.x, history.length, location.href, self.origin, document.hasFocus()]; }`

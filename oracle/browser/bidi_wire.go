@@ -9,9 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/coder/websocket"
+	"github.com/rs/zerolog"
 )
+
+// slowCall is how long a call may take before the debug log names it.
+const slowCall = time.Second
 
 // bidiConn is one BiDi session's connection. A call whose context ends returns at
 // once; its reply, if it ever comes, is dropped.
@@ -22,6 +27,7 @@ type bidiConn struct {
 	waiting map[int]chan bidiReply
 	done    chan struct{} // closed when the reader stops: the connection is gone
 	err     error         // why the reader stopped; set before done closes
+	log     zerolog.Logger
 }
 
 // bidiReply is a command's reply: result on success, error and message otherwise.
@@ -39,13 +45,13 @@ var errBiDiGone = errors.New("WebDriver BiDi connection closed")
 
 // dialBiDi connects to url (Firefox's "ws://…/session") and reads replies until the
 // connection ends; maxMessage bounds one reply (a trace or a dump can be large).
-func dialBiDi(ctx context.Context, url string, maxMessage int64) (*bidiConn, error) {
+func dialBiDi(ctx context.Context, url string, maxMessage int64, log zerolog.Logger) (*bidiConn, error) {
 	ws, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		return nil, err
 	}
 	ws.SetReadLimit(maxMessage)
-	c := &bidiConn{ws: ws, waiting: map[int]chan bidiReply{}, done: make(chan struct{})}
+	c := &bidiConn{ws: ws, waiting: map[int]chan bidiReply{}, done: make(chan struct{}), log: log}
 	go c.read()
 	return c, nil
 }
@@ -117,6 +123,12 @@ func (c *bidiConn) call(ctx context.Context, method string, params any) (json.Ra
 		}
 		return nil, fmt.Errorf("%s: %w: %v", method, errBiDiGone, err)
 	}
+	start := time.Now()
+	defer func() {
+		if d := time.Since(start); d > slowCall {
+			c.log.Debug().Str("method", method).Dur("took", d).Msg("slow WebDriver BiDi call")
+		}
+	}()
 	select {
 	case r := <-ch:
 		if r.Type != "success" {
