@@ -34,6 +34,9 @@ type Config struct {
 	// (empty: the system build's). A named binary means the system route for that
 	// engine, whatever Browsers says.
 	ChromiumPath, FirefoxPath, WebKitDriverPath string
+	// FirefoxRoute drives the system Firefox through Playwright (browser.FirefoxRoutePlaywright,
+	// "": the default) or the oracle's own WebDriver BiDi client (browser.FirefoxRouteBiDi).
+	FirefoxRoute string
 	// TraceLimits bound one trace's records and bytes; zero fields mean
 	// trace.DefaultLimits.
 	TraceLimits trace.Limits
@@ -213,6 +216,11 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 	case browser.RouteSystem, browser.RoutePlaywright, browser.RouteAuto:
 	default:
 		return nil, fmt.Errorf("unknown --browsers %q (known: system, playwright, auto)", cfg.Browsers)
+	}
+	switch cfg.FirefoxRoute {
+	case "", browser.FirefoxRoutePlaywright, browser.FirefoxRouteBiDi:
+	default:
+		return nil, fmt.Errorf("unknown --firefox-route %q (known: playwright, bidi)", cfg.FirefoxRoute)
 	}
 	names := cfg.Engines
 	if len(names) == 0 {
@@ -714,6 +722,7 @@ func settingsFor(cfg Config) (browser.LaunchSettings, error) {
 	s.Merge(browser.ProfileSettings(cfg.Profile))
 	s.Merge(browser.LaunchSettings{InitScripts: []string{trace.RecorderJS}, MaxReply: browser.MaxReplyFor(cfg.TraceLimits.Bytes)})
 	s.Merge(processSettings())
+	s.Merge(browser.LaunchSettings{FirefoxRoute: cfg.FirefoxRoute})
 	s.Merge(networkSettings(cfg.originHost, cfg.originPort)) // last: nothing may loosen the allowlist
 	return s, nil
 }

@@ -35,6 +35,21 @@ func Launch(ctx context.Context, name, route, exe string, s LaunchSettings, log 
 	if name == WebKit && (route == RouteSystem || exe != "") {
 		return webDriver()
 	}
+	bidi := func() (Engine, error) {
+		if s.Emulation != nil {
+			return nil, engineErrorf(Firefox, "the launch profile's emulated hardware: %w", ErrNotOnBiDiRoute)
+		}
+		e, err := LaunchBiDi(ctx, BiDiOptions{ExecutablePath: exe, Prefs: s.FirefoxPrefs, Env: s.Env,
+			MemoryCgroup: s.MemoryCgroup, MaxReply: s.MaxReply, InitScripts: s.InitScripts}, log)
+		if err == nil {
+			e.(*bidiEngine).bundledAbsent = absent
+		}
+		return e, err
+	}
+	onBiDi := name == Firefox && s.FirefoxRoute == FirefoxRouteBiDi
+	if onBiDi && (route == RouteSystem || exe != "") {
+		return bidi()
+	}
 	pw, err := StartPlaywright(log)
 	if err != nil {
 		return nil, err
@@ -46,9 +61,12 @@ func Launch(ctx context.Context, name, route, exe string, s LaunchSettings, log 
 			absent = path
 		}
 	}
-	if name == WebKit && !bundled {
-		if err := pw.Stop(); err != nil { // not fatal: WebKit does not need it
-			log.Warn().Err(err).Msg("stop the Playwright driver started to look for a bundled WebKit")
+	if (name == WebKit || onBiDi) && !bundled {
+		if err := pw.Stop(); err != nil { // not fatal: neither route needs it
+			log.Warn().Err(err).Str("engine", name).Msg("stop the Playwright driver started to look for a bundled build")
+		}
+		if onBiDi {
+			return bidi()
 		}
 		return webDriver()
 	}
@@ -75,6 +93,8 @@ func BundledAbsent(e Engine) string {
 	case *playwrightEngine:
 		return e.bundledAbsent
 	case *webDriverEngine:
+		return e.bundledAbsent
+	case *bidiEngine:
 		return e.bundledAbsent
 	}
 	return ""

@@ -28,6 +28,10 @@ type LaunchSettings struct {
 	// MemoryCgroup is the cgroup.procs file of the engine's memory cgroup
 	// (memlimit.go); "": unbounded.
 	MemoryCgroup string
+	// FirefoxRoute is how the system Firefox is driven: FirefoxRoutePlaywright ("": the
+	// default) or FirefoxRouteBiDi (bidi.go). Playwright's bundled Firefox is always
+	// Playwright's.
+	FirefoxRoute string
 }
 
 // Merge adds o to s: lists append, maps are joined (o wins on a repeated key).
@@ -43,6 +47,9 @@ func (s *LaunchSettings) Merge(o LaunchSettings) {
 	}
 	if o.MemoryCgroup != "" {
 		s.MemoryCgroup = o.MemoryCgroup
+	}
+	if o.FirefoxRoute != "" {
+		s.FirefoxRoute = o.FirefoxRoute
 	}
 	if o.Emulation != nil {
 		s.Emulation = o.Emulation

@@ -1,0 +1,769 @@
+package browser
+
+// Firefox over raw WebDriver BiDi with the oracle's own client (--firefox-route=bidi,
+// docs/bidi-route.md), in three files: the engine (this file: launch, Load, Reset,
+// Keep, Prepare, relaunch, Close), the Firefox process and its profile
+// (bidi_process.go), and the wire client (bidi_wire.go). No Playwright driver and no
+// injected script: one BiDi command per case where Playwright's route relays several
+// through node and evaluates its 340 KB script in every new document.
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Firefox routes, chosen by --firefox-route.
+const (
+	FirefoxRoutePlaywright = "playwright" // playwright-go, channel moz-firefox (the default)
+	FirefoxRouteBiDi       = "bidi"       // the oracle's own WebDriver BiDi client (bidi.go)
+)
+
+// ErrNotOnBiDiRoute is the per-engine error of a request the BiDi route does not
+// serve yet (docs/bidi-route.md).
+var ErrNotOnBiDiRoute = errors.New("not supported on the bidi route")
+
+// BiDiOptions chooses the Firefox build and its launch settings.
+type BiDiOptions struct {
+	ExecutablePath string         // default SystemFirefox
+	Prefs          map[string]any // LaunchSettings.FirefoxPrefs, into user.js
+	Env            []string       // KEY=VALUE added to the browser's environment
+	MemoryCgroup   string         // cgroup.procs of the engine's memory cgroup; "": none
+	MaxReply       int64          // bound of one reply in bytes; 0: defaultMaxReply
+	InitScripts    []string       // run before any page script in every document (script.addPreloadScript)
+}
+
+// bidiEngine is one Firefox with one page (a top-level browsing context), reached
+// over one BiDi session. The oracle calls it one call at a time; Health, Keep and
+// Close may run beside a call.
+type bidiEngine struct {
+	opts       BiDiOptions
+	exe, route string
+	version    string // the first session's browserVersion; a relaunch must match it
+	log        zerolog.Logger
+
+	mu     sync.Mutex
+	proc   *bidiProc
+	conn   *bidiConn
+	page   string // the page's browsing context id
+	blank  bool   // the page is on the about:blank the reset's navigation made, unused
+	kept   bool   // the page holds an inert case (Keep) the next Load writes over
+	broken string // why the next call relaunches the browser ("": it need not)
+	health Health
+	closed bool
+	// bundledAbsent: see BundledAbsent (launch.go).
+	bundledAbsent string
+}
+
+// LaunchBiDi launches Firefox and opens its page at the spec's viewport.
+func LaunchBiDi(ctx context.Context, opts BiDiOptions, log zerolog.Logger) (Engine, error) {
+	if opts.MaxReply <= 0 {
+		opts.MaxReply = defaultMaxReply
+	}
+	e := &bidiEngine{opts: opts, exe: orDefault(opts.ExecutablePath, SystemFirefox), log: log.With().Str("engine", Firefox).Logger()}
+	e.route = "bidi " + e.exe + " WebDriver BiDi (oracle's own client)"
+	start := time.Now()
+	if err := e.start(ctx); err != nil {
+		return nil, err
+	}
+	e.log.Info().Str("version", e.version).Str("route", e.route).Dur("launch", time.Since(start)).Msg("engine launched")
+	return e, nil
+}
+
+func (e *bidiEngine) Name() string    { return Firefox }
+func (e *bidiEngine) Version() string { return e.version }
+func (e *bidiEngine) Route() string   { return e.route }
+
+// RunsInitScripts says the recorder arrives by preload script, not inline.
+func (e *bidiEngine) RunsInitScripts() bool { return len(e.opts.InitScripts) > 0 }
+
+func (e *bidiEngine) errorf(format string, args ...any) error {
+	return engineErrorf(Firefox, format, args...)
+}
+
+// start launches Firefox, opens the session and sets up its page; on any failure
+// nothing it started is left running.
+func (e *bidiEngine) start(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 180*time.Second) // session.new alone took 11 s at load average 40
+	defer cancel()
+	p, err := e.startFirefox(ctx)
+	if err != nil {
+		return e.errorf("launch: %w", err)
+	}
+	conn, page, version, err := e.openSession(ctx, p)
+	if err != nil {
+		if conn != nil {
+			conn.close()
+		}
+		p.kill()
+		return e.errorf("session: %w (firefox: %s)", err, p.out.tail())
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		conn.close()
+		p.kill()
+		return e.errorf("engine closed")
+	}
+	if e.version == "" {
+		e.version = version
+	} else if version != e.version {
+		conn.close()
+		p.kill()
+		return e.errorf("%w from %s to %s on relaunch", ErrVersionChanged, e.version, version)
+	}
+	e.proc, e.conn, e.page, e.blank, e.kept, e.broken = p, conn, page, false, false, ""
+	return nil
+}
+
+// openSession dials p's BiDi endpoint, starts the session and prepares the page.
+func (e *bidiEngine) openSession(ctx context.Context, p *bidiProc) (*bidiConn, string, string, error) {
+	conn, err := dialBiDi(ctx, p.url+"/session", e.opts.MaxReply+1<<20, e.log)
+	if err != nil {
+		return nil, "", "", err
+	}
+	noDelayBrowser(Firefox, []int{p.cmd.Process.Pid}, e.log) // Firefox's end of our socket
+	raw, err := conn.call(ctx, "session.new", map[string]any{"capabilities": map[string]any{}})
+	if err != nil {
+		return conn, "", "", err
+	}
+	var s struct {
+		Capabilities struct {
+			BrowserVersion string `json:"browserVersion"`
+		} `json:"capabilities"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil || s.Capabilities.BrowserVersion == "" {
+		return conn, "", "", fmt.Errorf("session.new gave no browserVersion: %s", raw)
+	}
+	// A case's download is refused, as on the Playwright route (AcceptDownloads false):
+	// in Firefox one took the focus from the page for good (issue 26).
+	if _, err := conn.call(ctx, "browser.setDownloadBehavior", map[string]any{
+		"downloadBehavior": map[string]any{"type": "denied"}}); err != nil {
+		return conn, "", "", err
+	}
+	// The init scripts (the trace recorder), before any page script in every document
+	// of every context, as Playwright's addInitScript; each is a script's text, run as
+	// a function body.
+	for _, src := range e.opts.InitScripts {
+		if _, err := conn.call(ctx, "script.addPreloadScript", map[string]any{"functionDeclaration": "() => {\n" + src + "\n}"}); err != nil {
+			return conn, "", "", err
+		}
+	}
+	// The page is a tab of its own, as Playwright's new page is: Firefox's startup tab
+	// never has the focus (document.hasFocus() false even after browsingContext.activate).
+	tops, err := topContexts(ctx, conn)
+	if err != nil {
+		return conn, "", "", err
+	}
+	page, err := createTab(ctx, conn)
+	if err != nil {
+		return conn, "", "", err
+	}
+	for _, t := range tops {
+		if _, err := conn.call(ctx, "browsingContext.close", map[string]any{"context": t.Context, "promptUnload": false}); err != nil {
+			return conn, "", "", err
+		}
+	}
+	return conn, page, s.Capabilities.BrowserVersion, nil
+}
+
+// bidiContext is one entry of browsingContext.getTree.
+type bidiContext struct {
+	Context string `json:"context"`
+	URL     string `json:"url"`
+}
+
+// topContexts lists the browser's top-level browsing contexts (tabs and windows).
+func topContexts(ctx context.Context, c *bidiConn) ([]bidiContext, error) {
+	raw, err := c.call(ctx, "browsingContext.getTree", map[string]any{"maxDepth": 0})
+	if err != nil {
+		return nil, err
+	}
+	var t struct {
+		Contexts []bidiContext `json:"contexts"`
+	}
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return nil, err
+	}
+	return t.Contexts, nil
+}
+
+// setViewport sets page's viewport to the spec's (a viewport is per top-level context).
+func setViewport(ctx context.Context, c *bidiConn, page string) error {
+	_, err := c.call(ctx, "browsingContext.setViewport", map[string]any{"context": page,
+		"viewport": map[string]any{"width": viewportWidth, "height": viewportHeight}})
+	return err
+}
+
+// current is the connection and page a call works on.
+func (e *bidiEngine) current() (*bidiConn, string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.conn, e.page
+}
+
+// navigateBlank navigates page to a new about:blank document and waits for its load:
+// a new document and global (about:blank to about:blank adds no history entry).
+func navigateBlank(ctx context.Context, c *bidiConn, page string) error {
+	_, err := c.call(ctx, "browsingContext.navigate", map[string]any{"context": page, "url": "about:blank", "wait": "complete"})
+	return err
+}
+
+// Load evaluates the case program on the reset's about:blank (or a kept inert case's
+// document), in one script.callFunction.
+func (e *bidiEngine) Load(ctx context.Context, html, fn string, args ...any) (json.RawMessage, error) {
+	if err := e.ensure(ctx); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	ready, kept := e.blank, e.kept
+	e.blank, e.kept = false, false
+	e.mu.Unlock()
+	conn, page := e.current()
+	if !ready && !kept {
+		// A new page (the first, a relaunched browser's, a new tab), or a reset that
+		// did not finish: the same kind of document the reset makes.
+		if err := navigateBlank(ctx, conn, page); err != nil {
+			return nil, e.failed(ctx, "navigate to about:blank", err)
+		}
+	}
+	arg := CaseArg(html, fn, args, settleBudget(ctx))
+	if kept {
+		arg = keptCaseArg(html, fn, args, settleBudget(ctx))
+	}
+	return e.evaluate(ctx, conn, page, caseJS, arg)
+}
+
+// evaluate calls fn (a function expression of one argument returning JSON text)
+// with arg, sent as a BiDi value (bidiValue).
+func (e *bidiEngine) evaluate(ctx context.Context, conn *bidiConn, page, fn string, arg any) (json.RawMessage, error) {
+	v, err := bidiValue(arg)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := conn.call(ctx, "script.callFunction", map[string]any{
+		"functionDeclaration": fn, "awaitPromise": true, "resultOwnership": "none",
+		"target": map[string]any{"context": page}, "arguments": []any{v},
+	})
+	if err != nil {
+		return nil, e.failed(ctx, "evaluate", err)
+	}
+	var r bidiRemoteValue
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, e.errorf("evaluate: %w", err)
+	}
+	if r.Type == "exception" {
+		text := "(no text)"
+		if r.ExceptionDetails != nil {
+			text = r.ExceptionDetails.Text
+		}
+		return nil, e.errorf("evaluate: %s", text)
+	}
+	var s string
+	if r.Result.Type != "string" || json.Unmarshal(r.Result.Value, &s) != nil {
+		return nil, e.errorf("evaluate returned %s, want a JSON string", r.Result.Type)
+	}
+	return json.RawMessage(s), nil
+}
+
+// failed records that a call on the browser failed, so the next call relaunches it:
+// a call that outlived its deadline leaves the content process busy (while(true){}
+// wedges it, and no BiDi command interrupts it), and any other driver error means a
+// dead connection, browser or content process. The error is the deadline's, or the
+// engine's naming op.
+func (e *bidiEngine) failed(ctx context.Context, op string, err error) error {
+	reason := op + ": " + firstLine(err)
+	if ctx.Err() != nil {
+		reason = opOf(ctx) + " did not finish in time"
+	}
+	e.mu.Lock()
+	if e.broken == "" {
+		e.broken = reason
+	}
+	e.mu.Unlock()
+	e.log.Warn().Str("op", opOf(ctx)).Err(err).Msg(reason + "; the browser relaunches on the next call")
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(err, errBiDiGone) {
+		return e.errorf("browser crashed or disconnected: %w", err)
+	}
+	return e.errorf("%s: %w", op, err)
+}
+
+// bidiValue is v (made plain by encoding/json) as a BiDi LocalValue.
+func bidiValue(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode argument: %w", err)
+	}
+	var plain any
+	if err := json.Unmarshal(b, &plain); err != nil {
+		return nil, err
+	}
+	return localValue(plain), nil
+}
+
+func localValue(v any) any {
+	switch v := v.(type) {
+	case nil:
+		return map[string]any{"type": "null"}
+	case bool:
+		return map[string]any{"type": "boolean", "value": v}
+	case float64:
+		return map[string]any{"type": "number", "value": v}
+	case string:
+		return map[string]any{"type": "string", "value": v}
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = localValue(x)
+		}
+		return map[string]any{"type": "array", "value": out}
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		out := make([]any, len(keys))
+		for i, k := range keys {
+			out[i] = []any{k, localValue(v[k])}
+		}
+		return map[string]any{"type": "object", "value": out}
+	}
+	return map[string]any{"type": "undefined"}
+}
+
+// Visit replaces the page's document with url's (location.replace: no history entry),
+// waits for its load, then evaluates fn by CallExpression. The recorder of trace
+// pages arrives by preload script (RunsInitScripts).
+func (e *bidiEngine) Visit(ctx context.Context, url, fn string, args ...any) (json.RawMessage, error) {
+	conn, page, err := e.navigateTo(ctx, url, true)
+	if err != nil {
+		return nil, err
+	}
+	if args == nil {
+		args = []any{}
+	}
+	return e.evaluate(ctx, conn, page, CallExpression(fn), args)
+}
+
+// LoadURL replaces the page's document with url's and waits for the commit only;
+// the case program settles the document (no write) and calls fn.
+func (e *bidiEngine) LoadURL(ctx context.Context, url, fn string, args ...any) (json.RawMessage, error) {
+	conn, page, err := e.navigateTo(ctx, url, false)
+	if err != nil {
+		return nil, err
+	}
+	return e.evaluate(ctx, conn, page, caseJS, caseURLArg(fn, args, settleBudget(ctx)))
+}
+
+// navigateTo replaces the page's document with url's by the page's own
+// location.replace (the driver's navigation would add a history entry), and waits
+// until the page is there: its load with load, else its commit. A file: url (only the
+// oracle's callers choose one, never a case; no page may navigate to file:) takes the
+// driver's navigation; its history entry costs a new tab at the reset, as every
+// navigation does on this route.
+func (e *bidiEngine) navigateTo(ctx context.Context, url string, load bool) (*bidiConn, string, error) {
+	if err := e.ensure(ctx); err != nil {
+		return nil, "", err
+	}
+	e.mu.Lock()
+	e.blank, e.kept = false, false
+	e.mu.Unlock()
+	conn, page := e.current()
+	if strings.HasPrefix(url, "file:") {
+		_, err := conn.call(ctx, "browsingContext.navigate", map[string]any{"context": page, "url": url, "wait": "complete"})
+		if err != nil {
+			return nil, "", e.failed(ctx, "navigate", err)
+		}
+		return conn, page, nil
+	}
+	_, err := conn.call(ctx, "script.callFunction", map[string]any{
+		"functionDeclaration": replaceScript(false), "awaitPromise": false, "resultOwnership": "none",
+		"target": map[string]any{"context": page}, "arguments": []any{localValue(url)},
+	})
+	var be *bidiError
+	if err != nil && !errors.As(err, &be) { // the navigation may end the call's realm first
+		return nil, "", e.failed(ctx, "navigate", err)
+	}
+	if err := e.waitFor(ctx, conn, page, url, load); err != nil {
+		return nil, "", e.failed(ctx, "wait for "+url, err)
+	}
+	return conn, page, nil
+}
+
+// waitFor polls the page, from a sandbox the page's scripts cannot reach, until its
+// document is url's, and with load until that document has loaded.
+func (e *bidiEngine) waitFor(ctx context.Context, conn *bidiConn, page, url string, load bool) error {
+	for {
+		raw, err := conn.call(ctx, "script.evaluate", map[string]any{
+			"expression": "JSON.stringify([location.href, document.readyState])", "awaitPromise": false,
+			"resultOwnership": "none", "target": map[string]any{"context": page, "sandbox": "layout-oracle"},
+		})
+		var be *bidiError
+		switch {
+		case err == nil:
+			var r bidiRemoteValue
+			var text string
+			var st [2]string
+			if json.Unmarshal(raw, &r) == nil && json.Unmarshal(r.Result.Value, &text) == nil &&
+				json.Unmarshal([]byte(text), &st) == nil && st[0] == url && (!load || st[1] == "complete") {
+				return nil
+			}
+		case !errors.As(err, &be): // a dead connection or the deadline; a realm that went away is retried
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// Reset gives the next case a new about:blank document and global, with the first
+// case's guarantees (docs/untrusted.md, "Per-case state"): no window but the page,
+// window.name cleared, history.length 1, the focus. A case that added history
+// entries, closed its window or took the focus for good costs a new tab; a page that
+// cannot reset in time, a relaunch.
+func (e *bidiEngine) Reset(ctx context.Context) error {
+	e.mu.Lock()
+	e.kept, e.blank = false, false
+	e.mu.Unlock()
+	if err := e.ensure(ctx); err != nil {
+		return err
+	}
+	ctx = context.WithValue(ctx, opKey{}, "reset to about:blank")
+	err := e.reset(ctx)
+	if err == nil {
+		return nil
+	}
+	reason := "page did not reset in time"
+	if ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+		reason = "page could not reset: " + firstLine(err)
+	}
+	e.log.Warn().Err(err).Msg(reason + "; relaunching the browser")
+	return e.relaunch(ctx, reason)
+}
+
+func (e *bidiEngine) reset(ctx context.Context) error {
+	conn, page := e.current()
+	pageOpen, onBlank, err := e.closeOthers(ctx, conn, page)
+	if err != nil {
+		return err
+	}
+	if !pageOpen || !onBlank {
+		// The case closed its window, or navigated it (its own location, a form): an
+		// about:blank it reached would inherit its origin, and Gecko adds a history
+		// entry for the driver's navigation from there. A new tab has neither.
+		return e.newTab(ctx, conn, page, pageOpen)
+	}
+	if err := navigateBlank(ctx, conn, page); err != nil {
+		return err
+	}
+	if ok, err := e.freshAndFocused(ctx, conn, page); err != nil || ok {
+		if ok {
+			e.mu.Lock()
+			e.blank = true
+			e.mu.Unlock()
+		}
+		return err
+	}
+	// The case added session-history entries (pushState, hash changes, an iframe's
+	// navigations) or took the focus for good: only a new tab has the first case's.
+	return e.newTab(ctx, conn, page, true)
+}
+
+// freshAndFocused runs the reset's check on page (it clears window.name) and says
+// whether history.length is the first case's and the page has the focus, giving the
+// focus back first when a case took it.
+func (e *bidiEngine) freshAndFocused(ctx context.Context, conn *bidiConn, page string) (bool, error) {
+	raw, err := e.evaluate(ctx, conn, page, "() => "+resetCheckJS, nil)
+	if err != nil {
+		return false, err
+	}
+	var st [2]any // history.length, document.hasFocus()
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return false, e.errorf("reset check: %w", err)
+	}
+	if st[0] != firstHistoryLength {
+		e.log.Debug().Str("history", string(raw)).Msg("a new tab replaces the page")
+		return false, nil
+	}
+	return st[1] == true || e.refocus(ctx, conn, page), nil
+}
+
+// refocus activates page (a download or a popup took the focus) and says whether it
+// has the focus now.
+func (e *bidiEngine) refocus(ctx context.Context, conn *bidiConn, page string) bool {
+	if _, err := conn.call(ctx, "browsingContext.activate", map[string]any{"context": page}); err != nil {
+		return false
+	}
+	raw, err := e.evaluate(ctx, conn, page, "() => JSON.stringify(document.hasFocus())", nil)
+	return err == nil && string(raw) == "true"
+}
+
+// closeOthers closes every top-level context but page (the popups and windows a
+// case opened) and says whether page is still open and on about:blank.
+func (e *bidiEngine) closeOthers(ctx context.Context, conn *bidiConn, page string) (open, blank bool, err error) {
+	for round := 0; round < 5; round++ {
+		tops, err := topContexts(ctx, conn)
+		if err != nil {
+			return false, false, err
+		}
+		others := 0
+		open, blank = false, false
+		for _, t := range tops {
+			if t.Context == page {
+				open, blank = true, t.URL == "about:blank"
+				continue
+			}
+			others++
+			if _, err := conn.call(ctx, "browsingContext.close", map[string]any{"context": t.Context, "promptUnload": false}); err != nil {
+				var be *bidiError
+				if !errors.As(err, &be) || be.code != "no such frame" {
+					return false, false, fmt.Errorf("close a window the case opened: %w", err)
+				}
+			}
+		}
+		if others == 0 {
+			return open, blank, nil
+		}
+	}
+	return false, false, errors.New("the case's popups kept opening more")
+}
+
+// newTab replaces the page by a new tab (an empty session history, an opaque
+// about:blank) with the spec's viewport and the focus, and closes the old one.
+func (e *bidiEngine) newTab(ctx context.Context, conn *bidiConn, old string, closeOld bool) error {
+	page, err := createTab(ctx, conn)
+	if err != nil {
+		return err
+	}
+	if closeOld {
+		if _, err := conn.call(ctx, "browsingContext.close", map[string]any{"context": old, "promptUnload": false}); err != nil {
+			return err
+		}
+	}
+	e.mu.Lock()
+	e.page = page
+	e.mu.Unlock()
+	// The next Load navigates the new tab's initial about:blank to a reset's.
+	if ok, err := e.freshAndFocused(ctx, conn, page); err != nil || !ok {
+		return errors.Join(err, errors.New("the new tab is not fresh or has no focus"))
+	}
+	return nil
+}
+
+// createTab opens a tab (it takes the focus) with the spec's viewport.
+func createTab(ctx context.Context, conn *bidiConn) (string, error) {
+	raw, err := conn.call(ctx, "browsingContext.create", map[string]any{"type": "tab"})
+	if err != nil {
+		return "", err
+	}
+	var c struct {
+		Context string `json:"context"`
+	}
+	if err := json.Unmarshal(raw, &c); err != nil || c.Context == "" {
+		return "", fmt.Errorf("browsingContext.create gave no context: %s", raw)
+	}
+	return c.Context, setViewport(ctx, conn, c.Context)
+}
+
+// Keep keeps the page as the inert case that just ran on it left it (Keeper): the
+// only window, on about:blank (one round trip to Firefox's parent process).
+func (e *bidiEngine) Keep() bool {
+	e.mu.Lock()
+	conn, page, ok := e.conn, e.page, !e.closed && e.broken == "" && e.conn != nil && e.conn.alive()
+	e.kept = false
+	e.mu.Unlock()
+	if !ok {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	tops, err := topContexts(ctx, conn)
+	if err != nil || len(tops) != 1 || tops[0].Context != page || tops[0].URL != "about:blank" {
+		return false
+	}
+	e.mu.Lock()
+	e.kept = true
+	e.mu.Unlock()
+	return true
+}
+
+// Prepare checks the idle page before a case (pool.go): it must answer a trivial
+// evaluation within probeTimeout and have the focus; otherwise the browser relaunches.
+func (e *bidiEngine) Prepare(ctx context.Context) error {
+	if err := e.ensure(ctx); err != nil {
+		return err
+	}
+	conn, page := e.current()
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	raw, err := e.evaluate(context.WithValue(pctx, opKey{}, "check of the idle page"), conn, page,
+		"() => JSON.stringify(document.hasFocus())", nil)
+	if err == nil && (string(raw) == "true" || e.refocus(pctx, conn, page)) {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	reason := "idle page lost the focus, and it could not be given back"
+	if err != nil {
+		reason = "idle page failed a check: " + firstLine(err)
+	}
+	e.log.Warn().Msg(reason + "; relaunching the browser")
+	return e.relaunch(ctx, reason)
+}
+
+// ensure relaunches the browser when a call found it broken, or its process or
+// connection is gone.
+func (e *bidiEngine) ensure(ctx context.Context) error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return e.errorf("engine closed")
+	}
+	reason := e.broken
+	switch {
+	case reason != "":
+	case e.proc == nil:
+		reason = "no browser"
+	case !e.proc.alive():
+		reason = "browser exited"
+	case !e.conn.alive():
+		reason = "WebDriver BiDi connection closed"
+	}
+	e.mu.Unlock()
+	if reason == "" {
+		return nil
+	}
+	return e.relaunch(ctx, reason)
+}
+
+// relaunch kills the browser and launches it again, with backoff. It runs outside
+// the caller's deadline (a relaunch takes seconds): a hung case must not leave the
+// engine without a browser.
+func (e *bidiEngine) relaunch(ctx context.Context, reason string) error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return e.errorf("engine closed")
+	}
+	e.health = Health{State: StateRestarting, Restarts: e.health.Restarts + 1, Reason: reason}
+	p, conn := e.proc, e.conn
+	e.proc, e.conn, e.broken = nil, nil, "relaunching"
+	e.mu.Unlock()
+	if conn != nil {
+		conn.close()
+	}
+	if p != nil {
+		p.kill()
+	}
+	ctx = context.WithoutCancel(ctx)
+	start := time.Now()
+	var err error
+	for i, wait := range relaunchBackoff {
+		time.Sleep(wait)
+		if err = e.start(ctx); err == nil {
+			e.mu.Lock()
+			e.health.State = StateReady
+			e.mu.Unlock()
+			e.log.Info().Int("attempt", i+1).Str("reason", reason).Dur("took", time.Since(start)).Msg("browser relaunched")
+			return nil
+		}
+		e.mu.Lock()
+		closed := e.closed
+		e.mu.Unlock()
+		if closed {
+			return e.errorf("engine closed")
+		}
+		e.log.Warn().Int("attempt", i+1).Err(err).Msg("relaunch failed")
+	}
+	e.mu.Lock()
+	e.health.State, e.health.Reason = StateFailed, err.Error()
+	e.broken = "relaunch failed"
+	e.mu.Unlock()
+	return e.errorf("relaunch failed: %w", err)
+}
+
+// Health says what the next call meets: a dead browser or connection, or a page a
+// call left broken, is "restarting" (the next call relaunches it).
+func (e *bidiEngine) Health() Health {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	h := e.health.reported()
+	if h.State != StateReady || e.closed {
+		return h
+	}
+	switch {
+	case e.broken != "":
+		h.State, h.Reason = StateRestarting, e.broken+"; the browser relaunches on the next call"
+	case e.proc == nil || !e.proc.alive():
+		h.State, h.Reason = StateRestarting, "browser exited; it relaunches on the next call"
+	case e.conn == nil || !e.conn.alive():
+		h.State, h.Reason = StateRestarting, "WebDriver BiDi connection closed; the browser relaunches on the next call"
+	}
+	return h
+}
+
+// Sandbox is the browser's sandbox as /proc shows it now.
+func (e *bidiEngine) Sandbox() SandboxState {
+	e.mu.Lock()
+	var pids []int
+	if e.proc != nil {
+		pids = []int{e.proc.cmd.Process.Pid}
+	}
+	e.mu.Unlock()
+	return inspectSandbox(Firefox, pids)
+}
+
+// Screenshot is BiDi's browsingContext.captureScreenshot of the viewport.
+func (e *bidiEngine) Screenshot(ctx context.Context) ([]byte, error) {
+	if err := e.ensure(ctx); err != nil {
+		return nil, err
+	}
+	conn, page := e.current()
+	raw, err := conn.call(ctx, "browsingContext.captureScreenshot", map[string]any{"context": page, "origin": "viewport"})
+	if err != nil {
+		return nil, e.failed(context.WithValue(ctx, opKey{}, "screenshot"), "screenshot", err)
+	}
+	var s struct {
+		Data string `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, e.errorf("screenshot: %w", err)
+	}
+	return base64.StdEncoding.DecodeString(s.Data)
+}
+
+// Close kills the browser and removes its profile. Safe to call twice.
+func (e *bidiEngine) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	p, conn := e.proc, e.conn
+	e.proc, e.conn = nil, nil
+	e.mu.Unlock()
+	if conn != nil {
+		conn.close()
+	}
+	if p != nil {
+		p.kill()
+	}
+	return nil
+}
