@@ -43,7 +43,10 @@ var chromiumKnowledge = engineKnowledge{
 		// chromiumSandbox is set): its user is not this process's to know.
 		l["args"] = append(append([]string{}, ChromiumArgs...), opts.Args...)
 	},
-	settings:       func(opts *PlaywrightOptions, s LaunchSettings) { opts.Args = s.ChromiumArgs },
+	settings: func(opts *PlaywrightOptions, s LaunchSettings) { opts.Args = s.ChromiumArgs },
+	// The driver's navigation from the navBlank to about:blank, for an html case, is
+	// one a reset did anyway, and costs a url case or trace after another nothing.
+	keepsNavBlank:  true,
 	contentProcess: func(p procInfo) bool { return p.hasArg("--type=renderer") },
 	sandbox: func(c, main procInfo) (string, string) {
 		kind := "namespace sandbox (own user, pid and network namespaces) + seccomp-bpf"

@@ -43,22 +43,24 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 			// which adds no history entry (Goto from elsewhere would) and ends the
 			// case's timers; a failed replace falls back to the Goto below, whose
 			// entry the check after it catches (Chromium), or to a new page (Firefox).
+			k := knowledgeOf(e.name)
 			replaced := replaceTo(page, "about:blank", timeout) == nil && page.URL() == "about:blank"
-			if !replaced && knowledgeOf(e.name).newPageAfterNavigation {
+			if !replaced && k.newPageAfterNavigation {
 				// Still the case's document: a new page, with no check evaluated in it.
 				if err := e.closeOtherPages(page); err != nil {
 					return err
 				}
 				return errNotReplaced
 			}
-			if knowledgeOf(e.name).newPageAfterNavigation {
-				// Gecko adds a history entry for the driver's navigation, and its load
-				// was not always reported (resets timed out on WPT url cases). So the
-				// page stays on this about:blank, with the case's origin: a url or
+			if replaced && k.keepsNavBlank {
+				// The page stays on this about:blank, with the case's origin: a url or
 				// trace case navigates on from it (its document gets an origin of its
-				// own, and no referrer: replaceScript), and an html case gets a new
-				// page first (Load). A new page after every navigation
-				// cost a window: 0.6-1 s, most of a url case (cmd/bench/README.md).
+				// own, and no referrer: replaceScript), and an html case leaves it
+				// first (Load). Firefox: Gecko adds a history entry for the driver's
+				// navigation, and its load was not always reported (resets timed out
+				// on WPT url cases), while a new page after every navigation cost a
+				// window, 0.6-1 s. Chromium: the driver's navigation cost 20-25 ms of
+				// every url case (cmd/bench/README.md).
 				navigated = page
 				return e.closeOtherPages(page)
 			}
