@@ -45,14 +45,11 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 			// entry the check after it catches (Chromium), or to a new page (Firefox).
 			k := knowledgeOf(e.name)
 			replaced := replaceTo(page, "about:blank", timeout) == nil && page.URL() == "about:blank"
-			if !replaced && k.newPageAfterNavigation {
-				// Still the case's document: a new page, with no check evaluated in it.
-				if err := e.closeOtherPages(page); err != nil {
-					return err
-				}
-				return errNotReplaced
-			}
-			if replaced && k.keepsNavBlank {
+			// A window the case opened reaches this about:blank (the same origin:
+			// opener.eval), and what it schedules there outlives the check: a
+			// window.name and a history entry set after it reached the next case
+			// (Chromium). Only a page no other window had may stay on it.
+			if replaced && k.keepsNavBlank && len(page.Context().Pages()) == 1 {
 				// The page stays on this about:blank, with the case's origin: a url or
 				// trace case navigates on from it (its document gets an origin of its
 				// own, and no referrer: replaceScript), and an html case leaves it
@@ -62,7 +59,15 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 				// window, 0.6-1 s. Chromium: the driver's navigation cost 20-25 ms of
 				// every url case (cmd/bench/README.md).
 				navigated = page
-				return e.closeOtherPages(page)
+				return nil
+			}
+			if k.newPageAfterNavigation {
+				// Still the case's document, or one its windows reach: a new page, with
+				// no check evaluated in it.
+				if err := e.closeOtherPages(page); err != nil {
+					return err
+				}
+				return errNotReplaced
 			}
 		}
 		// The driver's own navigation comes last: an opaque origin, and about:blank
@@ -80,7 +85,13 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 	} else if err == nil {
 		var st [2]any // history.length, document.hasFocus()
 		_ = json.Unmarshal(raw, &st)
-		if st[0] == firstHistoryLength {
+		// A window the case opened that the driver reported only now (Firefox: one
+		// opened in pagehide) may have reached the navBlank too.
+		late := navigated != nil && len(navigated.Context().Pages()) != 1
+		if late {
+			_ = e.closeOtherPages(navigated)
+		}
+		if st[0] == firstHistoryLength && !late {
 			page := made
 			if navigated != nil {
 				page = navigated
@@ -93,7 +104,8 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 			}
 		}
 		// The case added session-history entries (pushState, hash changes, its own
-		// navigations, an iframe's), or took the focus for good: only a new page has
+		// navigations, an iframe's), a window of its own reached the navBlank, or it
+		// took the focus for good: only a new page has
 		// the first case's history, an opaque about:blank and the focus.
 		e.log.Debug().Str("engine", e.name).Str("history", string(raw)).Msg("a new page replaces this one")
 		err = e.replacePage(ctx)

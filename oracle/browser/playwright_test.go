@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -239,6 +240,48 @@ func TestNavigatesOnFromTheResetsAboutBlank(t *testing.T) {
 			assert.True(t, page == e.currentPage(), "the second trace opened a new page")
 			htmlCase("a trace", reset("a trace"))
 			assert.Equal(t, 0, e.Health().Restarts)
+		})
+	}
+}
+
+// A window a url case or trace opened cannot reach the next case: it has the case's
+// origin, so it scripted the about:blank the reset's replace reached (opener.eval),
+// and a timer it left there set window.name and added a history entry after the
+// reset's check; both reached the next trace and html case in Chromium when its
+// reset stopped there. Such a page gets the driver's navigation (Chromium) or a new
+// page (Firefox) instead of staying on that about:blank.
+func TestNoNavBlankAfterACaseThatOpenedAWindow(t *testing.T) {
+	testutil.NeedsBrowsers(t)
+	const inject = `setTimeout(() => { window.name = 'leak'; location.hash = 'leak'; }, 200)`
+	const popup = `var iv = setInterval(() => { try { if (opener.location.href === 'about:blank') { clearInterval(iv); opener.eval(` +
+		"`" + inject + "`" + `); } } catch (e) {} }, 0)`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "<!doctype html><p>page</p><script>var w = window.open('about:blank', 'p'); w.eval("+strconv.Quote(popup)+")</script>")
+	}))
+	defer srv.Close()
+	other := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
+	const state = "function () { return [window.name, history.length, self.origin] }"
+	for _, name := range []string{Chromium, Firefox} {
+		t.Run(name, func(t *testing.T) {
+			_, e := launchEngine(t, testLogger(t), name)
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			reset := func() {
+				t.Helper()
+				require.NoError(t, e.Reset(ctx))
+				assert.True(t, e.navBlank == nil, "the page stayed on an about:blank the case's window reached")
+				time.Sleep(500 * time.Millisecond) // what the window left there runs
+			}
+			_, err := e.LoadURL(ctx, srv.URL+"/a", state)
+			require.NoError(t, err)
+			reset()
+			raw, err := e.Visit(ctx, other+"/b", state)
+			require.NoError(t, err)
+			assert.JSONEq(t, `["", 1, "`+other+`"]`, string(raw), "a trace after a url case that opened a window")
+			reset()
+			raw, err = e.Load(ctx, "<p>html</p>", state)
+			require.NoError(t, err)
+			assert.JSONEq(t, `["", 1, "null"]`, string(raw), "an html case after a trace that opened a window")
 		})
 	}
 }
