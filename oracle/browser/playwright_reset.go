@@ -49,7 +49,7 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 			// opener.eval), and what it schedules there outlives the check: a
 			// window.name and a history entry set after it reached the next case
 			// (Chromium). Only a page no other window had may stay on it.
-			if replaced && k.keepsNavBlank && len(page.Context().Pages()) == 1 {
+			if replaced && k.keepsNavBlank && len(page.Context().Pages()) == 1 && e.historyUnchanged(page) {
 				// The page stays on this about:blank, with the case's origin: a url or
 				// trace case navigates on from it (its document gets an origin of its
 				// own, and no referrer: replaceScript), and an html case leaves it
@@ -451,4 +451,18 @@ func (e *playwrightEngine) closeBrowser(b playwright.Browser, pids []int) {
 		e.log.Warn().Str("engine", e.name).Ints("pids", pids).Msg("browser did not close in 5s; killing it")
 	}
 	killPIDs(pids)
+}
+
+// historyUnchanged says whether page's session history still has one entry, as the
+// browser keeps it, where the engine can say (historyEntries). An entry the case's
+// document added as it unloaded (pushState in pagehide) is not in the
+// history.length Chromium gives the about:blank that replaced it, which the reset
+// checks; the driver's navigation there shows it, the engine's own count does too.
+func (e *playwrightEngine) historyUnchanged(page playwright.Page) bool {
+	entries := knowledgeOf(e.name).historyEntries
+	if entries == nil {
+		return true
+	}
+	n, err := entries(page)
+	return err == nil && n == 1
 }
