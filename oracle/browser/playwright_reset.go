@@ -49,7 +49,8 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 			// opener.eval), and what it schedules there outlives the check: a
 			// window.name and a history entry set after it reached the next case
 			// (Chromium). Only a page no other window had may stay on it.
-			if replaced && k.keepsNavBlank && len(page.Context().Pages()) == 1 && e.historyUnchanged(page) {
+			alone := len(page.Context().Pages()) == 1
+			if replaced && k.keepsNavBlank && alone && e.historyUnchanged(page) {
 				// The page stays on this about:blank, with the case's origin: a url or
 				// trace case navigates on from it (its document gets an origin of its
 				// own, and no referrer: replaceScript), and an html case leaves it
@@ -61,9 +62,11 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 				navigated = page
 				return nil
 			}
-			if k.newPageAfterNavigation {
-				// Still the case's document, or one its windows reach: a new page, with
-				// no check evaluated in it.
+			if k.newPageAfterNavigation || !alone {
+				// Still the case's document, or one a window of the case's reaches (in
+				// Chromium a timer it left there outlived a slow driver's navigation,
+				// and set window.name after the check): a new page, with no check
+				// evaluated in it.
 				if err := e.closeOtherPages(page); err != nil {
 					return err
 				}
@@ -226,8 +229,9 @@ func (e *playwrightEngine) refocus(ctx context.Context, page playwright.Page, ch
 	return false
 }
 
-// errNotReplaced is Reset's own: Firefox's page did not replace its url or trace
-// case's document with about:blank, so a new page replaces it.
+// errNotReplaced is Reset's own: the page did not replace its url or trace case's
+// document with about:blank (Firefox), or a window the case opened reaches it, so a
+// new page replaces it.
 var errNotReplaced = errors.New("the page did not replace its document with about:blank")
 
 // replacePage replaces the engine's page by a new one (freshPage) that has the
