@@ -43,24 +43,34 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 			// which adds no history entry (Goto from elsewhere would) and ends the
 			// case's timers; a failed replace falls back to the Goto below, whose
 			// entry the check after it catches (Chromium), or to a new page (Firefox).
+			k := knowledgeOf(e.name)
 			replaced := replaceTo(page, "about:blank", timeout) == nil && page.URL() == "about:blank"
-			if !replaced && knowledgeOf(e.name).newPageAfterNavigation {
-				// Still the case's document: a new page, with no check evaluated in it.
+			// A window the case opened reaches this about:blank (the same origin:
+			// opener.eval), and what it schedules there outlives the check: a
+			// window.name and a history entry set after it reached the next case
+			// (Chromium). Only a page no other window had may stay on it.
+			alone := len(page.Context().Pages()) == 1
+			if replaced && k.keepsNavBlank && alone && e.historyUnchanged(page) {
+				// The page stays on this about:blank, with the case's origin: a url or
+				// trace case navigates on from it (its document gets an origin of its
+				// own, and no referrer: replaceScript), and an html case leaves it
+				// first (Load). Firefox: Gecko adds a history entry for the driver's
+				// navigation, and its load was not always reported (resets timed out
+				// on WPT url cases), while a new page after every navigation cost a
+				// window, 0.6-1 s. Chromium: the driver's navigation cost 20-25 ms of
+				// every url case (cmd/bench/README.md).
+				navigated = page
+				return nil
+			}
+			if k.newPageAfterNavigation || !alone {
+				// Still the case's document, or one a window of the case's reaches (in
+				// Chromium a timer it left there outlived a slow driver's navigation,
+				// and set window.name after the check): a new page, with no check
+				// evaluated in it.
 				if err := e.closeOtherPages(page); err != nil {
 					return err
 				}
 				return errNotReplaced
-			}
-			if knowledgeOf(e.name).newPageAfterNavigation {
-				// Gecko adds a history entry for the driver's navigation, and its load
-				// was not always reported (resets timed out on WPT url cases). So the
-				// page stays on this about:blank, with the case's origin: a url or
-				// trace case navigates on from it (its document gets an origin of its
-				// own, and no referrer: replaceScript), and an html case gets a new
-				// page first (Load). A new page after every navigation
-				// cost a window: 0.6-1 s, most of a url case (cmd/bench/README.md).
-				navigated = page
-				return e.closeOtherPages(page)
 			}
 		}
 		// The driver's own navigation comes last: an opaque origin, and about:blank
@@ -78,7 +88,13 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 	} else if err == nil {
 		var st [2]any // history.length, document.hasFocus()
 		_ = json.Unmarshal(raw, &st)
-		if st[0] == firstHistoryLength {
+		// A window the case opened that the driver reported only now (Firefox: one
+		// opened in pagehide) may have reached the navBlank too.
+		late := navigated != nil && len(navigated.Context().Pages()) != 1
+		if late {
+			_ = e.closeOtherPages(navigated)
+		}
+		if st[0] == firstHistoryLength && !late {
 			page := made
 			if navigated != nil {
 				page = navigated
@@ -91,7 +107,8 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 			}
 		}
 		// The case added session-history entries (pushState, hash changes, its own
-		// navigations, an iframe's), or took the focus for good: only a new page has
+		// navigations, an iframe's), a window of its own reached the navBlank, or it
+		// took the focus for good: only a new page has
 		// the first case's history, an opaque about:blank and the focus.
 		e.log.Debug().Str("engine", e.name).Str("history", string(raw)).Msg("a new page replaces this one")
 		err = e.replacePage(ctx)
@@ -212,8 +229,9 @@ func (e *playwrightEngine) refocus(ctx context.Context, page playwright.Page, ch
 	return false
 }
 
-// errNotReplaced is Reset's own: Firefox's page did not replace its url or trace
-// case's document with about:blank, so a new page replaces it.
+// errNotReplaced is Reset's own: the page did not replace its url or trace case's
+// document with about:blank (Firefox), or a window the case opened reaches it, so a
+// new page replaces it.
 var errNotReplaced = errors.New("the page did not replace its document with about:blank")
 
 // replacePage replaces the engine's page by a new one (freshPage) that has the
@@ -437,4 +455,18 @@ func (e *playwrightEngine) closeBrowser(b playwright.Browser, pids []int) {
 		e.log.Warn().Str("engine", e.name).Ints("pids", pids).Msg("browser did not close in 5s; killing it")
 	}
 	killPIDs(pids)
+}
+
+// historyUnchanged says whether page's session history still has one entry, as the
+// browser keeps it, where the engine can say (historyEntries). An entry the case's
+// document added as it unloaded (pushState in pagehide) is not in the
+// history.length Chromium gives the about:blank that replaced it, which the reset
+// checks; the driver's navigation there shows it, the engine's own count does too.
+func (e *playwrightEngine) historyUnchanged(page playwright.Page) bool {
+	entries := knowledgeOf(e.name).historyEntries
+	if entries == nil {
+		return true
+	}
+	n, err := entries(page)
+	return err == nil && n == 1
 }
