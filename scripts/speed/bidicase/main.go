@@ -12,73 +12,22 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/scripts/speed/internal/bidisession"
 )
-
-// session is one BiDi session: commands by id, events ignored.
-type session struct {
-	ws      *websocket.Conn
-	mu      sync.Mutex
-	next    int
-	waiting map[int]chan json.RawMessage
-}
-
-func (s *session) call(method string, params any) json.RawMessage {
-	s.mu.Lock()
-	s.next++
-	id, ch := s.next, make(chan json.RawMessage, 1)
-	s.waiting[id] = ch
-	s.mu.Unlock()
-	msg, _ := json.Marshal(map[string]any{"id": id, "method": method, "params": params})
-	if err := s.ws.Write(context.Background(), websocket.MessageText, msg); err != nil {
-		log.Fatalf("%s: %v", method, err)
-	}
-	var reply struct {
-		Type    string          `json:"type"`
-		Result  json.RawMessage `json:"result"`
-		Message string          `json:"message"`
-	}
-	_ = json.Unmarshal(<-ch, &reply)
-	if reply.Type != "success" {
-		log.Fatalf("%s: %s", method, reply.Message)
-	}
-	return reply.Result
-}
-
-func (s *session) read() {
-	for {
-		_, b, err := s.ws.Read(context.Background())
-		if err != nil {
-			return
-		}
-		var m struct{ ID *int }
-		if json.Unmarshal(b, &m) == nil && m.ID != nil {
-			s.mu.Lock()
-			ch := s.waiting[*m.ID]
-			s.mu.Unlock()
-			ch <- b
-		}
-	}
-}
 
 // treeCPU is the CPU seconds (user+system, own and reaped children) of pid and every
 // live descendant.
@@ -130,46 +79,14 @@ func main() {
 	firefox := flag.String("firefox", "/usr/bin/firefox-esr", "Firefox binary")
 	script := flag.String("script", "document.body.appendChild(document.createElement('p')).textContent = 'added'", "each case's script")
 	flag.Parse()
-	profile, err := os.MkdirTemp("", "bidicase")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(profile)
 	// The oracle's process model (oracle/processmodel.go): no process per site.
-	_ = os.WriteFile(filepath.Join(profile, "user.js"), []byte(`user_pref("fission.webContentIsolationStrategy", 0);`+"\n"), 0o644)
-	cmd := exec.Command(*firefox, "--headless", "--remote-debugging-port=0", "--profile", profile, "--no-remote", "about:blank")
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		log.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	listening := regexp.MustCompile(`WebDriver BiDi listening on (ws://\S+)`)
-	lines := bufio.NewScanner(stderr)
-	var url string
-	for url == "" && lines.Scan() {
-		if m := listening.FindStringSubmatch(lines.Text()); m != nil {
-			url = m[1]
-		}
-	}
-	go func() {
-		for lines.Scan() {
-		}
-	}()
-	ws, _, err := websocket.Dial(context.Background(), url+"/session", nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	ws.SetReadLimit(64 << 20)
-	s := &session{ws: ws, waiting: map[int]chan json.RawMessage{}}
-	go s.read()
-	var version struct {
-		Capabilities struct{ BrowserVersion string }
-	}
-	_ = json.Unmarshal(s.call("session.new", map[string]any{"capabilities": map[string]any{}}), &version)
+	fx := bidisession.Start(*firefox, `user_pref("fission.webContentIsolationStrategy", 0);`+"\n")
+	defer fx.Close()
+	s := fx
 	var tree struct{ Contexts []struct{ Context string } }
-	_ = json.Unmarshal(s.call("browsingContext.getTree", map[string]any{}), &tree)
+	_ = json.Unmarshal(s.Call("browsingContext.getTree", map[string]any{}), &tree)
 	page := tree.Contexts[0].Context
-	s.call("browsingContext.setViewport", map[string]any{"context": page,
+	s.Call("browsingContext.setViewport", map[string]any{"context": page,
 		"viewport": map[string]any{"width": dump.Viewport.Width, "height": dump.Viewport.Height}})
 
 	// The oracle's own case program and walk, as a geometry case with a script runs them
@@ -182,7 +99,7 @@ func main() {
 			[]any{*script, dump.StyleProperties, 100000, 512, 64}, 20*time.Second)
 		text, _ := json.Marshal(arg)
 		t := time.Now()
-		s.call("browsingContext.navigate", map[string]any{"context": page, "url": "about:blank", "wait": "complete"})
+		s.Call("browsingContext.navigate", map[string]any{"context": page, "url": "about:blank", "wait": "complete"})
 		var r struct {
 			Type   string
 			Result struct {
@@ -191,7 +108,7 @@ func main() {
 			}
 			ExceptionDetails any
 		}
-		_ = json.Unmarshal(s.call("script.callFunction", map[string]any{
+		_ = json.Unmarshal(s.Call("script.callFunction", map[string]any{
 			"functionDeclaration": program, "awaitPromise": true, "resultOwnership": "none",
 			"target":    map[string]any{"context": page},
 			"arguments": []any{map[string]any{"type": "string", "value": string(text)}},
@@ -206,7 +123,7 @@ func main() {
 		one(i)
 	}
 	time.Sleep(time.Second)
-	ff0, me0 := treeCPU(cmd.Process.Pid), selfCPU()
+	ff0, me0 := treeCPU(fx.Cmd.Process.Pid), selfCPU()
 	t0 := time.Now()
 	lat := make([]time.Duration, 0, *n)
 	for i := range *n {
@@ -214,10 +131,10 @@ func main() {
 	}
 	time.Sleep(500 * time.Millisecond)
 	wall := time.Since(t0)
-	ff, me := treeCPU(cmd.Process.Pid)-ff0, selfCPU()-me0
+	ff, me := treeCPU(fx.Cmd.Process.Pid)-ff0, selfCPU()-me0
 	slices.Sort(lat)
 	fmt.Printf("Firefox %s over BiDi, no Playwright: %d cases with a script, each a navigation to a new about:blank and one callFunction of the case program\n",
-		version.Capabilities.BrowserVersion, *n)
+		fx.Version, *n)
 	fmt.Printf("wall/case %.0f ms  median %.0f ms  cpu/case: firefox %.1f ms, this process %.1f ms\n",
 		float64(wall.Milliseconds())/float64(*n), float64(lat[len(lat)/2].Microseconds())/1000,
 		ff*1000/float64(*n), me*1000/float64(*n))
