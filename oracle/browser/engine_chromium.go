@@ -44,10 +44,9 @@ var chromiumKnowledge = engineKnowledge{
 		l["args"] = append(append([]string{}, ChromiumArgs...), opts.Args...)
 	},
 	settings: func(opts *PlaywrightOptions, s LaunchSettings) { opts.Args = s.ChromiumArgs },
-	// The driver's navigation from the navBlank to about:blank, for an html case, is
-	// one a reset did anyway, and costs a url case or trace after another nothing.
-	keepsNavBlank:  true,
-	historyEntries: chromiumHistoryEntries,
+	// No navBlank (keepsNavBlank): with it, the emulation profile's virtual
+	// authenticator no longer answered credentials.create (TestProbeEmulationProfile),
+	// and its 15 ms a url case did not pay for an unexplained break (cmd/bench/README.md).
 	contentProcess: func(p procInfo) bool { return p.hasArg("--type=renderer") },
 	sandbox: func(c, main procInfo) (string, string) {
 		kind := "namespace sandbox (own user, pid and network namespaces) + seccomp-bpf"
@@ -116,24 +115,4 @@ func chromiumEmulation(bctx playwright.BrowserContext, page playwright.Page, em 
 		}
 	}
 	return applied, clear, errors.Join(errs...)
-}
-
-// chromiumHistoryEntries is Page.getNavigationHistory's count, on a CDP session of
-// its own (none through a Playwright server: the relay refuses CDP sessions).
-func chromiumHistoryEntries(page playwright.Page) (int, error) {
-	cdp, err := page.Context().NewCDPSession(page)
-	if err != nil {
-		return 0, err
-	}
-	defer cdp.Detach()
-	r, err := cdp.Send("Page.getNavigationHistory", nil)
-	if err != nil {
-		return 0, err
-	}
-	m, _ := r.(map[string]any)
-	entries, ok := m["entries"].([]any)
-	if !ok {
-		return 0, errors.New("Page.getNavigationHistory: no entries")
-	}
-	return len(entries), nil
 }

@@ -29,9 +29,6 @@ type engineKnowledge struct {
 	// navBlank by a new page, and so does a reset whose replace failed. Without it,
 	// by the driver's navigation to about:blank (no entry from about:blank).
 	newPageAfterNavigation bool
-	// historyEntries, where set, counts page's session-history entries as the
-	// browser keeps them (playwrightEngine.historyUnchanged says why).
-	historyEntries func(page playwright.Page) (int, error)
 	// contentProcess says whether p runs web content: the processes the engine's
 	// sandbox exists for.
 	contentProcess func(p procInfo) bool

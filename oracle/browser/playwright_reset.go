@@ -48,17 +48,16 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 			// A window the case opened reaches this about:blank (the same origin:
 			// opener.eval), and what it schedules there outlives the check: a
 			// window.name and a history entry set after it reached the next case
-			// (Chromium). Only a page no other window had may stay on it.
+			// (Firefox). Only a page no other window had may stay on it.
 			alone := len(page.Context().Pages()) == 1
-			if replaced && k.keepsNavBlank && alone && e.historyUnchanged(page) {
+			if replaced && k.keepsNavBlank && alone {
 				// The page stays on this about:blank, with the case's origin: a url or
 				// trace case navigates on from it (its document gets an origin of its
 				// own, and no referrer: replaceScript), and an html case leaves it
 				// first (Load). Firefox: Gecko adds a history entry for the driver's
 				// navigation, and its load was not always reported (resets timed out
 				// on WPT url cases), while a new page after every navigation cost a
-				// window, 0.6-1 s. Chromium: the driver's navigation cost 20-25 ms of
-				// every url case (cmd/bench/README.md).
+				// window, 0.6-1 s (cmd/bench/README.md).
 				navigated = page
 				return nil
 			}
@@ -455,18 +454,4 @@ func (e *playwrightEngine) closeBrowser(b playwright.Browser, pids []int) {
 		e.log.Warn().Str("engine", e.name).Ints("pids", pids).Msg("browser did not close in 5s; killing it")
 	}
 	killPIDs(pids)
-}
-
-// historyUnchanged says whether page's session history still has one entry, as the
-// browser keeps it, where the engine can say (historyEntries). An entry the case's
-// document added as it unloaded (pushState in pagehide) is not in the
-// history.length Chromium gives the about:blank that replaced it, which the reset
-// checks; the driver's navigation there shows it, the engine's own count does too.
-func (e *playwrightEngine) historyUnchanged(page playwright.Page) bool {
-	entries := knowledgeOf(e.name).historyEntries
-	if entries == nil {
-		return true
-	}
-	n, err := entries(page)
-	return err == nil && n == 1
 }
