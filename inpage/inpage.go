@@ -73,6 +73,14 @@ var (
 	WebDriverReplace     = file("webdriver/replace.js")  // @@STALE_MARK@@: the leaving page's mark
 	WebDriverReplaced    = file("webdriver/replaced.js") // @@STALE_MARK@@
 
+	// The BiDi route's calls (oracle/browser/bidi.go): the init scripts as preload
+	// functions (@@SRC@@ a script's text), the navigation's state read from a sandbox,
+	// the reset's check (@@RESET_CHECK@@, PlaywrightResetCheck filled), the focus.
+	BiDiPreload       = file("bidi/preload.js")
+	BiDiLocationState = file("bidi/location_state.js")
+	BiDiResetCheck    = file("bidi/reset_check.js")
+	BiDiHasFocus      = file("bidi/has_focus.js")
+
 	// TestharnessReport is served at /resources/testharnessreport.js on case origins.
 	TestharnessReport = file("docroot/testharnessreport.js")
 

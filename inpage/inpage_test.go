@@ -98,14 +98,16 @@ var looksLikeJS = regexp.MustCompile(`\bfunction\s*\(|=>|(^|[^\w/])(document|win
 // notPrograms are the folders whose JavaScript-looking strings are not the oracle's
 // programs: cmd/bench's are test cases' html, report's is the HTML report's own page,
 // probes' are cases (a request's script, keyed as the request), and the relay's
-// schema names Playwright protocol fields ("location.url:s?"), not page code.
-var notPrograms = []string{"cmd/bench/", "report/", "probes/", "oracle/browser/remote_schema.go"}
+// schema names Playwright protocol fields ("location.url:s?"), not page code; scripts/
+// holds measurement probes, whose cases' scripts are theirs (as cmd/bench's).
+var notPrograms = []string{"cmd/bench/", "report/", "probes/", "oracle/browser/remote_schema.go", "scripts/"}
 
 // leftInGo are literals too short to be worth a file: Playwright's reset reads
 // document.hasFocus() (oracle/browser/playwright_reset.go) and replaces the location.
 var leftInGo = map[string]bool{
-	`"u => { location.replace(u); }"`: true, // oracle/browser/playwright.go
-	`"document.hasFocus()"`:           true, // oracle/browser/playwright.go
+	`"u => { location.replace(u); }"`:   true, // oracle/browser/playwright.go
+	`"document.hasFocus()"`:             true, // oracle/browser/playwright.go
+	`"browser.dom.window.dump.enabled"`: true, // a Firefox pref name (oracle/browser/bidi_process.go), not a program
 }
 
 // No Go file outside tests holds an in-page program: each is a file here, where the

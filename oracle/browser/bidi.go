@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/layout-oracle/oracle/inpage"
 	"github.com/rs/zerolog"
 )
 
@@ -153,7 +154,7 @@ func (e *bidiEngine) openSession(ctx context.Context, p *bidiProc) (*bidiConn, s
 	// of every context, as Playwright's addInitScript; each is a script's text, run as
 	// a function body.
 	for _, src := range e.opts.InitScripts {
-		if _, err := conn.call(ctx, "script.addPreloadScript", map[string]any{"functionDeclaration": "() => {\n" + src + "\n}"}); err != nil {
+		if _, err := conn.call(ctx, "script.addPreloadScript", map[string]any{"functionDeclaration": inpage.Fill(inpage.BiDiPreload, "SRC", src)}); err != nil {
 			return conn, "", "", err
 		}
 	}
@@ -407,7 +408,7 @@ func (e *bidiEngine) navigateTo(ctx context.Context, url string, load bool) (*bi
 func (e *bidiEngine) waitFor(ctx context.Context, conn *bidiConn, page, url string, load bool) error {
 	for {
 		raw, err := conn.call(ctx, "script.evaluate", map[string]any{
-			"expression": "JSON.stringify([location.href, document.readyState])", "awaitPromise": false,
+			"expression": inpage.BiDiLocationState, "awaitPromise": false,
 			"resultOwnership": "none", "target": map[string]any{"context": page, "sandbox": "layout-oracle"},
 		})
 		var be *bidiError
@@ -488,7 +489,7 @@ func (e *bidiEngine) reset(ctx context.Context) error {
 // whether history.length is the first case's and the page has the focus, giving the
 // focus back first when a case took it.
 func (e *bidiEngine) freshAndFocused(ctx context.Context, conn *bidiConn, page string) (bool, error) {
-	raw, err := e.evaluate(ctx, conn, page, "() => "+resetCheckJS, nil)
+	raw, err := e.evaluate(ctx, conn, page, inpage.Fill(inpage.BiDiResetCheck, "RESET_CHECK", resetCheckJS), nil)
 	if err != nil {
 		return false, err
 	}
@@ -509,7 +510,7 @@ func (e *bidiEngine) refocus(ctx context.Context, conn *bidiConn, page string) b
 	if _, err := conn.call(ctx, "browsingContext.activate", map[string]any{"context": page}); err != nil {
 		return false
 	}
-	raw, err := e.evaluate(ctx, conn, page, "() => JSON.stringify(document.hasFocus())", nil)
+	raw, err := e.evaluate(ctx, conn, page, inpage.BiDiHasFocus, nil)
 	return err == nil && string(raw) == "true"
 }
 
@@ -612,7 +613,7 @@ func (e *bidiEngine) Prepare(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	raw, err := e.evaluate(context.WithValue(pctx, opKey{}, "check of the idle page"), conn, page,
-		"() => JSON.stringify(document.hasFocus())", nil)
+		inpage.BiDiHasFocus, nil)
 	if err == nil && (string(raw) == "true" || e.refocus(pctx, conn, page)) {
 		return nil
 	}

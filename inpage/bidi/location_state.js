@@ -1,0 +1,1 @@
+JSON.stringify([location.href, document.readyState])
