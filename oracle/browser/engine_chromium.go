@@ -44,9 +44,10 @@ var chromiumKnowledge = engineKnowledge{
 		l["args"] = append(append([]string{}, ChromiumArgs...), opts.Args...)
 	},
 	settings: func(opts *PlaywrightOptions, s LaunchSettings) { opts.Args = s.ChromiumArgs },
-	// No navBlank (keepsNavBlank): with it, the emulation profile's virtual
-	// authenticator no longer answered credentials.create (TestProbeEmulationProfile),
-	// and its 15 ms a url case did not pay for an unexplained break (cmd/bench/README.md).
+	// No navBlank (newPageAfterNavigation's): Chromium's was tried, and with it the
+	// emulation profile's virtual authenticator no longer answered credentials.create
+	// (TestProbeEmulationProfile); its 15 ms a url case did not pay for an unexplained
+	// break (cmd/bench/README.md).
 	contentProcess: func(p procInfo) bool { return p.hasArg("--type=renderer") },
 	sandbox: func(c, main procInfo) (string, string) {
 		kind := "namespace sandbox (own user, pid and network namespaces) + seccomp-bpf"

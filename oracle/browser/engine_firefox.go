@@ -29,7 +29,6 @@ var firefoxKnowledge = engineKnowledge{
 		opts.FirefoxPrefs = s.FirefoxPrefs
 		opts.Permissions = nil // Firefox's fake media comes from prefs; it has no camera grant
 	},
-	keepsNavBlank:          true,
 	newPageAfterNavigation: true,
 	// The position only (BiDi emulation.setGeolocationOverride and
 	// permissions.setPermission): there is no CDP session on this route, Playwright

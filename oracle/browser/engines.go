@@ -20,14 +20,12 @@ type engineKnowledge struct {
 	remoteLaunch func(l map[string]any, opts PlaywrightOptions)
 	// settings copies the engine's share of the launch settings into opts.
 	settings func(opts *PlaywrightOptions, s LaunchSettings)
-	// keepsNavBlank: the reset after a url case or trace stops on the about:blank
-	// the page's own replace reached (navBlank), where the next url case or trace
-	// navigates on; an html case leaves it first (Reset and Load say why).
-	keepsNavBlank bool
 	// newPageAfterNavigation: the driver never navigates a page back to about:blank
-	// after a case left it (Gecko adds a history entry): an html case leaves a
-	// navBlank by a new page, and so does a reset whose replace failed. Without it,
-	// by the driver's navigation to about:blank (no entry from about:blank).
+	// after a case left it (Gecko adds a history entry): the reset stops on the
+	// about:blank the page's own replace reached (navBlank), where a url case or
+	// trace navigates on, and an html case gets a new page first, as does a reset
+	// whose replace failed (Reset and Load say why). Without it, the reset ends with
+	// the driver's navigation to about:blank (no entry from about:blank).
 	newPageAfterNavigation bool
 	// contentProcess says whether p runs web content: the processes the engine's
 	// sandbox exists for.

@@ -47,10 +47,10 @@ type playwrightEngine struct {
 	// kept is the page whose document an inert case was kept in (Keep), for the next
 	// Load to write into with no navigation (nil: none).
 	kept playwright.Page
-	// navBlank (keepsNavBlank) is the page a url or trace case's reset left on an
+	// navBlank (newPageAfterNavigation) is the page a url or trace case's reset left on an
 	// about:blank it reached by its own location.replace: it has that case's origin,
 	// so only a navigation to another origin may follow on it (LoadURL, Visit); an
-	// html case first leaves it (Load). Nil: none.
+	// html case first gets a new page (Load). Nil: none.
 	navBlank playwright.Page
 	health   Health
 	closed   bool
@@ -134,11 +134,10 @@ func (e *playwrightEngine) Load(ctx context.Context, html, fn string, args ...an
 	if err != nil {
 		return nil, err
 	}
-	if e.takeNavBlank() && knowledgeOf(e.name).newPageAfterNavigation {
+	if e.takeNavBlank() {
 		// The page has the last url or trace case's origin: an html case runs in an
 		// opaque about:blank, and Gecko's own navigation from here would add a
-		// history entry (docs/untrusted.md, "Per-case state"). Elsewhere the
-		// driver's navigation below leaves it, as a reset would have.
+		// history entry (docs/untrusted.md, "Per-case state").
 		if err := e.replacePage(ctx); err != nil {
 			e.log.Warn().Str("engine", e.name).Err(err).Msg("no new page for an html case after a navigation; relaunching the browser")
 			if _, err := e.relaunchBrowser("no new page after a navigation: "+firstLine(err), true); err != nil {
@@ -157,8 +156,8 @@ func (e *playwrightEngine) Load(ctx context.Context, html, fn string, args ...an
 			return nil // the reset's about:blank (the common case), or a kept inert case's
 		}
 		// A new page (the first, a relaunched browser's, Firefox's after a trace,
-		// one opened after the case before closed its window), Chromium's navBlank,
-		// or a reset that did not finish: the same kind of document the reset makes.
+		// one opened after the case before closed its window), or a reset that did
+		// not finish: the same kind of document the reset makes.
 		_, err := page.Goto("about:blank", playwright.PageGotoOptions{Timeout: &timeout})
 		return err
 	}, caseJS, func() any {

@@ -50,11 +50,11 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 			// window.name and a history entry set after it reached the next case
 			// (Firefox). Only a page no other window had may stay on it.
 			alone := len(page.Context().Pages()) == 1
-			if replaced && k.keepsNavBlank && alone {
+			if replaced && k.newPageAfterNavigation && alone {
 				// The page stays on this about:blank, with the case's origin: a url or
 				// trace case navigates on from it (its document gets an origin of its
-				// own, and no referrer: replaceScript), and an html case leaves it
-				// first (Load). Firefox: Gecko adds a history entry for the driver's
+				// own, and no referrer: replaceScript), and an html case gets a new
+				// page first (Load). Gecko adds a history entry for the driver's
 				// navigation, and its load was not always reported (resets timed out
 				// on WPT url cases), while a new page after every navigation cost a
 				// window, 0.6-1 s (cmd/bench/README.md).

@@ -186,7 +186,7 @@ func TestAFreshPageThatTookTheResetsTimeIsStillCheckedForFocus(t *testing.T) {
 // policy the second page's document.referrer was the first's origin. (Chromium kept
 // its navBlank too for a while; it broke the emulation profile's authenticator, so
 // Chromium's reset goes on to the driver's navigation: engine_chromium.go.)
-func TestNavigatesOnFromTheResetsAboutBlank(t *testing.T) {
+func TestFirefoxNavigatesOnFromTheResetsAboutBlank(t *testing.T) {
 	testutil.NeedsBrowsers(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "<!doctype html><p>page</p>")
@@ -194,53 +194,45 @@ func TestNavigatesOnFromTheResetsAboutBlank(t *testing.T) {
 	defer srv.Close()
 	other := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1) // another origin
 	const state = "function () { return [document.referrer, history.length, self.origin] }"
-	for _, name := range []string{Firefox} {
-		t.Run(name, func(t *testing.T) {
-			_, e := launchEngine(t, testLogger(t), name)
-			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-			defer cancel()
-			reset := func(what string) playwright.Page {
-				t.Helper()
-				require.NoError(t, e.Reset(ctx))
-				page := e.currentPage()
-				require.True(t, page != nil && page == e.navBlank, "the reset after %s left the page on its about:blank", what)
-				return page
-			}
-			htmlCase := func(after string, page playwright.Page) {
-				t.Helper()
-				raw, err := e.Load(ctx, "<p>html</p>", state)
-				require.NoError(t, err)
-				assert.JSONEq(t, `["", 1, "null"]`, string(raw), "an html case after %s", after)
-				if knowledgeOf(name).newPageAfterNavigation {
-					assert.True(t, page != e.currentPage(), "an html case after %s runs on a new page", after)
-				} else {
-					assert.True(t, page == e.currentPage(), "an html case after %s opened a new page", after)
-				}
-				require.NoError(t, e.Reset(ctx))
-				assert.True(t, e.navBlank == nil, "the reset after an html case")
-			}
-
-			raw, err := e.LoadURL(ctx, srv.URL+"/a", state)
-			require.NoError(t, err)
-			require.JSONEq(t, `["", 1, "`+srv.URL+`"]`, string(raw), "the first url case's own state")
-			page := reset("a url case")
-			raw, err = e.LoadURL(ctx, other+"/b", state)
-			require.NoError(t, err)
-			assert.JSONEq(t, `["", 1, "`+other+`"]`, string(raw), "a url case after a url case: no referrer, history 1")
-			assert.True(t, page == e.currentPage(), "the second url case opened a new page")
-			htmlCase("a url case", reset("a url case"))
-
-			_, err = e.Visit(ctx, srv.URL+"/c", state)
-			require.NoError(t, err)
-			page = reset("a trace")
-			raw, err = e.Visit(ctx, other+"/d", state)
-			require.NoError(t, err)
-			assert.JSONEq(t, `["", 1, "`+other+`"]`, string(raw), "a trace after a trace")
-			assert.True(t, page == e.currentPage(), "the second trace opened a new page")
-			htmlCase("a trace", reset("a trace"))
-			assert.Equal(t, 0, e.Health().Restarts)
-		})
+	_, e := launchEngine(t, testLogger(t), Firefox)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	reset := func(what string) playwright.Page {
+		t.Helper()
+		require.NoError(t, e.Reset(ctx))
+		page := e.currentPage()
+		require.True(t, page != nil && page == e.navBlank, "the reset after %s left the page on its about:blank", what)
+		return page
 	}
+	htmlCase := func(after string, page playwright.Page) {
+		t.Helper()
+		raw, err := e.Load(ctx, "<p>html</p>", state)
+		require.NoError(t, err)
+		assert.JSONEq(t, `["", 1, "null"]`, string(raw), "an html case after %s", after)
+		assert.True(t, page != e.currentPage(), "an html case after %s runs on a new page", after)
+		require.NoError(t, e.Reset(ctx))
+		assert.True(t, e.navBlank == nil, "the reset after an html case")
+	}
+
+	raw, err := e.LoadURL(ctx, srv.URL+"/a", state)
+	require.NoError(t, err)
+	require.JSONEq(t, `["", 1, "`+srv.URL+`"]`, string(raw), "the first url case's own state")
+	page := reset("a url case")
+	raw, err = e.LoadURL(ctx, other+"/b", state)
+	require.NoError(t, err)
+	assert.JSONEq(t, `["", 1, "`+other+`"]`, string(raw), "a url case after a url case: no referrer, history 1")
+	assert.True(t, page == e.currentPage(), "the second url case opened a new page")
+	htmlCase("a url case", reset("a url case"))
+
+	_, err = e.Visit(ctx, srv.URL+"/c", state)
+	require.NoError(t, err)
+	page = reset("a trace")
+	raw, err = e.Visit(ctx, other+"/d", state)
+	require.NoError(t, err)
+	assert.JSONEq(t, `["", 1, "`+other+`"]`, string(raw), "a trace after a trace")
+	assert.True(t, page == e.currentPage(), "the second trace opened a new page")
+	htmlCase("a trace", reset("a trace"))
+	assert.Equal(t, 0, e.Health().Restarts)
 }
 
 // A window a url case or trace opened cannot reach the next case: it has the case's
