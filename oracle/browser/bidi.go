@@ -55,7 +55,7 @@ type bidiEngine struct {
 	proc   *bidiProc
 	conn   *bidiConn
 	page   string // the page's browsing context id
-	blank  bool   // the page is on the about:blank the reset's navigation made, unused
+	blank  bool   // the page is on the about:blank the reset's navigation made, no case in it yet
 	kept   bool   // the page holds an inert case (Keep) the next Load writes over
 	broken string // why the next call relaunches the browser ("": it need not)
 	health Health
@@ -169,7 +169,7 @@ func (e *bidiEngine) openSession(ctx context.Context, p *bidiProc) (*bidiConn, s
 		return conn, "", "", err
 	}
 	for _, t := range tops {
-		if _, err := conn.call(ctx, "browsingContext.close", map[string]any{"context": t.Context, "promptUnload": false}); err != nil {
+		if err := closeContext(ctx, conn, t.Context); err != nil {
 			return conn, "", "", err
 		}
 	}
@@ -195,6 +195,13 @@ func topContexts(ctx context.Context, c *bidiConn) ([]bidiContext, error) {
 		return nil, err
 	}
 	return t.Contexts, nil
+}
+
+// closeContext closes a top-level browsing context without running its beforeunload
+// (a case's handler must not hold the close).
+func closeContext(ctx context.Context, c *bidiConn, id string) error {
+	_, err := c.call(ctx, "browsingContext.close", map[string]any{"context": id, "promptUnload": false})
+	return err
 }
 
 // setViewport sets page's viewport to the spec's (a viewport is per top-level context).
@@ -530,7 +537,7 @@ func (e *bidiEngine) closeOthers(ctx context.Context, conn *bidiConn, page strin
 				continue
 			}
 			others++
-			if _, err := conn.call(ctx, "browsingContext.close", map[string]any{"context": t.Context, "promptUnload": false}); err != nil {
+			if err := closeContext(ctx, conn, t.Context); err != nil {
 				var be *bidiError
 				if !errors.As(err, &be) || be.code != "no such frame" {
 					return false, false, fmt.Errorf("close a window the case opened: %w", err)
@@ -552,7 +559,7 @@ func (e *bidiEngine) newTab(ctx context.Context, conn *bidiConn, old string, clo
 		return err
 	}
 	if closeOld {
-		if _, err := conn.call(ctx, "browsingContext.close", map[string]any{"context": old, "promptUnload": false}); err != nil {
+		if err := closeContext(ctx, conn, old); err != nil {
 			return err
 		}
 	}
@@ -585,7 +592,7 @@ func createTab(ctx context.Context, conn *bidiConn) (string, error) {
 // only window, on about:blank (one round trip to Firefox's parent process).
 func (e *bidiEngine) Keep() bool {
 	e.mu.Lock()
-	conn, page, ok := e.conn, e.page, !e.closed && e.broken == "" && e.conn != nil && e.conn.alive()
+	conn, page, ok := e.conn, e.page, !e.closed && e.relaunchReasonLocked() == ""
 	e.kept = false
 	e.mu.Unlock()
 	if !ok {
@@ -636,21 +643,28 @@ func (e *bidiEngine) ensure(ctx context.Context) error {
 		e.mu.Unlock()
 		return e.errorf("engine closed")
 	}
-	reason := e.broken
-	switch {
-	case reason != "":
-	case e.proc == nil:
-		reason = "no browser"
-	case !e.proc.alive():
-		reason = "browser exited"
-	case !e.conn.alive():
-		reason = "WebDriver BiDi connection closed"
-	}
+	reason := e.relaunchReasonLocked()
 	e.mu.Unlock()
 	if reason == "" {
 		return nil
 	}
 	return e.relaunch(ctx, reason)
+}
+
+// relaunchReasonLocked says why the next call must relaunch the browser: a call found
+// it broken, or its process or connection is gone; "" when it need not. e.mu is held.
+func (e *bidiEngine) relaunchReasonLocked() string {
+	switch {
+	case e.broken != "":
+		return e.broken
+	case e.proc == nil:
+		return "no browser"
+	case !e.proc.alive():
+		return "browser exited"
+	case e.conn == nil || !e.conn.alive():
+		return "WebDriver BiDi connection closed"
+	}
+	return ""
 }
 
 // relaunch kills the browser and launches it again, with backoff. It runs outside
@@ -708,13 +722,8 @@ func (e *bidiEngine) Health() Health {
 	if h.State != StateReady || e.closed {
 		return h
 	}
-	switch {
-	case e.broken != "":
-		h.State, h.Reason = StateRestarting, e.broken+"; the browser relaunches on the next call"
-	case e.proc == nil || !e.proc.alive():
-		h.State, h.Reason = StateRestarting, "browser exited; it relaunches on the next call"
-	case e.conn == nil || !e.conn.alive():
-		h.State, h.Reason = StateRestarting, "WebDriver BiDi connection closed; the browser relaunches on the next call"
+	if reason := e.relaunchReasonLocked(); reason != "" {
+		h.State, h.Reason = StateRestarting, reason+"; the browser relaunches on the next call"
 	}
 	return h
 }

@@ -143,11 +143,8 @@ func (e *bidiEngine) startFirefox(ctx context.Context) (*bidiProc, error) {
 	}
 	out := newTailLog(e.log.With().Str("proc", "firefox").Logger())
 	cmd := exec.Command(exe, "--headless", "--remote-debugging-port=0", "--profile", profile, "--no-remote", "about:blank")
-	env := append(append([]string{}, e.opts.Env...), browserUser().env()...)
-	env = append(env, "MOZ_CRASHREPORTER=1", "MOZ_CRASHREPORTER_NO_REPORT=1", "MOZ_CRASHREPORTER_SHUTDOWN=1")
-	if e.opts.MemoryCgroup != "" {
-		env = append(env, cgroupProcsEnv+"="+e.opts.MemoryCgroup) // the wrapper joins it
-	}
+	env := append(wrappedBrowserEnv(e.opts.Env, e.opts.MemoryCgroup),
+		"MOZ_CRASHREPORTER=1", "MOZ_CRASHREPORTER_NO_REPORT=1", "MOZ_CRASHREPORTER_SHUTDOWN=1")
 	cmd.Env = WithEnv(os.Environ(), env)
 	cmd.Stdout = out // never the oracle's stdout: that is the protocol channel
 	stderr, err := cmd.StderrPipe()

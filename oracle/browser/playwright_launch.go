@@ -88,10 +88,7 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 	if wrapper != exe || !opts.Bundled {
 		launch.ExecutablePath = playwright.String(wrapper)
 	}
-	env := append(append([]string{}, opts.Env...), browserUser().env()...)
-	if opts.MemoryCgroup != "" {
-		env = append(env, cgroupProcsEnv+"="+opts.MemoryCgroup) // the wrapper joins it
-	}
+	env := wrappedBrowserEnv(opts.Env, opts.MemoryCgroup)
 	if len(env) > 0 {
 		// Playwright's env replaces the browser's whole environment: start from ours.
 		launch.Env = map[string]string{}

@@ -84,6 +84,17 @@ func (u runAs) env() []string {
 	return []string{"HOME=" + u.Home, "USER=" + u.Name, "LOGNAME=" + u.Name, "XDG_RUNTIME_DIR=", "DBUS_SESSION_BUS_ADDRESS="}
 }
 
+// wrappedBrowserEnv is what a browser started through browserWrapper gets added to
+// its environment: extra, its user's (env), and the memory cgroup the wrapper joins
+// before it execs the browser (memlimit.go; "": none).
+func wrappedBrowserEnv(extra []string, memoryCgroup string) []string {
+	env := append(append([]string{}, extra...), browserUser().env()...)
+	if memoryCgroup != "" {
+		env = append(env, cgroupProcsEnv+"="+memoryCgroup)
+	}
+	return env
+}
+
 // sysProcAttr is the SysProcAttr of a browser-side process the oracle starts itself.
 func (u runAs) sysProcAttr(a *syscall.SysProcAttr) *syscall.SysProcAttr {
 	a.Credential = u.credential()
