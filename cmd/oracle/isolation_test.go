@@ -162,6 +162,21 @@ func leakTargets(l *countingListener) (urls []string, ws, turn, stun string) {
 func TestNetworkAllowlistTraceCannotReachOtherPortsOrFiles(t *testing.T) {
 	c := gtOracle(t)
 	defer logOnFailure(t, c)
+	traceReachesNoOtherPortOrFile(t, c, 3)
+}
+
+// The same on geometry pages (about:blank plus document.write): markup and script.
+func TestNetworkAllowlistGeometryCannotReachOtherPorts(t *testing.T) {
+	c := gtOracle(t)
+	defer logOnFailure(t, c)
+	geometryReachesNoOtherPort(t, c, 3)
+}
+
+// traceReachesNoOtherPortOrFile sends traces that try every way out to a listener on
+// another loopback port, file: and data:/blob:, and requires that none reached it, on
+// each of c's engines (engines of them).
+func traceReachesNoOtherPortOrFile(t *testing.T, c *client, engines int) {
+	t.Helper()
 	l := listenCounting(t)
 	urls, ws, turn, stun := leakTargets(l)
 	// One trace per target (and one for file: and data:/blob:): all of them in one
@@ -172,7 +187,7 @@ func TestNetworkAllowlistTraceCannotReachOtherPortsOrFiles(t *testing.T) {
 		resp := c.send(t, map[string]any{"op": "trace", "script": script})
 		require.Nil(t, resp["errors"])
 		traces := resp["traces"].(map[string]any)
-		require.Len(t, traces, 3)
+		require.Len(t, traces, engines)
 		out := map[string]map[string]any{}
 		for e, raw := range traces {
 			tr := raw.(map[string]any)
@@ -208,10 +223,11 @@ func TestNetworkAllowlistTraceCannotReachOtherPortsOrFiles(t *testing.T) {
 	assert.Zero(t, l.pkts.Load(), "UDP packets reached the listener on another loopback port")
 }
 
-// The same on geometry pages (about:blank plus document.write): markup and script.
-func TestNetworkAllowlistGeometryCannotReachOtherPorts(t *testing.T) {
-	c := gtOracle(t)
-	defer logOnFailure(t, c)
+// geometryReachesNoOtherPort sends a geometry case whose markup and script try every
+// way out to a listener on another loopback port, and requires that none reached it,
+// with each of c's engines (engines of them) answering.
+func geometryReachesNoOtherPort(t *testing.T, c *client, engines int) {
+	t.Helper()
 	l := listenCounting(t)
 	urls, ws, turn, stun := leakTargets(l)
 	u := urls[0]
@@ -225,7 +241,7 @@ func TestNetworkAllowlistGeometryCannotReachOtherPorts(t *testing.T) {
 		leakScript(urls, ws, turn, stun, "net") + `;`
 	resp := c.send(t, map[string]any{"html": html, "script": script})
 	dumps, _ := resp["dumps"].(map[string]any)
-	assert.Len(t, dumps, 3, "errors: %v", resp["errors"])
+	assert.Len(t, dumps, engines, "errors: %v", resp["errors"])
 	c.send(t, caseOK())
 	time.Sleep(time.Second)
 	assert.Zero(t, l.tcp.Load(), "connections reached the listener on another loopback port")
