@@ -3,18 +3,12 @@
 trivial geometry cases one at a time (after 10 to warm up), and print the CPU ms per case (case
 and the reset after it) of every process under the oracle, by executable and Chromium --type.
 PROBE_SCRIPT=JS gives every measured case that script (a case with a script gets a new document)."""
-import json, os, re, subprocess, sys, time, threading, queue
+import json, os, re, sys, time
+from oraclepipe import Oracle
 oracle, engine, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 args = sys.argv[4:]
-p = subprocess.Popen([oracle, "--store=off", "--engines=" + engine, "--pages=1"] + args, stdin=subprocess.PIPE,
-                     stdout=subprocess.PIPE, stderr=open("/tmp/cpuprobe.log", "w"), text=True, bufsize=1)
-q = queue.Queue()
-threading.Thread(target=lambda: [q.put(l) for l in p.stdout] and q.put(None), daemon=True).start()
-def call(obj):
-    p.stdin.write(json.dumps(obj) + "\n"); p.stdin.flush()
-    while True:
-        a = json.loads(q.get())
-        if a.get("id") == obj["id"]: return a
+orc = Oracle([oracle, "--store=off", "--engines=" + engine, "--pages=1"] + args, stderr=open("/tmp/cpuprobe.log", "w"))
+call = orc.call
 HZ = os.sysconf("SC_CLK_TCK")
 def procs():
     kids = {}
@@ -35,14 +29,10 @@ def procs():
                 t = re.search(rb"--type=(\S+)", b" ".join(cmd))
                 out[k] = (comm + (" " + t.group(1).decode() if t else ""), cpu)
                 walk(k)
-    walk(p.pid)
-    out[p.pid] = ("oracle", kids[p.pid][1])
+    walk(orc.pid)
+    out[orc.pid] = ("oracle", kids[orc.pid][1])
     return out
-while True:
-    a = call({"id": "ping", "op": "ping"})
-    st = a.get("states", {})
-    if st and all(v.get("state") != "starting" for v in st.values()): break
-    time.sleep(0.2)
+orc.wait_ready()
 html = "<!doctype html><div style='width:100px;padding:3px'><p>hello <b>world</b></p><span>x</span></div>"
 for i in range(10): call({"id": "w%d" % i, "html": html})
 time.sleep(1)
@@ -63,4 +53,4 @@ tot = sum(by.values())
 print("%s n=%d wall/case %.0f ms  cpu/case %.1f ms" % (engine, n, wall * 1000 / n, tot * 1000 / n))
 for k, v in sorted(by.items(), key=lambda x: -x[1]):
     if abs(v) > 0.0005: print("  %-40s %7.1f" % (k, v * 1000 / n))
-call({"id": "bye", "op": "shutdown"}); p.wait(timeout=60)
+orc.shutdown()

@@ -5,25 +5,15 @@ engine), the first N requests one at a time; prints the median latency (send to
 answer), the median of the oracle's own "request" time, and the count and median of its
 "page reset" times, both from its debug log. Run with the inline and the url corpus of
 scripts/corpus/wpt_corpus.py to see where a url case's time goes."""
-import json, subprocess, sys, time, statistics, threading, queue
+import json, sys, time, statistics
+from oraclepipe import Oracle
 oracle, eng, n, docroot, files = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5:]
 for f in files:
     rs = [json.loads(l) for l in open(f)][:n]
-    p = subprocess.Popen([oracle, "--store=off", "--pages=1", "--self-check=false", "--engines", eng,
-                          "--docroot", docroot, "--log-level=debug"],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
-    q, logs = queue.Queue(), []
-    threading.Thread(target=lambda: [q.put(l) for l in p.stdout], daemon=True).start()
-    threading.Thread(target=lambda: [logs.append(l) for l in p.stderr], daemon=True).start()
-    def call(o):
-        p.stdin.write(json.dumps(o) + "\n"); p.stdin.flush()
-        while True:
-            a = json.loads(q.get())
-            if a.get("id") == o["id"]: return a
-    while True:
-        st = call({"id": "ping", "op": "ping"}).get("states", {})
-        if st and all(v.get("state") != "starting" for v in st.values()): break
-        time.sleep(0.2)
+    orc = Oracle([oracle, "--store=off", "--pages=1", "--self-check=false", "--engines", eng,
+                "--docroot", docroot, "--log-level=debug"], keep_log=True)
+    call, logs = orc.call, orc.logs
+    orc.wait_ready()
     mark, lat = len(logs), []
     for i, r in enumerate(rs):
         o = dict(r); o["id"] = "x%d" % i; o["engines"] = [eng]
@@ -32,7 +22,7 @@ for f in files:
     entries = [json.loads(l) for l in logs[mark:] if l.startswith("{")]
     req = [x["took"] for x in entries if x.get("message") == "request"]
     rst = [x["took"] for x in entries if x.get("message") == "page reset"]
-    call({"id": "bye", "op": "shutdown"}); p.wait(timeout=60)
+    orc.shutdown()
     print("%s %-24s latency %.0f ms  request %.0f ms  resets %d, median %.0f ms" % (
         eng, f.split("/")[-1], statistics.median(lat), statistics.median(req), len(rst),
         statistics.median(rst) if rst else 0))

@@ -4,23 +4,14 @@
 inline then all by url, through one oracle (--pages=1 --store=off --docroot DOCROOT);
 prints each engine's median latency of both and their ratio. Each latency includes the
 wait for the reset after the case before (one page), so it is the cost per case."""
-import json, subprocess, sys, time, statistics, threading, queue
+import json, sys, time, statistics
+from oraclepipe import Oracle
 oracle, inline_path, url_path, docroot, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
 inl = [json.loads(l) for l in open(inline_path)][:n]
 url = [json.loads(l) for l in open(url_path)][:n]
-p = subprocess.Popen([oracle, "--store=off", "--pages=1", "--docroot", docroot], stdin=subprocess.PIPE,
-                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
-q = queue.Queue()
-threading.Thread(target=lambda: [q.put(l) for l in p.stdout], daemon=True).start()
-def call(o):
-    p.stdin.write(json.dumps(o) + "\n"); p.stdin.flush()
-    while True:
-        a = json.loads(q.get())
-        if a.get("id") == o["id"]: return a
-while True:
-    st = call({"id": "ping", "op": "ping"}).get("states", {})
-    if st and all(v.get("state") != "starting" for v in st.values()): break
-    time.sleep(0.2)
+orc = Oracle([oracle, "--store=off", "--pages=1", "--docroot", docroot])
+call = orc.call
+orc.wait_ready()
 lat = {}
 engines = ["chromium", "firefox", "webkit"]
 for e in engines:
@@ -29,7 +20,7 @@ for e in engines:
             o = dict(r); o["id"] = "%s%d%s" % (mode, i, e); o["engines"] = [e]
             t = time.time(); call(o)
             lat.setdefault((e, mode), []).append((time.time() - t) * 1000)
-call({"id": "bye", "op": "shutdown"}); p.wait(timeout=60)
+orc.shutdown()
 for e in engines:
     a, b = statistics.median(lat[(e, "inline")]), statistics.median(lat[(e, "url")])
     print("%-9s inline median %7.1f ms  url median %7.1f ms  url/inline %.2fx" % (e, a, b, b / a))

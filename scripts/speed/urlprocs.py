@@ -3,23 +3,14 @@
 (after 3 to warm up), --pages=1 --store=off --self-check=false; counts the content processes (Chromium
 --type=renderer, Firefox -contentproc, WebKitWebProcess) born while they ran, polling /proc every 10 ms,
 and prints their median latency."""
-import json, subprocess, sys, time, statistics, threading, queue, os
+import json, sys, time, statistics, threading, os
+from oraclepipe import Oracle
 oracle, url_path, docroot, n, eng = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
 extra = sys.argv[6:]
 rs = [json.loads(l) for l in open(url_path)][:n]
-p = subprocess.Popen([oracle, "--store=off", "--pages=1", "--self-check=false", "--engines", eng, "--docroot", docroot] + extra,
-    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
-q = queue.Queue()
-threading.Thread(target=lambda: [q.put(l) for l in p.stdout], daemon=True).start()
-def call(o):
-    p.stdin.write(json.dumps(o) + "\n"); p.stdin.flush()
-    while True:
-        a = json.loads(q.get())
-        if a.get("id") == o["id"]: return a
-while True:
-    st = call({"id": "ping", "op": "ping"}).get("states", {})
-    if st and all(v.get("state") != "starting" for v in st.values()): break
-    time.sleep(0.2)
+orc = Oracle([oracle, "--store=off", "--pages=1", "--self-check=false", "--engines", eng, "--docroot", docroot] + extra)
+call = orc.call
+orc.wait_ready()
 pat = {"chromium": "--type=renderer", "firefox": "-contentproc", "webkit": "WebKitWebProcess"}[eng]
 seen = set(); stop = False
 def poll():
@@ -38,5 +29,5 @@ for i, r in enumerate(rs):
     o = dict(r); o["id"] = "u%d" % i; o["engines"] = [eng]
     t = time.time(); a = call(o); lat.append((time.time() - t) * 1000)
 stop = True; th.join()
-call({"id": "bye", "op": "shutdown"}); p.wait(timeout=60)
+orc.shutdown()
 print("%s: %d url cases, content processes existing %d, new %d, median %.0f ms" % (eng, n, before, len(seen) - before, statistics.median(lat)))
