@@ -61,6 +61,7 @@ var chromiumKnowledge = engineKnowledge{
 	emulation: emulationKnowledge{geolocation: true,
 		grants: []string{"accelerometer", "gyroscope", "magnetometer", "ambient-light-sensor"},
 		page:   chromiumEmulation},
+	evaluateWithoutGesture: true,
 }
 
 // chromiumEmulation gives page the virtual sensors and authenticator, on a CDP

@@ -221,7 +221,7 @@ func (e *playwrightEngine) Visit(ctx context.Context, url, fn string, args ...an
 			_, err := page.Goto(url, playwright.PageGotoOptions{Timeout: &timeout})
 			return err
 		}
-		return replaceWith(page, replace, url, timeout, playwright.WaitUntilStateLoad)
+		return e.replaceWith(page, replace, url, timeout, playwright.WaitUntilStateLoad)
 	}, CallExpression(fn), plain)
 }
 
@@ -236,27 +236,94 @@ func (e *playwrightEngine) LoadURL(ctx context.Context, url, fn string, args ...
 	}
 	replace := replaceScript(e.takeNavBlank())
 	return e.withPage(ctx, func(page playwright.Page, timeout float64) error {
-		return replaceWith(page, replace, url, timeout, playwright.WaitUntilStateCommit)
+		return e.replaceWith(page, replace, url, timeout, playwright.WaitUntilStateCommit)
 	}, caseJS, func() any { return caseURLArg(fn, plain, settleBudget(ctx)) })
 }
 
 // replaceTo navigates page to url replacing its current session-history entry, as
 // location.replace does, and waits for the load event: Goto would add an entry, and
 // history.length would grow with every trace case.
-func replaceTo(page playwright.Page, url string, timeout float64) error {
-	return replaceWith(page, replaceScript(false), url, timeout, playwright.WaitUntilStateLoad)
+func (e *playwrightEngine) replaceTo(page playwright.Page, url string, timeout float64) error {
+	return e.replaceWith(page, replaceScript(false), url, timeout, playwright.WaitUntilStateLoad)
 }
 
 // replaceWith is replaceTo by script (replaceScript), a function of the url that
 // replaces the document with it, waiting for until instead of load (a url case waits
 // for the commit only: the case program's settle waits for the rest and names what
 // did not settle).
-func replaceWith(page playwright.Page, script, url string, timeout float64, until *playwright.WaitUntilState) error {
-	if _, err := page.Evaluate(script, url); err != nil &&
+func (e *playwrightEngine) replaceWith(page playwright.Page, script, url string, timeout float64, until *playwright.WaitUntilState) error {
+	if _, err := e.evaluate(page, script, url); err != nil &&
 		!contextDestroyed(err) && !strings.Contains(err.Error(), "navigat") {
 		return err
 	}
 	return page.WaitForURL(url, playwright.PageWaitForURLOptions{Timeout: &timeout, WaitUntil: until})
+}
+
+// evaluate calls the function fn with arg on page, as Playwright's Evaluate does,
+// and with no user gesture where the engine's Evaluate would give one
+// (evaluateWithoutGesture): a page that loads has no user activation, and a case
+// must not see one (navigator.userActivation, fullscreen, popups) that WebKitGTK's
+// and the BiDi route's cases do not. arg must be plain JSON (plainJSON).
+func (e *playwrightEngine) evaluate(page playwright.Page, fn string, arg any) (any, error) {
+	if e.remote || !knowledgeOf(e.name).evaluateWithoutGesture {
+		return page.Evaluate(fn, arg)
+	}
+	a, err := json.Marshal(arg)
+	if err != nil {
+		return nil, fmt.Errorf("encode the argument: %w", err)
+	}
+	cdp, err := e.pages.cdpSession(page)
+	if err != nil {
+		return nil, cdpError(page, e.pages, err)
+	}
+	reply, err := cdp.Send("Runtime.evaluate", map[string]any{
+		"expression": "(" + fn + ")(" + string(a) + ")", "returnByValue": true, "awaitPromise": true, "userGesture": false,
+	})
+	if err != nil {
+		return nil, cdpError(page, e.pages, err)
+	}
+	var r struct {
+		Result struct {
+			Value any `json:"value"`
+		} `json:"result"`
+		ExceptionDetails *struct {
+			Text      string `json:"text"`
+			Exception *struct {
+				Description string `json:"description"`
+				Value       any    `json:"value"`
+			} `json:"exception"`
+		} `json:"exceptionDetails"`
+	}
+	if b, err := json.Marshal(reply); err != nil || json.Unmarshal(b, &r) != nil {
+		return nil, fmt.Errorf("Runtime.evaluate: unreadable reply %T", reply)
+	}
+	if d := r.ExceptionDetails; d != nil {
+		// Playwright's message for a thrown value (getExceptionMessage).
+		msg := d.Text
+		if x := d.Exception; x != nil {
+			msg = x.Description
+			if msg == "" {
+				msg = fmt.Sprint(x.Value)
+			}
+		}
+		return nil, errors.New(msg)
+	}
+	return r.Result.Value, nil
+}
+
+// cdpError is err from page's CDP session in the terms withPage reads Evaluate's
+// errors in: a closed page's is ErrTargetClosed, a navigation's "context was
+// destroyed" (contextDestroyed).
+func cdpError(page playwright.Page, t *pageTracker, err error) error {
+	switch s := err.Error(); {
+	case errors.Is(err, playwright.ErrTargetClosed), contextDestroyed(err), strings.Contains(strings.ToLower(s), "crash"):
+		return err
+	case !t.pageOpen(page):
+		return fmt.Errorf("%w: %w", playwright.ErrTargetClosed, err)
+	case strings.Contains(s, "Cannot find context") || strings.Contains(s, "navigated or closed"):
+		return fmt.Errorf("Execution context was destroyed: %w", err)
+	}
+	return err
 }
 
 // withPage runs load then evaluates expr with arg on the page under
@@ -302,7 +369,7 @@ func (e *playwrightEngine) withPage(ctx context.Context, load func(playwright.Pa
 		if f, ok := arg.(func() any); ok { // an argument that depends on what load took
 			arg = f()
 		}
-		if v, r.err = r.page.Evaluate(expr, arg); r.err == nil {
+		if v, r.err = e.evaluate(r.page, expr, arg); r.err == nil {
 			if s, ok := v.(string); ok {
 				r.raw = json.RawMessage(s)
 			} else {

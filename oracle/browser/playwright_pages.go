@@ -35,6 +35,9 @@ type pageTracker struct {
 	// emulated holds, per open page, what the launch profile's emulation applied to
 	// it (emulation.go).
 	emulated sync.Map // playwright.Page -> *pageEmulation
+	// cdp holds, per open page, the CDP session the engine evaluates over
+	// (evaluateWithoutGesture), opened by the page's first evaluation.
+	cdp sync.Map // playwright.Page -> playwright.CDPSession
 }
 
 // trackContext follows c's close event.
@@ -89,11 +92,31 @@ func contextDestroyed(err error) bool {
 func (e *playwrightEngine) trackPage(p playwright.Page) {
 	t := e.pages
 	t.open.Store(p, struct{}{})
-	p.OnClose(func(playwright.Page) { t.open.Delete(p); t.crashed.Delete(p); t.emulated.Delete(p) })
+	p.OnClose(func(playwright.Page) { t.open.Delete(p); t.crashed.Delete(p); t.emulated.Delete(p); t.cdp.Delete(p) })
 	p.OnCrash(func(playwright.Page) {
 		t.crashed.Store(p, struct{}{})
 		e.log.Warn().Str("engine", e.name).Msg("page crashed; a new page opens for the next call")
 	})
+}
+
+// cdpSession is p's CDP session, opened on first use. One opened as p closes is
+// not kept: its close event is past.
+func (t *pageTracker) cdpSession(p playwright.Page) (playwright.CDPSession, error) {
+	if v, ok := t.cdp.Load(p); ok {
+		return v.(playwright.CDPSession), nil
+	}
+	s, err := p.Context().NewCDPSession(p)
+	if err != nil {
+		return nil, err
+	}
+	if v, loaded := t.cdp.LoadOrStore(p, s); loaded {
+		go s.Detach()
+		return v.(playwright.CDPSession), nil
+	}
+	if !t.pageOpen(p) {
+		t.cdp.Delete(p)
+	}
+	return s, nil
 }
 
 func (t *pageTracker) pageIsCrashed(p playwright.Page) bool {

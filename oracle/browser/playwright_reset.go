@@ -44,7 +44,7 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 			// case's timers; a failed replace falls back to the Goto below, whose
 			// entry the check after it catches (Chromium), or to a new page (Firefox).
 			k := knowledgeOf(e.name)
-			replaced := replaceTo(page, "about:blank", timeout) == nil && page.URL() == "about:blank"
+			replaced := e.replaceTo(page, "about:blank", timeout) == nil && page.URL() == "about:blank"
 			// A window the case opened reaches this about:blank (the same origin:
 			// opener.eval), and what it schedules there outlives the check: a
 			// window.name and a history entry set after it reached the next case
@@ -144,7 +144,7 @@ func (e *playwrightEngine) Prepare(ctx context.Context) error {
 	var focused any
 	go func() {
 		var err error
-		focused, err = page.Evaluate("document.hasFocus()")
+		focused, err = e.evaluate(page, "() => document.hasFocus()", nil)
 		done <- err
 	}()
 	var reason string
@@ -207,7 +207,7 @@ func (e *playwrightEngine) refocus(ctx context.Context, page playwright.Page, ch
 	done := make(chan bool, 1)
 	go func() {
 		if check {
-			if v, err := page.Evaluate("document.hasFocus()"); err == nil && v == true {
+			if v, err := e.evaluate(page, "() => document.hasFocus()", nil); err == nil && v == true {
 				done <- true
 				return
 			}
@@ -216,7 +216,7 @@ func (e *playwrightEngine) refocus(ctx context.Context, page playwright.Page, ch
 			done <- false
 			return
 		}
-		v, err := page.Evaluate("document.hasFocus()")
+		v, err := e.evaluate(page, "() => document.hasFocus()", nil)
 		done <- err == nil && v == true
 	}()
 	select {
