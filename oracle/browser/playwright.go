@@ -277,7 +277,7 @@ func (e *playwrightEngine) evaluate(page playwright.Page, fn string, arg any) (a
 		return nil, cdpError(page, e.pages, err)
 	}
 	reply, err := cdp.Send("Runtime.evaluate", map[string]any{
-		"expression": "(" + fn + ")(" + string(a) + ")", "returnByValue": true, "awaitPromise": true, "userGesture": false,
+		"expression": fmt.Sprintf(evaluateCall, fn, a), "returnByValue": true, "awaitPromise": true, "userGesture": false,
 	})
 	if err != nil {
 		return nil, cdpError(page, e.pages, err)
@@ -306,22 +306,34 @@ func (e *playwrightEngine) evaluate(page playwright.Page, fn string, arg any) (a
 				msg = fmt.Sprint(x.Value)
 			}
 		}
-		return nil, errors.New(msg)
+		return nil, evaluateError(msg)
 	}
 	return r.Result.Value, nil
 }
 
-// cdpError is err from page's CDP session in the terms withPage reads Evaluate's
-// errors in: a closed page's is ErrTargetClosed, a navigation's "context was
-// destroyed" (contextDestroyed).
+// evaluateCall is Evaluate's call of fn with arg (the verbs): fn may be an
+// expression, whose value is the result unless it is a function (Playwright's
+// utility script). It reads no global a page could have replaced.
+const evaluateCall = "((v, a) => typeof v === 'function' ? v(a) : v)((\n%s\n), %s)"
+
+// evaluateError is the error Playwright's Evaluate gives with message msg.
+func evaluateError(msg string) error {
+	return fmt.Errorf("%w: %w", playwright.ErrPlaywright, &playwright.Error{Name: "Error", Message: msg})
+}
+
+// cdpError is err from page's CDP session as Evaluate would have said it, which is
+// what withPage reads: a closed page's is ErrTargetClosed, and a navigation's (V8's
+// and the protocol's texts for it) Playwright's own "context was destroyed"
+// (contextDestroyed, crExecutionContext.ts).
 func cdpError(page playwright.Page, t *pageTracker, err error) error {
 	switch s := err.Error(); {
-	case errors.Is(err, playwright.ErrTargetClosed), contextDestroyed(err), strings.Contains(strings.ToLower(s), "crash"):
+	case errors.Is(err, playwright.ErrTargetClosed), strings.Contains(strings.ToLower(s), "crash"):
 		return err
 	case !t.pageOpen(page):
 		return fmt.Errorf("%w: %w", playwright.ErrTargetClosed, err)
-	case strings.Contains(s, "Cannot find context") || strings.Contains(s, "navigated or closed"):
-		return fmt.Errorf("Execution context was destroyed: %w", err)
+	case strings.Contains(s, "Cannot find context with specified id"), strings.Contains(s, "Inspected target navigated or closed"),
+		strings.Contains(s, "Execution context was destroyed."):
+		return evaluateError("Execution context was destroyed, most likely because of a navigation.")
 	}
 	return err
 }
