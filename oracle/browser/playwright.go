@@ -6,6 +6,7 @@
 package browser
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -268,8 +269,10 @@ func (e *playwrightEngine) evaluate(page playwright.Page, fn string, arg any) (a
 	if e.remote || !knowledgeOf(e.name).evaluateWithoutGesture {
 		return page.Evaluate(fn, arg)
 	}
-	a, err := json.Marshal(arg)
-	if err != nil {
+	var a bytes.Buffer
+	enc := json.NewEncoder(&a)
+	enc.SetEscapeHTML(false) // markup stays its size: no \u003c for every <
+	if err := enc.Encode(arg); err != nil {
 		return nil, fmt.Errorf("encode the argument: %w", err)
 	}
 	cdp, err := e.pages.cdpSession(page)
@@ -277,7 +280,7 @@ func (e *playwrightEngine) evaluate(page playwright.Page, fn string, arg any) (a
 		return nil, cdpError(page, e.pages, err)
 	}
 	reply, err := cdp.Send("Runtime.evaluate", map[string]any{
-		"expression": fmt.Sprintf(evaluateCall, fn, a), "returnByValue": true, "awaitPromise": true, "userGesture": false,
+		"expression": fmt.Sprintf(evaluateCall, fn, bytes.TrimSpace(a.Bytes())), "returnByValue": true, "awaitPromise": true, "userGesture": false,
 	})
 	if err != nil {
 		return nil, cdpError(page, e.pages, err)
