@@ -279,11 +279,30 @@ func (e *playwrightEngine) evaluate(page playwright.Page, fn string, arg any) (a
 	if err != nil {
 		return nil, cdpError(page, e.pages, err)
 	}
-	reply, err := cdp.Send("Runtime.evaluate", map[string]any{
-		"expression": fmt.Sprintf(evaluateCall, fn, bytes.TrimSpace(a.Bytes())), "returnByValue": true, "awaitPromise": true, "userGesture": false,
-	})
-	if err != nil {
-		return nil, cdpError(page, e.pages, err)
+	type sent struct {
+		reply any
+		err   error
+	}
+	done := make(chan sent, 1)
+	go func() {
+		reply, err := cdp.Send("Runtime.evaluate", map[string]any{
+			"expression": fmt.Sprintf(evaluateCall, fn, bytes.TrimSpace(a.Bytes())), "returnByValue": true, "awaitPromise": true, "userGesture": false,
+		})
+		done <- sent{reply, err}
+	}()
+	var reply any
+	select {
+	case s := <-done:
+		if s.err != nil {
+			return nil, cdpError(page, e.pages, s.err)
+		}
+		reply = s.reply
+	case <-e.pages.pageEnded(page):
+		// A crashed renderer never answers (Evaluate's pending calls fail on the crash).
+		if e.pages.pageIsCrashed(page) {
+			return nil, evaluateError("Target crashed")
+		}
+		return nil, fmt.Errorf("%w: Target page, context or browser has been closed", playwright.ErrTargetClosed)
 	}
 	var r struct {
 		Result struct {

@@ -38,6 +38,26 @@ type pageTracker struct {
 	// cdp holds, per open page, the CDP session the engine evaluates over
 	// (evaluateWithoutGesture), opened by the page's first evaluation.
 	cdp sync.Map // playwright.Page -> playwright.CDPSession
+	// ended holds, per open page, a channel closed when it crashes or closes: a CDP
+	// call pending on a crashed page gets no answer, where Evaluate failed.
+	ended sync.Map // playwright.Page -> *pageEnd
+}
+
+type pageEnd struct {
+	once sync.Once
+	c    chan struct{}
+}
+
+func (e *pageEnd) end() { e.once.Do(func() { close(e.c) }) }
+
+// pageEnded is closed once p crashed or closed (at once for a page not tracked).
+func (t *pageTracker) pageEnded(p playwright.Page) <-chan struct{} {
+	if v, ok := t.ended.Load(p); ok {
+		return v.(*pageEnd).c
+	}
+	c := make(chan struct{})
+	close(c)
+	return c
 }
 
 // trackContext follows c's close event.
@@ -92,9 +112,19 @@ func contextDestroyed(err error) bool {
 func (e *playwrightEngine) trackPage(p playwright.Page) {
 	t := e.pages
 	t.open.Store(p, struct{}{})
-	p.OnClose(func(playwright.Page) { t.open.Delete(p); t.crashed.Delete(p); t.emulated.Delete(p); t.cdp.Delete(p) })
+	end := &pageEnd{c: make(chan struct{})}
+	t.ended.Store(p, end)
+	p.OnClose(func(playwright.Page) {
+		t.open.Delete(p)
+		t.crashed.Delete(p)
+		t.emulated.Delete(p)
+		t.cdp.Delete(p)
+		t.ended.Delete(p)
+		end.end()
+	})
 	p.OnCrash(func(playwright.Page) {
 		t.crashed.Store(p, struct{}{})
+		end.end()
 		e.log.Warn().Str("engine", e.name).Msg("page crashed; a new page opens for the next call")
 	})
 }
