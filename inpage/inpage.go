@@ -33,6 +33,11 @@ var (
 	// CallExpression wraps @@FN@@ into Visit's call, answering JSON text
 	// (browser.CallExpression).
 	CallExpression = file("call_expression.js")
+	// EvaluateCall is Playwright's evaluate of @@FN@@ with @@ARG@@ (JSON), as one
+	// expression for CDP's Runtime.evaluate: FN may be an expression, whose value is
+	// the result unless it is a function (Playwright's utility script). It reads no
+	// global a page could have replaced (browser's evaluate).
+	EvaluateCall = file("evaluate_call.js")
 	// ViewportCheck answers the viewport, before the oracle serves a case.
 	ViewportCheck = file("viewport_check.js")
 

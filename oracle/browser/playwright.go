@@ -286,7 +286,7 @@ func (e *playwrightEngine) evaluate(page playwright.Page, fn string, arg any) (a
 	done := make(chan sent, 1)
 	go func() {
 		reply, err := cdp.Send("Runtime.evaluate", map[string]any{
-			"expression": fmt.Sprintf(evaluateCall, fn, bytes.TrimSpace(a.Bytes())), "returnByValue": true, "awaitPromise": true, "userGesture": false,
+			"expression": inpage.Fill(inpage.EvaluateCall, "FN", fn, "ARG", string(bytes.TrimSpace(a.Bytes()))), "returnByValue": true, "awaitPromise": true, "userGesture": false,
 		})
 		done <- sent{reply, err}
 	}()
@@ -332,11 +332,6 @@ func (e *playwrightEngine) evaluate(page playwright.Page, fn string, arg any) (a
 	}
 	return r.Result.Value, nil
 }
-
-// evaluateCall is Evaluate's call of fn with arg (the verbs): fn may be an
-// expression, whose value is the result unless it is a function (Playwright's
-// utility script). It reads no global a page could have replaced.
-const evaluateCall = "((v, a) => typeof v === 'function' ? v(a) : v)((\n%s\n), %s)"
 
 // evaluateError is the error Playwright's Evaluate gives with message msg.
 func evaluateError(msg string) error {

@@ -144,7 +144,7 @@ func (e *playwrightEngine) Prepare(ctx context.Context) error {
 	var focused any
 	go func() {
 		var err error
-		focused, err = e.evaluate(page, "() => document.hasFocus()", nil)
+		focused, err = e.evaluate(page, "document.hasFocus()", nil)
 		done <- err
 	}()
 	var reason string
@@ -207,7 +207,7 @@ func (e *playwrightEngine) refocus(ctx context.Context, page playwright.Page, ch
 	done := make(chan bool, 1)
 	go func() {
 		if check {
-			if v, err := e.evaluate(page, "() => document.hasFocus()", nil); err == nil && v == true {
+			if v, err := e.evaluate(page, "document.hasFocus()", nil); err == nil && v == true {
 				done <- true
 				return
 			}
@@ -216,7 +216,7 @@ func (e *playwrightEngine) refocus(ctx context.Context, page playwright.Page, ch
 			done <- false
 			return
 		}
-		v, err := e.evaluate(page, "() => document.hasFocus()", nil)
+		v, err := e.evaluate(page, "document.hasFocus()", nil)
 		done <- err == nil && v == true
 	}()
 	select {

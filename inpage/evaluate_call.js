@@ -1,0 +1,3 @@
+((v, a) => typeof v === 'function' ? v(a) : v)((
+@@FN@@
+), @@ARG@@)
