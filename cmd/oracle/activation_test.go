@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // activationProbe appends B for an active and B for a sticky user activation, I for
@@ -21,18 +19,10 @@ const activationProbe = `var a=navigator.userActivation;` +
 // way around it there), so only Chromium and WebKit are asked.
 func TestNoCaseRunsWithAUserActivation(t *testing.T) {
 	c := wcOracle(t)
-	engines := []string{"chromium", "webkit"}
 	dumps := func(t *testing.T, req map[string]any) map[string]dumpJSON {
 		t.Helper()
-		req["engines"] = engines
-		resp := c.send(t, req)
-		require.Nil(t, resp["error"], "request error")
-		require.Nil(t, resp["errors"], "engine errors")
-		raw, _ := json.Marshal(resp["dumps"])
-		var d map[string]dumpJSON
-		require.NoError(t, json.Unmarshal(raw, &d))
-		require.Len(t, d, len(engines))
-		return d
+		req["engines"] = []string{"chromium", "webkit"}
+		return dumpsOf(t, c, req)
 	}
 	for _, tc := range []struct {
 		name string
