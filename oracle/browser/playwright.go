@@ -263,7 +263,7 @@ func (e *playwrightEngine) replaceWith(page playwright.Page, script, url string,
 // evaluate calls the function fn with arg on page, as Playwright's Evaluate does,
 // and with no user gesture where the engine's Evaluate would give one
 // (evaluateWithoutGesture): a page that loads has no user activation, and a case
-// must not see one (navigator.userActivation, fullscreen, popups) that WebKitGTK's
+// must not see one (navigator.userActivation, fullscreen) that WebKitGTK's
 // and the BiDi route's cases do not. arg must be plain JSON (plainJSON).
 func (e *playwrightEngine) evaluate(page playwright.Page, fn string, arg any) (any, error) {
 	if e.remote || !knowledgeOf(e.name).evaluateWithoutGesture {

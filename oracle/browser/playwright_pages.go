@@ -50,14 +50,13 @@ type pageEnd struct {
 
 func (e *pageEnd) end() { e.once.Do(func() { close(e.c) }) }
 
-// pageEnded is closed once p crashed or closed (at once for a page not tracked).
+// pageEnded is closed once p crashed or closed; nil (never ready) for a page no
+// longer tracked, whose CDP calls fail by themselves.
 func (t *pageTracker) pageEnded(p playwright.Page) <-chan struct{} {
 	if v, ok := t.ended.Load(p); ok {
 		return v.(*pageEnd).c
 	}
-	c := make(chan struct{})
-	close(c)
-	return c
+	return nil
 }
 
 // trackContext follows c's close event.
