@@ -40,8 +40,8 @@ func buildPrint(cfg Config, name string) (print string, ok bool) {
 	exe := cfg.executablePath(name)
 	var b strings.Builder
 	fmt.Fprintf(&b, "engine=%s\nbrowsers=%s\nexe=%s\n", name, cfg.Browsers, exe)
-	if name == browser.Firefox && cfg.FirefoxRoute != "" && cfg.FirefoxRoute != browser.FirefoxRoutePlaywright {
-		fmt.Fprintf(&b, "firefox-route=%s\n", cfg.FirefoxRoute) // the route is part of what is recorded
+	if r := cfg.firefoxRoute(); name == browser.Firefox && r != browser.FirefoxRoutePlaywright {
+		fmt.Fprintf(&b, "firefox-route=%s\n", r) // the route is part of what is recorded
 	}
 	if cfg.Browsers == browser.RouteAuto && exe == "" {
 		// Where the driver looks for a bundled build (the record's Absent path) follows

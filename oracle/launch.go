@@ -34,8 +34,9 @@ type Config struct {
 	// (empty: the system build's). A named binary means the system route for that
 	// engine, whatever Browsers says.
 	ChromiumPath, FirefoxPath, WebKitDriverPath string
-	// FirefoxRoute drives the system Firefox through Playwright (browser.FirefoxRoutePlaywright,
-	// "": the default) or the oracle's own WebDriver BiDi client (browser.FirefoxRouteBiDi).
+	// FirefoxRoute drives the system Firefox through Playwright (browser.FirefoxRoutePlaywright)
+	// or the oracle's own WebDriver BiDi client (browser.FirefoxRouteBiDi); "" and
+	// browser.FirefoxRouteAuto choose as firefoxRoute says.
 	FirefoxRoute string
 	// TraceLimits bound one trace's records and bytes; zero fields mean
 	// trace.DefaultLimits.
@@ -218,9 +219,9 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 		return nil, fmt.Errorf("unknown --browsers %q (known: system, playwright, auto)", cfg.Browsers)
 	}
 	switch cfg.FirefoxRoute {
-	case "", browser.FirefoxRoutePlaywright, browser.FirefoxRouteBiDi:
+	case "", browser.FirefoxRouteAuto, browser.FirefoxRoutePlaywright, browser.FirefoxRouteBiDi:
 	default:
-		return nil, fmt.Errorf("unknown --firefox-route %q (known: playwright, bidi)", cfg.FirefoxRoute)
+		return nil, fmt.Errorf("unknown --firefox-route %q (known: auto, playwright, bidi)", cfg.FirefoxRoute)
 	}
 	names := cfg.Engines
 	if len(names) == 0 {
@@ -722,9 +723,24 @@ func settingsFor(cfg Config) (browser.LaunchSettings, error) {
 	s.Merge(browser.ProfileSettings(cfg.Profile))
 	s.Merge(browser.LaunchSettings{InitScripts: []string{trace.RecorderJS}, MaxReply: browser.MaxReplyFor(cfg.TraceLimits.Bytes)})
 	s.Merge(processSettings())
-	s.Merge(browser.LaunchSettings{FirefoxRoute: cfg.FirefoxRoute})
+	s.Merge(browser.LaunchSettings{FirefoxRoute: cfg.firefoxRoute()})
 	s.Merge(networkSettings(cfg.originHost, cfg.originPort)) // last: nothing may loosen the allowlist
 	return s, nil
+}
+
+// firefoxRoute is the route of the system Firefox: cfg.FirefoxRoute, where "" and
+// auto mean the oracle's own BiDi client (half the CPU of a case with a script, and no
+// user activation given to the case: docs/bidi-route.md), except under a launch profile
+// that emulates hardware, which only Playwright's route applies.
+func (cfg Config) firefoxRoute() string {
+	switch cfg.FirefoxRoute {
+	case "", browser.FirefoxRouteAuto:
+		if cfg.Profile.Emulation != nil {
+			return browser.FirefoxRoutePlaywright
+		}
+		return browser.FirefoxRouteBiDi
+	}
+	return cfg.FirefoxRoute
 }
 
 // launchEngine launches one page of engine with this process's launch settings

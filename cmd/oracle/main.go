@@ -53,7 +53,7 @@ func run() int {
 	fs := flag.NewFlagSet("oracle", flag.ContinueOnError)
 	engines := fs.String("engines", strings.Join(browser.AllEngines, ","), "engines to launch, comma-separated")
 	browsers := fs.String("browsers", browser.RouteAuto, "system (Debian builds), playwright (Playwright's bundled builds) or auto (bundled where installed)")
-	firefoxRoute := fs.String("firefox-route", browser.FirefoxRoutePlaywright, "how the system Firefox is driven: playwright (playwright-go, channel moz-firefox) or bidi (the oracle's own WebDriver BiDi client; Playwright's bundled Firefox stays on Playwright). The bidi route refuses emulation profiles at launch and has no remote endpoints yet (docs/bidi-route.md)")
+	firefoxRoute := fs.String("firefox-route", browser.FirefoxRouteAuto, "how the system Firefox is driven: bidi (the oracle's own WebDriver BiDi client), playwright (playwright-go, channel moz-firefox), or auto: bidi, except under a launch profile that emulates hardware, which only the playwright route applies. Playwright's bundled Firefox and remote endpoints are always Playwright's (docs/bidi-route.md)")
 	profile := fs.String("profile", profiles.Default.Name, "launch profile: "+strings.Join(profiles.Names(), ", "))
 	deadline := fs.Duration("deadline", browser.DefaultDeadline, "per-engine deadline for one request")
 	maxLine := fs.Int("max-line", oracle.DefaultMaxLine, "longest request line accepted, in bytes")

@@ -24,8 +24,11 @@ import (
 
 // Firefox routes, chosen by --firefox-route.
 const (
-	FirefoxRoutePlaywright = "playwright" // playwright-go, channel moz-firefox (the default)
+	FirefoxRoutePlaywright = "playwright" // playwright-go, channel moz-firefox
 	FirefoxRouteBiDi       = "bidi"       // the oracle's own WebDriver BiDi client (bidi.go)
+	// FirefoxRouteAuto is the oracle's default: bidi, except under a launch profile
+	// that emulates hardware, which only the Playwright route applies (oracle.Config).
+	FirefoxRouteAuto = "auto"
 )
 
 // ErrNotOnBiDiRoute is the per-engine error of a request the BiDi route does not

@@ -106,8 +106,8 @@ func firefoxDefaults() map[string]any {
 }
 
 // firefoxPinnedPrefs pins Firefox: faces and sizes per language group, overlay
-// scrollbars (no layout width), and the media features headless Firefox otherwise
-// answers differently (no hover, no fine pointer).
+// scrollbars (no layout width), the media features headless Firefox otherwise
+// answers differently (no hover, no fine pointer), and no print preview.
 func firefoxPinnedPrefs() map[string]any {
 	p := map[string]any{
 		// Pointer capability bit flags: 2 fine, 4 hover (a mouse, as the others report).
@@ -124,6 +124,9 @@ func firefoxPinnedPrefs() map[string]any {
 		"browser.display.use_system_colors":                       false,
 		"layout.css.devPixelsPerPx":                               "1.0",
 		"gfx.font_rendering.fontconfig.max_generic_substitutions": 3,
+		// window.print() returns at once, as in headless Chromium and WebKitGTK; Firefox
+		// otherwise opens its print preview, which holds the case until its deadline.
+		"print.enabled": false,
 	}
 	faces := map[string]string{"serif": FaceSerif, "sans-serif": FaceSansSerif, "monospace": FaceMonospace,
 		"cursive": FaceCursive, "fantasy": FaceFantasy}

@@ -15,7 +15,7 @@ import (
 // family, the default sizes, the scrollbar geometry and the media-feature answers every
 // engine is launched with. Anything that caches answers keys on it; bump it whenever a
 // change here can change a dump. Ping reports it as "pinned-" + EnvironmentVersion.
-const EnvironmentVersion = "1"
+const EnvironmentVersion = "2"
 
 // The probe that checks every engine against this pin, at startup and in cmd/probe,
 // is probes.SelfCheckEnvironment (probes/environment.go).
