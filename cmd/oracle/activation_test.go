@@ -15,13 +15,13 @@ const activationProbe = `var a=navigator.userActivation;` +
 // A page loaded with no user interaction has no user activation, and no engine may
 // give a case one: Playwright's Evaluate runs with a user gesture, so Chromium's
 // cases saw navigator.userActivation active and went fullscreen, where WebKitGTK's
-// did not (docs/untrusted.md). Firefox's Playwright route keeps its activation (no
-// way around it there), so only Chromium and WebKit are asked.
+// did not (docs/untrusted.md). Firefox is on its default route, the oracle's own BiDi
+// client; its Playwright route keeps Playwright's activation (no way around it there).
 func TestNoCaseRunsWithAUserActivation(t *testing.T) {
 	c := wcOracle(t)
 	dumps := func(t *testing.T, req map[string]any) map[string]dumpJSON {
 		t.Helper()
-		req["engines"] = []string{"chromium", "webkit"}
+		req["engines"] = []string{"chromium", "firefox", "webkit"}
 		return dumpsOf(t, c, req)
 	}
 	for _, tc := range []struct {
@@ -52,5 +52,9 @@ func TestNoCaseRunsWithAUserActivation(t *testing.T) {
 		_, wk, _ := d["webkit"].node(t, "BODY", 0)
 		_, cr, _ := d["chromium"].node(t, "BODY", 0)
 		assertRect(t, "chromium (webkit's BODY)", wk, cr)
+		// Firefox's dump was withheld at 1366x768; its line is 19 px where WebKit's is 18.
+		_, ff, _ := d["firefox"].node(t, "BODY", 0)
+		ff.H = wk.H
+		assertRect(t, "firefox (webkit's BODY but its height)", wk, ff)
 	})
 }
