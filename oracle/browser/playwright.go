@@ -317,7 +317,7 @@ func (e *playwrightEngine) evaluate(page playwright.Page, fn string, arg any) (a
 		} `json:"exceptionDetails"`
 	}
 	if b, err := json.Marshal(reply); err != nil || json.Unmarshal(b, &r) != nil {
-		return nil, fmt.Errorf("Runtime.evaluate: unreadable reply %T", reply)
+		return nil, fmt.Errorf("unreadable reply %T to Runtime.evaluate", reply)
 	}
 	if d := r.ExceptionDetails; d != nil {
 		// Playwright's message for a thrown value (getExceptionMessage).
