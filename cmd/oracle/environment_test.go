@@ -155,6 +155,28 @@ trace.done();`, fj))
 	}
 }
 
+// The locale and the screen are the environment's, not the oracle's host's: under
+// C.UTF-8, WebKitGTK said navigator.language "C" and formatted 1234567.891 with no
+// grouping, and the screens were 800x600 (Chromium: Playwright's default is the
+// viewport), 1366x768 (headless Firefox) and 1280x1024 (the Xvfb), so a case with a
+// device-width media query laid out differently in each.
+func TestLocaleAndScreenAreTheSameEverywhere(t *testing.T) {
+	vals := traceValues(t, `
+trace.value('language', navigator.language);
+trace.value('intl', Intl.DateTimeFormat().resolvedOptions().locale);
+trace.value('number', (1234567.891).toLocaleString());
+trace.value('screen', screen.width + 'x' + screen.height);
+trace.value('device-width', matchMedia('(device-width: 1280px) and (device-height: 1024px)').matches);
+trace.done();`)
+	for _, e := range engines {
+		assert.Equal(t, "en-US", vals[e]["language"], e)
+		assert.Equal(t, "en-US", vals[e]["intl"], e)
+		assert.Equal(t, "1,234,567.891", vals[e]["number"], e)
+		assert.Equal(t, "1280x1024", vals[e]["screen"], e)
+		assert.Equal(t, true, vals[e]["device-width"], e)
+	}
+}
+
 func TestPingNamesThePinnedEnvironment(t *testing.T) {
 	resp := shared.get(t).send(t, map[string]any{"op": "ping"})
 	assert.Equal(t, "pinned-"+browser.EnvironmentVersion, resp["environment"])

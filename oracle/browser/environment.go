@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -207,6 +208,22 @@ var environmentFiles = sync.OnceValues(func() ([2]string, error) {
 	return [2]string{filepath.Join(dir, "xdg", "fontconfig", "fonts.conf"), filepath.Join(dir, "xdg")}, nil
 })
 
+// Every engine's screen (screen.width and height, the device-* media features): the
+// oracle's Xvfb's, and larger than any window the oracle opens.
+const (
+	screenWidth  = 1280
+	screenHeight = 1024
+)
+
+// pinnedEnv is the locale and screen every browser gets, whatever the oracle's own
+// environment holds: WebKitGTK took its language from the locale variables (under
+// C.UTF-8, navigator.language "C" and numbers formatted with no grouping, where
+// Chromium and Firefox said en-US), and headless Firefox sizes its screen from
+// MOZ_HEADLESS_WIDTH/HEIGHT (1366x768 otherwise). LANGUAGE is emptied: GLib reads it
+// before LC_ALL. The locale need not be installed.
+var pinnedEnv = []string{"LC_ALL=en_US.UTF-8", "LANGUAGE=",
+	"MOZ_HEADLESS_WIDTH=" + strconv.Itoa(screenWidth), "MOZ_HEADLESS_HEIGHT=" + strconv.Itoa(screenHeight)}
+
 // EnvironmentSettings is the pinned environment's share of every engine's launch.
 // The files go to the browsers' environment only (Env), never the oracle's own.
 func EnvironmentSettings() (LaunchSettings, error) {
@@ -226,8 +243,8 @@ func EnvironmentSettings() (LaunchSettings, error) {
 		webkit = []string{"XDG_CONFIG_HOME=" + files[1]}
 	}
 	return LaunchSettings{
-		Env: append(append([]string{"FONTCONFIG_FILE=" + files[0]}, xdg...),
-			"GTK_THEME=Adwaita", "GTK_OVERLAY_SCROLLING=1", "GDK_SCALE=1", "GDK_DPI_SCALE=1"),
+		Env: append(append(append([]string{"FONTCONFIG_FILE=" + files[0]}, xdg...),
+			"GTK_THEME=Adwaita", "GTK_OVERLAY_SCROLLING=1", "GDK_SCALE=1", "GDK_DPI_SCALE=1"), pinnedEnv...),
 		WebKitEnv:    webkit,
 		FirefoxPrefs: firefoxEnvironmentPrefs(),
 		// Chromium resolves generics through fontconfig (the aliases above); its default
@@ -244,7 +261,7 @@ var EnvironmentKey = sync.OnceValue(func() string {
 	// All the pinned prefs, not only those sent: leaving out Firefox's own defaults
 	// changed no answer, so stored answers stay valid.
 	prefs, _ := json.Marshal(firefoxPinnedPrefs()) // map keys sorted: canonical
-	for _, s := range []string{fontconfigXML(), gtkSettingsINI(), string(prefs)} {
+	for _, s := range []string{fontconfigXML(), gtkSettingsINI(), string(prefs), strings.Join(pinnedEnv, "\n")} {
 		fmt.Fprintf(h, "%d:%s", len(s), s)
 	}
 	return Environment() + "/" + hex.EncodeToString(h.Sum(nil))[:16]

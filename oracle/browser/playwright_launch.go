@@ -128,7 +128,9 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 func (e *playwrightEngine) openContext(browser playwright.Browser) (playwright.BrowserContext, playwright.Page, error) {
 	geolocation, grants := e.contextEmulation()
 	bctx, err := browser.NewContext(playwright.BrowserNewContextOptions{
-		Viewport:    &playwright.Size{Width: int(viewportWidth), Height: int(viewportHeight)},
+		Viewport: &playwright.Size{Width: int(viewportWidth), Height: int(viewportHeight)},
+		// The pinned screen (environment.go): Playwright's default is the viewport.
+		Screen:      &playwright.Size{Width: screenWidth, Height: screenHeight},
 		Permissions: append(append([]string(nil), e.opts.Permissions...), grants...),
 		Geolocation: geolocation,
 		// A case's download is refused (docs/untrusted.md): in Firefox one took the

@@ -22,9 +22,10 @@ import (
 // defaultXvfb is Debian's Xvfb (package xvfb).
 const defaultXvfb = "/usr/bin/Xvfb"
 
-// xvfbScreen is the virtual screen: larger than any window the oracle opens, so the
-// window manager-less X server never clips the 800x600 viewport.
-const xvfbScreen = "1280x1024x24"
+// xvfbScreen is the virtual screen, every engine's (screenWidth): larger than any
+// window the oracle opens, so the window manager-less X server never clips the 800x600
+// viewport.
+var xvfbScreen = fmt.Sprintf("%dx%dx24", screenWidth, screenHeight)
 
 // Xvfb is an X display the oracle started and owns. Close ends it.
 type Xvfb struct {
