@@ -155,16 +155,18 @@ trace.done();`, fj))
 	}
 }
 
-// The locale and the screen are the environment's, not the oracle's host's: under
-// C.UTF-8, WebKitGTK said navigator.language "C" and formatted 1234567.891 with no
-// grouping, and the screens were 800x600 (Chromium: Playwright's default is the
-// viewport), 1366x768 (headless Firefox) and 1280x1024 (the Xvfb), so a case with a
-// device-width media query laid out differently in each.
+// The locale, time zone and screen are the environment's, not the oracle's host's
+// (the shared oracle runs under TZ=America/New_York and LANG=C.UTF-8): under C.UTF-8,
+// WebKitGTK said navigator.language "C" and formatted 1234567.891 with no grouping,
+// every engine took the host's time zone, and the screens were 800x600 (Chromium:
+// Playwright's default is the viewport), 1366x768 (headless Firefox) and 1280x1024
+// (the Xvfb), so a case with a device-width media query laid out differently in each.
 func TestLocaleAndScreenAreTheSameEverywhere(t *testing.T) {
 	vals := traceValues(t, `
 trace.value('language', navigator.language);
 trace.value('intl', Intl.DateTimeFormat().resolvedOptions().locale);
 trace.value('number', (1234567.891).toLocaleString());
+trace.value('time zone', Intl.DateTimeFormat().resolvedOptions().timeZone + ' ' + new Date(2020, 0, 1).getTimezoneOffset());
 trace.value('screen', screen.width + 'x' + screen.height);
 trace.value('device-width', matchMedia('(device-width: 1280px) and (device-height: 1024px)').matches);
 trace.done();`)
@@ -172,6 +174,7 @@ trace.done();`)
 		assert.Equal(t, "en-US", vals[e]["language"], e)
 		assert.Equal(t, "en-US", vals[e]["intl"], e)
 		assert.Equal(t, "1,234,567.891", vals[e]["number"], e)
+		assert.Equal(t, "UTC 0", vals[e]["time zone"], e)
 		assert.Equal(t, "1280x1024", vals[e]["screen"], e)
 		assert.Equal(t, true, vals[e]["device-width"], e)
 	}

@@ -30,7 +30,12 @@ var shared sharedOracle
 
 func (s *sharedOracle) get(t *testing.T) *client {
 	testutil.NeedsBrowsers(t) // before once: a skip inside it would leave c nil for good
-	s.once.Do(func() { s.c = startOracle(t, "--log-level=warn") })
+	s.once.Do(func() {
+		// A host locale and time zone the pinned environment must not let through
+		// (TestLocaleAndScreenAreTheSameEverywhere).
+		s.c = spawnOracle(t, oracleBin, []string{"TZ=America/New_York", "LANG=C.UTF-8", "LANGUAGE=de_DE", "LC_ALL="}, "--log-level=warn")
+		s.c.waitStarted(t)
+	})
 	return s.c
 }
 

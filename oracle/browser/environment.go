@@ -215,13 +215,14 @@ const (
 	screenHeight = 1024
 )
 
-// pinnedEnv is the locale and screen every browser gets, whatever the oracle's own
-// environment holds: WebKitGTK took its language from the locale variables (under
-// C.UTF-8, navigator.language "C" and numbers formatted with no grouping, where
-// Chromium and Firefox said en-US), and headless Firefox sizes its screen from
+// pinnedEnv is the locale, time zone and screen every browser gets, whatever the
+// oracle's own environment holds: WebKitGTK took its language from the locale
+// variables (under C.UTF-8, navigator.language "C" and numbers formatted with no
+// grouping, where Chromium and Firefox said en-US), every engine took the host's TZ
+// (a date in a case's text), and headless Firefox sizes its screen from
 // MOZ_HEADLESS_WIDTH/HEIGHT (1366x768 otherwise). LANGUAGE is emptied: GLib reads it
 // before LC_ALL. The locale need not be installed.
-var pinnedEnv = []string{"LC_ALL=en_US.UTF-8", "LANGUAGE=",
+var pinnedEnv = []string{"LC_ALL=en_US.UTF-8", "LANGUAGE=", "TZ=UTC",
 	"MOZ_HEADLESS_WIDTH=" + strconv.Itoa(screenWidth), "MOZ_HEADLESS_HEIGHT=" + strconv.Itoa(screenHeight)}
 
 // EnvironmentSettings is the pinned environment's share of every engine's launch.
