@@ -30,6 +30,7 @@ type versusRow struct {
 	Set, Binary string
 	CasesPerS   float64
 	CPUms       float64 // per three-engine case, every process under the oracle
+	CPUByGroup  map[string]float64
 	Errors      int
 }
 
@@ -57,6 +58,9 @@ func runVersus(c config, old string, stdout, stderr io.Writer) int {
 	for _, r := range rows {
 		fmt.Fprintf(stdout, "%-8s %-5s %10.2f %14.1f %7d\n", r.Set, r.Binary, r.CasesPerS, r.CPUms, r.Errors)
 	}
+	for _, r := range rows {
+		fmt.Fprintf(stdout, "  %s %s: CPU ms per case by process: %s\n", r.Set, r.Binary, fmtCPU(r.CPUByGroup))
+	}
 	for i := 0; i+1 < len(rows); i += 2 {
 		o, n := rows[i], rows[i+1]
 		fmt.Fprintf(stdout, "%s: new/old throughput %.2fx, CPU per case %.2fx\n", o.Set, n.CasesPerS/o.CasesPerS, n.CPUms/o.CPUms)
@@ -78,5 +82,5 @@ func throughputPass(c config, cases []benchCase, key string) (versusRow, error) 
 	if err := p.close(); err != nil {
 		return versusRow{}, err
 	}
-	return versusRow{CasesPerS: float64(len(cases)) / all.Wall.Seconds(), CPUms: perCase, Errors: all.Errors}, nil
+	return versusRow{CasesPerS: float64(len(cases)) / all.Wall.Seconds(), CPUms: perCase, CPUByGroup: cpu, Errors: all.Errors}, nil
 }

@@ -49,3 +49,14 @@ func TestParsing(t *testing.T) {
 		}
 	}
 }
+
+// TestTotalCPUCountsThisProcess is a unit test of this package alone: the sum over
+// groups grows while this process spins.
+func TestTotalCPUCountsThisProcess(t *testing.T) {
+	before := TotalCPU(os.Getpid())
+	for start := time.Now(); time.Since(start) < 300*time.Millisecond; {
+	}
+	if after := TotalCPU(os.Getpid()); after-before < 0.1 {
+		t.Fatalf("TotalCPU grew %.3f s over 0.3 s of spinning", after-before)
+	}
+}

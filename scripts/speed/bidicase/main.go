@@ -16,57 +16,16 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/internal/proctree"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/scripts/speed/internal/bidisession"
 )
-
-// treeCPU is the CPU seconds (user+system, own and reaped children) of pid and every
-// live descendant.
-func treeCPU(root int) float64 {
-	parent := map[int]int{}
-	cpu := map[int]float64{}
-	hz := 100.0
-	dirs, _ := os.ReadDir("/proc")
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
-		parent[pid], _ = strconv.Atoi(f[1])
-		var t float64
-		for _, i := range []int{11, 12, 13, 14} {
-			v, _ := strconv.ParseFloat(f[i], 64)
-			t += v / hz
-		}
-		cpu[pid] = t
-	}
-	var sum float64
-	var walk func(int)
-	walk = func(p int) {
-		sum += cpu[p]
-		for c, pp := range parent {
-			if pp == p {
-				walk(c)
-			}
-		}
-	}
-	walk(root)
-	return sum
-}
 
 func selfCPU() float64 {
 	var ru syscall.Rusage
@@ -78,6 +37,7 @@ func main() {
 	n := flag.Int("n", 100, "cases")
 	firefox := flag.String("firefox", "/usr/bin/firefox-esr", "Firefox binary")
 	script := flag.String("script", "document.body.appendChild(document.createElement('p')).textContent = 'added'", "each case's script")
+	checks := flag.Int("checks", 0, "trivial script.callFunction round trips per case beside the case's two commands (the oracle's page checks are such calls), to price one")
 	flag.Parse()
 	// The oracle's process model (oracle/processmodel.go): no process per site.
 	fx := bidisession.Start(*firefox, `user_pref("fission.webContentIsolationStrategy", 0);`+"\n")
@@ -113,6 +73,10 @@ func main() {
 			"target":    map[string]any{"context": page},
 			"arguments": []any{map[string]any{"type": "string", "value": string(text)}},
 		}), &r)
+		for range *checks {
+			s.Call("script.callFunction", map[string]any{"functionDeclaration": "() => document.hasFocus()",
+				"awaitPromise": false, "target": map[string]any{"context": page}})
+		}
 		d := time.Since(t)
 		if r.Type != "success" || r.Result.Type != "string" || strings.Count(fmt.Sprint(r.Result.Value), `"tag":"P"`) != 2 {
 			log.Fatalf("case %d: %s %v %s %.300v", i, r.Type, r.ExceptionDetails, r.Result.Type, r.Result.Value)
@@ -123,7 +87,7 @@ func main() {
 		one(i)
 	}
 	time.Sleep(time.Second)
-	ff0, me0 := treeCPU(fx.Cmd.Process.Pid), selfCPU()
+	ff0, me0 := proctree.TotalCPU(fx.Cmd.Process.Pid), selfCPU()
 	t0 := time.Now()
 	lat := make([]time.Duration, 0, *n)
 	for i := range *n {
@@ -131,7 +95,7 @@ func main() {
 	}
 	time.Sleep(500 * time.Millisecond)
 	wall := time.Since(t0)
-	ff, me := treeCPU(fx.Cmd.Process.Pid)-ff0, selfCPU()-me0
+	ff, me := proctree.TotalCPU(fx.Cmd.Process.Pid)-ff0, selfCPU()-me0
 	slices.Sort(lat)
 	fmt.Printf("Firefox %s over BiDi, no Playwright: %d cases with a script, each a navigation to a new about:blank and one callFunction of the case program\n",
 		fx.Version, *n)

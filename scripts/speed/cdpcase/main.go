@@ -1,0 +1,271 @@
+// Command cdpcase measures what a case with a script costs the system Chromium when
+// driven over the Chrome DevTools Protocol with no Playwright in between: per case, a
+// Page.navigate to a new about:blank (a new document and global, as every case with a
+// script gets), its load event, and one Runtime.evaluate of the oracle's own case
+// program (inpage/case.js, the walk of dump.WalkJS, the case's script). Chromium gets
+// the switches Playwright's launch gives it plus the oracle's (oracle/browser), in a
+// browser context of its own as Playwright's pages are. It prints the wall median and
+// the CPU per case of the Chromium process tree and of this process, to set beside
+// `PROBE_SCRIPT=... python3 scripts/speed/cpuprobe.py bin/oracle chromium N` (the
+// same case through the oracle). cmd/bench/README.md has its numbers. The Firefox
+// counterpart is scripts/speed/bidicase.
+//
+//	go run ./scripts/speed/cdpcase [-n 100] [-chromium /usr/bin/chromium]
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"maps"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/internal/proctree"
+	"github.com/layout-oracle/oracle/oracle/browser"
+)
+
+// playwrightSwitches are the switches Playwright 1.5x's chromium launch adds for a
+// headless browser (read off the oracle's own Chromium's command line), less its
+// proxy, profile and pipe.
+var playwrightSwitches = strings.Fields(`--disable-field-trial-config --disable-background-networking
+--disable-background-timer-throttling --disable-backgrounding-occluded-windows --disable-back-forward-cache
+--disable-breakpad --disable-client-side-phishing-detection --disable-component-extensions-with-background-pages
+--disable-component-update --no-default-browser-check --disable-default-apps --disable-dev-shm-usage
+--disable-extensions --disable-features=AvoidUnnecessaryBeforeUnloadCheckSync,DestroyProfileOnBrowserClose,DialMediaRouteProvider,GlobalMediaControls,HttpsUpgrades,LensOverlay,MediaRouter,PaintHolding,ThirdPartyStoragePartitioning,BlockOriginHeaderModificationOnRedirect,AvoidCorsURLLoaderRestartOnRedirect,Translate,AutoDeElevate,OptimizationHints,NetworkTimeServiceQuerying,AimEnabled
+--enable-features=CDPScreenshotNewSurface --allow-pre-commit-input --disable-hang-monitor
+--disable-ipc-flooding-protection --disable-popup-blocking --disable-prompt-on-repost --disable-renderer-backgrounding
+--force-color-profile=srgb --metrics-recording-only --no-first-run --password-store=basic --use-mock-keychain
+--no-service-autorun --export-tagged-pdf --disable-search-engine-choice-screen --unsafely-disable-devtools-self-xss-warnings
+--headless --hide-scrollbars --mute-audio
+--blink-settings=primaryHoverType=2,availableHoverTypes=2,primaryPointerType=4,availablePointerTypes=4
+--disable-site-isolation-trials --no-startup-window --noerrdialogs --ozone-platform=headless
+--ozone-override-screen-size=800,600 --use-angle=swiftshader-webgl`)
+
+type cdpCommand struct {
+	method string
+	params map[string]any
+}
+
+// playwrightPageSetup is what Playwright's Chromium page sets up beyond this probe's
+// (its crPage.ts, as its protocol log shows it for an oracle page), by name.
+var playwrightPageSetup = map[string][]cdpCommand{
+	"runtime":   {{"Runtime.enable", map[string]any{}}},
+	"lifecycle": {{"Page.setLifecycleEventsEnabled", map[string]any{"enabled": true}}},
+	"network":   {{"Network.enable", map[string]any{}}},
+	"log":       {{"Log.enable", map[string]any{}}},
+	// Playwright's utility world: an isolated world in every new document.
+	"utility": {{"Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": "", "worldName": "__playwright_utility_world__", "runImmediately": true}}},
+	// An init script in the main world, as the oracle's trace recorder is.
+	"initscript": {{"Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": "window.__probe = 1", "runImmediately": true}}},
+	"focus":      {{"Emulation.setFocusEmulationEnabled", map[string]any{"enabled": true}}},
+}
+
+// cdp is a minimal flat-session CDP client: commands by id, events by method to
+// whoever waits for them, any error reply fatal.
+type cdp struct {
+	ws      *websocket.Conn
+	mu      sync.Mutex
+	next    int
+	waiting map[int]chan json.RawMessage
+	events  map[string]chan struct{}
+}
+
+func (c *cdp) call(session, method string, params any) json.RawMessage {
+	c.mu.Lock()
+	c.next++
+	id, ch := c.next, make(chan json.RawMessage, 1)
+	c.waiting[id] = ch
+	c.mu.Unlock()
+	m := map[string]any{"id": id, "method": method, "params": params}
+	if session != "" {
+		m["sessionId"] = session
+	}
+	msg, _ := json.Marshal(m)
+	if err := c.ws.Write(context.Background(), websocket.MessageText, msg); err != nil {
+		log.Fatalf("%s: %v", method, err)
+	}
+	var reply struct {
+		Result json.RawMessage
+		Error  *struct{ Message string }
+	}
+	_ = json.Unmarshal(<-ch, &reply)
+	if reply.Error != nil {
+		log.Fatalf("%s: %s", method, reply.Error.Message)
+	}
+	return reply.Result
+}
+
+// event returns a channel that gets one value for each event method from now on.
+func (c *cdp) event(method string) chan struct{} {
+	ch := make(chan struct{}, 16)
+	c.mu.Lock()
+	c.events[method] = ch
+	c.mu.Unlock()
+	return ch
+}
+
+func (c *cdp) read() {
+	for {
+		_, b, err := c.ws.Read(context.Background())
+		if err != nil {
+			return
+		}
+		var m struct {
+			ID     *int
+			Method string
+		}
+		if json.Unmarshal(b, &m) != nil {
+			continue
+		}
+		c.mu.Lock()
+		if m.ID != nil {
+			c.waiting[*m.ID] <- b
+			delete(c.waiting, *m.ID)
+		} else if ch := c.events[m.Method]; ch != nil {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+		c.mu.Unlock()
+	}
+}
+
+func selfCPU() float64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+func main() {
+	n := flag.Int("n", 100, "cases")
+	chromium := flag.String("chromium", browser.SystemChromium, "Chromium binary")
+	script := flag.String("script", "document.body.appendChild(document.createElement('p')).textContent = 'added'", "each case's script")
+	sandbox := flag.Bool("sandbox", os.Geteuid() != 0, "Chromium's sandbox on (the oracle's: its browsers run as a user of their own, docs/untrusted.md); off as root, where Chromium refuses it")
+	with := flag.String("with", "", "what Playwright also turns on for each page, comma-separated, to find what its route costs: "+strings.Join(slices.Sorted(maps.Keys(playwrightPageSetup)), ","))
+	flag.Parse()
+	profile, err := os.MkdirTemp("", "cdpcase")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(profile)
+	args := append(append(slices.Clone(playwrightSwitches), browser.ChromiumArgs...),
+		"--user-data-dir="+profile, "--remote-debugging-port=0")
+	if !*sandbox {
+		args = append(args, "--no-sandbox")
+	}
+	cmd := exec.Command(*chromium, args...)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		log.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	listening := regexp.MustCompile(`DevTools listening on (ws://\S+)`)
+	lines := bufio.NewScanner(stderr)
+	var url string
+	for url == "" && lines.Scan() {
+		if m := listening.FindStringSubmatch(lines.Text()); m != nil {
+			url = m[1]
+		}
+	}
+	go func() {
+		for lines.Scan() {
+		}
+	}()
+	ws, _, err := websocket.Dial(context.Background(), url, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ws.SetReadLimit(64 << 20)
+	c := &cdp{ws: ws, waiting: map[int]chan json.RawMessage{}, events: map[string]chan struct{}{}}
+	go c.read()
+
+	var version struct{ Product string }
+	_ = json.Unmarshal(c.call("", "Browser.getVersion", map[string]any{}), &version)
+	var bctx struct{ BrowserContextID string }
+	_ = json.Unmarshal(c.call("", "Target.createBrowserContext", map[string]any{"disposeOnDetach": true}), &bctx)
+	var target struct{ TargetID string }
+	_ = json.Unmarshal(c.call("", "Target.createTarget", map[string]any{"url": "about:blank", "browserContextId": bctx.BrowserContextID}), &target)
+	var attached struct{ SessionID string }
+	_ = json.Unmarshal(c.call("", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}), &attached)
+	s := attached.SessionID
+	loaded := c.event("Page.loadEventFired")
+	c.call(s, "Page.enable", map[string]any{})
+	for _, w := range strings.Split(*with, ",") {
+		if w == "" {
+			continue
+		}
+		steps, ok := playwrightPageSetup[w]
+		if !ok {
+			log.Fatalf("-with %s: not one of %v", w, slices.Sorted(maps.Keys(playwrightPageSetup)))
+		}
+		for _, st := range steps {
+			c.call(s, st.method, st.params)
+		}
+	}
+	c.call(s, "Emulation.setDeviceMetricsOverride", map[string]any{"width": dump.Viewport.Width, "height": dump.Viewport.Height,
+		"deviceScaleFactor": 1, "mobile": false})
+
+	html := "<!doctype html><div style='width:100px;padding:3px'><p>hello <b>world</b></p><span>x</span></div>"
+	fn := browser.WithCaseScript(dump.WalkJS)
+	program := "(" + browser.CaseProgram() + ")"
+	one := func(i int) time.Duration {
+		arg := browser.CaseArg(fmt.Sprintf("%s<!--%d-->", html, i), fn,
+			[]any{*script, dump.StyleProperties, 100000, 512, 64}, 20*time.Second)
+		text, _ := json.Marshal(arg)
+		t := time.Now()
+		for len(loaded) > 0 {
+			<-loaded
+		}
+		c.call(s, "Page.navigate", map[string]any{"url": "about:blank"})
+		<-loaded
+		var r struct {
+			Result struct {
+				Type  string
+				Value any
+			}
+			ExceptionDetails any
+		}
+		_ = json.Unmarshal(c.call(s, "Runtime.evaluate", map[string]any{
+			"expression":   program + "(JSON.parse(" + strconv.Quote(string(text)) + "))",
+			"awaitPromise": true, "returnByValue": true,
+		}), &r)
+		d := time.Since(t)
+		if r.Result.Type != "string" || strings.Count(fmt.Sprint(r.Result.Value), `"tag":"P"`) != 2 {
+			log.Fatalf("case %d: %v %s %.300v", i, r.ExceptionDetails, r.Result.Type, r.Result.Value)
+		}
+		return d
+	}
+	for i := range 10 { // warm up
+		one(i)
+	}
+	time.Sleep(time.Second)
+	cr0, me0 := proctree.TotalCPU(cmd.Process.Pid), selfCPU()
+	t0 := time.Now()
+	lat := make([]time.Duration, 0, *n)
+	for i := range *n {
+		lat = append(lat, one(i))
+	}
+	time.Sleep(500 * time.Millisecond)
+	wall := time.Since(t0)
+	cr, me := proctree.TotalCPU(cmd.Process.Pid)-cr0, selfCPU()-me0
+	slices.Sort(lat)
+	fmt.Printf("%s over CDP, no Playwright: %d cases with a script, each a navigation to a new about:blank and one Runtime.evaluate of the case program\n",
+		version.Product, *n)
+	fmt.Printf("wall/case %.0f ms  median %.0f ms  cpu/case: chromium %.1f ms, this process %.1f ms\n",
+		float64(wall.Milliseconds())/float64(*n), float64(lat[len(lat)/2].Microseconds())/1000,
+		cr*1000/float64(*n), me*1000/float64(*n))
+}
