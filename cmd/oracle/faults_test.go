@@ -130,6 +130,10 @@ func TestHostileCasesAreAnsweredAndDoNotStallLaterCases(t *testing.T) {
 		// Firefox's print preview held both until the deadline (print.enabled, docs/environment.md).
 		{"print", dumps, map[string]any{"html": "<p>", "script": "print()"}},
 		{"inline print", dumps, map[string]any{"html": "<p><script>print()</script>"}},
+		// WebKitGTK's MiniBrowser opened GTK's print dialog for it, modal, and held the
+		// case until the deadline (xdialogs.go).
+		{"print command", dumps, map[string]any{"html": "<p>", "script": "document.execCommand('print'); document.execCommand('print')"}},
+		{"inline print command", dumps, map[string]any{"html": "<p><script>document.execCommand('print')</script>"}},
 		{"window.close", answered, map[string]any{"html": "<p>", "script": "window.close()"}},
 		{"navigation away", answered, map[string]any{"html": "<p>", "script": "location = 'http://localhost:9/nowhere'"}},
 		{"popups", dumps, map[string]any{"html": "<p>", "script": "for (let i = 0; i < 3; i++) window.open('about:blank', 'w' + i)"}},

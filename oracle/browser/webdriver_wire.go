@@ -66,6 +66,12 @@ func (e *webDriverEngine) newSession(ctx context.Context, p *wdProc) (string, er
 
 // execute is Execute Script, dismissing a dialog that is somehow still open once.
 func (e *webDriverEngine) execute(ctx context.Context, body any) (json.RawMessage, error) {
+	e.mu.Lock()
+	x := e.xvfb
+	e.mu.Unlock()
+	if x != nil { // a case's print dialog (xdialogs.go); on the oracle's own display only
+		defer x.watchDialogs(e.log)()
+	}
 	raw, err := e.session(ctx, http.MethodPost, "/execute/sync", body)
 	var wdErr *webDriverError
 	if errors.As(err, &wdErr) && wdErr.Code == "unexpected alert open" {

@@ -38,6 +38,7 @@ type Xvfb struct {
 
 	cmd       *exec.Cmd
 	authDir   string        // holds Authority; removed by Close
+	cookie    []byte        // Authority's MIT-MAGIC-COOKIE-1, for the oracle's own X requests (xdialogs.go)
 	exited    chan struct{} // closed when the process has been reaped
 	log       zerolog.Logger
 	closeOnce sync.Once
@@ -88,7 +89,7 @@ func StartXvfb(ctx context.Context, path string, log zerolog.Logger) (*Xvfb, err
 		return nil, fmt.Errorf("xvfb: %w", err)
 	}
 	w.Close() // the child holds its copy; EOF on r then means Xvfb exited
-	x := &Xvfb{cmd: cmd, exited: make(chan struct{}), log: log, authDir: authDir, Authority: authority}
+	x := &Xvfb{cmd: cmd, exited: make(chan struct{}), log: log, authDir: authDir, Authority: authority, cookie: cookie}
 	go func() {
 		_ = cmd.Wait()
 		close(x.exited)
