@@ -47,6 +47,18 @@ func sdOracle(t *testing.T) *client {
 	return shortDeadline.c
 }
 
+// restartsOf is ping's count of relaunches, by engine.
+func restartsOf(t *testing.T, c *client) map[string]float64 {
+	t.Helper()
+	states, _ := c.send(t, map[string]any{"op": "ping"})["states"].(map[string]any)
+	out := map[string]float64{}
+	for e, st := range states {
+		out[e], _ = st.(map[string]any)["restarts"].(float64)
+	}
+	require.Len(t, out, len(engines), "ping's states: %v", states)
+	return out
+}
+
 // dumpsOf sends a geometry request and returns each engine's dump, requiring all three
 // (or those the request's "engines" names).
 func dumpsOf(t *testing.T, c *client, req map[string]any) map[string]dumpJSON {
@@ -145,12 +157,17 @@ func TestReftestWaitPageIsMeasuredAfterTheClassIsRemoved(t *testing.T) {
 // the deadline.
 func TestReftestWaitNeverRemovedIsANamedError(t *testing.T) {
 	c := sdOracle(t)
+	before := restartsOf(t, c)
 	resp := c.send(t, map[string]any{"url": "/oracle-tests/reftest-wait-forever.html"})
 	errs, _ := resp["errors"].(map[string]any)
 	require.Len(t, errs, 3, "%v", resp)
 	for _, e := range engines {
 		assert.Contains(t, errs[e], "the root element is still classed reftest-wait", e)
+		// Firefox's BiDi route once took its remote agent's "Missing stack" answer to
+		// the rejection for a broken browser, and relaunched it (bidi.go, missingStack).
+		assert.NotContains(t, errs[e], "unknown error", e)
 	}
+	assert.Equal(t, before, restartsOf(t, c), "a page's own settle error relaunches no engine")
 	// The engines serve on.
 	dumps := dumpsOf(t, c, map[string]any{"url": "/oracle-tests/reftest-wait-late.html"})
 	for _, e := range engines {

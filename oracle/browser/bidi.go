@@ -265,6 +265,9 @@ func (e *bidiEngine) evaluate(ctx context.Context, conn *bidiConn, page, fn stri
 		"target": map[string]any{"context": page}, "arguments": []any{v},
 	})
 	if err != nil {
+		if text, ok := rejectedWithoutStack(err); ok {
+			return nil, e.errorf("evaluate: %s", text)
+		}
 		return nil, e.failed(ctx, "evaluate", err)
 	}
 	var r bidiRemoteValue
@@ -283,6 +286,25 @@ func (e *bidiEngine) evaluate(ctx context.Context, conn *bidiConn, page, fn stri
 		return nil, e.errorf("evaluate returned %s, want a JSON string", r.Result.Type)
 	}
 	return json.RawMessage(s), nil
+}
+
+// missingStack begins the error Firefox's remote agent answers for a function whose
+// promise was rejected when the page's realm recorded neither the promise's
+// allocation nor its resolution site, which it needs for exceptionDetails (its
+// windowglobal/script.sys.mjs): the case program's promise rejected from a later
+// task, as it is when a page does not settle or a navigated document is not
+// well-formed XML. The call finished in a live page; the rest of the message is the
+// rejection's text.
+const missingStack = "Error: Missing stack, unable to build exceptionDetails for exception: "
+
+// rejectedWithoutStack is the rejection's text when err is that answer, so that it is
+// the case's error, as any other exception is, and not a broken browser (a relaunch).
+func rejectedWithoutStack(err error) (string, bool) {
+	var be *bidiError
+	if !errors.As(err, &be) || be.method != "script.callFunction" || be.code != "unknown error" {
+		return "", false
+	}
+	return strings.CutPrefix(be.message, missingStack)
 }
 
 // failed records that a call on the browser failed, so the next call relaunches it:
