@@ -26,6 +26,7 @@
   var PromiseCtor = Promise;
   var now = Date.now;
   var StringFn = String;
+  var ErrorCtor = Error;
 
   // descriptor finds name on obj or up its prototype chain.
   function descriptor(obj, name) {
@@ -229,7 +230,7 @@
       (function check() {
         if (!reftestWaiting()) { settle(ok, fail); return; }
         if (now() > deadline) {
-          fail(new Error('layout oracle: the page did not settle within ' + budget + ' ms: the root element is still classed reftest-wait'));
+          fail(new ErrorCtor('layout oracle: the page did not settle within ' + budget + ' ms: the root element is still classed reftest-wait'));
           return;
         }
         apply(setTimeoutFn, G, [check, 4]);
@@ -245,7 +246,7 @@
         try { r = cond(); } catch (e) { r = true; }
         if (r) { next(); return; }
         if (now() > deadline) {
-          fail(new Error('layout oracle: the page did not settle within ' + budget + ' ms: ' + what + (waitingFor ? ' (' + waitingFor + ')' : '')));
+          fail(new ErrorCtor('layout oracle: the page did not settle within ' + budget + ' ms: ' + what + (waitingFor ? ' (' + waitingFor + ')' : '')));
           return;
         }
         apply(setTimeoutFn, G, [check, 4]);
@@ -433,7 +434,7 @@
         var v;
         if (c.navigated) {
           var pe = xmlParseError();
-          if (pe) { reject(new Error('layout oracle: the document is not well-formed XML: ' + pe)); return; }
+          if (pe) { reject(new ErrorCtor('layout oracle: the document is not well-formed XML: ' + pe)); return; }
         }
         try { v = apply(fn, B, args); } catch (e) { reject(e); return; }
         finish(v);

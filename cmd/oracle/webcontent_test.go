@@ -175,6 +175,23 @@ func TestReftestWaitNeverRemovedIsANamedError(t *testing.T) {
 	}
 }
 
+// A page that never settles is named so even when its own script replaced Error:
+// the program's errors come from the Error it captured on the fresh global, where
+// the page's Error threw inside the settle's timer and the case ran into its deadline
+// (Firefox, where a document.open() from a timer leaves the document loading).
+func TestSettleErrorOfAPageThatReplacedError(t *testing.T) {
+	c := sdOracle(t)
+	resp := c.send(t, map[string]any{"html": `<p>x<script>window.Error = function () { throw 'forged'; };
+setTimeout(function () { document.open(); }, 0)</script>`})
+	errs, _ := resp["errors"].(map[string]any)
+	dumps, _ := resp["dumps"].(map[string]any)
+	require.Len(t, errs, len(engines)-len(dumps), "each engine answers once: %v", resp)
+	for e, msg := range errs {
+		assert.Contains(t, msg, "the page did not settle", e)
+		assert.NotContains(t, msg, "timed out", e)
+	}
+}
+
 // A document that is not well-formed XML is each engine's error naming it, by url and
 // inline; an inline XHTML document with a CDATA stylesheet is styled.
 func TestInlineXMLAndWellFormednessErrors(t *testing.T) {
