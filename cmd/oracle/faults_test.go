@@ -125,7 +125,6 @@ func TestHostileCasesAreAnsweredAndDoNotStallLaterCases(t *testing.T) {
 		name, want string
 		req        map[string]any
 	}{
-		{"busy loop", timeout, map[string]any{"html": "<p>", "script": "while (true) {}"}},
 		{"dialogs", dumps, map[string]any{"html": "<p>", "script": "alert('a'); confirm('b'); prompt('c');"}},
 		// Firefox's print preview held both until the deadline (print.enabled, docs/environment.md).
 		{"print", dumps, map[string]any{"html": "<p>", "script": "print()"}},
@@ -134,6 +133,9 @@ func TestHostileCasesAreAnsweredAndDoNotStallLaterCases(t *testing.T) {
 		// case until the deadline (xdialogs.go).
 		{"print command", dumps, map[string]any{"html": "<p>", "script": "document.execCommand('print'); document.execCommand('print')"}},
 		{"inline print command", dumps, map[string]any{"html": "<p><script>document.execCommand('print')</script>"}},
+		// ... and when the page printed on leaving, it held the reset's navigation.
+		{"print on leaving", dumps, map[string]any{"html": "<p>", "script": "addEventListener('pagehide', () => document.execCommand('print'))"}},
+		{"busy loop", timeout, map[string]any{"html": "<p>", "script": "while (true) {}"}},
 		{"window.close", answered, map[string]any{"html": "<p>", "script": "window.close()"}},
 		{"navigation away", answered, map[string]any{"html": "<p>", "script": "location = 'http://localhost:9/nowhere'"}},
 		{"popups", dumps, map[string]any{"html": "<p>", "script": "for (let i = 0; i < 3; i++) window.open('about:blank', 'w' + i)"}},
@@ -142,6 +144,14 @@ func TestHostileCasesAreAnsweredAndDoNotStallLaterCases(t *testing.T) {
 	}
 	for _, h := range hostile {
 		t.Run(h.name, func(t *testing.T) {
+			// A print dialog is closed, not waited out: no engine restarts for one. (The
+			// print cases come before the busy loop, whose page relaunches only when it
+			// is next used: that could fall in a later case.)
+			printing := strings.Contains(h.name, "print")
+			var before map[string]float64
+			if printing {
+				before = restartsOf(t, c)
+			}
 			resp := c.send(t, h.req)
 			errs, _ := resp["errors"].(map[string]any)
 			got, _ := resp["dumps"].(map[string]any)
@@ -176,6 +186,9 @@ func TestHostileCasesAreAnsweredAndDoNotStallLaterCases(t *testing.T) {
 				}
 			}
 			assert.True(t, recovered, "every engine answers again after %s", h.name)
+			if printing {
+				assert.Equal(t, before, restartsOf(t, c), "no engine restarted for %s", h.name)
+			}
 		})
 	}
 }

@@ -66,12 +66,6 @@ func (e *webDriverEngine) newSession(ctx context.Context, p *wdProc) (string, er
 
 // execute is Execute Script, dismissing a dialog that is somehow still open once.
 func (e *webDriverEngine) execute(ctx context.Context, body any) (json.RawMessage, error) {
-	e.mu.Lock()
-	x := e.xvfb
-	e.mu.Unlock()
-	if x != nil { // a case's print dialog (xdialogs.go); on the oracle's own display only
-		defer x.watchDialogs(e.log)()
-	}
 	raw, err := e.session(ctx, http.MethodPost, "/execute/sync", body)
 	var wdErr *webDriverError
 	if errors.As(err, &wdErr) && wdErr.Code == "unexpected alert open" {
@@ -163,7 +157,7 @@ func (e *webDriverEngine) windowHandles(ctx context.Context) ([]string, error) {
 // session sends a command to the current session.
 func (e *webDriverEngine) session(ctx context.Context, method, path string, body any) (json.RawMessage, error) {
 	e.mu.Lock()
-	p := e.proc
+	p, x := e.proc, e.xvfb
 	session := ""
 	if p != nil {
 		session = p.session
@@ -171,6 +165,12 @@ func (e *webDriverEngine) session(ctx context.Context, method, path string, body
 	e.mu.Unlock()
 	if session == "" {
 		return nil, errors.New("no live session")
+	}
+	// A print dialog blocks whichever command is waiting when the page opens it: a
+	// case's script, or the reset's navigation when the page prints from pagehide
+	// (xdialogs.go). On the oracle's own display only.
+	if x != nil {
+		defer x.watchDialogs(e.log)()
 	}
 	return e.do(ctx, p, method, "/session/"+session+path, body)
 }
