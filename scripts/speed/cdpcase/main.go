@@ -14,7 +14,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -28,13 +27,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/coder/websocket"
 	"github.com/layout-oracle/oracle/dump"
-	"github.com/layout-oracle/oracle/internal/proctree"
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/scripts/speed/internal/probecase"
 )
 
 // playwrightSwitches are the switches Playwright 1.5x's chromium launch adds for a
@@ -144,16 +142,10 @@ func (c *cdp) read() {
 	}
 }
 
-func selfCPU() float64 {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-}
-
 func main() {
 	n := flag.Int("n", 100, "cases")
 	chromium := flag.String("chromium", browser.SystemChromium, "Chromium binary")
-	script := flag.String("script", "document.body.appendChild(document.createElement('p')).textContent = 'added'", "each case's script")
+	script := flag.String("script", probecase.Script, "each case's script")
 	sandbox := flag.Bool("sandbox", os.Geteuid() != 0, "Chromium's sandbox on (the oracle's: its browsers run as a user of their own, docs/untrusted.md); off as root, where Chromium refuses it")
 	with := flag.String("with", "", "what Playwright also turns on for each page, comma-separated, to find what its route costs: "+strings.Join(slices.Sorted(maps.Keys(playwrightPageSetup)), ","))
 	flag.Parse()
@@ -168,23 +160,8 @@ func main() {
 		args = append(args, "--no-sandbox")
 	}
 	cmd := exec.Command(*chromium, args...)
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		log.Fatal(err)
-	}
+	url := probecase.StartListening(cmd, regexp.MustCompile(`DevTools listening on (ws://\S+)`))
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	listening := regexp.MustCompile(`DevTools listening on (ws://\S+)`)
-	lines := bufio.NewScanner(stderr)
-	var url string
-	for url == "" && lines.Scan() {
-		if m := listening.FindStringSubmatch(lines.Text()); m != nil {
-			url = m[1]
-		}
-	}
-	go func() {
-		for lines.Scan() {
-		}
-	}()
 	ws, _, err := websocket.Dial(context.Background(), url, nil)
 	if err != nil {
 		log.Fatal(err)
@@ -219,13 +196,9 @@ func main() {
 	c.call(s, "Emulation.setDeviceMetricsOverride", map[string]any{"width": dump.Viewport.Width, "height": dump.Viewport.Height,
 		"deviceScaleFactor": 1, "mobile": false})
 
-	html := "<!doctype html><div style='width:100px;padding:3px'><p>hello <b>world</b></p><span>x</span></div>"
-	fn := browser.WithCaseScript(dump.WalkJS)
 	program := "(" + browser.CaseProgram() + ")"
 	one := func(i int) time.Duration {
-		arg := browser.CaseArg(fmt.Sprintf("%s<!--%d-->", html, i), fn,
-			[]any{*script, dump.StyleProperties, 100000, 512, 64}, 20*time.Second)
-		text, _ := json.Marshal(arg)
+		text := probecase.ArgText(i, *script)
 		t := time.Now()
 		for len(loaded) > 0 {
 			<-loaded
@@ -240,32 +213,14 @@ func main() {
 			ExceptionDetails any
 		}
 		_ = json.Unmarshal(c.call(s, "Runtime.evaluate", map[string]any{
-			"expression":   program + "(JSON.parse(" + strconv.Quote(string(text)) + "))",
+			"expression":   program + "(JSON.parse(" + strconv.Quote(text) + "))",
 			"awaitPromise": true, "returnByValue": true,
 		}), &r)
 		d := time.Since(t)
-		if r.Result.Type != "string" || strings.Count(fmt.Sprint(r.Result.Value), `"tag":"P"`) != 2 {
-			log.Fatalf("case %d: %v %s %.300v", i, r.ExceptionDetails, r.Result.Type, r.Result.Value)
-		}
+		probecase.Check(i, r.Result.Type, r.Result.Value, r.ExceptionDetails)
 		return d
 	}
-	for i := range 10 { // warm up
-		one(i)
-	}
-	time.Sleep(time.Second)
-	cr0, me0 := proctree.TotalCPU(cmd.Process.Pid), selfCPU()
-	t0 := time.Now()
-	lat := make([]time.Duration, 0, *n)
-	for i := range *n {
-		lat = append(lat, one(i))
-	}
-	time.Sleep(500 * time.Millisecond)
-	wall := time.Since(t0)
-	cr, me := proctree.TotalCPU(cmd.Process.Pid)-cr0, selfCPU()-me0
-	slices.Sort(lat)
 	fmt.Printf("%s over CDP, no Playwright: %d cases with a script, each a navigation to a new about:blank and one Runtime.evaluate of the case program\n",
 		version.Product, *n)
-	fmt.Printf("wall/case %.0f ms  median %.0f ms  cpu/case: chromium %.1f ms, this process %.1f ms\n",
-		float64(wall.Milliseconds())/float64(*n), float64(lat[len(lat)/2].Microseconds())/1000,
-		cr*1000/float64(*n), me*1000/float64(*n))
+	probecase.Measure(*n, cmd.Process.Pid, "chromium", one)
 }

@@ -5,7 +5,6 @@
 package bidisession
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"log"
@@ -16,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/coder/websocket"
+	"github.com/layout-oracle/oracle/scripts/speed/internal/probecase"
 )
 
 // Firefox is one headless Firefox and its BiDi session.
@@ -40,22 +40,7 @@ func Start(firefox, userJS string) *Firefox {
 		log.Fatal(err)
 	}
 	cmd := exec.Command(firefox, "--headless", "--remote-debugging-port=0", "--profile", profile, "--no-remote", "about:blank")
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		log.Fatal(err)
-	}
-	listening := regexp.MustCompile(`WebDriver BiDi listening on (ws://\S+)`)
-	lines := bufio.NewScanner(stderr)
-	var url string
-	for url == "" && lines.Scan() {
-		if m := listening.FindStringSubmatch(lines.Text()); m != nil {
-			url = m[1]
-		}
-	}
-	go func() {
-		for lines.Scan() {
-		}
-	}()
+	url := probecase.StartListening(cmd, regexp.MustCompile(`WebDriver BiDi listening on (ws://\S+)`))
 	ws, _, err := websocket.Dial(context.Background(), url+"/session", nil)
 	if err != nil {
 		log.Fatal(err)
