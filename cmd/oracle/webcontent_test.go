@@ -47,13 +47,13 @@ func sdOracle(t *testing.T) *client {
 	return shortDeadline.c
 }
 
-// restartsOf is ping's count of relaunches, by engine.
+// restartsOf is ping's count of relaunches, by engine (pingStates).
 func restartsOf(t *testing.T, c *client) map[string]float64 {
 	t.Helper()
-	states, _ := c.send(t, map[string]any{"op": "ping"})["states"].(map[string]any)
+	states := pingStates(t, c)
 	out := map[string]float64{}
 	for e, st := range states {
-		out[e], _ = st.(map[string]any)["restarts"].(float64)
+		out[e], _ = st["restarts"].(float64)
 	}
 	require.Len(t, out, len(engines), "ping's states: %v", states)
 	return out
