@@ -43,6 +43,9 @@ func buildPrint(cfg Config, name string) (print string, ok bool) {
 	if r := cfg.firefoxRoute(); name == browser.Firefox && r != browser.FirefoxRoutePlaywright {
 		fmt.Fprintf(&b, "firefox-route=%s\n", r) // the route is part of what is recorded
 	}
+	if r := cfg.chromiumRoute(); name == browser.Chromium && r != browser.ChromiumRoutePlaywright {
+		fmt.Fprintf(&b, "chromium-route=%s\n", r)
+	}
 	if cfg.Browsers == browser.RouteAuto && exe == "" {
 		// Where the driver looks for a bundled build (the record's Absent path) follows
 		// from the driver's version, its environment and the host platform.

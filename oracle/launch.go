@@ -38,6 +38,11 @@ type Config struct {
 	// or the oracle's own WebDriver BiDi client (browser.FirefoxRouteBiDi); "" and
 	// browser.FirefoxRouteAuto choose as firefoxRoute says.
 	FirefoxRoute string
+	// ChromiumRoute drives the system Chromium through Playwright
+	// (browser.ChromiumRoutePlaywright) or the oracle's own CDP client
+	// (browser.ChromiumRouteCDP); "" and browser.ChromiumRouteAuto choose as
+	// chromiumRoute says.
+	ChromiumRoute string
 	// TraceLimits bound one trace's records and bytes; zero fields mean
 	// trace.DefaultLimits.
 	TraceLimits trace.Limits
@@ -222,6 +227,11 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 	case "", browser.FirefoxRouteAuto, browser.FirefoxRoutePlaywright, browser.FirefoxRouteBiDi:
 	default:
 		return nil, fmt.Errorf("unknown --firefox-route %q (known: auto, playwright, bidi)", cfg.FirefoxRoute)
+	}
+	switch cfg.ChromiumRoute {
+	case "", browser.ChromiumRouteAuto, browser.ChromiumRoutePlaywright, browser.ChromiumRouteCDP:
+	default:
+		return nil, fmt.Errorf("unknown --chromium-route %q (known: auto, playwright, cdp)", cfg.ChromiumRoute)
 	}
 	names := cfg.Engines
 	if len(names) == 0 {
@@ -723,7 +733,7 @@ func settingsFor(cfg Config) (browser.LaunchSettings, error) {
 	s.Merge(browser.ProfileSettings(cfg.Profile))
 	s.Merge(browser.LaunchSettings{InitScripts: []string{trace.RecorderJS}, MaxReply: browser.MaxReplyFor(cfg.TraceLimits.Bytes)})
 	s.Merge(processSettings())
-	s.Merge(browser.LaunchSettings{FirefoxRoute: cfg.firefoxRoute()})
+	s.Merge(browser.LaunchSettings{FirefoxRoute: cfg.firefoxRoute(), ChromiumRoute: cfg.chromiumRoute()})
 	s.Merge(networkSettings(cfg.originHost, cfg.originPort)) // last: nothing may loosen the allowlist
 	return s, nil
 }
@@ -741,6 +751,21 @@ func (cfg Config) firefoxRoute() string {
 		return browser.FirefoxRouteBiDi
 	}
 	return cfg.FirefoxRoute
+}
+
+// chromiumRoute is the route of the system Chromium: cfg.ChromiumRoute, where "" and
+// auto mean the oracle's own CDP client (no Playwright driver relaying every case:
+// docs/cdp-route.md), except under a launch profile that emulates hardware, which only
+// Playwright's route applies.
+func (cfg Config) chromiumRoute() string {
+	switch cfg.ChromiumRoute {
+	case "", browser.ChromiumRouteAuto:
+		if cfg.Profile.Emulation != nil {
+			return browser.ChromiumRoutePlaywright
+		}
+		return browser.ChromiumRouteCDP
+	}
+	return cfg.ChromiumRoute
 }
 
 // launchEngine launches one page of engine with this process's launch settings

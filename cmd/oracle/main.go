@@ -53,6 +53,7 @@ func run() int {
 	fs := flag.NewFlagSet("oracle", flag.ContinueOnError)
 	engines := fs.String("engines", strings.Join(browser.AllEngines, ","), "engines to launch, comma-separated")
 	browsers := fs.String("browsers", browser.RouteAuto, "system (Debian builds), playwright (Playwright's bundled builds) or auto (bundled where installed)")
+	chromiumRoute := fs.String("chromium-route", browser.ChromiumRouteAuto, "how the system Chromium is driven: cdp (the oracle's own Chrome DevTools Protocol client), playwright (playwright-go), or auto: cdp, except under a launch profile that emulates hardware, which only the playwright route applies. Playwright's bundled Chromium and remote endpoints are always Playwright's (docs/cdp-route.md)")
 	firefoxRoute := fs.String("firefox-route", browser.FirefoxRouteAuto, "how the system Firefox is driven: bidi (the oracle's own WebDriver BiDi client), playwright (playwright-go, channel moz-firefox), or auto: bidi, except under a launch profile that emulates hardware, which only the playwright route applies. Playwright's bundled Firefox and remote endpoints are always Playwright's (docs/bidi-route.md)")
 	profile := fs.String("profile", profiles.Default.Name, "launch profile: "+strings.Join(profiles.Names(), ", "))
 	deadline := fs.Duration("deadline", browser.DefaultDeadline, "per-engine deadline for one request")
@@ -205,16 +206,17 @@ func run() int {
 	// engines keep starting while requests are served (ping at once, stored answers
 	// of fingerprinted builds at once, a case that needs an engine waits for it).
 	o, err := oracle.Start(ctx, oracle.Config{
-		EngineMemory: memLimit,
-		Engines:      browser.SplitList(*engines),
-		Browsers:     *browsers,
-		FirefoxRoute: *firefoxRoute,
-		Profile:      prof,
-		Deadline:     *deadline,
-		MaxLine:      *maxLine,
-		Pages:        defPages,
-		EnginePages:  enginePages,
-		Inflight:     *inflight,
+		EngineMemory:  memLimit,
+		Engines:       browser.SplitList(*engines),
+		Browsers:      *browsers,
+		FirefoxRoute:  *firefoxRoute,
+		ChromiumRoute: *chromiumRoute,
+		Profile:       prof,
+		Deadline:      *deadline,
+		MaxLine:       *maxLine,
+		Pages:         defPages,
+		EnginePages:   enginePages,
+		Inflight:      *inflight,
 
 		ChromiumPath:     *chromiumPath,
 		FirefoxPath:      *firefoxPath,

@@ -50,6 +50,21 @@ func Launch(ctx context.Context, name, route, exe string, s LaunchSettings, log 
 	if onBiDi && (route == RouteSystem || exe != "") {
 		return bidi()
 	}
+	cdp := func() (Engine, error) {
+		if s.Emulation != nil {
+			return nil, engineErrorf(Chromium, "the launch profile's emulated hardware: %w", ErrNotOnCDPRoute)
+		}
+		e, err := LaunchCDP(ctx, CDPOptions{ExecutablePath: exe, Args: s.ChromiumArgs, Env: s.Env, Permissions: s.Permissions,
+			InitScripts: s.InitScripts, MemoryCgroup: s.MemoryCgroup, MaxReply: s.MaxReply}, log)
+		if err == nil {
+			e.(*cdpEngine).bundledAbsent = absent
+		}
+		return e, err
+	}
+	onCDP := name == Chromium && s.ChromiumRoute == ChromiumRouteCDP
+	if onCDP && (route == RouteSystem || exe != "") {
+		return cdp()
+	}
 	pw, err := StartPlaywright(log)
 	if err != nil {
 		return nil, err
@@ -61,12 +76,15 @@ func Launch(ctx context.Context, name, route, exe string, s LaunchSettings, log 
 			absent = path
 		}
 	}
-	if (name == WebKit || onBiDi) && !bundled {
-		if err := pw.Stop(); err != nil { // not fatal: neither route needs it
+	if (name == WebKit || onBiDi || onCDP) && !bundled {
+		if err := pw.Stop(); err != nil { // not fatal: none of these routes needs it
 			log.Warn().Err(err).Str("engine", name).Msg("stop the Playwright driver started to look for a bundled build")
 		}
 		if onBiDi {
 			return bidi()
+		}
+		if onCDP {
+			return cdp()
 		}
 		return webDriver()
 	}
@@ -95,6 +113,8 @@ func BundledAbsent(e Engine) string {
 	case *webDriverEngine:
 		return e.bundledAbsent
 	case *bidiEngine:
+		return e.bundledAbsent
+	case *cdpEngine:
 		return e.bundledAbsent
 	}
 	return ""

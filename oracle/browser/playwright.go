@@ -269,11 +269,9 @@ func (e *playwrightEngine) evaluate(page playwright.Page, fn string, arg any) (a
 	if e.remote || !knowledgeOf(e.name).evaluateWithoutGesture {
 		return page.Evaluate(fn, arg)
 	}
-	var a bytes.Buffer
-	enc := json.NewEncoder(&a)
-	enc.SetEscapeHTML(false) // markup stays its size: no \u003c for every <
-	if err := enc.Encode(arg); err != nil {
-		return nil, fmt.Errorf("encode the argument: %w", err)
+	params, err := runtimeEvaluate(fn, arg)
+	if err != nil {
+		return nil, err
 	}
 	cdp, err := e.pages.cdpSession(page)
 	if err != nil {
@@ -285,9 +283,7 @@ func (e *playwrightEngine) evaluate(page playwright.Page, fn string, arg any) (a
 	}
 	done := make(chan sent, 1)
 	go func() {
-		reply, err := cdp.Send("Runtime.evaluate", map[string]any{
-			"expression": inpage.Fill(inpage.EvaluateCall, "FN", fn, "ARG", string(bytes.TrimSpace(a.Bytes()))), "returnByValue": true, "awaitPromise": true, "userGesture": false,
-		})
+		reply, err := cdp.Send("Runtime.evaluate", params)
 		done <- sent{reply, err}
 	}()
 	var reply any
@@ -304,6 +300,32 @@ func (e *playwrightEngine) evaluate(page playwright.Page, fn string, arg any) (a
 		}
 		return nil, fmt.Errorf("%w: Target page, context or browser has been closed", playwright.ErrTargetClosed)
 	}
+	b, err := json.Marshal(reply)
+	if err != nil {
+		return nil, fmt.Errorf("unreadable reply %T to Runtime.evaluate", reply)
+	}
+	return runtimeEvaluated(b)
+}
+
+// runtimeEvaluate is the Runtime.evaluate of fn called with arg (plain JSON), as
+// Playwright's Evaluate calls it (inpage.EvaluateCall), with no user gesture: a page
+// that loads has no user activation, and a case must not see one.
+func runtimeEvaluate(fn string, arg any) (map[string]any, error) {
+	var a bytes.Buffer
+	enc := json.NewEncoder(&a)
+	enc.SetEscapeHTML(false) // markup stays its size: no \u003c for every <
+	if err := enc.Encode(arg); err != nil {
+		return nil, fmt.Errorf("encode the argument: %w", err)
+	}
+	return map[string]any{
+		"expression":    inpage.Fill(inpage.EvaluateCall, "FN", fn, "ARG", string(bytes.TrimSpace(a.Bytes()))),
+		"returnByValue": true, "awaitPromise": true, "userGesture": false,
+	}, nil
+}
+
+// runtimeEvaluated is the value of a Runtime.evaluate reply, or its exception as the
+// error Playwright's Evaluate gives for it.
+func runtimeEvaluated(reply []byte) (any, error) {
 	var r struct {
 		Result struct {
 			Value any `json:"value"`
@@ -316,8 +338,8 @@ func (e *playwrightEngine) evaluate(page playwright.Page, fn string, arg any) (a
 			} `json:"exception"`
 		} `json:"exceptionDetails"`
 	}
-	if b, err := json.Marshal(reply); err != nil || json.Unmarshal(b, &r) != nil {
-		return nil, fmt.Errorf("unreadable reply %T to Runtime.evaluate", reply)
+	if err := json.Unmarshal(reply, &r); err != nil {
+		return nil, fmt.Errorf("unreadable reply to Runtime.evaluate: %w", err)
 	}
 	if d := r.ExceptionDetails; d != nil {
 		// Playwright's message for a thrown value (getExceptionMessage).

@@ -32,6 +32,10 @@ type LaunchSettings struct {
 	// default) or FirefoxRouteBiDi (bidi.go). Playwright's bundled Firefox is always
 	// Playwright's.
 	FirefoxRoute string
+	// ChromiumRoute is how the system Chromium is driven: ChromiumRoutePlaywright ("":
+	// the default) or ChromiumRouteCDP (cdp.go). Playwright's bundled Chromium is
+	// always Playwright's.
+	ChromiumRoute string
 }
 
 // Merge adds o to s: lists append, maps are joined (o wins on a repeated key).
@@ -50,6 +54,9 @@ func (s *LaunchSettings) Merge(o LaunchSettings) {
 	}
 	if o.FirefoxRoute != "" {
 		s.FirefoxRoute = o.FirefoxRoute
+	}
+	if o.ChromiumRoute != "" {
+		s.ChromiumRoute = o.ChromiumRoute
 	}
 	if o.Emulation != nil {
 		s.Emulation = o.Emulation

@@ -1,0 +1,1046 @@
+package browser
+
+// The system Chromium over the Chrome DevTools Protocol with the oracle's own client
+// (--chromium-route=cdp, docs/cdp-route.md), in three files: the engine (this file:
+// launch, the page and its events, Load, Reset, Keep, Prepare, relaunch, Close), the
+// Chromium process (cdp_process.go), and the wire (cdp_wire.go). No Playwright
+// driver: a case is one Runtime.evaluate where Playwright's route relays it and its
+// events through node. The page is set up as Playwright sets up its pages (viewport
+// and screen, focus emulation, media features, downloads refused, dialogs dismissed),
+// so that a case sees the same browser on either route (the gate: cmd/bench).
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mxschmitt/playwright-go"
+	"github.com/rs/zerolog"
+)
+
+// Chromium routes, chosen by --chromium-route.
+const (
+	ChromiumRoutePlaywright = "playwright" // playwright-go
+	ChromiumRouteCDP        = "cdp"        // the oracle's own CDP client (cdp.go)
+	// ChromiumRouteAuto is the oracle's default: cdp, except under a launch profile
+	// that emulates hardware, which only the Playwright route applies (oracle.Config).
+	ChromiumRouteAuto = "auto"
+)
+
+// ErrNotOnCDPRoute is the per-engine error of a request the CDP route does not
+// serve (docs/cdp-route.md).
+var ErrNotOnCDPRoute = errors.New("not supported on the cdp route")
+
+// CDPOptions chooses the Chromium build and its launch settings.
+type CDPOptions struct {
+	ExecutablePath string   // default SystemChromium
+	Args           []string // LaunchSettings.ChromiumArgs
+	Env            []string // KEY=VALUE added to the browser's environment
+	Permissions    []string // granted to every page, in Playwright's names
+	InitScripts    []string // run before any page script in every document
+	MemoryCgroup   string   // cgroup.procs of the engine's memory cgroup; "": none
+	MaxReply       int64    // bound of one reply in bytes; 0: defaultMaxReply
+}
+
+// cdpEngine is one Chromium with one page (a target in a browser context of its
+// own, as Playwright's pages are), reached over the debugging pipe. The oracle calls
+// it one call at a time; Health, Keep and Close may run beside a call.
+type cdpEngine struct {
+	opts       CDPOptions
+	exe, route string
+	version    string // the first launch's; a relaunch must match it
+	log        zerolog.Logger
+
+	mu     sync.Mutex
+	proc   *cdpProc
+	conn   *cdpConn
+	bctx   string   // the browser context every page opens in
+	page   *cdpPage // nil: none open (a case closed it); the next call opens one
+	blank  bool     // the page is on the about:blank the reset's navigation made, no case in it yet
+	kept   bool     // the page holds an inert case (Keep) the next Load writes over
+	broken string   // why the next call relaunches the browser ("": it need not)
+	health Health
+	closed bool
+	// bundledAbsent: see BundledAbsent (launch.go).
+	bundledAbsent string
+}
+
+// cdpPage is the page's target and session, and what its events said: the main
+// frame's URL and load, and whether it crashed or closed.
+type cdpPage struct {
+	target, session string
+
+	mu      sync.Mutex
+	url     string
+	loaded  bool
+	seq     int           // main-frame navigations committed so far
+	changed chan struct{} // closed and replaced at every event above
+	ended   chan struct{} // closed when the page crashed or closed
+	crashed bool
+}
+
+func newCDPPage(target, session string) *cdpPage {
+	return &cdpPage{target: target, session: session, url: "about:blank", changed: make(chan struct{}), ended: make(chan struct{})}
+}
+
+// update changes the page's state under its lock and wakes whoever waits on it.
+func (p *cdpPage) update(f func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f()
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// end marks the page closed, or crashed.
+func (p *cdpPage) end(crashed bool) {
+	p.update(func() {
+		p.crashed = p.crashed || crashed
+		select {
+		case <-p.ended:
+		default:
+			close(p.ended)
+		}
+	})
+}
+
+// state is the page's URL, whether that document loaded, how many navigations
+// committed, whether it is gone, and a channel closed at its next change.
+func (p *cdpPage) state() (url string, loaded bool, seq int, gone bool, changed <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.ended:
+		gone = true
+	default:
+	}
+	return p.url, p.loaded, p.seq, gone, p.changed
+}
+
+func (p *cdpPage) isCrashed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.crashed
+}
+
+// LaunchCDP launches Chromium and opens its page at the spec's viewport.
+func LaunchCDP(ctx context.Context, opts CDPOptions, log zerolog.Logger) (Engine, error) {
+	if opts.MaxReply <= 0 {
+		opts.MaxReply = defaultMaxReply
+	}
+	e := &cdpEngine{opts: opts, exe: orDefault(opts.ExecutablePath, SystemChromium), log: log.With().Str("engine", Chromium).Logger()}
+	e.route = "cdp " + e.exe + " Chrome DevTools Protocol (oracle's own client)"
+	start := time.Now()
+	if err := e.start(ctx); err != nil {
+		return nil, err
+	}
+	e.log.Info().Str("version", e.version).Str("route", e.route).Dur("launch", time.Since(start)).Msg("engine launched")
+	return e, nil
+}
+
+func (e *cdpEngine) Name() string    { return Chromium }
+func (e *cdpEngine) Version() string { return e.version }
+func (e *cdpEngine) Route() string   { return e.route }
+
+// RunsInitScripts says the recorder arrives by init script, not inline.
+func (e *cdpEngine) RunsInitScripts() bool { return len(e.opts.InitScripts) > 0 }
+
+func (e *cdpEngine) errorf(format string, args ...any) error {
+	return engineErrorf(Chromium, format, args...)
+}
+
+// start launches Chromium, sets up its browser context and opens the page; on any
+// failure nothing it started is left running.
+func (e *cdpEngine) start(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	p, err := e.startChromium()
+	if err != nil {
+		return e.errorf("launch: %w", err)
+	}
+	conn := newCDPConn(p.toBrowser, p.fromBrowser, e.opts.MaxReply+1<<20, e.event, e.log)
+	version, bctx, page, err := e.openBrowser(ctx, conn)
+	if err != nil {
+		conn.close()
+		p.kill()
+		return e.errorf("session: %w (chromium: %s)", err, p.out.tail())
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		conn.close()
+		p.kill()
+		return e.errorf("engine closed")
+	}
+	if e.version == "" {
+		e.version = version
+	} else if version != e.version {
+		conn.close()
+		p.kill()
+		return e.errorf("%w from %s to %s on relaunch", ErrVersionChanged, e.version, version)
+	}
+	e.proc, e.conn, e.bctx, e.page, e.blank, e.kept, e.broken = p, conn, bctx, page, false, false, ""
+	return nil
+}
+
+// openBrowser reads the build, makes the browser context (downloads refused, the
+// launch profile's grants) and opens the page in it.
+func (e *cdpEngine) openBrowser(ctx context.Context, conn *cdpConn) (version, bctx string, page *cdpPage, err error) {
+	raw, err := conn.call(ctx, "", "Browser.getVersion", nil)
+	if err != nil {
+		return "", "", nil, err
+	}
+	var v struct {
+		Product string `json:"product"`
+	}
+	if err := json.Unmarshal(raw, &v); err != nil || !strings.Contains(v.Product, "/") {
+		return "", "", nil, fmt.Errorf("Browser.getVersion gave no product: %s", raw)
+	}
+	version = v.Product[strings.Index(v.Product, "/")+1:] // as Playwright reports it: HeadlessChrome/156.0… -> 156.0…
+	// Every page target of the context, for the popups' dialogs (event).
+	if _, err := conn.call(ctx, "", "Target.setDiscoverTargets", map[string]any{"discover": true}); err != nil {
+		return "", "", nil, err
+	}
+	raw, err = conn.call(ctx, "", "Target.createBrowserContext", map[string]any{"disposeOnDetach": true})
+	if err != nil {
+		return "", "", nil, err
+	}
+	var c struct {
+		BrowserContextID string `json:"browserContextId"`
+	}
+	if err := json.Unmarshal(raw, &c); err != nil || c.BrowserContextID == "" {
+		return "", "", nil, fmt.Errorf("Target.createBrowserContext gave no id: %s", raw)
+	}
+	bctx = c.BrowserContextID
+	// A case's download is refused (docs/untrusted.md), as on the Playwright route
+	// (AcceptDownloads false).
+	if _, err := conn.call(ctx, "", "Browser.setDownloadBehavior", map[string]any{"behavior": "deny", "browserContextId": bctx}); err != nil {
+		return "", "", nil, err
+	}
+	if len(e.opts.Permissions) > 0 {
+		var perms []string
+		for _, p := range e.opts.Permissions {
+			name, ok := cdpPermissions[p]
+			if !ok {
+				return "", "", nil, fmt.Errorf("permission %q: %w", p, ErrNotOnCDPRoute)
+			}
+			perms = append(perms, name)
+		}
+		if _, err := conn.call(ctx, "", "Browser.grantPermissions", map[string]any{"permissions": perms, "browserContextId": bctx}); err != nil {
+			return "", "", nil, err
+		}
+	}
+	page, err = e.openPage(ctx, conn, bctx)
+	return version, bctx, page, err
+}
+
+// cdpPermissions are Playwright's permission names the launch profiles use, as CDP's
+// Browser.grantPermissions spells them (Playwright's crBrowser.ts).
+var cdpPermissions = map[string]string{
+	"camera": "videoCapture", "microphone": "audioCapture", "geolocation": "geolocation",
+	"notifications": "notifications", "midi": "midi", "clipboard-read": "clipboardReadWrite",
+	"clipboard-write": "clipboardSanitizedWrite",
+}
+
+// openPage opens a page in bctx and sets it up as Playwright sets up each of its
+// pages (crPage.ts): the spec's viewport on the pinned screen, focus emulation (every
+// page has the focus, as a headless browser's only window would), the pinned media
+// features, and the init scripts.
+func (e *cdpEngine) openPage(ctx context.Context, conn *cdpConn, bctx string) (*cdpPage, error) {
+	raw, err := conn.call(ctx, "", "Target.createTarget", map[string]any{"url": "about:blank", "browserContextId": bctx})
+	if err != nil {
+		return nil, err
+	}
+	var t struct {
+		TargetID string `json:"targetId"`
+	}
+	if err := json.Unmarshal(raw, &t); err != nil || t.TargetID == "" {
+		return nil, fmt.Errorf("Target.createTarget gave no target: %s", raw)
+	}
+	raw, err = conn.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": t.TargetID, "flatten": true})
+	if err != nil {
+		return nil, err
+	}
+	var a struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.Unmarshal(raw, &a); err != nil || a.SessionID == "" {
+		return nil, fmt.Errorf("Target.attachToTarget gave no session: %s", raw)
+	}
+	page := newCDPPage(t.TargetID, a.SessionID)
+	e.mu.Lock()
+	e.page = page // its events from now on
+	e.mu.Unlock()
+	s := a.SessionID
+	steps := []struct {
+		method string
+		params map[string]any
+	}{
+		{"Page.enable", nil},
+		{"Inspector.enable", nil},
+		{"Emulation.setFocusEmulationEnabled", map[string]any{"enabled": true}},
+		{"Emulation.setDeviceMetricsOverride", map[string]any{"width": viewportWidth, "height": viewportHeight,
+			"deviceScaleFactor": 1, "mobile": false, "screenWidth": screenWidth, "screenHeight": screenHeight,
+			"screenOrientation": map[string]any{"angle": 0, "type": "landscapePrimary"}}},
+		{"Emulation.setEmulatedMedia", map[string]any{"media": "", "features": []map[string]string{
+			{"name": "prefers-color-scheme", "value": "light"},
+			{"name": "prefers-reduced-motion", "value": "no-preference"},
+			{"name": "forced-colors", "value": "none"},
+			{"name": "prefers-contrast", "value": "no-preference"},
+		}}},
+	}
+	for _, src := range e.opts.InitScripts {
+		steps = append(steps, struct {
+			method string
+			params map[string]any
+		}{"Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": src, "runImmediately": true}})
+	}
+	for _, st := range steps {
+		if _, err := conn.call(ctx, s, st.method, st.params); err != nil {
+			return nil, err
+		}
+	}
+	// The window the viewport's size too, as Playwright sizes it (a new target's
+	// window is not: outerWidth 780 there, 800 on Playwright's route).
+	raw, err = conn.call(ctx, "", "Browser.getWindowForTarget", map[string]any{"targetId": t.TargetID})
+	if err != nil {
+		return nil, err
+	}
+	var w struct {
+		WindowID int `json:"windowId"`
+	}
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return nil, fmt.Errorf("Browser.getWindowForTarget: %w", err)
+	}
+	if _, err := conn.call(ctx, "", "Browser.setWindowBounds", map[string]any{"windowId": w.WindowID,
+		"bounds": map[string]any{"width": viewportWidth, "height": viewportHeight}}); err != nil {
+		return nil, err
+	}
+	return page, nil
+}
+
+// event takes the browser's events (on the wire's reader: it sends, never calls).
+func (e *cdpEngine) event(session, method string, params json.RawMessage) {
+	e.mu.Lock()
+	page, conn, bctx := e.page, e.conn, e.bctx
+	e.mu.Unlock()
+	switch method {
+	case "Page.javascriptDialogOpening":
+		// Playwright's answer to a dialog no one listens for: a beforeunload is
+		// accepted (the page may leave), every other dialog dismissed.
+		var d struct {
+			Type string `json:"type"`
+		}
+		_ = json.Unmarshal(params, &d)
+		if conn != nil {
+			conn.send(session, "Page.handleJavaScriptDialog", map[string]any{"accept": d.Type == "beforeunload"})
+		}
+		return
+	case "Target.targetCreated":
+		// A window the case opened: its dialogs are answered too (a popup's alert
+		// would otherwise hold a renderer the page may share).
+		var t struct {
+			TargetInfo struct {
+				TargetID         string `json:"targetId"`
+				Type             string `json:"type"`
+				BrowserContextID string `json:"browserContextId"`
+			} `json:"targetInfo"`
+		}
+		_ = json.Unmarshal(params, &t)
+		ti := t.TargetInfo
+		if conn != nil && ti.Type == "page" && ti.BrowserContextID == bctx && (page == nil || ti.TargetID != page.target) {
+			conn.send("", "Target.attachToTarget", map[string]any{"targetId": ti.TargetID, "flatten": true})
+		}
+		return
+	case "Target.attachedToTarget":
+		var a struct {
+			SessionID  string `json:"sessionId"`
+			TargetInfo struct {
+				Type string `json:"type"`
+			} `json:"targetInfo"`
+		}
+		_ = json.Unmarshal(params, &a)
+		if conn != nil && a.TargetInfo.Type == "page" && (page == nil || a.SessionID != page.session) {
+			conn.send(a.SessionID, "Page.enable", nil)
+		}
+		return
+	case "Target.detachedFromTarget":
+		var d struct {
+			SessionID string `json:"sessionId"`
+		}
+		_ = json.Unmarshal(params, &d)
+		if page != nil && d.SessionID == page.session {
+			page.end(false)
+		}
+		return
+	}
+	if page == nil || session != page.session {
+		return
+	}
+	switch method {
+	case "Page.frameNavigated":
+		var f struct {
+			Frame struct {
+				ParentID    string `json:"parentId"`
+				URL         string `json:"url"`
+				URLFragment string `json:"urlFragment"`
+			} `json:"frame"`
+		}
+		if json.Unmarshal(params, &f) == nil && f.Frame.ParentID == "" {
+			page.update(func() { page.url, page.loaded, page.seq = f.Frame.URL+f.Frame.URLFragment, false, page.seq+1 })
+		}
+	case "Page.navigatedWithinDocument":
+		var n struct {
+			FrameID string `json:"frameId"`
+			URL     string `json:"url"`
+		}
+		if json.Unmarshal(params, &n) == nil && n.FrameID == page.target { // the main frame's id is its target's
+			page.update(func() { page.url = n.URL })
+		}
+	case "Page.loadEventFired":
+		page.update(func() { page.loaded = true })
+	case "Inspector.targetCrashed":
+		e.log.Warn().Msg("page crashed; the browser relaunches on the next call")
+		page.end(true)
+	case "Inspector.detached":
+		page.end(false)
+	}
+}
+
+// current is the connection and page a call works on, opening a page when a case
+// closed the last one.
+func (e *cdpEngine) current(ctx context.Context) (*cdpConn, *cdpPage, error) {
+	e.mu.Lock()
+	conn, page, bctx := e.conn, e.page, e.bctx
+	e.mu.Unlock()
+	if page != nil {
+		if _, _, _, gone, _ := page.state(); !gone {
+			return conn, page, nil
+		}
+		if page.isCrashed() {
+			return nil, nil, e.failed(ctx, "page crashed", errors.New("its renderer died"))
+		}
+	}
+	page, err := e.openPage(ctx, conn, bctx)
+	if err != nil {
+		return nil, nil, e.failed(ctx, "new page", err)
+	}
+	return conn, page, nil
+}
+
+// navigateBlank navigates page to a new about:blank document and waits for its load:
+// a new document and global (about:blank to about:blank adds no history entry).
+func (e *cdpEngine) navigateBlank(ctx context.Context, conn *cdpConn, page *cdpPage) error {
+	_, _, before, _, _ := page.state()
+	if _, err := conn.call(ctx, page.session, "Page.navigate", map[string]any{"url": "about:blank"}); err != nil {
+		return err
+	}
+	return e.waitFor(ctx, page, "about:blank", true, before)
+}
+
+// waitFor waits until a navigation after the seq-th committed url's document in
+// page, and with load until that document loaded.
+func (e *cdpEngine) waitFor(ctx context.Context, page *cdpPage, url string, load bool, seq int) error {
+	for {
+		at, loaded, n, gone, changed := page.state()
+		if gone {
+			return e.pageGone(page)
+		}
+		if n > seq && at == url && (!load || loaded) {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// pageGone is the error of a call on a page that crashed or closed, in the words of
+// Playwright's route.
+func (e *cdpEngine) pageGone(page *cdpPage) error {
+	if page.isCrashed() {
+		return evaluateError("Target crashed")
+	}
+	return fmt.Errorf("%w: Target page, context or browser has been closed", playwright.ErrTargetClosed)
+}
+
+// Load evaluates the case program on the reset's about:blank (or a kept inert case's
+// document), in one Runtime.evaluate.
+func (e *cdpEngine) Load(ctx context.Context, html, fn string, args ...any) (json.RawMessage, error) {
+	plain, err := plainJSON(args)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.ensure(ctx); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	ready, kept := e.blank, e.kept
+	e.blank, e.kept = false, false
+	e.mu.Unlock()
+	conn, page, err := e.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !ready && !kept {
+		// A new page (the first, a relaunched browser's, one opened after a case
+		// closed its window), or a reset that did not finish: the same kind of
+		// document the reset makes.
+		if err := e.navigateBlank(ctx, conn, page); err != nil {
+			return nil, e.failed(ctx, "navigate to about:blank", err)
+		}
+	}
+	arg := CaseArg(html, fn, plain, settleBudget(ctx))
+	if kept {
+		arg = keptCaseArg(html, fn, plain, settleBudget(ctx))
+	}
+	return e.evaluateJSON(ctx, conn, page, caseJS, arg)
+}
+
+// evaluate calls fn with arg (plain JSON) on page with no user gesture
+// (runtimeEvaluate) and returns its value. An exception is the case's error; a page
+// that crashed or closed under the call, or a call past its deadline, leaves the
+// engine broken (the next call relaunches it: a busy loop holds the renderer).
+func (e *cdpEngine) evaluate(ctx context.Context, conn *cdpConn, page *cdpPage, fn string, arg any) (any, error) {
+	params, err := runtimeEvaluate(fn, arg)
+	if err != nil {
+		return nil, err
+	}
+	type sent struct {
+		reply json.RawMessage
+		err   error
+	}
+	done := make(chan sent, 1)
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		reply, err := conn.call(cctx, page.session, "Runtime.evaluate", params)
+		done <- sent{reply, err}
+	}()
+	select {
+	case s := <-done:
+		if s.err != nil {
+			var f *cdpFault
+			if errors.As(s.err, &f) && contextGone(f.message) {
+				return nil, evaluateError("Execution context was destroyed, most likely because of a navigation.")
+			}
+			if _, _, _, gone, _ := page.state(); gone && errors.As(s.err, &f) {
+				return nil, e.pageGone(page)
+			}
+			return nil, e.failed(ctx, "evaluate", s.err)
+		}
+		return runtimeEvaluated(s.reply)
+	case <-page.ended:
+		// A crashed renderer never answers.
+		if page.isCrashed() {
+			return nil, e.failed(ctx, "page crashed", evaluateError("Target crashed"))
+		}
+		return nil, e.pageGone(page)
+	}
+}
+
+// contextGone says a CDP error is the page's JavaScript context going away under a
+// call (a navigation), in V8's and the protocol's words (cdpError's).
+func contextGone(msg string) bool {
+	return strings.Contains(msg, "Cannot find context with specified id") ||
+		strings.Contains(msg, "Inspected target navigated or closed") ||
+		strings.Contains(msg, "Execution context was destroyed.")
+}
+
+// evaluateJSON is evaluate of a function whose value is JSON text.
+func (e *cdpEngine) evaluateJSON(ctx context.Context, conn *cdpConn, page *cdpPage, fn string, arg any) (json.RawMessage, error) {
+	v, err := e.evaluate(ctx, conn, page, fn, arg)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := v.(string)
+	if !ok {
+		return nil, fmt.Errorf("evaluate returned %T, want a JSON string", v)
+	}
+	return json.RawMessage(s), nil
+}
+
+// failed records that a call on the browser failed, so the next call relaunches it:
+// a call that outlived its deadline leaves the renderer busy (while(true){} wedges
+// it), and a crash or a dead pipe leaves nothing to call. The error is the deadline's,
+// or the engine's naming op.
+func (e *cdpEngine) failed(ctx context.Context, op string, err error) error {
+	reason := op + ": " + firstLine(err)
+	if ctx.Err() != nil {
+		reason = opOf(ctx) + " did not finish in time"
+	}
+	e.mu.Lock()
+	if e.broken == "" {
+		e.broken = reason
+	}
+	e.mu.Unlock()
+	e.log.Warn().Str("op", opOf(ctx)).Err(err).Msg(reason + "; the browser relaunches on the next call")
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case op == "page crashed":
+		return e.errorf("page crashed (its renderer or content process died): %v", firstLine(err))
+	case errors.Is(err, errCDPGone):
+		return e.errorf("browser crashed or disconnected: %w", err)
+	}
+	return e.errorf("%s: %w", op, err)
+}
+
+// Visit replaces the page's document with url's (location.replace: no history entry),
+// waits for its load, then evaluates fn by CallExpression. The recorder of trace
+// pages arrives by init script (RunsInitScripts).
+func (e *cdpEngine) Visit(ctx context.Context, url, fn string, args ...any) (json.RawMessage, error) {
+	plain, err := plainJSON(args)
+	if err != nil {
+		return nil, err
+	}
+	conn, page, err := e.navigateTo(ctx, url, true)
+	if err != nil {
+		return nil, err
+	}
+	return e.evaluateJSON(ctx, conn, page, CallExpression(fn), plain)
+}
+
+// LoadURL replaces the page's document with url's and waits for the commit only;
+// the case program settles the document (no write) and calls fn.
+func (e *cdpEngine) LoadURL(ctx context.Context, url, fn string, args ...any) (json.RawMessage, error) {
+	plain, err := plainJSON(args)
+	if err != nil {
+		return nil, err
+	}
+	conn, page, err := e.navigateTo(ctx, url, false)
+	if err != nil {
+		return nil, err
+	}
+	return e.evaluateJSON(ctx, conn, page, caseJS, caseURLArg(fn, plain, settleBudget(ctx)))
+}
+
+// navigateTo replaces the page's document with url's by the page's own
+// location.replace (the driver's navigation would add a history entry), and waits
+// until the page is there: its load with load, else its commit. A file: url (only the
+// oracle's callers choose one, never a case; no page may navigate to file:) takes the
+// driver's navigation; its history entry costs a new page at the reset.
+func (e *cdpEngine) navigateTo(ctx context.Context, url string, load bool) (*cdpConn, *cdpPage, error) {
+	if err := e.ensure(ctx); err != nil {
+		return nil, nil, err
+	}
+	e.mu.Lock()
+	e.blank, e.kept = false, false
+	e.mu.Unlock()
+	conn, page, err := e.current(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := e.replaceTo(ctx, conn, page, url, load); err != nil {
+		return nil, nil, e.failed(ctx, "navigate to "+url, err)
+	}
+	return conn, page, nil
+}
+
+// replaceTo navigates page to url (location.replace, or the driver's navigation for
+// file:) and waits for its commit, and with load for its load.
+func (e *cdpEngine) replaceTo(ctx context.Context, conn *cdpConn, page *cdpPage, url string, load bool) error {
+	_, _, before, _, _ := page.state()
+	if strings.HasPrefix(url, "file:") {
+		if _, err := conn.call(ctx, page.session, "Page.navigate", map[string]any{"url": url}); err != nil {
+			return err
+		}
+		return e.waitFor(ctx, page, url, true, before)
+	}
+	params, err := runtimeEvaluate(replaceScript(false), url)
+	if err != nil {
+		return err
+	}
+	var f *cdpFault
+	if _, err := conn.call(ctx, page.session, "Runtime.evaluate", params); err != nil && !errors.As(err, &f) {
+		return err // the navigation may end the call's context first: a fault is no failure
+	}
+	return e.waitFor(ctx, page, url, load, before)
+}
+
+// Reset gives the next case a new about:blank document and global, with the first
+// case's guarantees (docs/untrusted.md, "Per-case state"): no window but the page,
+// window.name cleared, history.length 1, the focus. A case that added history
+// entries, closed its window or took the focus for good costs a new page; a page that
+// cannot reset in time, a relaunch.
+func (e *cdpEngine) Reset(ctx context.Context) error {
+	e.mu.Lock()
+	e.kept, e.blank = false, false
+	e.mu.Unlock()
+	if err := e.ensure(ctx); err != nil {
+		return err
+	}
+	ctx = context.WithValue(ctx, opKey{}, "reset to about:blank")
+	err := e.reset(ctx)
+	if err == nil {
+		return nil
+	}
+	reason := "page did not reset in time"
+	if ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+		reason = "page could not reset: " + firstLine(err)
+	}
+	e.log.Warn().Err(err).Msg(reason + "; relaunching the browser")
+	return e.relaunch(ctx, reason)
+}
+
+func (e *cdpEngine) reset(ctx context.Context) error {
+	conn, page, err := e.current(ctx)
+	if err != nil {
+		return err
+	}
+	if url, _, _, _, _ := page.state(); url != "about:blank" {
+		// A trace or url case. An about:blank the page navigates to itself inherits
+		// the page's origin, and the next case must run in an opaque one, as the
+		// first case did. First back by the page's own location.replace, which adds
+		// no history entry (the driver's navigation from elsewhere would) and ends the
+		// case's timers; then the driver's navigation below makes it opaque.
+		replaced := e.replaceTo(ctx, conn, page, "about:blank", true) == nil
+		others, err := e.otherPages(ctx, conn, page)
+		if err != nil {
+			return err
+		}
+		if !replaced || len(others) > 0 {
+			// Still the case's document, or one a window of the case's reaches (a
+			// timer it left there outlived a slow navigation, and set window.name
+			// after the check): a new page, with no check evaluated in it.
+			return e.newPage(ctx, conn)
+		}
+	}
+	if err := e.navigateBlank(ctx, conn, page); err != nil {
+		return err
+	}
+	if err := e.closeOthers(ctx, conn, page); err != nil {
+		return err
+	}
+	ok, err := e.freshAndFocused(ctx, conn, page)
+	if err != nil {
+		return err
+	}
+	if ok {
+		e.mu.Lock()
+		e.blank = true
+		e.mu.Unlock()
+		return nil
+	}
+	// The case added session-history entries (pushState, hash changes, its own
+	// navigations, an iframe's) or took the focus for good: only a new page has the
+	// first case's history, an opaque about:blank and the focus.
+	return e.newPage(ctx, conn)
+}
+
+// freshAndFocused runs the reset's check on page (it clears window.name) and says
+// whether history.length is the first case's and the page has the focus, giving the
+// focus back first when a case took it.
+func (e *cdpEngine) freshAndFocused(ctx context.Context, conn *cdpConn, page *cdpPage) (bool, error) {
+	raw, err := e.evaluateJSON(ctx, conn, page, resetCheckJS, nil)
+	if err != nil {
+		return false, err
+	}
+	var st [2]any // history.length, document.hasFocus()
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return false, e.errorf("reset check: %w", err)
+	}
+	if st[0] != firstHistoryLength {
+		e.log.Debug().Str("history", string(raw)).Msg("a new page replaces this one")
+		return false, nil
+	}
+	return st[1] == true || e.refocus(ctx, conn, page), nil
+}
+
+// refocus brings page to the front (a popup took the focus) and says whether it has
+// the focus now.
+func (e *cdpEngine) refocus(ctx context.Context, conn *cdpConn, page *cdpPage) bool {
+	if _, err := conn.call(ctx, page.session, "Page.bringToFront", nil); err != nil {
+		return false
+	}
+	v, err := e.evaluate(ctx, conn, page, "document.hasFocus()", nil)
+	return err == nil && v == true
+}
+
+// otherPages lists the page targets of the engine's context but page: the popups and
+// windows a case opened.
+func (e *cdpEngine) otherPages(ctx context.Context, conn *cdpConn, page *cdpPage) ([]string, error) {
+	raw, err := conn.call(ctx, "", "Target.getTargets", nil)
+	if err != nil {
+		return nil, err
+	}
+	var t struct {
+		TargetInfos []struct {
+			TargetID         string `json:"targetId"`
+			Type             string `json:"type"`
+			BrowserContextID string `json:"browserContextId"`
+		} `json:"targetInfos"`
+	}
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	bctx := e.bctx
+	e.mu.Unlock()
+	var others []string
+	for _, ti := range t.TargetInfos {
+		if ti.Type == "page" && ti.BrowserContextID == bctx && ti.TargetID != page.target {
+			others = append(others, ti.TargetID)
+		}
+	}
+	return others, nil
+}
+
+// closeOthers closes every page of the context but page, without their beforeunload:
+// a popup that opens another while it is closed is caught by the next round.
+func (e *cdpEngine) closeOthers(ctx context.Context, conn *cdpConn, page *cdpPage) error {
+	for round := 0; round < 5; round++ {
+		others, err := e.otherPages(ctx, conn, page)
+		if err != nil || len(others) == 0 {
+			return err
+		}
+		for _, id := range others {
+			if _, err := conn.call(ctx, "", "Target.closeTarget", map[string]any{"targetId": id}); err != nil {
+				var f *cdpFault
+				if !errors.As(err, &f) { // one that closed meanwhile has no target left
+					return fmt.Errorf("close a window the case opened: %w", err)
+				}
+			}
+		}
+	}
+	return errors.New("the case's popups kept opening more")
+}
+
+// newPage replaces the page by a new one (an empty session history, an opaque
+// about:blank) with the focus, and closes the old one and every window the case
+// opened. The next Load navigates the new page's initial about:blank to a reset's.
+func (e *cdpEngine) newPage(ctx context.Context, conn *cdpConn) error {
+	e.mu.Lock()
+	bctx := e.bctx
+	e.mu.Unlock()
+	page, err := e.openPage(ctx, conn, bctx)
+	if err != nil {
+		return err
+	}
+	if err := e.closeOthers(ctx, conn, page); err != nil {
+		return err
+	}
+	raw, err := e.evaluateJSON(ctx, conn, page, resetCheckJS, nil)
+	var st [2]any
+	if err == nil {
+		err = json.Unmarshal(raw, &st)
+	}
+	if err != nil || st[0] != firstHistoryLength || (st[1] != true && !e.refocus(ctx, conn, page)) {
+		return errors.Join(err, errors.New("the new page is not fresh or has no focus"))
+	}
+	return nil
+}
+
+// Keep keeps the page as the inert case that just ran on it left it (Keeper): open,
+// not crashed, on about:blank (its events say so), the only page of its context
+// (one round trip to the browser process).
+func (e *cdpEngine) Keep() bool {
+	e.mu.Lock()
+	conn, page, ok := e.conn, e.page, !e.closed && e.relaunchReasonLocked() == ""
+	e.kept = false
+	e.mu.Unlock()
+	if !ok || page == nil {
+		return false
+	}
+	if url, _, _, gone, _ := page.state(); gone || url != "about:blank" {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	others, err := e.otherPages(ctx, conn, page)
+	if err != nil || len(others) > 0 {
+		return false
+	}
+	e.mu.Lock()
+	e.kept = e.page == page
+	e.mu.Unlock()
+	return true
+}
+
+// Prepare checks the idle page before a case (pool.go): it must answer a trivial
+// evaluation within probeTimeout and have the focus; otherwise the browser relaunches.
+func (e *cdpEngine) Prepare(ctx context.Context) error {
+	if err := e.ensure(ctx); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	conn, page := e.conn, e.page
+	e.mu.Unlock()
+	if page == nil {
+		return nil // the case opens a new one
+	}
+	if _, _, _, gone, _ := page.state(); gone && !page.isCrashed() {
+		return nil
+	}
+	pctx, cancel := context.WithTimeout(context.WithValue(ctx, opKey{}, "check of the idle page"), probeTimeout)
+	defer cancel()
+	v, err := e.evaluate(pctx, conn, page, "document.hasFocus()", nil)
+	if err == nil && (v == true || e.refocus(pctx, conn, page)) {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	reason := "idle page lost the focus, and it could not be given back"
+	if err != nil {
+		reason = "idle page failed a check: " + firstLine(err)
+	}
+	e.log.Warn().Msg(reason + "; relaunching the browser")
+	return e.relaunch(ctx, reason)
+}
+
+// ensure relaunches the browser when a call found it broken, or its process or
+// connection is gone.
+func (e *cdpEngine) ensure(ctx context.Context) error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return e.errorf("engine closed")
+	}
+	reason := e.relaunchReasonLocked()
+	e.mu.Unlock()
+	if reason == "" {
+		return nil
+	}
+	return e.relaunch(ctx, reason)
+}
+
+// relaunchReasonLocked says why the next call must relaunch the browser: a call found
+// it broken, the page crashed, or its process or pipe is gone; "" when it need not.
+// e.mu is held.
+func (e *cdpEngine) relaunchReasonLocked() string {
+	switch {
+	case e.broken != "":
+		return e.broken
+	case e.proc == nil:
+		return "no browser"
+	case !e.proc.alive():
+		return "browser exited"
+	case e.conn == nil || !e.conn.alive():
+		return "CDP pipe closed"
+	case e.page != nil && e.page.isCrashed():
+		return "page crashed"
+	}
+	return ""
+}
+
+// relaunch kills the browser and launches it again, with backoff. It runs outside
+// the caller's deadline (a relaunch takes seconds): a hung case must not leave the
+// engine without a browser.
+func (e *cdpEngine) relaunch(ctx context.Context, reason string) error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return e.errorf("engine closed")
+	}
+	e.health = Health{State: StateRestarting, Restarts: e.health.Restarts + 1, Reason: reason}
+	p, conn := e.proc, e.conn
+	e.proc, e.conn, e.page, e.broken = nil, nil, nil, "relaunching"
+	e.mu.Unlock()
+	if conn != nil {
+		conn.close()
+	}
+	if p != nil {
+		p.kill()
+	}
+	ctx = context.WithoutCancel(ctx)
+	start := time.Now()
+	var err error
+	for i, wait := range relaunchBackoff {
+		time.Sleep(wait)
+		if err = e.start(ctx); err == nil {
+			e.mu.Lock()
+			e.health.State = StateReady
+			e.mu.Unlock()
+			e.log.Info().Int("attempt", i+1).Str("reason", reason).Dur("took", time.Since(start)).Msg("browser relaunched")
+			return nil
+		}
+		e.mu.Lock()
+		closed := e.closed
+		e.mu.Unlock()
+		if closed {
+			return e.errorf("engine closed")
+		}
+		e.log.Warn().Int("attempt", i+1).Err(err).Msg("relaunch failed")
+	}
+	e.mu.Lock()
+	e.health.State, e.health.Reason = StateFailed, err.Error()
+	e.broken = "relaunch failed"
+	e.mu.Unlock()
+	return e.errorf("relaunch failed: %w", err)
+}
+
+// Health says what the next call meets: a dead browser or pipe, a crashed page, or a
+// page a call left broken, is "restarting" (the next call relaunches it).
+func (e *cdpEngine) Health() Health {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	h := e.health.reported()
+	if h.State != StateReady || e.closed {
+		return h
+	}
+	if reason := e.relaunchReasonLocked(); reason != "" {
+		h.State, h.Reason = StateRestarting, reason+"; the browser relaunches on the next call"
+	}
+	return h
+}
+
+// Sandbox is the browser's sandbox as /proc shows it now.
+func (e *cdpEngine) Sandbox() SandboxState {
+	e.mu.Lock()
+	var pids []int
+	if e.proc != nil {
+		pids = []int{e.proc.cmd.Process.Pid}
+	}
+	e.mu.Unlock()
+	return inspectSandbox(Chromium, pids)
+}
+
+// Screenshot is the page's viewport as PNG (Page.captureScreenshot).
+func (e *cdpEngine) Screenshot(ctx context.Context) ([]byte, error) {
+	if err := e.ensure(ctx); err != nil {
+		return nil, err
+	}
+	conn, page, err := e.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := conn.call(ctx, page.session, "Page.captureScreenshot", map[string]any{"format": "png"})
+	if err != nil {
+		return nil, e.failed(context.WithValue(ctx, opKey{}, "screenshot"), "screenshot", err)
+	}
+	var s struct {
+		Data string `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, e.errorf("screenshot: %w", err)
+	}
+	return base64.StdEncoding.DecodeString(s.Data)
+}
+
+// Close kills the browser and removes its profile. Safe to call twice.
+func (e *cdpEngine) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	p, conn := e.proc, e.conn
+	e.proc, e.conn = nil, nil
+	e.mu.Unlock()
+	if conn != nil {
+		conn.close()
+	}
+	if p != nil {
+		p.kill()
+	}
+	return nil
+}
