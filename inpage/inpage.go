@@ -86,6 +86,10 @@ var (
 	BiDiResetCheck    = file("bidi/reset_check.js")
 	BiDiHasFocus      = file("bidi/has_focus.js")
 
+	// The CDP route's (oracle/browser/cdp.go): the network error's name on Chromium's
+	// error page of a navigation that failed ("" when it shows none).
+	CDPNetError = file("cdp/net_error.js")
+
 	// TestharnessReport is served at /resources/testharnessreport.js on case origins.
 	TestharnessReport = file("docroot/testharnessreport.js")
 

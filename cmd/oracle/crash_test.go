@@ -258,9 +258,9 @@ func TestKilledRendererCostsAtMostOneCase(t *testing.T) {
 }
 
 func TestKilledPlaywrightDriverIsReplaced(t *testing.T) {
-	// Firefox on Playwright's route: its subject is the Playwright driver, which the
-	// default route (the oracle's own BiDi client) has none of.
-	c := startOracle(t, "--pages=1", "--engines=chromium,firefox", "--firefox-route=playwright", "--log-level=warn", "--self-check=false") // not what it tests (docs/testing.md)
+	// Both on Playwright's route: its subject is the Playwright driver, which the
+	// default routes (the oracle's own BiDi and CDP clients) have none of.
+	c := startOracle(t, "--pages=1", "--engines=chromium,firefox", "--firefox-route=playwright", "--chromium-route=playwright", "--log-level=warn", "--self-check=false") // not what it tests (docs/testing.md)
 	defer c.close()
 	defer logOnFailure(t, c)
 	require.Nil(t, c.send(t, caseOK())["errors"])

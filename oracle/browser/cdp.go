@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/layout-oracle/oracle/inpage"
 	"github.com/mxschmitt/playwright-go"
 	"github.com/rs/zerolog"
 )
@@ -77,6 +78,7 @@ type cdpPage struct {
 
 	mu      sync.Mutex
 	url     string
+	failed  bool // the document is the error page of a navigation that failed
 	loaded  bool
 	seq     int           // main-frame navigations committed so far
 	changed chan struct{} // closed and replaced at every event above
@@ -120,6 +122,13 @@ func (p *cdpPage) state() (url string, loaded bool, seq int, gone bool, changed 
 	default:
 	}
 	return p.url, p.loaded, p.seq, gone, p.changed
+}
+
+// navigationFailed says whether the page's document is a failed navigation's error page.
+func (p *cdpPage) navigationFailed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.failed
 }
 
 func (p *cdpPage) isCrashed() bool {
@@ -386,13 +395,20 @@ func (e *cdpEngine) event(session, method string, params json.RawMessage) {
 	case "Page.frameNavigated":
 		var f struct {
 			Frame struct {
-				ParentID    string `json:"parentId"`
-				URL         string `json:"url"`
-				URLFragment string `json:"urlFragment"`
+				ParentID       string `json:"parentId"`
+				URL            string `json:"url"`
+				URLFragment    string `json:"urlFragment"`
+				UnreachableURL string `json:"unreachableUrl"`
 			} `json:"frame"`
 		}
 		if json.Unmarshal(params, &f) == nil && f.Frame.ParentID == "" {
-			page.update(func() { page.url, page.loaded, page.seq = f.Frame.URL+f.Frame.URLFragment, false, page.seq+1 })
+			fr := f.Frame
+			page.update(func() {
+				page.url, page.failed, page.loaded, page.seq = fr.URL+fr.URLFragment, fr.UnreachableURL != "", false, page.seq+1
+				if page.failed {
+					page.url = fr.UnreachableURL // the error page stands for the url it could not load
+				}
+			})
 		}
 	case "Page.navigatedWithinDocument":
 		var n struct {
@@ -451,6 +467,9 @@ func (e *cdpEngine) waitFor(ctx context.Context, page *cdpPage, url string, load
 		if gone {
 			return e.pageGone(page)
 		}
+		if n > seq && at == url && page.navigationFailed() {
+			return e.navigationError(ctx, page, url)
+		}
 		if n > seq && at == url && (!load || loaded) {
 			return nil
 		}
@@ -461,6 +480,44 @@ func (e *cdpEngine) waitFor(ctx context.Context, page *cdpPage, url string, load
 		}
 	}
 }
+
+// navigationError is the error of a navigation to url that committed Chromium's
+// error page, in the words Playwright's route gives it: the network error's name,
+// which the error page shows (net::ERR_PROXY_CONNECTION_FAILED at url).
+func (e *cdpEngine) navigationError(ctx context.Context, page *cdpPage, url string) error {
+	e.mu.Lock()
+	conn := e.conn
+	e.mu.Unlock()
+	// Its script fills in the name: read once it loaded (or a moment later).
+	wait, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	for loaded := false; !loaded; {
+		_, l, _, gone, changed := page.state()
+		if loaded = l || gone; !loaded {
+			select {
+			case <-changed:
+			case <-wait.Done():
+				loaded = true
+			}
+		}
+	}
+	code := "net::ERR_FAILED"
+	raw, err := conn.call(ctx, page.session, "Runtime.evaluate", map[string]any{"expression": inpage.CDPNetError, "returnByValue": true})
+	var r struct {
+		Result struct {
+			Value string `json:"value"`
+		} `json:"result"`
+	}
+	if err == nil && json.Unmarshal(raw, &r) == nil && r.Result.Value != "" {
+		code = "net::" + r.Result.Value
+	}
+	return &navigationFailure{code + " at " + url}
+}
+
+// navigationFailure is a navigation that ended on Chromium's error page.
+type navigationFailure struct{ text string }
+
+func (f *navigationFailure) Error() string { return f.text }
 
 // pageGone is the error of a call on a page that crashed or closed, in the words of
 // Playwright's route.
@@ -639,6 +696,10 @@ func (e *cdpEngine) navigateTo(ctx context.Context, url string, load bool) (*cdp
 		return nil, nil, err
 	}
 	if err := e.replaceTo(ctx, conn, page, url, load); err != nil {
+		var nf *navigationFailure
+		if errors.As(err, &nf) { // the page is live, on its error page: the case's error
+			return nil, nil, e.errorf("%w", err)
+		}
 		return nil, nil, e.failed(ctx, "navigate to "+url, err)
 	}
 	return conn, page, nil

@@ -1,0 +1,1 @@
+(() => { const c = document.querySelector('.error-code'); if (c && c.textContent.trim()) return c.textContent.trim(); try { return String(loadTimeData.getValue('errorCode')); } catch (e) { return ''; } })()
