@@ -888,12 +888,7 @@ func (e *cdpEngine) newPage(ctx context.Context, conn *cdpConn) error {
 	if err := e.closeOthers(ctx, conn, page); err != nil {
 		return err
 	}
-	raw, err := e.evaluateJSON(ctx, conn, page, resetCheckJS, nil)
-	var st [2]any
-	if err == nil {
-		err = json.Unmarshal(raw, &st)
-	}
-	if err != nil || st[0] != firstHistoryLength || (st[1] != true && !e.refocus(ctx, conn, page)) {
+	if ok, err := e.freshAndFocused(ctx, conn, page); err != nil || !ok {
 		return errors.Join(err, errors.New("the new page is not fresh or has no focus"))
 	}
 	return nil

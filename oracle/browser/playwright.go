@@ -370,8 +370,7 @@ func cdpError(page playwright.Page, t *pageTracker, err error) error {
 		return err
 	case !t.pageOpen(page):
 		return fmt.Errorf("%w: %w", playwright.ErrTargetClosed, err)
-	case strings.Contains(s, "Cannot find context with specified id"), strings.Contains(s, "Inspected target navigated or closed"),
-		strings.Contains(s, "Execution context was destroyed."):
+	case contextGone(s):
 		return evaluateError("Execution context was destroyed, most likely because of a navigation.")
 	}
 	return err
