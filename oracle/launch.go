@@ -738,34 +738,31 @@ func settingsFor(cfg Config) (browser.LaunchSettings, error) {
 	return s, nil
 }
 
-// firefoxRoute is the route of the system Firefox: cfg.FirefoxRoute, where "" and
-// auto mean the oracle's own BiDi client (half the CPU of a case with a script, and no
-// user activation given to the case: docs/bidi-route.md), except under a launch profile
-// that emulates hardware, which only Playwright's route applies.
+// firefoxRoute is the route of the system Firefox: the oracle's own BiDi client by
+// default (half the CPU of a case with a script, and no user activation given to the
+// case: docs/bidi-route.md).
 func (cfg Config) firefoxRoute() string {
-	switch cfg.FirefoxRoute {
-	case "", browser.FirefoxRouteAuto:
-		if cfg.Profile.Emulation != nil {
-			return browser.FirefoxRoutePlaywright
-		}
-		return browser.FirefoxRouteBiDi
-	}
-	return cfg.FirefoxRoute
+	return cfg.ownRouteUnlessEmulated(cfg.FirefoxRoute, browser.FirefoxRouteBiDi)
 }
 
-// chromiumRoute is the route of the system Chromium: cfg.ChromiumRoute, where "" and
-// auto mean the oracle's own CDP client (no Playwright driver relaying every case:
-// docs/cdp-route.md), except under a launch profile that emulates hardware, which only
-// Playwright's route applies.
+// chromiumRoute is the route of the system Chromium: the oracle's own CDP client by
+// default (no Playwright driver relaying every case: docs/cdp-route.md).
 func (cfg Config) chromiumRoute() string {
-	switch cfg.ChromiumRoute {
+	return cfg.ownRouteUnlessEmulated(cfg.ChromiumRoute, browser.ChromiumRouteCDP)
+}
+
+// ownRouteUnlessEmulated is a route flag's value, where "" and auto mean own, the
+// oracle's own client, except under a launch profile that emulates hardware, which
+// only Playwright's route applies. Both flags spell auto and playwright alike.
+func (cfg Config) ownRouteUnlessEmulated(flag, own string) string {
+	switch flag {
 	case "", browser.ChromiumRouteAuto:
 		if cfg.Profile.Emulation != nil {
 			return browser.ChromiumRoutePlaywright
 		}
-		return browser.ChromiumRouteCDP
+		return own
 	}
-	return cfg.ChromiumRoute
+	return flag
 }
 
 // launchEngine launches one page of engine with this process's launch settings
