@@ -15,11 +15,11 @@ import (
 	"github.com/layout-oracle/oracle/internal/proctree"
 )
 
-// playwrightChromiumSwitches are the switches Playwright's headless Chromium launch
+// PlaywrightChromiumSwitches are the switches Playwright's headless Chromium launch
 // gives (Playwright 1.5x's chromiumSwitches and its headless ones, read off the
 // command line of a Chromium the Playwright route launched), before the oracle's own
 // (LaunchSettings.ChromiumArgs) and its profile and pipe.
-var playwrightChromiumSwitches = strings.Fields(`--disable-field-trial-config --disable-background-networking
+var PlaywrightChromiumSwitches = strings.Fields(`--disable-field-trial-config --disable-background-networking
 --disable-background-timer-throttling --disable-backgrounding-occluded-windows --disable-back-forward-cache
 --disable-breakpad --disable-client-side-phishing-detection --disable-component-extensions-with-background-pages
 --disable-component-update --no-default-browser-check --disable-default-apps --disable-dev-shm-usage
@@ -69,7 +69,7 @@ func (e *cdpEngine) startChromium() (*cdpProc, error) {
 		os.RemoveAll(profile)
 		return nil, err
 	}
-	args := append(append([]string{}, playwrightChromiumSwitches...), chromiumArgs(e.opts.Args)...)
+	args := append(append([]string{}, PlaywrightChromiumSwitches...), chromiumArgs(e.opts.Args)...)
 	args = append(args, "--user-data-dir="+profile, "--remote-debugging-pipe", "--no-startup-window")
 	out := newTailLog(e.log.With().Str("proc", "chromium").Logger())
 	cmd := exec.Command(exe, args...)

@@ -35,23 +35,6 @@ import (
 	"github.com/layout-oracle/oracle/scripts/speed/internal/probecase"
 )
 
-// playwrightSwitches are the switches Playwright 1.5x's chromium launch adds for a
-// headless browser (read off the oracle's own Chromium's command line), less its
-// proxy, profile and pipe.
-var playwrightSwitches = strings.Fields(`--disable-field-trial-config --disable-background-networking
---disable-background-timer-throttling --disable-backgrounding-occluded-windows --disable-back-forward-cache
---disable-breakpad --disable-client-side-phishing-detection --disable-component-extensions-with-background-pages
---disable-component-update --no-default-browser-check --disable-default-apps --disable-dev-shm-usage
---disable-extensions --disable-features=AvoidUnnecessaryBeforeUnloadCheckSync,DestroyProfileOnBrowserClose,DialMediaRouteProvider,GlobalMediaControls,HttpsUpgrades,LensOverlay,MediaRouter,PaintHolding,ThirdPartyStoragePartitioning,BlockOriginHeaderModificationOnRedirect,AvoidCorsURLLoaderRestartOnRedirect,Translate,AutoDeElevate,OptimizationHints,NetworkTimeServiceQuerying,AimEnabled
---enable-features=CDPScreenshotNewSurface --allow-pre-commit-input --disable-hang-monitor
---disable-ipc-flooding-protection --disable-popup-blocking --disable-prompt-on-repost --disable-renderer-backgrounding
---force-color-profile=srgb --metrics-recording-only --no-first-run --password-store=basic --use-mock-keychain
---no-service-autorun --export-tagged-pdf --disable-search-engine-choice-screen --unsafely-disable-devtools-self-xss-warnings
---headless --hide-scrollbars --mute-audio
---blink-settings=primaryHoverType=2,availableHoverTypes=2,primaryPointerType=4,availablePointerTypes=4
---disable-site-isolation-trials --no-startup-window --noerrdialogs --ozone-platform=headless
---ozone-override-screen-size=800,600 --use-angle=swiftshader-webgl`)
-
 type cdpCommand struct {
 	method string
 	params map[string]any
@@ -154,8 +137,9 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(profile)
-	args := append(append(slices.Clone(playwrightSwitches), browser.ChromiumArgs...),
-		"--user-data-dir="+profile, "--remote-debugging-port=0")
+	// The CDP route's own list of Playwright's switches (oracle/browser/cdp_process.go).
+	args := append(append(slices.Clone(browser.PlaywrightChromiumSwitches), browser.ChromiumArgs...),
+		"--user-data-dir="+profile, "--remote-debugging-port=0", "--no-startup-window")
 	if !*sandbox {
 		args = append(args, "--no-sandbox")
 	}
