@@ -2,12 +2,13 @@ package browser
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 )
 
 // OpenWindows counts what e's browser has open: pages and contexts (Playwright),
 // window handles and one session (WebDriver), top-level browsing contexts and one
-// session (BiDi). The oracle's isolation tests use it to see, from outside the page,
+// session (BiDi), page targets and browser contexts (CDP). The oracle's isolation tests use it to see, from outside the page,
 // what a case left behind.
 func OpenWindows(ctx context.Context, e Engine) (pages, contexts int, err error) {
 	switch e := e.(type) {
@@ -24,11 +25,13 @@ func OpenWindows(ctx context.Context, e Engine) (pages, contexts int, err error)
 		}
 		tops, err := topContexts(ctx, conn)
 		return len(tops), 1, err
+	case *cdpEngine:
+		return e.windowCount(ctx)
 	}
 	return 0, 0, fmt.Errorf("unknown engine type %T", e)
 }
 
-// ContentProcesses are the pids of a Playwright or BiDi engine's content processes
+// ContentProcesses are the pids of a Playwright, CDP or BiDi engine's content processes
 // (Chromium's renderers, Firefox's web content; processTree and contentProcess, as the
 // sandbox check finds them); nil for WebDriver's. The oracle's process-model test counts them.
 func ContentProcesses(e Engine) map[int]bool {
@@ -44,6 +47,12 @@ func ContentProcesses(e Engine) map[int]bool {
 			roots = []int{e.proc.cmd.Process.Pid}
 		}
 		e.mu.Unlock()
+	case *cdpEngine:
+		e.mu.Lock()
+		if e.proc != nil {
+			roots = []int{e.proc.cmd.Process.Pid}
+		}
+		e.mu.Unlock()
 	default:
 		return nil
 	}
@@ -54,4 +63,44 @@ func ContentProcesses(e Engine) map[int]bool {
 		}
 	}
 	return out
+}
+
+// windowCount is what the browser has open, as Playwright's windowCount counts it:
+// every page target, and every browser context but the default one (Playwright's
+// Browser.Contexts lists only the contexts it made).
+func (e *cdpEngine) windowCount(ctx context.Context) (pages, contexts int, err error) {
+	e.mu.Lock()
+	conn := e.conn
+	e.mu.Unlock()
+	if conn == nil {
+		return 0, 0, fmt.Errorf("chromium: no CDP connection")
+	}
+	raw, err := conn.call(ctx, "", "Target.getTargets", nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	var t struct {
+		TargetInfos []struct {
+			Type string `json:"type"`
+		} `json:"targetInfos"`
+	}
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return 0, 0, err
+	}
+	for _, ti := range t.TargetInfos {
+		if ti.Type == "page" {
+			pages++
+		}
+	}
+	raw, err = conn.call(ctx, "", "Target.getBrowserContexts", nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	var c struct {
+		BrowserContextIDs []string `json:"browserContextIds"`
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return 0, 0, err
+	}
+	return pages, len(c.BrowserContextIDs), nil
 }
