@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/layout-oracle/oracle/inpage"
@@ -49,22 +48,13 @@ type BiDiOptions struct {
 // over one BiDi session. The oracle calls it one call at a time; Health, Keep and
 // Close may run beside a call.
 type bidiEngine struct {
-	opts       BiDiOptions
-	exe, route string
-	version    string // the first session's browserVersion; a relaunch must match it
-	log        zerolog.Logger
+	ownBrowser[*bidiProc, *bidiConn] // the process, the session's connection, relaunch, health
+	opts                             BiDiOptions
 
-	mu     sync.Mutex
-	proc   *bidiProc
-	conn   *bidiConn
-	page   string // the page's browsing context id
-	blank  bool   // the page is on the about:blank the reset's navigation made, no case in it yet
-	kept   bool   // the page holds an inert case (Keep) the next Load writes over
-	broken string // why the next call relaunches the browser ("": it need not)
-	health Health
-	closed bool
-	// bundledAbsent: see BundledAbsent (launch.go).
-	bundledAbsent string
+	// Under mu:
+	page  string // the page's browsing context id
+	blank bool   // the page is on the about:blank the reset's navigation made, no case in it yet
+	kept  bool   // the page holds an inert case (Keep) the next Load writes over
 }
 
 // LaunchBiDi launches Firefox and opens its page at the spec's viewport.
@@ -72,30 +62,23 @@ func LaunchBiDi(ctx context.Context, opts BiDiOptions, log zerolog.Logger) (Engi
 	if opts.MaxReply <= 0 {
 		opts.MaxReply = defaultMaxReply
 	}
-	e := &bidiEngine{opts: opts, exe: orDefault(opts.ExecutablePath, SystemFirefox), log: log.With().Str("engine", Firefox).Logger()}
+	e := &bidiEngine{opts: opts}
+	e.name, e.exe, e.log = Firefox, orDefault(opts.ExecutablePath, SystemFirefox), log.With().Str("engine", Firefox).Logger()
 	e.route = "bidi " + e.exe + " WebDriver BiDi (oracle's own client)"
-	start := time.Now()
-	if err := e.start(ctx); err != nil {
+	e.connLost = errBiDiGone.Error()
+	e.start = e.startBrowser
+	if err := e.launch(ctx); err != nil {
 		return nil, err
 	}
-	e.log.Info().Str("version", e.version).Str("route", e.route).Dur("launch", time.Since(start)).Msg("engine launched")
 	return e, nil
 }
-
-func (e *bidiEngine) Name() string    { return Firefox }
-func (e *bidiEngine) Version() string { return e.version }
-func (e *bidiEngine) Route() string   { return e.route }
 
 // RunsInitScripts says the recorder arrives by preload script, not inline.
 func (e *bidiEngine) RunsInitScripts() bool { return len(e.opts.InitScripts) > 0 }
 
-func (e *bidiEngine) errorf(format string, args ...any) error {
-	return engineErrorf(Firefox, format, args...)
-}
-
-// start launches Firefox, opens the session and sets up its page; on any failure
-// nothing it started is left running.
-func (e *bidiEngine) start(ctx context.Context) error {
+// startBrowser launches Firefox, opens the session and sets up its page; on any
+// failure nothing it started is left running.
+func (e *bidiEngine) startBrowser(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 180*time.Second) // session.new alone took 11 s at load average 40
 	defer cancel()
 	p, err := e.startFirefox(ctx)
@@ -110,22 +93,7 @@ func (e *bidiEngine) start(ctx context.Context) error {
 		p.kill()
 		return e.errorf("session: %w (firefox: %s)", err, p.out.tail())
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		conn.close()
-		p.kill()
-		return e.errorf("engine closed")
-	}
-	if e.version == "" {
-		e.version = version
-	} else if version != e.version {
-		conn.close()
-		p.kill()
-		return e.errorf("%w from %s to %s on relaunch", ErrVersionChanged, e.version, version)
-	}
-	e.proc, e.conn, e.page, e.blank, e.kept, e.broken = p, conn, page, false, false, ""
-	return nil
+	return e.adopt(p, conn, version, func() { e.page, e.blank, e.kept = page, false, false })
 }
 
 // openSession dials p's BiDi endpoint, starts the session and prepares the page.
@@ -313,16 +281,7 @@ func rejectedWithoutStack(err error) (string, bool) {
 // dead connection, browser or content process. The error is the deadline's, or the
 // engine's naming op.
 func (e *bidiEngine) failed(ctx context.Context, op string, err error) error {
-	reason := op + ": " + firstLine(err)
-	if ctx.Err() != nil {
-		reason = opOf(ctx) + " did not finish in time"
-	}
-	e.mu.Lock()
-	if e.broken == "" {
-		e.broken = reason
-	}
-	e.mu.Unlock()
-	e.log.Warn().Str("op", opOf(ctx)).Err(err).Msg(reason + "; the browser relaunches on the next call")
+	e.breakFor(ctx, op, err)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -660,110 +619,6 @@ func (e *bidiEngine) Prepare(ctx context.Context) error {
 	return e.relaunch(ctx, reason)
 }
 
-// ensure relaunches the browser when a call found it broken, or its process or
-// connection is gone.
-func (e *bidiEngine) ensure(ctx context.Context) error {
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
-		return e.errorf("engine closed")
-	}
-	reason := e.relaunchReasonLocked()
-	e.mu.Unlock()
-	if reason == "" {
-		return nil
-	}
-	return e.relaunch(ctx, reason)
-}
-
-// relaunchReasonLocked says why the next call must relaunch the browser: a call found
-// it broken, or its process or connection is gone; "" when it need not. e.mu is held.
-func (e *bidiEngine) relaunchReasonLocked() string {
-	switch {
-	case e.broken != "":
-		return e.broken
-	case e.proc == nil:
-		return "no browser"
-	case !e.proc.alive():
-		return "browser exited"
-	case e.conn == nil || !e.conn.alive():
-		return "WebDriver BiDi connection closed"
-	}
-	return ""
-}
-
-// relaunch kills the browser and launches it again, with backoff. It runs outside
-// the caller's deadline (a relaunch takes seconds): a hung case must not leave the
-// engine without a browser.
-func (e *bidiEngine) relaunch(ctx context.Context, reason string) error {
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
-		return e.errorf("engine closed")
-	}
-	e.health = Health{State: StateRestarting, Restarts: e.health.Restarts + 1, Reason: reason}
-	p, conn := e.proc, e.conn
-	e.proc, e.conn, e.broken = nil, nil, "relaunching"
-	e.mu.Unlock()
-	if conn != nil {
-		conn.close()
-	}
-	if p != nil {
-		p.kill()
-	}
-	ctx = context.WithoutCancel(ctx)
-	start := time.Now()
-	var err error
-	for i, wait := range relaunchBackoff {
-		time.Sleep(wait)
-		if err = e.start(ctx); err == nil {
-			e.mu.Lock()
-			e.health.State = StateReady
-			e.mu.Unlock()
-			e.log.Info().Int("attempt", i+1).Str("reason", reason).Dur("took", time.Since(start)).Msg("browser relaunched")
-			return nil
-		}
-		e.mu.Lock()
-		closed := e.closed
-		e.mu.Unlock()
-		if closed {
-			return e.errorf("engine closed")
-		}
-		e.log.Warn().Int("attempt", i+1).Err(err).Msg("relaunch failed")
-	}
-	e.mu.Lock()
-	e.health.State, e.health.Reason = StateFailed, err.Error()
-	e.broken = "relaunch failed"
-	e.mu.Unlock()
-	return e.errorf("relaunch failed: %w", err)
-}
-
-// Health says what the next call meets: a dead browser or connection, or a page a
-// call left broken, is "restarting" (the next call relaunches it).
-func (e *bidiEngine) Health() Health {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	h := e.health.reported()
-	if h.State != StateReady || e.closed {
-		return h
-	}
-	if reason := e.relaunchReasonLocked(); reason != "" {
-		h.State, h.Reason = StateRestarting, reason+"; the browser relaunches on the next call"
-	}
-	return h
-}
-
-// Sandbox is the browser's sandbox as /proc shows it now.
-func (e *bidiEngine) Sandbox() SandboxState {
-	e.mu.Lock()
-	var pids []int
-	if e.proc != nil {
-		pids = []int{e.proc.cmd.Process.Pid}
-	}
-	e.mu.Unlock()
-	return inspectSandbox(Firefox, pids)
-}
-
 // Screenshot is BiDi's browsingContext.captureScreenshot of the viewport.
 func (e *bidiEngine) Screenshot(ctx context.Context) ([]byte, error) {
 	if err := e.ensure(ctx); err != nil {
@@ -781,24 +636,4 @@ func (e *bidiEngine) Screenshot(ctx context.Context) ([]byte, error) {
 		return nil, e.errorf("screenshot: %w", err)
 	}
 	return base64.StdEncoding.DecodeString(s.Data)
-}
-
-// Close kills the browser and removes its profile. Safe to call twice.
-func (e *bidiEngine) Close() error {
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
-		return nil
-	}
-	e.closed = true
-	p, conn := e.proc, e.conn
-	e.proc, e.conn = nil, nil
-	e.mu.Unlock()
-	if conn != nil {
-		conn.close()
-	}
-	if p != nil {
-		p.kill()
-	}
-	return nil
 }

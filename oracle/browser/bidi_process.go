@@ -218,3 +218,6 @@ func (p *bidiProc) alive() bool {
 		return true
 	}
 }
+
+// pid is Firefox's parent process, the root of its tree.
+func (p *bidiProc) pid() int { return p.cmd.Process.Pid }

@@ -52,23 +52,14 @@ type CDPOptions struct {
 // own, as Playwright's pages are), reached over the debugging pipe. The oracle calls
 // it one call at a time; Health, Keep and Close may run beside a call.
 type cdpEngine struct {
-	opts       CDPOptions
-	exe, route string
-	version    string // the first launch's; a relaunch must match it
-	log        zerolog.Logger
+	ownBrowser[*cdpProc, *cdpConn] // the process, the pipe's connection, relaunch, health
+	opts                           CDPOptions
 
-	mu     sync.Mutex
-	proc   *cdpProc
-	conn   *cdpConn
-	bctx   string   // the browser context every page opens in
-	page   *cdpPage // nil: none open (a case closed it); the next call opens one
-	blank  bool     // the page is on the about:blank the reset's navigation made, no case in it yet
-	kept   bool     // the page holds an inert case (Keep) the next Load writes over
-	broken string   // why the next call relaunches the browser ("": it need not)
-	health Health
-	closed bool
-	// bundledAbsent: see BundledAbsent (launch.go).
-	bundledAbsent string
+	// Under mu:
+	bctx  string   // the browser context every page opens in
+	page  *cdpPage // nil: none open (a case closed it); the next call opens one
+	blank bool     // the page is on the about:blank the reset's navigation made, no case in it yet
+	kept  bool     // the page holds an inert case (Keep) the next Load writes over
 }
 
 // cdpPage is the page's target and session, and what its events said: the main
@@ -142,30 +133,23 @@ func LaunchCDP(ctx context.Context, opts CDPOptions, log zerolog.Logger) (Engine
 	if opts.MaxReply <= 0 {
 		opts.MaxReply = defaultMaxReply
 	}
-	e := &cdpEngine{opts: opts, exe: orDefault(opts.ExecutablePath, SystemChromium), log: log.With().Str("engine", Chromium).Logger()}
+	e := &cdpEngine{opts: opts}
+	e.name, e.exe, e.log = Chromium, orDefault(opts.ExecutablePath, SystemChromium), log.With().Str("engine", Chromium).Logger()
 	e.route = "cdp " + e.exe + " Chrome DevTools Protocol (oracle's own client)"
-	start := time.Now()
-	if err := e.start(ctx); err != nil {
+	e.connLost = errCDPGone.Error()
+	e.start, e.pageReasonLocked = e.startBrowser, e.pageCrashedLocked
+	if err := e.launch(ctx); err != nil {
 		return nil, err
 	}
-	e.log.Info().Str("version", e.version).Str("route", e.route).Dur("launch", time.Since(start)).Msg("engine launched")
 	return e, nil
 }
-
-func (e *cdpEngine) Name() string    { return Chromium }
-func (e *cdpEngine) Version() string { return e.version }
-func (e *cdpEngine) Route() string   { return e.route }
 
 // RunsInitScripts says the recorder arrives by init script, not inline.
 func (e *cdpEngine) RunsInitScripts() bool { return len(e.opts.InitScripts) > 0 }
 
-func (e *cdpEngine) errorf(format string, args ...any) error {
-	return engineErrorf(Chromium, format, args...)
-}
-
-// start launches Chromium, sets up its browser context and opens the page; on any
+// startBrowser launches Chromium, sets up its browser context and opens the page; on any
 // failure nothing it started is left running.
-func (e *cdpEngine) start(ctx context.Context) error {
+func (e *cdpEngine) startBrowser(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	p, err := e.startChromium()
@@ -179,22 +163,7 @@ func (e *cdpEngine) start(ctx context.Context) error {
 		p.kill()
 		return e.errorf("session: %w (chromium: %s)", err, p.out.tail())
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		conn.close()
-		p.kill()
-		return e.errorf("engine closed")
-	}
-	if e.version == "" {
-		e.version = version
-	} else if version != e.version {
-		conn.close()
-		p.kill()
-		return e.errorf("%w from %s to %s on relaunch", ErrVersionChanged, e.version, version)
-	}
-	e.proc, e.conn, e.bctx, e.page, e.blank, e.kept, e.broken = p, conn, bctx, page, false, false, ""
-	return nil
+	return e.adopt(p, conn, version, func() { e.bctx, e.page, e.blank, e.kept = bctx, page, false, false })
 }
 
 // openBrowser reads the build, makes the browser context (downloads refused, the
@@ -629,16 +598,7 @@ func (e *cdpEngine) evaluateJSON(ctx context.Context, conn *cdpConn, page *cdpPa
 // it), and a crash or a dead pipe leaves nothing to call. The error is the deadline's,
 // or the engine's naming op.
 func (e *cdpEngine) failed(ctx context.Context, op string, err error) error {
-	reason := op + ": " + firstLine(err)
-	if ctx.Err() != nil {
-		reason = opOf(ctx) + " did not finish in time"
-	}
-	e.mu.Lock()
-	if e.broken == "" {
-		e.broken = reason
-	}
-	e.mu.Unlock()
-	e.log.Warn().Str("op", opOf(ctx)).Err(err).Msg(reason + "; the browser relaunches on the next call")
+	e.breakFor(ctx, op, err)
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
@@ -952,111 +912,12 @@ func (e *cdpEngine) Prepare(ctx context.Context) error {
 	return e.relaunch(ctx, reason)
 }
 
-// ensure relaunches the browser when a call found it broken, or its process or
-// connection is gone.
-func (e *cdpEngine) ensure(ctx context.Context) error {
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
-		return e.errorf("engine closed")
-	}
-	reason := e.relaunchReasonLocked()
-	e.mu.Unlock()
-	if reason == "" {
-		return nil
-	}
-	return e.relaunch(ctx, reason)
-}
-
-// relaunchReasonLocked says why the next call must relaunch the browser: a call found
-// it broken, the page crashed, or its process or pipe is gone; "" when it need not.
-// e.mu is held.
-func (e *cdpEngine) relaunchReasonLocked() string {
-	switch {
-	case e.broken != "":
-		return e.broken
-	case e.proc == nil:
-		return "no browser"
-	case !e.proc.alive():
-		return "browser exited"
-	case e.conn == nil || !e.conn.alive():
-		return "CDP pipe closed"
-	case e.page != nil && e.page.isCrashed():
+// pageCrashedLocked is the page's relaunch reason: its renderer died. e.mu is held.
+func (e *cdpEngine) pageCrashedLocked() string {
+	if e.page != nil && e.page.isCrashed() {
 		return "page crashed"
 	}
 	return ""
-}
-
-// relaunch kills the browser and launches it again, with backoff. It runs outside
-// the caller's deadline (a relaunch takes seconds): a hung case must not leave the
-// engine without a browser.
-func (e *cdpEngine) relaunch(ctx context.Context, reason string) error {
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
-		return e.errorf("engine closed")
-	}
-	e.health = Health{State: StateRestarting, Restarts: e.health.Restarts + 1, Reason: reason}
-	p, conn := e.proc, e.conn
-	e.proc, e.conn, e.page, e.broken = nil, nil, nil, "relaunching"
-	e.mu.Unlock()
-	if conn != nil {
-		conn.close()
-	}
-	if p != nil {
-		p.kill()
-	}
-	ctx = context.WithoutCancel(ctx)
-	start := time.Now()
-	var err error
-	for i, wait := range relaunchBackoff {
-		time.Sleep(wait)
-		if err = e.start(ctx); err == nil {
-			e.mu.Lock()
-			e.health.State = StateReady
-			e.mu.Unlock()
-			e.log.Info().Int("attempt", i+1).Str("reason", reason).Dur("took", time.Since(start)).Msg("browser relaunched")
-			return nil
-		}
-		e.mu.Lock()
-		closed := e.closed
-		e.mu.Unlock()
-		if closed {
-			return e.errorf("engine closed")
-		}
-		e.log.Warn().Int("attempt", i+1).Err(err).Msg("relaunch failed")
-	}
-	e.mu.Lock()
-	e.health.State, e.health.Reason = StateFailed, err.Error()
-	e.broken = "relaunch failed"
-	e.mu.Unlock()
-	return e.errorf("relaunch failed: %w", err)
-}
-
-// Health says what the next call meets: a dead browser or pipe, a crashed page, or a
-// page a call left broken, is "restarting" (the next call relaunches it).
-func (e *cdpEngine) Health() Health {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	h := e.health.reported()
-	if h.State != StateReady || e.closed {
-		return h
-	}
-	if reason := e.relaunchReasonLocked(); reason != "" {
-		h.State, h.Reason = StateRestarting, reason+"; the browser relaunches on the next call"
-	}
-	return h
-}
-
-// Sandbox is the browser's sandbox as /proc shows it now.
-func (e *cdpEngine) Sandbox() SandboxState {
-	e.mu.Lock()
-	var pids []int
-	if e.proc != nil {
-		pids = []int{e.proc.cmd.Process.Pid}
-	}
-	e.mu.Unlock()
-	return inspectSandbox(Chromium, pids)
 }
 
 // Screenshot is the page's viewport as PNG (Page.captureScreenshot).
@@ -1079,24 +940,4 @@ func (e *cdpEngine) Screenshot(ctx context.Context) ([]byte, error) {
 		return nil, e.errorf("screenshot: %w", err)
 	}
 	return base64.StdEncoding.DecodeString(s.Data)
-}
-
-// Close kills the browser and removes its profile. Safe to call twice.
-func (e *cdpEngine) Close() error {
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
-		return nil
-	}
-	e.closed = true
-	p, conn := e.proc, e.conn
-	e.proc, e.conn = nil, nil
-	e.mu.Unlock()
-	if conn != nil {
-		conn.close()
-	}
-	if p != nil {
-		p.kill()
-	}
-	return nil
 }

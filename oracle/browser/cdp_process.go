@@ -124,3 +124,6 @@ func (p *cdpProc) alive() bool {
 		return true
 	}
 }
+
+// pid is Chromium's browser process, the root of its tree.
+func (p *cdpProc) pid() int { return p.cmd.Process.Pid }

@@ -42,17 +42,9 @@ func ContentProcesses(e Engine) map[int]bool {
 		roots = append(roots, e.pids...)
 		e.mu.Unlock()
 	case *bidiEngine:
-		e.mu.Lock()
-		if e.proc != nil {
-			roots = []int{e.proc.cmd.Process.Pid}
-		}
-		e.mu.Unlock()
+		roots = e.pids()
 	case *cdpEngine:
-		e.mu.Lock()
-		if e.proc != nil {
-			roots = []int{e.proc.cmd.Process.Pid}
-		}
-		e.mu.Unlock()
+		roots = e.pids()
 	default:
 		return nil
 	}
