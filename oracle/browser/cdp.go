@@ -788,30 +788,48 @@ func (e *cdpEngine) refocus(ctx context.Context, conn *cdpConn, page *cdpPage) b
 // otherPages lists the page targets of the engine's context but page: the popups and
 // windows a case opened.
 func (e *cdpEngine) otherPages(ctx context.Context, conn *cdpConn, page *cdpPage) ([]string, error) {
-	raw, err := conn.call(ctx, "", "Target.getTargets", nil)
+	pages, err := pageTargets(ctx, conn)
 	if err != nil {
-		return nil, err
-	}
-	var t struct {
-		TargetInfos []struct {
-			TargetID         string `json:"targetId"`
-			Type             string `json:"type"`
-			BrowserContextID string `json:"browserContextId"`
-		} `json:"targetInfos"`
-	}
-	if err := json.Unmarshal(raw, &t); err != nil {
 		return nil, err
 	}
 	e.mu.Lock()
 	bctx := e.bctx
 	e.mu.Unlock()
 	var others []string
-	for _, ti := range t.TargetInfos {
-		if ti.Type == "page" && ti.BrowserContextID == bctx && ti.TargetID != page.target {
-			others = append(others, ti.TargetID)
+	for _, t := range pages {
+		if t.BrowserContextID == bctx && t.TargetID != page.target {
+			others = append(others, t.TargetID)
 		}
 	}
 	return others, nil
+}
+
+// cdpTarget is what Target.getTargets says of one target.
+type cdpTarget struct {
+	TargetID         string `json:"targetId"`
+	Type             string `json:"type"`
+	BrowserContextID string `json:"browserContextId"`
+}
+
+// pageTargets are the browser's page targets, in every browser context.
+func pageTargets(ctx context.Context, conn *cdpConn) ([]cdpTarget, error) {
+	raw, err := conn.call(ctx, "", "Target.getTargets", nil)
+	if err != nil {
+		return nil, err
+	}
+	var t struct {
+		TargetInfos []cdpTarget `json:"targetInfos"`
+	}
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return nil, err
+	}
+	var pages []cdpTarget
+	for _, ti := range t.TargetInfos {
+		if ti.Type == "page" {
+			pages = append(pages, ti)
+		}
+	}
+	return pages, nil
 }
 
 // closeOthers closes every page of the context but page, without their beforeunload:

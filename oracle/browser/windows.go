@@ -8,8 +8,8 @@ import (
 
 // OpenWindows counts what e's browser has open: pages and contexts (Playwright),
 // window handles and one session (WebDriver), top-level browsing contexts and one
-// session (BiDi), page targets and browser contexts (CDP). The oracle's isolation tests use it to see, from outside the page,
-// what a case left behind.
+// session (BiDi), page targets and browser contexts (CDP). The oracle's isolation
+// tests use it to see, from outside the page, what a case left behind.
 func OpenWindows(ctx context.Context, e Engine) (pages, contexts int, err error) {
 	switch e := e.(type) {
 	case *playwrightEngine:
@@ -41,9 +41,7 @@ func ContentProcesses(e Engine) map[int]bool {
 		e.mu.Lock()
 		roots = append(roots, e.pids...)
 		e.mu.Unlock()
-	case *bidiEngine:
-		roots = e.pids()
-	case *cdpEngine:
+	case interface{ pids() []int }: // the own-client routes (ownBrowser)
 		roots = e.pids()
 	default:
 		return nil
@@ -67,24 +65,11 @@ func (e *cdpEngine) windowCount(ctx context.Context) (pages, contexts int, err e
 	if conn == nil {
 		return 0, 0, fmt.Errorf("chromium: no CDP connection")
 	}
-	raw, err := conn.call(ctx, "", "Target.getTargets", nil)
+	all, err := pageTargets(ctx, conn)
 	if err != nil {
 		return 0, 0, err
 	}
-	var t struct {
-		TargetInfos []struct {
-			Type string `json:"type"`
-		} `json:"targetInfos"`
-	}
-	if err := json.Unmarshal(raw, &t); err != nil {
-		return 0, 0, err
-	}
-	for _, ti := range t.TargetInfos {
-		if ti.Type == "page" {
-			pages++
-		}
-	}
-	raw, err = conn.call(ctx, "", "Target.getBrowserContexts", nil)
+	raw, err := conn.call(ctx, "", "Target.getBrowserContexts", nil)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -94,5 +79,5 @@ func (e *cdpEngine) windowCount(ctx context.Context) (pages, contexts int, err e
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return 0, 0, err
 	}
-	return pages, len(c.BrowserContextIDs), nil
+	return len(all), len(c.BrowserContextIDs), nil
 }
