@@ -3,6 +3,7 @@ package oracle
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/trace"
@@ -29,8 +30,20 @@ var errNoDocRoot = errors.New(`"url" needs the oracle started with --docroot DIR
 
 // checkDocument refuses what only the running oracle can know is wrong.
 func (o *Oracle) checkDocument(req *Request) error {
-	if req.URL != nil && (o.origin == nil || o.origin.docRoot() == nil) {
+	if req.URL == nil {
+		return nil
+	}
+	if o.origin == nil || o.origin.docRoot() == nil {
 		return errNoDocRoot
+	}
+	// The main document must be one the docroot serves: else every engine would
+	// measure (or trace) the 404 page, unanimously.
+	cu, err := splitCaseURL(*req.URL)
+	if err == nil {
+		err = o.origin.docRoot().document(cu.Rel)
+	}
+	if err != nil {
+		return fmt.Errorf(`"url": %q: %v`, *req.URL, err)
 	}
 	return nil
 }
