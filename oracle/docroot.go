@@ -192,26 +192,15 @@ var pathUnescaper = func() *strings.Replacer {
 // file (a directory, FIFO, socket or device): it is not served, as if absent.
 var errNotRegular = fmt.Errorf("%w: not a regular file", fs.ErrNotExist)
 
-// stat is the regular file at rel under the root, following symlinks only inside it;
-// anything else is an error, fs.ErrNotExist for what is there but not regular.
-func (d *docRoot) stat(rel string) (fs.FileInfo, error) {
-	st, err := d.root.Stat(rel)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, errNotRegular
-	}
-	return st, nil
-}
-
-// open opens a regular file under the root; anything else is not found (no
-// listing). It checks before opening, and opens non-blocking: open(2) of a FIFO
-// blocks until a writer comes, and of a device may act on it. The file is checked
-// again once open, in case it was replaced in between.
+// open opens a regular file under the root (symlinks followed inside it only);
+// anything else is not found (no listing). It stats before opening, and opens
+// non-blocking: open(2) of a FIFO blocks until a writer comes, and of a device may
+// act on it. The file is checked again once open, in case it was replaced between.
 func (d *docRoot) open(rel string) (*os.File, fs.FileInfo, error) {
-	if _, err := d.stat(rel); err != nil {
+	if st, err := d.root.Stat(rel); err != nil {
 		return nil, nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, nil, errNotRegular
 	}
 	f, err := d.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -223,35 +212,6 @@ func (d *docRoot) open(rel string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, errNotRegular
 	}
 	return f, st, nil
-}
-
-// document says why the root does not serve rel as a case's main document, nil when
-// it does: a regular file (symlinks followed inside the root only), or a wrapper the
-// docroot generates for a script test. Checked before any engine visits, so a "url"
-// the root cannot serve is a request error, never a dump of the 404 page.
-func (d *docRoot) document(rel string) error {
-	st, err := d.root.Stat(rel)
-	if err == nil && st.Mode().IsRegular() {
-		return nil
-	}
-	if _, _, werr := d.wrapper(rel, "/"+escapeDocPath(rel), ""); !errors.Is(werr, errNoWrapper) {
-		switch {
-		case werr == nil:
-			return nil
-		case werr == fs.ErrNotExist: // no script to generate the wrapper from
-			return errors.New("no such file under --docroot, and no script test to generate its wrapper from")
-		}
-		return fmt.Errorf("no such file under --docroot, and its script test's wrapper is not generated (%v)", werr)
-	}
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return errors.New("no such file under --docroot")
-	case err != nil:
-		return fmt.Errorf("not served by --docroot: %v", err)
-	case st.IsDir():
-		return errors.New("a directory, not a file (--docroot lists no directory)")
-	}
-	return fmt.Errorf("not a regular file (%s): --docroot serves regular files only", st.Mode().Type())
 }
 
 // read returns a regular file's bytes (for documents the oracle rewrites).
