@@ -269,6 +269,7 @@ func TestDocRootRefusesAFIFOWithoutBlocking(t *testing.T) {
 	for {
 		threads, fds := processThreadsAndFDs(t)
 		if threads <= threads0+8 && fds <= fds0+8 {
+			t.Logf("threads %d before, %d after; fds %d before, %d after", threads0, threads, fds0, fds)
 			break
 		}
 		if time.Now().After(deadline) {
