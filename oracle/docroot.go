@@ -13,6 +13,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/layout-oracle/oracle/inpage"
@@ -27,7 +28,20 @@ import (
 type docRoot struct {
 	dir  string // as given, for messages
 	root *os.Root
+	busy chan struct{} // a slot per handler at work on the root's files (admit)
 }
+
+// docRootHandlers bounds the docroot's handlers at work at once, each holding at most
+// one open file: a request over the bound waits docRootWait for a slot, then is 503,
+// so no client can make the origin hold open files (or memory, for the documents it
+// rewrites) without bound. Browsers keep at most a few dozen requests in flight per
+// page, and a handler of a regular file is done in microseconds unless its client
+// stops reading, which docRootWriteTimeout bounds.
+const (
+	docRootHandlers     = 128
+	docRootWait         = 2 * time.Second
+	docRootWriteTimeout = 30 * time.Second
+)
 
 func openDocRoot(dir string) (*docRoot, error) {
 	st, err := os.Stat(dir)
@@ -41,7 +55,32 @@ func openDocRoot(dir string) (*docRoot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--docroot: %w", err)
 	}
-	return &docRoot{dir: dir, root: root}, nil
+	return &docRoot{dir: dir, root: root, busy: make(chan struct{}, docRootHandlers)}, nil
+}
+
+// admit takes a handler slot for r, waiting at most docRootWait; false when none
+// came free (or r was cancelled), and then w has its 503. The returned release gives
+// the slot back.
+func (d *docRoot) admit(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	select {
+	case d.busy <- struct{}{}:
+	default:
+		t := time.NewTimer(docRootWait)
+		defer t.Stop()
+		select {
+		case d.busy <- struct{}{}:
+		case <-t.C:
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "docroot busy: too many requests at once", http.StatusServiceUnavailable)
+			return nil, false
+		case <-r.Context().Done():
+			http.Error(w, "docroot busy: request cancelled", http.StatusServiceUnavailable)
+			return nil, false
+		}
+	}
+	// A client that stops reading must not keep the slot (and the file) for good.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(docRootWriteTimeout))
+	return func() { <-d.busy }, true
 }
 
 func (d *docRoot) Close() error { return d.root.Close() }
@@ -149,16 +188,28 @@ var pathUnescaper = func() *strings.Replacer {
 	return strings.NewReplacer(pairs...)
 }()
 
-// open opens a regular file under the root; a directory is not found (no listing).
+// errNotRegular is a path under the root that names something other than a regular
+// file (a directory, FIFO, socket or device): it is not served, as if absent.
+var errNotRegular = fmt.Errorf("%w: not a regular file", fs.ErrNotExist)
+
+// open opens a regular file under the root (symlinks followed inside it only);
+// anything else is not found (no listing). It stats before opening, and opens
+// non-blocking: open(2) of a FIFO blocks until a writer comes, and of a device may
+// act on it. The file is checked again once open, in case it was replaced between.
 func (d *docRoot) open(rel string) (*os.File, fs.FileInfo, error) {
-	f, err := d.root.Open(rel)
+	if st, err := d.root.Stat(rel); err != nil {
+		return nil, nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, nil, errNotRegular
+	}
+	f, err := d.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, err
 	}
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {
 		f.Close()
-		return nil, nil, fs.ErrNotExist
+		return nil, nil, errNotRegular
 	}
 	return f, st, nil
 }
@@ -188,6 +239,11 @@ func (d *docRoot) serveFile(w http.ResponseWriter, r *http.Request, escapedPath 
 	if to, ok := wptRewrites[rel]; ok {
 		rel = to
 	}
+	release, ok := d.admit(w, r)
+	if !ok {
+		return
+	}
+	defer release()
 	if body, ct, err := d.wrapper(rel, r.URL.EscapedPath(), r.URL.RawQuery); !errors.Is(err, errNoWrapper) {
 		serveGenerated(w, body, ct, err)
 		return
@@ -450,6 +506,11 @@ func (o *origin) serveTraceDoc(w http.ResponseWriter, r *http.Request, key strin
 		d.serveFile(w, r, rest)
 		return
 	}
+	release, ok := d.admit(w, r)
+	if !ok {
+		return
+	}
+	defer release()
 	rec := page.recorder
 	o.mu.Lock()
 	cur, first := o.pages[key]

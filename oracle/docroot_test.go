@@ -11,7 +11,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -186,5 +188,163 @@ func TestSplitCaseURL(t *testing.T) {
 	for _, bad := range []string{"css/a.xht", "//host/a.xht", "http://x/a", "/a/../b", "/a/%2e%2e/b", "/", "/a\\b", "/a b"} {
 		_, err := splitCaseURL(bad)
 		assert.Error(t, err, bad)
+	}
+}
+
+// getStatus is rawGet for use off the test's goroutine: the status, or an error.
+func getStatus(port int, host, target string, within time.Duration) (int, error) {
+	conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), within)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(within))
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", target, host)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// processThreadsAndFDs is this process's thread and open fd counts (Linux /proc).
+func processThreadsAndFDs(t *testing.T) (threads, fds int) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+			fmt.Sscan(v, &threads)
+		}
+	}
+	ents, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	return threads, len(ents)
+}
+
+// A FIFO under the docroot is refused at once, as the page's document and as a
+// subresource, and parks nothing: open(2) of a FIFO blocks until a writer comes, so a
+// server that opens before it checks holds a thread and an fd per request for good.
+func TestDocRootRefusesAFIFOWithoutBlocking(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("counts threads and fds in /proc")
+	}
+	o, root := docRootOrigin(t)
+	require.NoError(t, syscall.Mkfifo(filepath.Join(root, "fifo.html"), 0o644))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(root, "dir", "fifo.css"), 0o644))
+	host := o.newHost()
+	tracePage, release := o.registerDoc(host, "fifo.html", "/*REC*/")
+	defer release()
+	targets := []string{"/fifo.html", "/dir/fifo.css", strings.TrimPrefix(tracePage, "http://"+host),
+		strings.TrimSuffix(strings.TrimPrefix(tracePage, "http://"+host), "fifo.html") + "dir/fifo.css"}
+	// Warm up the server's goroutines and the client side before counting.
+	_, err := getStatus(o.port, host, "/a.xht", 5*time.Second)
+	require.NoError(t, err)
+	threads0, fds0 := processThreadsAndFDs(t)
+
+	const n = 300
+	type result struct {
+		target string
+		code   int
+		err    error
+	}
+	results := make(chan result, n)
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		go func(target string) {
+			code, err := getStatus(o.port, host, target, 5*time.Second)
+			results <- result{target, code, err}
+		}(targets[i%len(targets)])
+	}
+	for i := 0; i < n; i++ {
+		r := <-results
+		require.NoError(t, r.err, "%s: the request was not answered", r.target)
+		assert.Equal(t, http.StatusNotFound, r.code, r.target)
+	}
+	t.Logf("%d requests for FIFOs answered in %v", n, time.Since(start))
+
+	// Nothing is left behind: no thread parked in open(2), no fd held.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		threads, fds := processThreadsAndFDs(t)
+		if threads <= threads0+8 && fds <= fds0+8 {
+			t.Logf("threads %d before, %d after; fds %d before, %d after", threads0, threads, fds0, fds)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %d requests for FIFOs: %d threads (was %d), %d fds (was %d)", n, threads, threads0, fds, fds0)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// And the server still serves.
+	code, _, body := rawGet(t, o, host, "/dir/c.html")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "<p>c", body)
+}
+
+// Over docRootHandlers handlers at work, a request waits docRootWait for a slot and
+// is then 503, not queued without bound. (A unit test of the bound: the slots are
+// taken by the test, standing in for handlers whose clients stopped reading.)
+func TestDocRootBoundsItsHandlersAtWork(t *testing.T) {
+	o, _ := docRootOrigin(t)
+	d := o.docRoot()
+	for i := 0; i < docRootHandlers; i++ {
+		d.busy <- struct{}{}
+	}
+	host := o.newHost()
+	start := time.Now()
+	code, _, body := rawGet(t, o, host, "/dir/c.html")
+	took := time.Since(start)
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Contains(t, body, "docroot busy")
+	assert.GreaterOrEqual(t, took, docRootWait)
+	assert.Less(t, took, docRootWait+3*time.Second)
+	// A slot freed while a request waits is taken by it.
+	go func() {
+		time.Sleep(docRootWait / 4)
+		<-d.busy
+	}()
+	code, _, body = rawGet(t, o, host, "/dir/c.html")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "<p>c", body)
+	for i := 0; i < docRootHandlers-1; i++ {
+		<-d.busy
+	}
+	assert.Len(t, d.busy, 0, "every handler gave its slot back")
+}
+
+// A url case's main document must be a file the docroot serves (or a wrapper it
+// generates): a missing file, a directory, a FIFO or a symlink out of the root is a
+// request error before any engine visits, never the 404 page measured unanimously.
+// (checkDocument is the first thing Handle does; this calls it on an Oracle with
+// only an origin, no engine. cmd/oracle's TestURLOfADocumentNotServedIsAnError
+// sends the same through the binary to the three engines.)
+func TestURLCaseOfADocumentTheDocRootDoesNotServeIsARequestError(t *testing.T) {
+	o, root := docRootOrigin(t)
+	require.NoError(t, syscall.Mkfifo(filepath.Join(root, "fifo.html"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "t"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "t", "s.any.js"), []byte("// META: global=window\ntest(() => {});\n"), 0o644))
+	or := &Oracle{origin: o}
+	check := func(url string) error { return or.checkDocument(&Request{URL: &url}) }
+	for _, ok := range []string{"/a.xht", "/dir/c.html?x=1#y", "/in.html", "/t/s.any.html"} {
+		assert.NoError(t, check(ok), ok)
+	}
+	for url, want := range map[string]string{
+		"/nope.html":           "no such file under --docroot",
+		"/dir/nope.html?x#y":   "no such file under --docroot",
+		"/dir":                 "a directory, not a file",
+		"/fifo.html":           "not a regular file",
+		"/out.txt":             "not served by --docroot",
+		"/outdir/secret.txt":   "not served by --docroot",
+		"/t/nope.any.html":     "no script test to generate its wrapper from",
+		"/t/s.any.worker.html": "wrapper is not generated",
+	} {
+		err := check(url)
+		if assert.Error(t, err, url) {
+			assert.Contains(t, err.Error(), want, url)
+			assert.Contains(t, err.Error(), fmt.Sprintf(`"url": %q`, url), url)
+			assert.NotContains(t, err.Error(), root, "the docroot's own path is not told")
+		}
 	}
 }

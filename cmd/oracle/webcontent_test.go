@@ -295,6 +295,41 @@ func TestURLRequestErrors(t *testing.T) {
 	}
 }
 
+// A url whose main document the docroot does not serve (a missing file, a directory,
+// a symlink out of it) is a request error for geometry, reflect and trace alike, not
+// the 404 page's dump measured unanimously or a trace of "not found\n". (Issue 40,
+// item 5; a FIFO and the wrappers are in oracle/docroot_test.go.) The oracle serves a
+// real document right after.
+func TestURLOfADocumentNotServedIsAnError(t *testing.T) {
+	c := wcOracle(t)
+	for url, want := range map[string]string{
+		"/oracle-tests/missing.html":    "no such file under --docroot",
+		"/oracle-tests":                 "a directory, not a file",
+		"/oracle-tests/escape-link.txt": "not served by --docroot",
+	} {
+		for _, op := range []string{"", "reflect", "trace"} {
+			req := map[string]any{"url": url}
+			switch op {
+			case "reflect":
+				req["op"], req["probes"] = op, []any{map[string]any{"selector": "#a", "attr": "id"}}
+			case "trace":
+				req["op"], req["script"] = op, "trace.value('text', document.body.textContent); trace.done()"
+			}
+			resp := c.send(t, req)
+			var fields []string
+			for k := range resp {
+				fields = append(fields, k)
+			}
+			msg, _ := resp["error"].(string)
+			assert.Contains(t, msg, want, "%s %s: an answer with %v", op, url, fields)
+			assert.Nil(t, resp["dumps"], "%s %s", op, url)
+			assert.Nil(t, resp["traces"], "%s %s", op, url)
+			assert.Nil(t, resp["states"], "%s %s", op, url)
+		}
+	}
+	dumpsOf(t, c, map[string]any{"url": "/oracle-tests/reftest-ref.html"})
+}
+
 // Reflection by url: a form control of a docroot page, read after the settle point.
 func TestReflectByURL(t *testing.T) {
 	c := wcOracle(t)

@@ -138,7 +138,7 @@ func requestsCmd(args []string, stdout, stderr io.Writer) int {
 		if *limit > 0 && tests >= *limit {
 			break
 		}
-		b, err := os.ReadFile(filepath.Join(*root, filepath.FromSlash(rel)))
+		b, err := readTreeFile(*root, rel)
 		if err != nil {
 			fmt.Fprintln(stderr, "wpt requests:", err)
 			continue
@@ -163,8 +163,8 @@ func requestsCmd(args []string, stdout, stderr io.Writer) int {
 			tests++
 			emit(client.Request{ID: url, URL: client.Str(url)}, kindReftest)
 			for _, ref := range refs {
-				if _, err := os.Stat(filepath.Join(*root, filepath.FromSlash(ref.Path))); err != nil {
-					fmt.Fprintf(stderr, "wpt requests: %s: reference %s: %v\n", rel, ref.Path, err)
+				if err := treeFile(*root, ref.Path); err != nil {
+					fmt.Fprintf(stderr, "wpt requests: %s: reference %v\n", rel, err)
 					continue
 				}
 				emit(client.Request{ID: "/" + ref.Path, URL: client.Str("/" + ref.Path)}, kindRef)

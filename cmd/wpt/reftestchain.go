@@ -8,9 +8,7 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/layout-oracle/oracle/dump"
@@ -245,7 +243,7 @@ func walkReftest(root *refNode, dumpOf func(url string) (*dump.Dump, string), to
 func fileLinks(root string) linkReader {
 	return func(url string) ([]reference, []fuzzy) {
 		rel := strings.TrimPrefix(url, "/")
-		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		b, err := readTreeFile(root, rel)
 		if err != nil || !testExt.MatchString(path.Base(rel)) {
 			return nil, nil
 		}

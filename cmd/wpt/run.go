@@ -201,7 +201,7 @@ func planRun(root string, files []string, chains bool, stderr io.Writer) ([]plan
 		}
 	}
 	for _, rel := range files {
-		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		b, err := readTreeFile(root, rel)
 		if err != nil {
 			fmt.Fprintln(stderr, "wpt run:", err)
 			continue
@@ -233,7 +233,7 @@ func planRun(root string, files []string, chains bool, stderr io.Writer) ([]plan
 			// A test none of whose references exists is an error without running it.
 			urls := graphURLs(pt.Graph)
 			for _, u := range urls[1:] {
-				if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(u[1:]))); err == nil {
+				if treeFile(root, u[1:]) == nil {
 					geometry(url)
 					geometry(u)
 				}
