@@ -1,7 +1,7 @@
 // Command compare scores a candidate engine's geometry dumps, reflection states and
 // traces against the oracle's three-engine vote, case by case (docs/compare.md).
 //
-//	compare --oracle FILE [--candidate FILE] [--json] [--tolerance X] [--html DIR]
+//	compare --oracle FILE [--candidate FILE] [--axes layout|style|all] [--json] [--tolerance X] [--html DIR]
 //
 // Exit status: 0 no case failed, 1 some case failed, 2 bad input.
 package main
@@ -43,8 +43,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "one JSON line per case plus a totals line, instead of the human summary")
 	tol := fs.Float64("tolerance", dump.DefaultTolerance, "geometry tolerance in CSS px")
 	htmlDir := fs.String("html", "", "also write a static HTML report (index and one page per case) into `DIR`")
+	axesFlag := fs.String("axes", "all", "what geometry cases are scored on: layout (box geometry), style (the computed style subset) or all")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: compare --oracle FILE [--candidate FILE] [--json] [--tolerance X] [--html DIR]")
+		fmt.Fprintln(stderr, "usage: compare --oracle FILE [--candidate FILE] [--axes layout|style|all] [--json] [--tolerance X] [--html DIR]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -66,6 +67,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return bad("only one of --oracle and --candidate can be - (stdin)")
 	case math.IsNaN(*tol) || math.IsInf(*tol, 0) || *tol < 0:
 		return bad("--tolerance must be a finite number >= 0, got %v", *tol)
+	}
+	axes, err := compare.ParseAxes(*axesFlag)
+	if err != nil {
+		return bad("--%v", err)
 	}
 
 	oracle := stdin
@@ -100,7 +105,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return bad("%v", err)
 		}
 	}
-	s := &session{tol: *tol, cands: cands, out: out, stderr: stderr}
+	s := &session{tol: *tol, axes: axes, cands: cands, out: out, stderr: stderr}
 	if err := s.run(oracle); err != nil {
 		return bad("%v", err)
 	}
