@@ -12,6 +12,7 @@ import (
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/dump/schema"
 	reflection "github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/trace"
 )
@@ -157,6 +158,7 @@ type span struct {
 	id         string          // idKey
 	raw        json.RawMessage // the id as written, for messages and output
 	start, end int64
+	line       int // the line start is on; firstLine gives the record's own
 	used       bool
 }
 
@@ -173,9 +175,11 @@ type candidates struct {
 
 func indexCandidates(r io.ReaderAt, size int64) (*candidates, error) {
 	c := &candidates{r: r, spans: map[string]*span{}}
-	dec := json.NewDecoder(bufio.NewReaderSize(io.NewSectionReader(r, 0, size), 1<<16))
+	lr := &lineReader{r: bufio.NewReaderSize(io.NewSectionReader(r, 0, size), 1<<16)}
+	dec := json.NewDecoder(lr)
 	for n := 1; ; n++ {
 		start := dec.InputOffset()
+		line := lr.lineAt(start)
 		var h struct {
 			ID    json.RawMessage `json:"id"`
 			Dump  present         `json:"dump"`
@@ -196,7 +200,7 @@ func indexCandidates(r io.ReaderAt, size int64) (*candidates, error) {
 		if err != nil {
 			return nil, fmt.Errorf("candidate record %d: %v", n, err)
 		}
-		s := &span{start: start, end: dec.InputOffset()}
+		s := &span{start: start, end: dec.InputOffset(), line: line}
 		if c.bare != nil {
 			return nil, errors.New("candidate: a bare dump must be the only value in its file")
 		}
@@ -273,6 +277,15 @@ func (c *candidates) load(s *span) (*candidateLine, error) {
 	buf := c.buf[:n]
 	if m, err := c.r.ReadAt(buf, s.start); m < n {
 		return nil, fmt.Errorf("candidate: %v", err)
+	}
+	// The contract first: a record it refuses is named by line, pointer and keyword.
+	at := firstLine(s.line, buf)
+	if s == c.bare {
+		if es := schema.Dump(buf); len(es) > 0 {
+			return nil, fmt.Errorf("candidate dump (line %d) breaks the contract: %v", at, es)
+		}
+	} else if es := schema.Record(buf); len(es) > 0 {
+		return nil, fmt.Errorf("candidate record %s (line %d) breaks the contract: %v", s.raw, at, es)
 	}
 	var line candidateLine
 	if s == c.bare {

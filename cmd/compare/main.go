@@ -2,8 +2,11 @@
 // traces against the oracle's three-engine vote, case by case (docs/compare.md).
 //
 //	compare --oracle FILE [--candidate FILE] [--axes layout|style|all] [--json] [--tolerance X] [--html DIR]
+//	compare --validate FILE
 //
-// Exit status: 0 no case failed, 1 some case failed, 2 bad input.
+// Exit status: 0 no case failed, 1 some case failed, 2 bad input. With --validate:
+// 0 the file meets the contract (docs/dump-format.md), 1 it does not (one line per
+// error), 2 usage.
 package main
 
 import (
@@ -43,9 +46,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "one JSON line per case plus a totals line, instead of the human summary")
 	tol := fs.Float64("tolerance", dump.DefaultTolerance, "geometry tolerance in CSS px")
 	htmlDir := fs.String("html", "", "also write a static HTML report (index and one page per case) into `DIR`")
+	validate := fs.String("validate", "", "only check a candidate's `FILE` (or - for stdin) against the contract (docs/dump-format.md): one line per error, exit 0 valid, 1 invalid")
 	axesFlag := fs.String("axes", "all", "what geometry cases are scored on: layout (box geometry), style (the computed style subset) or all")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: compare --oracle FILE [--candidate FILE] [--axes layout|style|all] [--json] [--tolerance X] [--html DIR]")
+		fmt.Fprintln(stderr, "       compare --validate FILE")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -61,6 +66,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch {
 	case fs.NArg() > 0:
 		return bad("unexpected argument %q", fs.Arg(0))
+	case *validate != "" && (*oraclePath != "" || *candPath != "" || *htmlDir != ""):
+		return bad("--validate takes no other file: it checks one candidate file on its own")
+	case *validate != "":
+		return runValidate(*validate, stdin, stdout, stderr)
 	case *oraclePath == "":
 		return bad("--oracle is required")
 	case *oraclePath == "-" && *candPath == "-":
@@ -110,6 +119,35 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return bad("%v", err)
 	}
 	return s.exit()
+}
+
+// runValidate is compare --validate FILE.
+func runValidate(path string, stdin io.Reader, stdout, stderr io.Writer) int {
+	in, name := stdin, "-"
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "compare: %v\n", err)
+			return exitBadInput
+		}
+		defer f.Close()
+		in, name = f, path
+	}
+	records, bad, err := validateFile(name, in, stdout)
+	if err != nil {
+		fmt.Fprintln(stdout, err) // not JSON from here on: the file is invalid
+		bad++
+	}
+	switch {
+	case bad > 0:
+		fmt.Fprintf(stdout, "%s: %d errors in %d records\n", name, bad, records)
+		return exitFail
+	case records == 0:
+		fmt.Fprintf(stdout, "%s: no records\n", name)
+		return exitFail
+	}
+	fmt.Fprintf(stdout, "%s: %d records meet the contract\n", name, records)
+	return exitOK
 }
 
 // openCandidate opens the candidate file for indexing and reading back by offset.
