@@ -2,9 +2,11 @@
 // item (package vote, with the answer package's rule for two values) and a candidate
 // is scored against the majority value, in a Report. One verb per kind:
 //
-//   - Geometry (dump-format.md, "Comparison"): shape first (dump.Shape), then sizes
-//     and relative offsets within a tolerance (dump.Within), the style subset
-//     compared exactly on its own axis. Dumps is Geometry against one reference dump.
+//   - Geometry (docs/dump-format.md, "Comparison"): shape first (dump.Shape), then sizes
+//     and relative offsets within a tolerance (dump.Within), the style subset on its
+//     own axis (StyleEqual: px lengths within the tolerance, the rest exactly);
+//     GeometryWith scores one axis or both (Options.Axes). Dumps is Geometry against
+//     one reference dump.
 //   - Reflection: attr_value and idl_value per probe, exactly (reflection.Fields).
 //   - Traces: the engines' vote on their traces (trace.Compare, trace.CompareRecords);
 //     no candidate trace is scored.
