@@ -176,9 +176,9 @@ func (r *Report) HasGroundTruth() bool {
 		return false
 	}
 	if r.Votes == nil {
-		// One engine votes nothing and is the reference; a vote with no items at
-		// all (a trace of no records) left Votes empty and then nil.
-		return r.Reflection == nil && r.Trace == nil
+		// One engine votes nothing and is the reference; engines that agree on a
+		// trace of no records voted no item and agree all the same.
+		return true
 	}
 	return r.Votes[vote.Unanimous]+r.Votes[vote.Majority]+r.Votes[vote.Agree]+r.Votes[vote.Single] > 0
 }

@@ -71,6 +71,12 @@ func TestSwappedFiles(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, `candidate record 1 is an oracle response (it has "dumps")`)
 
+	// --validate on the oracle's output says so, once per line.
+	code, stdout, _ = runCmd(t, "", "--validate", fixtures+"oracle.ndjson")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout, fixtures+`oracle.ndjson:2: at (the record): an oracle answer (it has "dumps"), not a candidate record: this is the oracle's output [file]`)
+	assert.Contains(t, stdout, ": 7 errors in 8 records") // its last line, {"id", "error"}, is a valid candidate record
+
 	// A bare dump as the oracle file.
 	code, _, stderr = runCmd(t, "", "--oracle", fixtures+"bare.json")
 	assert.Equal(t, 2, code)
@@ -82,6 +88,12 @@ func TestNoCandidateMatches(t *testing.T) {
 	code, stdout, stderr := runCmd(t, "", "--oracle", fixtures+"oracle.ndjson", "--candidate", cand)
 	assert.Equal(t, 2, code, stdout)
 	assert.Contains(t, stderr, "compare: no candidate record matches an oracle case (7 oracle cases, 1 candidate records)")
+
+	// An oracle file with no case compares nothing.
+	code, stdout, stderr = runCmd(t, `{"id":"p","ok":true}`+"\n", "--oracle", "-")
+	assert.Equal(t, 2, code, stdout)
+	assert.Contains(t, stderr, "compare: the oracle file holds no case (1 lines that are not cases)")
+	assert.Contains(t, stdout, "0 cases; 1 non-case lines skipped; exit 2")
 
 	// One match is enough to compare: the others are "missing" lines (exit 2, no message).
 	cand = writeFile(t, candidateRecord(t, "another-corpus", bareDump(t))+candidateRecord(t, "same", bareDump(t)))

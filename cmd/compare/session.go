@@ -127,6 +127,10 @@ func (s *session) run(oracle io.Reader) error {
 	if err := s.unmatched(); err != nil {
 		return err
 	}
+	if s.oracleCases == 0 {
+		s.noneMatched = fmt.Sprintf("the oracle file holds no case (%d lines that are not cases): nothing was compared", s.t.Skipped)
+		return nil
+	}
 	if s.cands != nil && s.cands.records() > 0 && s.cands.matched() == 0 {
 		// Every case is "missing": the files are not of one run.
 		s.noneMatched = fmt.Sprintf("no candidate record matches an oracle case (%d oracle cases, %d candidate records): "+

@@ -83,11 +83,18 @@ func validateFile(name string, r io.Reader, out io.Writer) (records, bad int, er
 		line := lr.lineAt(dec.InputOffset() - int64(len(raw)))
 		records++
 		var h struct {
-			ID    json.RawMessage `json:"id"`
-			Nodes present         `json:"nodes"`
+			ID     json.RawMessage `json:"id"`
+			Nodes  present         `json:"nodes"`
+			Dumps  present         `json:"dumps"`
+			States present         `json:"states"`
+			Traces present         `json:"traces"`
+			OK     present         `json:"ok"`
 		}
 		_ = json.Unmarshal(raw, &h) // a value that is no object is the schema's to name
 		switch {
+		case bool(h.Dumps || h.States || h.Traces || h.OK):
+			report(line, schema.Errors{{Keyword: "file", Message: fmt.Sprintf(
+				"an oracle answer (it has %q), not a candidate record: this is the oracle's output", oracleField(h.Dumps, h.States, h.Traces))}})
 		case bare:
 			report(line, schema.Errors{{Keyword: "file", Message: "a bare dump must be the only value in its file"}})
 		case records == 1 && bool(h.Nodes) && h.ID == nil:
