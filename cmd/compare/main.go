@@ -42,7 +42,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	oraclePath := fs.String("oracle", "", "oracle responses, NDJSON (`FILE`, or - for stdin); required")
-	candPath := fs.String("candidate", "", "candidate answers: NDJSON {\"id\",\"dump\"}, {\"id\",\"state\"} or {\"id\",\"trace\"} records, or one bare dump (`FILE`, or - for stdin); omitted: only vote the oracle engines")
+	candPath := fs.String("candidate", "", "candidate answers (docs/dump-format.md): NDJSON {\"id\",\"dump\"}, {\"id\",\"state\"}, {\"id\",\"trace\"} or {\"id\",\"error\"} records, or one bare dump (`FILE`, or - for stdin); omitted: only vote the oracle engines")
 	asJSON := fs.Bool("json", false, "one JSON line per case plus a totals line, instead of the human summary")
 	tol := fs.Float64("tolerance", dump.DefaultTolerance, "geometry tolerance in CSS px")
 	htmlDir := fs.String("html", "", "also write a static HTML report (index and one page per case) into `DIR`")
