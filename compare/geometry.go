@@ -44,8 +44,8 @@ func Dumps(want, got *dump.Dump, tol float64) (*Report, error) {
 //
 // The engines first vote on shape: a Majority drops the outlier engine from every
 // later vote, and no majority makes the case Untrustworthy. Then, per node and
-// property, they vote with dump.Within(a-b, tol) as agreement (exact equality for style
-// and fragment counts), and the candidate is scored against the Representative's
+// property, they vote with dump.Within(a-b, tol) as agreement (StyleEqual for style,
+// exact equality for fragment counts), and the candidate is scored against the Representative's
 // value. Items whose vote is not Trusted are counted as Untrusted and not scored.
 //
 // An error means the input is refused: a dump fails dump.Validate (e.g. no
@@ -362,7 +362,7 @@ func (c *comparison) num(i int, prop string, get func(*side) (float64, bool)) {
 	}
 }
 
-// style votes and compares node i's style subset exactly, on the style axis.
+// style votes and compares node i's style subset (StyleEqual), on the style axis.
 func (c *comparison) style(i int) {
 	for _, p := range dump.StyleProperties {
 		for _, s := range c.voters {

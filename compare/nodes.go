@@ -77,7 +77,7 @@ type Outcomes struct {
 }
 
 // NodeOutcomes votes a case node by node, as Geometry does item by item (the same
-// vote.Vote, Within, offsets and exact style/count votes), but keeps where each
+// vote.Vote, Within, offsets, StyleEqual and exact count votes), but keeps where each
 // outvoted, split and failed item is instead of only counting it. got may be nil.
 // The error is Geometry's: a dump refused by Validate or a viewport mismatch.
 func NodeOutcomes(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*Outcomes, error) {

@@ -40,8 +40,9 @@ type Finding struct {
 	Within   bool    `json:"within"` // the exact verdict: |delta| within tolerance
 }
 
-// StyleFinding is one style-subset property whose value differs. Style compares
-// exactly; a property absent from a dump compares as "".
+// StyleFinding is one style-subset property whose value differs (StyleEqual: px
+// lengths within the tolerance, the rest exactly); a property absent from a dump
+// compares as "".
 type StyleFinding struct {
 	Node     int    `json:"node"`
 	Tag      string `json:"tag"`
