@@ -289,23 +289,6 @@ func shapeCause(ref *dump.Dump, engine string, i int) Cause {
 	return c
 }
 
-// styleEqual compares two computed-style values: lengths ("64.0156px") numerically
-// within the geometry tolerance, since a resolved length carries the engine's
-// layout-unit quantization; every other value exactly.
-func styleEqual(a, b string, tol float64) bool {
-	if a == b {
-		return true
-	}
-	as, aok := strings.CutSuffix(a, "px")
-	bs, bok := strings.CutSuffix(b, "px")
-	if !aok || !bok {
-		return false
-	}
-	x, err1 := strconv.ParseFloat(as, 64)
-	y, err2 := strconv.ParseFloat(bs, 64)
-	return err1 == nil && err2 == nil && dump.Within(x-y, tol)
-}
-
 // itemSig is the engines an item differs in: the outvoted engine, or all voting
 // engines on a split, plus "candidate" when the candidate fails it.
 func itemSig(it NodeItem, engines []string) string {

@@ -197,11 +197,11 @@ func TestCausesNoneWhenUnanimous(t *testing.T) {
 // same value within the geometry tolerance, not a style-pipeline difference;
 // any other style value still compares exactly.
 func TestStyleLengthsWithinTolerance(t *testing.T) {
-	assert.True(t, styleEqual("64.0156px", "64px", dump.DefaultTolerance))
-	assert.False(t, styleEqual("64.5px", "64px", dump.DefaultTolerance))
-	assert.False(t, styleEqual("block", "flow-root", dump.DefaultTolerance))
-	assert.False(t, styleEqual("64px", "auto", dump.DefaultTolerance))
-	assert.False(t, styleEqual("1e400px", "1e400px ", dump.DefaultTolerance))
+	assert.True(t, StyleEqual("64.0156px", "64px", dump.DefaultTolerance))
+	assert.False(t, StyleEqual("64.5px", "64px", dump.DefaultTolerance))
+	assert.False(t, StyleEqual("block", "flow-root", dump.DefaultTolerance))
+	assert.False(t, StyleEqual("64px", "auto", dump.DefaultTolerance))
+	assert.False(t, StyleEqual("1e400px", "1e400px ", dump.DefaultTolerance))
 
 	oracle, p := threePages()
 	p["chromium"].d.Nodes[5].Style["margin-top"] = "0.0156px"

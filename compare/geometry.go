@@ -2,9 +2,11 @@
 // item (package vote, with the answer package's rule for two values) and a candidate
 // is scored against the majority value, in a Report. One verb per kind:
 //
-//   - Geometry (dump-format.md, "Comparison"): shape first (dump.Shape), then sizes
-//     and relative offsets within a tolerance (dump.Within), the style subset
-//     compared exactly on its own axis. Dumps is Geometry against one reference dump.
+//   - Geometry (docs/dump-format.md, "Comparison"): shape first (dump.Shape), then sizes
+//     and relative offsets within a tolerance (dump.Within), the style subset on its
+//     own axis (StyleEqual: px lengths within the tolerance, the rest exactly);
+//     GeometryWith scores one axis or both (Options.Axes). Dumps is Geometry against
+//     one reference dump.
 //   - Reflection: attr_value and idl_value per probe, exactly (reflection.Fields).
 //   - Traces: the engines' vote on their traces (trace.Compare, trace.CompareRecords);
 //     no candidate trace is scored.
@@ -42,8 +44,8 @@ func Dumps(want, got *dump.Dump, tol float64) (*Report, error) {
 //
 // The engines first vote on shape: a Majority drops the outlier engine from every
 // later vote, and no majority makes the case Untrustworthy. Then, per node and
-// property, they vote with dump.Within(a-b, tol) as agreement (exact equality for style
-// and fragment counts), and the candidate is scored against the Representative's
+// property, they vote with dump.Within(a-b, tol) as agreement (StyleEqual for style,
+// exact equality for fragment counts), and the candidate is scored against the Representative's
 // value. Items whose vote is not Trusted are counted as Untrusted and not scored.
 //
 // An error means the input is refused: a dump fails dump.Validate (e.g. no
@@ -58,6 +60,18 @@ func Geometry(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*Repor
 // candidate is not scored on it. An engine unstable in shape or overflow (or "*")
 // makes the case Untrustworthy.
 func GeometryUnstable(oracle map[string]*dump.Dump, got *dump.Dump, tol float64, unstable Unstable) (*Report, error) {
+	return GeometryWith(oracle, got, Options{Tolerance: tol, Unstable: unstable})
+}
+
+// GeometryWith is Geometry with every option: the tolerance, the engines' unstable
+// items (as GeometryUnstable) and the axes scored. An axis not in opts.Axes is
+// neither voted nor scored: its counters stay zero and it gives no findings and no
+// causes; Report.Axes names the axes when they are not all.
+func GeometryWith(oracle map[string]*dump.Dump, got *dump.Dump, opts Options) (*Report, error) {
+	tol, unstable := opts.Tolerance, opts.Unstable
+	if _, err := ParseAxes(string(opts.Axes)); err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
+	}
 	if math.IsNaN(tol) || math.IsInf(tol, 0) || tol < 0 {
 		return nil, fmt.Errorf("compare: tolerance %v must be a finite number >= 0", tol)
 	}
@@ -65,6 +79,9 @@ func GeometryUnstable(oracle map[string]*dump.Dump, got *dump.Dump, tol float64,
 		return nil, err
 	}
 	r := &Report{}
+	if opts.Axes != "" && opts.Axes != AxesAll {
+		r.Axes = opts.Axes
+	}
 	if over := overflowed(oracle, got); len(over) > 0 {
 		r.Verdict, r.Reason = Discarded, "overflowed: "+strings.Join(over, ", ")
 		return r, nil
@@ -87,7 +104,7 @@ func GeometryUnstable(oracle map[string]*dump.Dump, got *dump.Dump, tol float64,
 		return r, nil
 	}
 	c := newComparison(r, oracle, shape.Majority, got, tol)
-	c.unstable = us
+	c.unstable, c.axes = us, opts.Axes
 	if shape.Kind == vote.Majority {
 		c.outliers[[2]string{shape.Outlier, "shape"}]++
 	}
@@ -97,23 +114,23 @@ func GeometryUnstable(oracle map[string]*dump.Dump, got *dump.Dump, tol float64,
 			r.Verdict, r.Shape = Fail, d
 			r.Reason = fmt.Sprintf("parse divergence: shape differs at node %d", d.Index)
 			c.finishOutliers()
-			return r, attribute(r, oracle, got, tol, unstable)
+			return r, attribute(r, oracle, got, opts)
 		}
 	}
 	c.run()
 	c.finish()
-	return r, attribute(r, oracle, got, tol, unstable)
+	return r, attribute(r, oracle, got, opts)
 }
 
 // attribute fills r.Causes when some item is not unanimous or the candidate
 // failed; it votes the case again node by node (NodeOutcomes), so a case all
 // engines agree on costs nothing more.
-func attribute(r *Report, oracle map[string]*dump.Dump, got *dump.Dump, tol float64, unstable Unstable) error {
+func attribute(r *Report, oracle map[string]*dump.Dump, got *dump.Dump, opts Options) error {
 	if r.Verdict != Fail && r.ShapeVote != vote.Majority &&
 		r.Votes[vote.Majority]+r.Votes[vote.Split]+r.Votes[vote.Disagree] == 0 {
 		return nil
 	}
-	out, err := NodeOutcomesUnstable(oracle, got, tol, unstable)
+	out, err := NodeOutcomesWith(oracle, got, opts)
 	if err != nil {
 		return err
 	}
@@ -227,6 +244,7 @@ type comparison struct {
 	got      *side   // nil: vote the oracle only
 	outliers map[[2]string]int
 	unstable *unstableSet // nil: every item stable
+	axes     Axes         // what is voted and scored; "" is all
 	engines  []string     // the voters' names, for unstable
 
 	// Scratch maps for the per-item votes, reused across items.
@@ -259,12 +277,16 @@ func newComparison(r *Report, oracle map[string]*dump.Dump, engines []string, go
 // in every dump.
 func (c *comparison) run() {
 	for i := range c.voters[0].d.Nodes {
-		c.num(i, "bounding.w", func(s *side) (float64, bool) { return s.d.Nodes[i].Bounding.W, true })
-		c.num(i, "bounding.h", func(s *side) (float64, bool) { return s.d.Nodes[i].Bounding.H, true })
-		c.fragments(i)
-		c.num(i, "offset.x", func(s *side) (float64, bool) { return s.off[i].x, s.off[i].ok })
-		c.num(i, "offset.y", func(s *side) (float64, bool) { return s.off[i].y, s.off[i].ok })
-		c.style(i)
+		if c.axes.Layout() {
+			c.num(i, "bounding.w", func(s *side) (float64, bool) { return s.d.Nodes[i].Bounding.W, true })
+			c.num(i, "bounding.h", func(s *side) (float64, bool) { return s.d.Nodes[i].Bounding.H, true })
+			c.fragments(i)
+			c.num(i, "offset.x", func(s *side) (float64, bool) { return s.off[i].x, s.off[i].ok })
+			c.num(i, "offset.y", func(s *side) (float64, bool) { return s.off[i].y, s.off[i].ok })
+		}
+		if c.axes.Style() {
+			c.style(i)
+		}
 	}
 }
 
@@ -340,7 +362,7 @@ func (c *comparison) num(i int, prop string, get func(*side) (float64, bool)) {
 	}
 }
 
-// style votes and compares node i's style subset exactly, on the style axis.
+// style votes and compares node i's style subset (StyleEqual), on the style axis.
 func (c *comparison) style(i int) {
 	for _, p := range dump.StyleProperties {
 		for _, s := range c.voters {
@@ -350,14 +372,14 @@ func (c *comparison) style(i int) {
 		if c.skipUnstable(i, prop, &c.r.Style) {
 			continue
 		}
-		res := vote.Vote(c.strs, func(a, b string) bool { return styleEqual(a, b, c.tol) })
+		res := vote.Vote(c.strs, func(a, b string) bool { return StyleEqual(a, b, c.tol) })
 		c.tally(res, prop, &c.r.Style)
 		if !res.Trusted() || c.got == nil {
 			continue
 		}
 		want, got := c.strs[res.Representative()], c.got.d.Nodes[i].Style[p]
 		c.r.Style.Compared++
-		if !styleEqual(want, got, c.tol) {
+		if !StyleEqual(want, got, c.tol) {
 			c.r.Style.Failed++
 			c.r.StyleFindings = append(c.r.StyleFindings, StyleFinding{Node: i, Tag: c.tag(i),
 				Property: prop, Want: want, Got: got})

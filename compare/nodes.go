@@ -77,7 +77,7 @@ type Outcomes struct {
 }
 
 // NodeOutcomes votes a case node by node, as Geometry does item by item (the same
-// vote.Vote, Within, offsets and exact style/count votes), but keeps where each
+// vote.Vote, Within, offsets, StyleEqual and exact count votes), but keeps where each
 // outvoted, split and failed item is instead of only counting it. got may be nil.
 // The error is Geometry's: a dump refused by Validate or a viewport mismatch.
 func NodeOutcomes(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*Outcomes, error) {
@@ -88,6 +88,17 @@ func NodeOutcomes(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*O
 // GeometryUnstable takes them: an item unstable in a voting engine is listed with
 // vote.Unstable and its values, is not scored, and is attributed to no cause.
 func NodeOutcomesUnstable(oracle map[string]*dump.Dump, got *dump.Dump, tol float64, unstable Unstable) (*Outcomes, error) {
+	return NodeOutcomesWith(oracle, got, Options{Tolerance: tol, Unstable: unstable})
+}
+
+// NodeOutcomesWith is NodeOutcomes with every option, as GeometryWith takes them:
+// an axis not in opts.Axes is not voted, so its items are not listed and explain
+// nothing.
+func NodeOutcomesWith(oracle map[string]*dump.Dump, got *dump.Dump, opts Options) (*Outcomes, error) {
+	tol, unstable, axes := opts.Tolerance, opts.Unstable, opts.Axes
+	if _, err := ParseAxes(string(axes)); err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
+	}
 	if math.IsNaN(tol) || math.IsInf(tol, 0) || tol < 0 {
 		return nil, fmt.Errorf("compare: tolerance %v must be a finite number >= 0", tol)
 	}
@@ -126,7 +137,7 @@ func NodeOutcomesUnstable(oracle map[string]*dump.Dump, got *dump.Dump, tol floa
 	nums, strs := map[string]opt{}, map[string]string{}
 	agree := func(a, b opt) bool { return a.ok == b.ok && (!a.ok || dump.Within(a.v-b.v, tol)) }
 	exactEq := func(a, b string) bool { return a == b }
-	styleEq := func(a, b string) bool { return styleEqual(a, b, tol) }
+	styleEq := func(a, b string) bool { return StyleEqual(a, b, tol) }
 	for i := range ref.Nodes {
 		n := &out.Nodes[i]
 		n.Node, n.Tag, n.Status = i, ref.Nodes[i].Tag, NodeOK
@@ -144,6 +155,9 @@ func NodeOutcomesUnstable(oracle map[string]*dump.Dump, got *dump.Dump, tol floa
 			return true
 		}
 		numItem := func(prop string, get func(*side) (float64, bool)) {
+			if !axes.has(prop) {
+				return
+			}
 			if isUnstable(prop, func(s *side) string { v, ok := get(s); return optText(opt{v, ok}) }) {
 				return
 			}
@@ -180,7 +194,7 @@ func NodeOutcomesUnstable(oracle map[string]*dump.Dump, got *dump.Dump, tol floa
 			n.add(it)
 		}
 		exact := func(prop string, get func(*side) string) bool {
-			if isUnstable(prop, get) {
+			if !axes.has(prop) || isUnstable(prop, get) {
 				return false
 			}
 			clear(strs)

@@ -40,8 +40,9 @@ type Finding struct {
 	Within   bool    `json:"within"` // the exact verdict: |delta| within tolerance
 }
 
-// StyleFinding is one style-subset property whose value differs. Style compares
-// exactly; a property absent from a dump compares as "".
+// StyleFinding is one style-subset property whose value differs (StyleEqual: px
+// lengths within the tolerance, the rest exactly); a property absent from a dump
+// compares as "".
 type StyleFinding struct {
 	Node     int    `json:"node"`
 	Tag      string `json:"tag"`
@@ -74,6 +75,8 @@ type Outlier struct {
 type Report struct {
 	Verdict Verdict `json:"verdict"`
 	Reason  string  `json:"reason,omitempty"`
+	// Axes is what a geometry case was scored on, when not all of it (GeometryWith).
+	Axes Axes `json:"axes,omitempty"`
 	// Engines are the oracle engines whose dumps were voted (a shape outlier is
 	// dropped before the per-item votes).
 	Engines   []string         `json:"engines,omitempty"`
@@ -162,4 +165,41 @@ func (r *Report) setOutliers(outliers map[[2]string]int) {
 	if len(r.Votes) == 0 {
 		r.Votes = nil
 	}
+}
+
+// HasGroundTruth reports whether r, a case voted without a candidate (got nil, on
+// the axes that are scored), has any item the engines give ground truth on: a
+// trusted vote, or a single engine's dump. Untrustworthy (no dumps, no majority
+// shape, everything split or unstable) and Discarded (overflow) have none.
+func (r *Report) HasGroundTruth() bool {
+	switch r.Verdict {
+	case Untrustworthy, Discarded, NotComparable:
+		return false
+	}
+	if r.Votes == nil {
+		// One engine votes nothing and is the reference; engines that agree on a
+		// trace of no records voted no item and agree all the same.
+		return true
+	}
+	return r.Votes[vote.Unanimous]+r.Votes[vote.Majority]+r.Votes[vote.Agree]+r.Votes[vote.Single] > 0
+}
+
+// CandidateError is the report of a case the candidate answered with an error
+// (a crash, a timeout, its own message) instead of an answer. groundTruth is the same
+// case voted without a candidate. Where the engines give ground truth
+// (HasGroundTruth) the verdict is Fail; where they give none, it is groundTruth's own
+// verdict (Untrustworthy or Discarded): nobody can say the candidate was wrong.
+func CandidateError(groundTruth *Report, msg string) *Report {
+	r := &Report{Verdict: Fail, Reason: "candidate error: " + msg}
+	if groundTruth != nil && !groundTruth.HasGroundTruth() {
+		r.Verdict = groundTruth.Verdict
+		if r.Verdict == NoCandidate || r.Verdict == "" {
+			r.Verdict = Untrustworthy
+		}
+		r.Reason += "; no ground truth: " + groundTruth.Reason
+		if groundTruth.Reason == "" {
+			r.Reason += "the engines agree on no item"
+		}
+	}
+	return r
 }

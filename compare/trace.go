@@ -93,7 +93,7 @@ func (r TraceVote) Splits() []int {
 const maxTraceFindings = 200
 
 // ScoreTraces scores a candidate's trace against the oracle engines' vote, record
-// by record (dump-format.md, "Trace protocol" -> "Comparison"): the engines vote
+// by record (docs/traces.md): the engines vote
 // each record position as Traces does, and the candidate's record is compared with
 // trace.CompareRecords to the majority's. got may be nil to only vote the engines.
 //

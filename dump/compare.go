@@ -5,7 +5,7 @@ import (
 	"math"
 )
 
-// How two dumps compare (dump-format.md, "Comparison"): their shapes first, and only
+// How two dumps compare (docs/dump-format.md, "Comparison"): their shapes first, and only
 // when those match, each geometry item within a tolerance. Package compare walks the
 // items, votes them across engines and scores a candidate with these rules.
 

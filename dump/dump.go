@@ -1,13 +1,13 @@
-// Package dump holds the geometry answer of ../shared/spec/dump-format.md ("Dump",
-// "Style subset"), the one in-page walk that produces it in every engine, and how two
-// dumps compare (compare.go: Shape, then each item Within a tolerance). Voting on the
-// engines' dumps and scoring a candidate is package compare's (Geometry).
+// Package dump holds the geometry answer of docs/dump-format.md ("The dump", "The
+// style subset"; its JSON Schema is in dump/schema), the one in-page walk that
+// produces it in every engine, and how two dumps compare (compare.go: Shape, then
+// each item Within a tolerance). Voting on the engines' dumps and scoring a
+// candidate is package compare's (Geometry).
 package dump
 
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 
@@ -114,33 +114,51 @@ func (s Style) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// Invalid is a dump that breaks one of the spec's structural promises: Pointer is
+// the JSON pointer of the offending value inside the dump ("/nodes/3/parent"), Rule
+// names the promise ("parent precedes").
+type Invalid struct {
+	Pointer string
+	Rule    string
+	msg     string
+}
+
+func (e *Invalid) Error() string { return e.msg }
+
+func invalid(pointer, rule, format string, a ...any) *Invalid {
+	return &Invalid{Pointer: pointer, Rule: rule, msg: fmt.Sprintf(format, a...)}
+}
+
 // Validate checks the structural promises the spec makes about a dump, so that a
-// consumer (the comparator, a candidate engine's output) can rely on them.
+// consumer (the comparator, a candidate engine's output) can rely on them. The
+// error is an *Invalid. The JSON Schema (dump/schema) says the rest: the fields, their
+// types and ranges.
 func (d *Dump) Validate() error {
 	if d.Engine == "" {
-		return errors.New("dump: missing engine")
+		return invalid("/engine", "engine", "dump: missing engine")
 	}
 	if d.EngineVersion == "" {
-		return fmt.Errorf("dump %s: missing engine_version", d.Engine)
+		return invalid("/engine_version", "engine_version", "dump %s: missing engine_version", d.Engine)
 	}
 	if len(d.Nodes) == 0 {
-		return fmt.Errorf("dump %s: no nodes (index 0 must be <html>)", d.Engine)
+		return invalid("/nodes", "root", "dump %s: no nodes (index 0 must be <html>)", d.Engine)
 	}
 	for i, n := range d.Nodes {
+		at := fmt.Sprintf("/nodes/%d", i)
 		if n.Index != i {
-			return fmt.Errorf("dump %s: node %d has index %d", d.Engine, i, n.Index)
+			return invalid(at+"/index", "index is position", "dump %s: node %d has index %d", d.Engine, i, n.Index)
 		}
 		if i == 0 {
 			if n.Parent != -1 || n.Depth != 0 {
-				return fmt.Errorf("dump %s: root must have parent -1 and depth 0", d.Engine)
+				return invalid(at, "root", "dump %s: root must have parent -1 and depth 0", d.Engine)
 			}
 			continue
 		}
 		if n.Parent < 0 || n.Parent >= i {
-			return fmt.Errorf("dump %s: node %d has parent %d, which does not precede it", d.Engine, i, n.Parent)
+			return invalid(at+"/parent", "parent precedes", "dump %s: node %d has parent %d, which does not precede it", d.Engine, i, n.Parent)
 		}
 		if n.Depth != d.Nodes[n.Parent].Depth+1 {
-			return fmt.Errorf("dump %s: node %d has depth %d, parent's is %d", d.Engine, i, n.Depth, d.Nodes[n.Parent].Depth)
+			return invalid(at+"/depth", "depth", "dump %s: node %d has depth %d, parent's is %d", d.Engine, i, n.Depth, d.Nodes[n.Parent].Depth)
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-// Package profiles holds the launch profiles of ../shared/spec/dump-format.md
+// Package profiles holds the launch profiles of docs/dump-format.md
 // ("Launch profiles"): chosen once at startup, applied to every engine.
 package profiles
 

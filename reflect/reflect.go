@@ -1,4 +1,4 @@
-// Package reflection (folder reflect/) holds the reflection answer of ../shared/spec/dump-format.md
+// Package reflection (folder reflect/) holds the reflection answer of docs/dump-format.md
 // ("Reflection protocol"): content-attribute and reflected-IDL state per probe, the
 // in-page walk that reads it, and how two states compare (Compare: exactly, per
 // field). Voting on the engines' states and scoring a candidate is package compare's

@@ -215,7 +215,7 @@ func (w *Writer) writeCase(n int, rw row, c Case, r *compare.Report) error {
 	var out *compare.Outcomes
 	if len(c.Dumps) > 0 {
 		var err error
-		if out, err = compare.NodeOutcomesUnstable(c.Dumps, c.Candidate, w.tol, c.Unstable); err != nil {
+		if out, err = compare.NodeOutcomesWith(c.Dumps, c.Candidate, compare.Options{Tolerance: w.tol, Unstable: c.Unstable, Axes: r.Axes}); err != nil {
 			p.Note = "not drawn: " + err.Error()
 			out = nil
 		}

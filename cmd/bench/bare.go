@@ -33,8 +33,8 @@ import (
 //     oracle's case program (which writes the document itself), "trivial" is
 //     page.SetContent(html) then page.Evaluate of a constant.
 //   - webkit: one WebDriver session; one Execute Script: the case program for
-//     "walk", document.open/write/close and a constant for "trivial" (ENGINES.md's
-//     4.6 ms route).
+//     "walk", document.open/write/close and a constant for "trivial" (the
+//     4.6 ms route first measured on Debian's WebKitGTK).
 //
 // Three variants: "walk" evaluates the same case program and dump walk the oracle runs,
 // settle point included, in the document the case before left (no new document: not

@@ -12,6 +12,7 @@ import (
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/dump/schema"
 	reflection "github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/trace"
 )
@@ -32,6 +33,13 @@ type oracleLine struct {
 	// case answered differently (oracle --verify); they are never made a verdict.
 	Unstable compare.Unstable `json:"unstable"`
 
+	// A candidate record's fields (or a bare dump's "nodes"): present only when the
+	// files were given the wrong way round (swappedOracle).
+	CandDump  present `json:"dump"`
+	CandState present `json:"state"`
+	CandTrace present `json:"trace"`
+	Nodes     present `json:"nodes"`
+
 	// States is RawStates decoded, once the line is known to be a reflection case.
 	States map[string]*reflection.State `json:"-"`
 	// Traces is RawTraces decoded, once the line is known to be a trace case.
@@ -44,6 +52,28 @@ func (l *oracleLine) isCase() bool {
 	}
 	return l.Dumps != nil || given(l.RawStates) || given(l.RawTraces) || l.Error != nil
 }
+
+// swapped is the message for an oracle line that is a candidate record or a bare
+// dump, "" otherwise: the oracle file is then the candidate's.
+func (l *oracleLine) swapped(n int) string {
+	field := ""
+	switch {
+	case bool(l.CandDump):
+		field = "dump"
+	case bool(l.CandState):
+		field = "state"
+	case bool(l.CandTrace):
+		field = "trace"
+	case bool(l.Nodes):
+		return fmt.Sprintf("oracle record %d is a bare dump (it has \"nodes\"), not an oracle response: %s", n, swapHint)
+	default:
+		return ""
+	}
+	return fmt.Sprintf("oracle record %d is a candidate record (it has %q), not an oracle response: %s", n, field, swapHint)
+}
+
+// swapHint says which flag names which file.
+const swapHint = `--oracle names the oracle's output (lines with "dumps", "states" or "traces"), --candidate the candidate's records ({"id", "dump"|"state"|"trace"|"error"}); were the two files given the wrong way round?`
 
 // given says a raw field was present and not null.
 func given(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
@@ -128,6 +158,7 @@ type span struct {
 	id         string          // idKey
 	raw        json.RawMessage // the id as written, for messages and output
 	start, end int64
+	line       int // the line start is on; firstLine gives the record's own
 	used       bool
 }
 
@@ -144,9 +175,11 @@ type candidates struct {
 
 func indexCandidates(r io.ReaderAt, size int64) (*candidates, error) {
 	c := &candidates{r: r, spans: map[string]*span{}}
-	dec := json.NewDecoder(bufio.NewReaderSize(io.NewSectionReader(r, 0, size), 1<<16))
+	lr := &lineReader{r: bufio.NewReaderSize(io.NewSectionReader(r, 0, size), 1<<16)}
+	dec := json.NewDecoder(lr)
 	for n := 1; ; n++ {
 		start := dec.InputOffset()
+		line := lr.lineAt(start)
 		var h struct {
 			ID    json.RawMessage `json:"id"`
 			Dump  present         `json:"dump"`
@@ -154,6 +187,11 @@ func indexCandidates(r io.ReaderAt, size int64) (*candidates, error) {
 			Trace present         `json:"trace"`
 			Error present         `json:"error"`
 			Nodes present         `json:"nodes"`
+			// An oracle response's fields: the files were swapped.
+			Dumps  present `json:"dumps"`
+			States present `json:"states"`
+			Traces present `json:"traces"`
+			OK     present `json:"ok"`
 		}
 		err := dec.Decode(&h)
 		if errors.Is(err, io.EOF) {
@@ -162,7 +200,7 @@ func indexCandidates(r io.ReaderAt, size int64) (*candidates, error) {
 		if err != nil {
 			return nil, fmt.Errorf("candidate record %d: %v", n, err)
 		}
-		s := &span{start: start, end: dec.InputOffset()}
+		s := &span{start: start, end: dec.InputOffset(), line: line}
 		if c.bare != nil {
 			return nil, errors.New("candidate: a bare dump must be the only value in its file")
 		}
@@ -181,11 +219,53 @@ func indexCandidates(r io.ReaderAt, size int64) (*candidates, error) {
 			c.bare = s
 		case bool(h.Nodes):
 			return nil, errors.New("candidate: a bare dump must be the only value in its file")
+		case bool(h.Dumps || h.States || h.Traces || h.OK):
+			return nil, fmt.Errorf("candidate record %d is an oracle response (it has %q), not a candidate record: %s", n, oracleField(h.Dumps, h.States, h.Traces), swapHint)
 		default:
 			return nil, fmt.Errorf(`candidate record %d: neither {"id", "dump"}, {"id", "state"}, {"id", "trace"}, {"id", "error"} nor a bare dump`, n)
 		}
 	}
 	return c, nil
+}
+
+// oracleField names the oracle response field a candidate record had.
+func oracleField(dumps, states, traces present) string {
+	switch {
+	case bool(dumps):
+		return "dumps"
+	case bool(states):
+		return "states"
+	case bool(traces):
+		return "traces"
+	}
+	return "ok"
+}
+
+// matched counts the records some oracle case asked for.
+func (c *candidates) matched() int {
+	if c.bare != nil {
+		return b2i(c.bare.used)
+	}
+	n := 0
+	for _, sp := range c.order {
+		n += b2i(sp.used)
+	}
+	return n
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// records counts the candidate records.
+func (c *candidates) records() int {
+	if c.bare != nil {
+		return 1
+	}
+	return len(c.order)
 }
 
 // load reads one record back and decodes it.
@@ -197,6 +277,15 @@ func (c *candidates) load(s *span) (*candidateLine, error) {
 	buf := c.buf[:n]
 	if m, err := c.r.ReadAt(buf, s.start); m < n {
 		return nil, fmt.Errorf("candidate: %v", err)
+	}
+	// The contract first: a record it refuses is named by line, pointer and keyword.
+	at := firstLine(s.line, buf)
+	if s == c.bare {
+		if es := schema.Dump(buf); len(es) > 0 {
+			return nil, fmt.Errorf("candidate dump (line %d) breaks the contract: %v", at, es)
+		}
+	} else if es := schema.Record(buf); len(es) > 0 {
+		return nil, fmt.Errorf("candidate record %s (line %d) breaks the contract: %v", s.raw, at, es)
 	}
 	var line candidateLine
 	if s == c.bare {

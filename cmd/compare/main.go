@@ -1,9 +1,12 @@
 // Command compare scores a candidate engine's geometry dumps, reflection states and
 // traces against the oracle's three-engine vote, case by case (docs/compare.md).
 //
-//	compare --oracle FILE [--candidate FILE] [--json] [--tolerance X] [--html DIR]
+//	compare --oracle FILE [--candidate FILE] [--axes layout|style|all] [--json] [--tolerance X] [--html DIR]
+//	compare --validate FILE
 //
-// Exit status: 0 no case failed, 1 some case failed, 2 bad input.
+// Exit status: 0 no case failed, 1 some case failed, 2 bad input. With --validate:
+// 0 the file meets the contract (docs/dump-format.md), 1 it does not (one line per
+// error), 2 usage.
 package main
 
 import (
@@ -39,12 +42,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	oraclePath := fs.String("oracle", "", "oracle responses, NDJSON (`FILE`, or - for stdin); required")
-	candPath := fs.String("candidate", "", "candidate answers: NDJSON {\"id\",\"dump\"}, {\"id\",\"state\"} or {\"id\",\"trace\"} records, or one bare dump (`FILE`, or - for stdin); omitted: only vote the oracle engines")
+	candPath := fs.String("candidate", "", "candidate answers (docs/dump-format.md): NDJSON {\"id\",\"dump\"}, {\"id\",\"state\"}, {\"id\",\"trace\"} or {\"id\",\"error\"} records, or one bare dump (`FILE`, or - for stdin); omitted: only vote the oracle engines")
 	asJSON := fs.Bool("json", false, "one JSON line per case plus a totals line, instead of the human summary")
 	tol := fs.Float64("tolerance", dump.DefaultTolerance, "geometry tolerance in CSS px")
 	htmlDir := fs.String("html", "", "also write a static HTML report (index and one page per case) into `DIR`")
+	validate := fs.String("validate", "", "only check a candidate's `FILE` (or - for stdin) against the contract (docs/dump-format.md): one line per error, exit 0 valid, 1 invalid")
+	axesFlag := fs.String("axes", "all", "what geometry cases are scored on: layout (box geometry), style (the computed style subset) or all")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: compare --oracle FILE [--candidate FILE] [--json] [--tolerance X] [--html DIR]")
+		fmt.Fprintln(stderr, "usage: compare --oracle FILE [--candidate FILE] [--axes layout|style|all] [--json] [--tolerance X] [--html DIR]")
+		fmt.Fprintln(stderr, "       compare --validate FILE")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -60,12 +66,20 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch {
 	case fs.NArg() > 0:
 		return bad("unexpected argument %q", fs.Arg(0))
+	case *validate != "" && (*oraclePath != "" || *candPath != "" || *htmlDir != ""):
+		return bad("--validate takes no other file: it checks one candidate file on its own")
+	case *validate != "":
+		return runValidate(*validate, stdin, stdout, stderr)
 	case *oraclePath == "":
 		return bad("--oracle is required")
 	case *oraclePath == "-" && *candPath == "-":
 		return bad("only one of --oracle and --candidate can be - (stdin)")
 	case math.IsNaN(*tol) || math.IsInf(*tol, 0) || *tol < 0:
 		return bad("--tolerance must be a finite number >= 0, got %v", *tol)
+	}
+	axes, err := compare.ParseAxes(*axesFlag)
+	if err != nil {
+		return bad("--%v", err)
 	}
 
 	oracle := stdin
@@ -100,11 +114,40 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return bad("%v", err)
 		}
 	}
-	s := &session{tol: *tol, cands: cands, out: out, stderr: stderr}
+	s := &session{tol: *tol, axes: axes, cands: cands, out: out, stderr: stderr}
 	if err := s.run(oracle); err != nil {
 		return bad("%v", err)
 	}
 	return s.exit()
+}
+
+// runValidate is compare --validate FILE.
+func runValidate(path string, stdin io.Reader, stdout, stderr io.Writer) int {
+	in, name := stdin, "-"
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "compare: %v\n", err)
+			return exitBadInput
+		}
+		defer f.Close()
+		in, name = f, path
+	}
+	records, bad, err := validateFile(name, in, stdout)
+	if err != nil {
+		fmt.Fprintln(stdout, err) // not JSON from here on: the file is invalid
+		bad++
+	}
+	switch {
+	case bad > 0:
+		fmt.Fprintf(stdout, "%s: %d errors in %d records\n", name, bad, records)
+		return exitFail
+	case records == 0:
+		fmt.Fprintf(stdout, "%s: no records\n", name)
+		return exitFail
+	}
+	fmt.Fprintf(stdout, "%s: %d records meet the contract\n", name, records)
+	return exitOK
 }
 
 // openCandidate opens the candidate file for indexing and reading back by offset.

@@ -145,8 +145,14 @@ func (h *human) report(c caseResult) error {
 		}
 		b.WriteByte('\n')
 	case r.Verdict == compare.Pass || (r.Verdict == compare.Fail && r.Reason == ""):
-		fmt.Fprintf(&b, "layout %d/%d failed, style %d/%d failed, max |delta| %.4g px, sum %.4g px",
-			r.Layout.Failed, r.Layout.Compared, r.Style.Failed, r.Style.Compared, r.MaxAbsDelta, r.SumAbsDelta)
+		axis := func(name string, a compare.Axis, scored bool) string {
+			if !scored {
+				return name + " not scored"
+			}
+			return fmt.Sprintf("%s %d/%d failed", name, a.Failed, a.Compared)
+		}
+		fmt.Fprintf(&b, "%s, %s, max |delta| %.4g px, sum %.4g px", axis("layout", r.Layout, r.Axes.Layout()),
+			axis("style", r.Style, r.Axes.Style()), r.MaxAbsDelta, r.SumAbsDelta)
 		if n := r.Layout.Untrusted + r.Style.Untrusted; n > 0 {
 			fmt.Fprintf(&b, ", %d untrusted", n)
 		}

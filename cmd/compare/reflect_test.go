@@ -29,7 +29,7 @@ func TestCompareScoresReflectionCases(t *testing.T) {
 	assert.Equal(t, 1, code, out)
 	assert.Contains(t, out, `probe 0 #a attr_value(value): want "5", got null`)
 
-	geometryRecord := writeFile(t, `{"id":"r1","dump":{"engine":"mine","engine_version":"0.1","viewport":{"width":800,"height":600},"overflowed":false,"nodes":[]}}`+"\n")
+	geometryRecord := writeFile(t, candidateRecord(t, "r1", bareDump(t)))
 	code, out, _ = runCmd(t, "", "--oracle", oracle, "--candidate", geometryRecord)
 	assert.Equal(t, 2, code, out)
 	assert.Contains(t, out, `the candidate record has no "state"`)

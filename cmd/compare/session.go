@@ -62,10 +62,15 @@ type reporter interface {
 // session streams the oracle file, pairing each case with its candidate record.
 type session struct {
 	tol    float64
-	cands  *candidates // nil: only vote the oracle engines
+	axes   compare.Axes // what geometry cases are scored on
+	cands  *candidates  // nil: only vote the oracle engines
 	out    reporter
 	stderr io.Writer
 	t      totals
+	// oracleCases counts the oracle file's cases; noneMatched says why the run
+	// compared nothing, when no candidate record matched any of them.
+	oracleCases int
+	noneMatched string
 }
 
 // run returns an error only for input it cannot continue past (malformed JSON, an
@@ -87,6 +92,9 @@ func (s *session) run(oracle io.Reader) error {
 			return fmt.Errorf("oracle record %d: %v", n, err)
 		}
 		if err == nil && !line.isCase() {
+			if msg := line.swapped(n); msg != "" {
+				return errors.New(msg)
+			}
 			s.t.Skipped++
 			continue
 		}
@@ -99,6 +107,7 @@ func (s *session) run(oracle io.Reader) error {
 			}
 			return fmt.Errorf(`oracle record %d: no "id"`, n)
 		}
+		s.oracleCases++
 		if err == nil && given(line.RawStates) {
 			err = json.Unmarshal(line.RawStates, &line.States)
 		}
@@ -115,7 +124,19 @@ func (s *session) run(oracle io.Reader) error {
 			return err
 		}
 	}
-	return s.unmatched()
+	if err := s.unmatched(); err != nil {
+		return err
+	}
+	if s.oracleCases == 0 {
+		s.noneMatched = fmt.Sprintf("the oracle file holds no case (%d lines that are not cases): nothing was compared", s.t.Skipped)
+		return nil
+	}
+	if s.cands != nil && s.cands.records() > 0 && s.cands.matched() == 0 {
+		// Every case is "missing": the files are not of one run.
+		s.noneMatched = fmt.Sprintf("no candidate record matches an oracle case (%d oracle cases, %d candidate records): "+
+			"the two files are not answers to the same corpus", s.oracleCases, s.cands.records())
+	}
+	return nil
 }
 
 func refused(err error) *compare.Report {
@@ -145,8 +166,14 @@ func (s *session) compareCase(line *oracleLine) *compare.Report {
 		return &compare.Report{Verdict: compare.Untrustworthy, Reason: "oracle error: " + *line.Error}
 	}
 	if cand != nil && cand.Error != nil {
-		return &compare.Report{Verdict: compare.Fail, Reason: "candidate error: " + *cand.Error}
+		// A failure only where the engines give ground truth (the case voted alone).
+		return compare.CandidateError(s.score(line, nil), *cand.Error)
 	}
+	return s.score(line, cand)
+}
+
+// score votes the oracle case and scores cand against it; cand nil only votes.
+func (s *session) score(line *oracleLine, cand *candidateLine) *compare.Report {
 	if line.Traces != nil {
 		var got *trace.Trace
 		if cand != nil {
@@ -180,7 +207,7 @@ func (s *session) compareCase(line *oracleLine) *compare.Report {
 	if cand != nil {
 		got = cand.Dump
 	}
-	r, err := compare.GeometryUnstable(line.Dumps, got, s.tol, line.Unstable)
+	r, err := compare.GeometryWith(line.Dumps, got, compare.Options{Tolerance: s.tol, Unstable: line.Unstable, Axes: s.axes})
 	if err != nil {
 		return refused(err)
 	}
@@ -269,6 +296,10 @@ func (s *session) exit() int {
 		s.t.Exit = exitBadInput
 	case s.t.Verdicts[compare.Fail] > 0:
 		s.t.Exit = exitFail
+	}
+	if s.noneMatched != "" {
+		fmt.Fprintf(s.stderr, "compare: %s\n", s.noneMatched)
+		s.t.Exit = exitBadInput
 	}
 	if err := s.out.finish(s.t); err != nil {
 		fmt.Fprintf(s.stderr, "compare: %v\n", err)

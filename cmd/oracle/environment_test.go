@@ -2,7 +2,7 @@ package main
 
 // The pinned environment (oracle/browser/environment.go), against the real three engines.
 // Each test reproduces a difference measured before the environment was pinned
-// (../shared/ENGINES.md, "Measured later") with its own in-page measurement, not the
+// (docs/environment.md) with its own in-page measurement, not the
 // environment probe's, so a fault in the probe cannot hide one here.
 
 import (

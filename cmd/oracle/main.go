@@ -1,5 +1,5 @@
 // Command oracle keeps Chromium, Firefox and WebKit open and answers ground-truth
-// questions about web content over NDJSON on stdio (../shared/spec/dump-format.md).
+// questions about web content over NDJSON on stdio (docs/dump-format.md).
 package main
 
 import (

@@ -9,11 +9,11 @@ import (
 )
 
 // SystemChromium is Debian's Chromium, the route that works on machines without
-// Playwright's browser downloads (../shared/ENGINES.md).
+// Playwright's browser downloads (docs/protocol.md, "Engines and routes").
 const SystemChromium = "/usr/bin/chromium"
 
 // ChromiumArgs are needed on a closed network: without the networking flags
-// Chromium floods refused connections (ENGINES.md). --no-sandbox is not among them:
+// Chromium floods refused connections on a closed network. --no-sandbox is not among them:
 // the browsers run as an unprivileged user with Chromium's sandbox on (sandbox.go),
 // and only a Chromium left to run as root gets it (chromiumArgs).
 var ChromiumArgs = []string{

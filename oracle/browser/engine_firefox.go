@@ -8,7 +8,7 @@ import (
 
 // SystemFirefox is Debian's Firefox ESR, driven over WebDriver BiDi (Playwright's
 // channel moz-firefox): the route that works on machines without Playwright's
-// browser downloads (../shared/ENGINES.md).
+// browser downloads (docs/protocol.md, "Engines and routes").
 const SystemFirefox = "/usr/bin/firefox-esr"
 
 var firefoxKnowledge = engineKnowledge{

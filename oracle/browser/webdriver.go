@@ -284,7 +284,7 @@ func (e *webDriverEngine) restoreWindow(ctx context.Context, w windowState) erro
 }
 
 // fixViewport sets the window so the viewport is exactly the spec's, correcting by the
-// measured difference (MiniBrowser's window chrome, 38 px of height in ENGINES.md),
+// measured difference (MiniBrowser's window chrome, 38 px of height with Debian's WebKitGTK 2.50),
 // and fails when it cannot verify innerWidth/innerHeight.
 func (e *webDriverEngine) fixViewport(ctx context.Context) error {
 	want := [2]int{int(viewportWidth), int(viewportHeight)}

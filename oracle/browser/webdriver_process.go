@@ -23,7 +23,7 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Debian's WebKitGTK route (../shared/ENGINES.md): WebKitWebDriver from
+// Debian's WebKitGTK route (docs/protocol.md, "Engines and routes"): WebKitWebDriver from
 // webkit2gtk-driver, driving the MiniBrowser of libwebkit2gtk-4.1-0.
 const (
 	DefaultWebKitWebDriver = "/usr/bin/WebKitWebDriver"
