@@ -159,9 +159,10 @@ func (e *cdpEngine) startBrowser(ctx context.Context) error {
 	conn := newCDPConn(p.toBrowser, p.fromBrowser, e.opts.MaxReply+1<<20, e.event, e.log)
 	version, bctx, page, err := e.openBrowser(ctx, conn)
 	if err != nil {
-		conn.close()
+		err = fmt.Errorf("session: %w (its output: %s)", err, p.out.tail())
+		conn.close(err)
 		p.kill()
-		return e.errorf("session: %w (chromium: %s)", err, p.out.tail())
+		return e.errorf("%w", err)
 	}
 	return e.adopt(p, conn, version, func() { e.bctx, e.page, e.blank, e.kept = bctx, page, false, false })
 }
@@ -596,7 +597,8 @@ func (e *cdpEngine) evaluateJSON(ctx context.Context, conn *cdpConn, page *cdpPa
 // failed records that a call on the browser failed, so the next call relaunches it:
 // a call that outlived its deadline leaves the renderer busy (while(true){} wedges
 // it), and a crash or a dead pipe leaves nothing to call. The error is the deadline's,
-// or the engine's naming op.
+// or the engine's naming op and the wire's reason: only a pipe the browser ended is
+// called a crash (a reply over the bound, or the engine's Close, says so instead).
 func (e *cdpEngine) failed(ctx context.Context, op string, err error) error {
 	e.breakFor(ctx, op, err)
 	switch {
