@@ -434,7 +434,10 @@ func (e *bidiEngine) Reset(ctx context.Context) error {
 	e.mu.Lock()
 	e.kept, e.blank = false, false
 	e.mu.Unlock()
-	if err := e.ensure(ctx); err != nil {
+	if relaunched, err := e.renew(ctx); err != nil || relaunched {
+		// A relaunched browser's page is new, as the first case's was: nothing to reset.
+		// (Resetting it would run in what the relaunch left of ctx, often nothing after
+		// a hung case, fail, and relaunch the browser a second time.)
 		return err
 	}
 	ctx = context.WithValue(ctx, opKey{}, "reset to about:blank")

@@ -123,17 +123,24 @@ func (b *ownBrowser[P, C]) breakFor(ctx context.Context, op string, err error) {
 // ensure relaunches the browser when a call found it broken, or its process,
 // connection or page is gone.
 func (b *ownBrowser[P, C]) ensure(ctx context.Context) error {
+	_, err := b.renew(ctx)
+	return err
+}
+
+// renew is ensure, and says whether it relaunched the browser: its page is then new,
+// as the first case's was.
+func (b *ownBrowser[P, C]) renew(ctx context.Context) (relaunched bool, err error) {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
-		return b.errorf("%w", errEngineClosed)
+		return false, b.errorf("%w", errEngineClosed)
 	}
 	reason := b.relaunchReasonLocked()
 	b.mu.Unlock()
 	if reason == "" {
-		return nil
+		return false, nil
 	}
-	return b.relaunch(ctx, reason)
+	return true, b.relaunch(ctx, reason)
 }
 
 // relaunchReasonLocked says why the next call must relaunch the browser: a call found
