@@ -39,7 +39,7 @@ var ErrNotOnCDPRoute = errors.New("not supported on the cdp route")
 
 // CDPOptions chooses the Chromium build and its launch settings.
 type CDPOptions struct {
-	ExecutablePath string   // default SystemChromium
+	ExecutablePath string   // default SystemChromium, run as CDPExecutable says
 	Args           []string // LaunchSettings.ChromiumArgs
 	Env            []string // KEY=VALUE added to the browser's environment
 	Permissions    []string // granted to every page, in Playwright's names
@@ -134,7 +134,7 @@ func LaunchCDP(ctx context.Context, opts CDPOptions, log zerolog.Logger) (Engine
 		opts.MaxReply = defaultMaxReply
 	}
 	e := &cdpEngine{opts: opts}
-	e.name, e.exe, e.log = Chromium, orDefault(opts.ExecutablePath, SystemChromium), log.With().Str("engine", Chromium).Logger()
+	e.name, e.exe, e.log = Chromium, CDPExecutable(opts.ExecutablePath), log.With().Str("engine", Chromium).Logger()
 	e.route = "cdp " + e.exe + " Chrome DevTools Protocol (oracle's own client)"
 	e.connLost = errCDPGone.Error()
 	e.start, e.pageReasonLocked = e.startBrowser, e.pageCrashedLocked
