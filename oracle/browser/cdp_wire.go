@@ -169,8 +169,14 @@ func (c *cdpConn) call(ctx context.Context, session, method string, params any) 
 	return r.Result, nil
 }
 
+// writeGrace is how long a write under way may outlast its call's context before
+// the connection is given up: a pipe that takes messages finishes one in
+// microseconds, so only a browser that stopped reading reaches it.
+const writeGrace = 50 * time.Millisecond
+
 // write writes one whole message under ctx, one message at a time. A write that does
-// not finish within ctx ends the connection: the message may be half written.
+// not finish within ctx (and writeGrace) ends the connection: the message may be half
+// written.
 func (c *cdpConn) write(ctx context.Context, msg []byte) error {
 	select {
 	case c.wtoken <- struct{}{}:
@@ -178,6 +184,10 @@ func (c *cdpConn) write(ctx context.Context, msg []byte) error {
 		return c.calls.reason()
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+	if err := ctx.Err(); err != nil { // nothing written yet: the connection stays good
+		<-c.wtoken
+		return err
 	}
 	written := make(chan error, 1)
 	go func() {
@@ -189,9 +199,11 @@ func (c *cdpConn) write(ctx context.Context, msg []byte) error {
 	select {
 	case err = <-written:
 	case <-ctx.Done():
+		grace := time.NewTimer(writeGrace)
+		defer grace.Stop()
 		select {
 		case err = <-written:
-		default:
+		case <-grace.C:
 			c.calls.end(fmt.Errorf("%w: a %d-byte command was not taken within its call's deadline (the browser does not read its pipe)", errCDPGone, len(msg)))
 			_ = c.w.Close() // ends the write under way
 			return ctx.Err()
