@@ -14,6 +14,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -284,4 +286,28 @@ func TestBiDiWireKeepsEveryReason(t *testing.T) {
 	require.NoError(t, e.Close())
 	require.NotPanics(t, func() { err = e.reset(ctx) })
 	assert.ErrorContains(t, err, "engine closed")
+}
+
+// Firefox's last lines on stderr reach the launch's error: the launcher read stderr
+// from a pipe beside cmd.Wait, which closes that pipe once the process exits (os/exec
+// documents it), and lost what was still unread; now os/exec copies stderr to its end
+// before Wait returns. A unit test of the launcher with a shell script standing in
+// for Firefox (no browser runs); on 05864a4 it was missing from some launches (a race).
+func TestFirefoxsLastLinesReachItsLaunchError(t *testing.T) {
+	dir, err := os.MkdirTemp("", "layout-oracle-fake-firefox-") // t.TempDir's parent is private: the browser user runs it
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	exe := filepath.Join(dir, "firefox")
+	require.NoError(t, os.WriteFile(exe, []byte("#!/bin/sh\ni=0\nwhile [ $i -lt 300 ]; do echo \"starting up $i\" >&2; i=$((i+1)); done\necho 'the last words' >&2\nexit 3\n"), 0o755))
+	for i := 0; i < 40; i++ { // the loss was a race: on 05864a4, 2 of 137 launches lost it
+		e := &bidiEngine{}
+		e.name, e.exe, e.log = Firefox, exe, testLogger(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		_, err := e.startFirefox(ctx)
+		cancel()
+		require.Error(t, err)
+		require.Contains(t, err.Error(), "exited before WebDriver BiDi listened")
+		require.Contains(t, err.Error(), "the last words", "run %d", i)
+	}
 }
