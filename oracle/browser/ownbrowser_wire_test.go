@@ -191,8 +191,8 @@ func TestCDPCallAfterCloseIsEngineClosed(t *testing.T) {
 	defer cancel()
 	var err error
 	require.NotPanics(t, func() { err = e.reset(ctx) })
-	assert.ErrorContains(t, err, "engine closed")
-	assert.ErrorContains(t, e.Reset(ctx), "engine closed")
+	assert.ErrorIs(t, err, errEngineClosed)
+	assert.ErrorIs(t, e.Reset(ctx), errEngineClosed)
 	_, err = e.Load(ctx, "<p>", "function () { return '1'; }")
 	assert.ErrorContains(t, err, "engine closed")
 }
