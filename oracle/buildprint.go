@@ -61,9 +61,21 @@ func buildPrint(cfg Config, name string) (print string, ok bool) {
 	switch name {
 	case browser.Chromium:
 		switch {
+		case cfg.chromiumRoute() == browser.ChromiumRouteCDP:
+			// The CDP route runs Debian's browser itself, never its wrapper script.
+			if run := browser.CDPExecutable(exe); isELF(run) {
+				files = []string{run}
+			} else {
+				return "", false
+			}
 		case exe == "" || exe == browser.SystemChromium:
-			// Debian's wrapper script runs $LIBDIR/chromium: both are fingerprinted.
-			files = []string{browser.SystemChromium, filepath.Join(chromiumLibDir, "chromium")}
+			// Debian's wrapper script runs $LIBDIR/chromium after sourcing every file of
+			// /etc/chromium.d, any of which may set LIBDIR: all are fingerprinted.
+			sourced, ok := chromiumWrapperSources()
+			if !ok {
+				return "", false
+			}
+			files = append([]string{browser.SystemChromium, filepath.Join(chromiumLibDir, "chromium")}, sourced...)
 		case isELF(exe):
 			files = []string{exe}
 		default:
@@ -99,6 +111,30 @@ func buildPrint(cfg Config, name string) (print string, ok bool) {
 	}
 	sum := sha256.Sum256([]byte(b.String()))
 	return hex.EncodeToString(sum[:]), true
+}
+
+// chromiumWrapperDir holds the files Debian's /usr/bin/chromium sources before it
+// runs $LIBDIR/chromium (a variable for the tests).
+var chromiumWrapperDir = "/etc/chromium.d"
+
+// chromiumWrapperSources are the files the wrapper sources, as its loop picks them
+// (every file of chromiumWrapperDir but README and dpkg's leftovers), in its order.
+func chromiumWrapperSources() ([]string, bool) {
+	entries, err := os.ReadDir(chromiumWrapperDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, true
+	}
+	if err != nil {
+		return nil, false
+	}
+	var files []string
+	for _, e := range entries {
+		if e.Name() == "README" || strings.Contains(e.Name(), ".dpkg") || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		files = append(files, filepath.Join(chromiumWrapperDir, e.Name()))
+	}
+	return files, true
 }
 
 // fileLine writes path's identity: the path, where its symlinks lead, and that

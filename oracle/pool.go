@@ -249,7 +249,7 @@ const resetTimeout = 3 * time.Second
 // broke it: the reset's own bound, then a relaunch of up to three attempts with
 // backoff (Firefox took 9-18 s each on a loaded 2-core machine), or a WebKitGTK
 // restart.
-const recoveryAllowance = 90 * time.Second
+var recoveryAllowance = 90 * time.Second // a variable for the tests
 
 // pageWait bounds a case's wait for a free page: one deadline (the case ahead of it
 // on that page) plus that page's recovery.
@@ -299,9 +299,9 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 			// starting, or a page may still be recovering from an earlier case that ran
 			// past its deadline (a relaunch, Firefox 9-18 s), and that cost stays with
 			// that case. The case's deadline starts when it has a page; the wait has a
-			// bound of its own.
+			// bound of its own, and so has the wait for a startup (enginePool).
+			p, err := o.enginePool(ctx, name)
 			wctx, wcancel := context.WithTimeout(ctx, pageWait(o.deadline))
-			p, err := o.enginePool(wctx, name)
 			if err != nil {
 				wcancel()
 				// Not named: the request asked for the engines that serve, and this

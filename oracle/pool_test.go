@@ -241,3 +241,48 @@ func TestAPoolServesThePagesAddedToIt(t *testing.T) {
 	assert.True(t, used[first] && used[joined], "both pages served")
 	require.NoError(t, o.Close())
 }
+
+// A case sent while its engine still starts waits for the startup within the
+// startup's own bound, and its --deadline starts when the engine takes it: under load
+// (issue 40, item 11) Firefox's startup outlasted the wait for a page, and the case
+// lost Firefox's answer ("firefox is still starting: context deadline exceeded"). A
+// unit test of the pool's waits (a fakeEngine, no browser), with the page wait
+// shortened to 300 ms and a startup of 1 s; on 05864a4 the startup's wait was the
+// page wait's, and the case failed after 300 ms.
+func TestACaseSentAtSpawnWaitsForTheStartupNotItsDeadline(t *testing.T) {
+	saved := recoveryAllowance
+	recoveryAllowance = 200 * time.Millisecond
+	t.Cleanup(func() { recoveryAllowance = saved })
+	o := fakeOracle()
+	o.deadline = 100 * time.Millisecond
+	o.failed, o.launched, o.predicted = map[string]string{}, map[string]engineBuild{}, map[string]engineBuild{}
+	o.starting = map[string]chan struct{}{browser.Firefox: make(chan struct{})}
+	o.need = map[string]chan struct{}{}
+	go func() {
+		time.Sleep(time.Second) // the startup, longer than deadline and page wait together
+		o.decide(browser.Firefox, newPool(browser.Firefox, []browser.Engine{&fakeEngine{name: browser.Firefox}}), "")
+	}()
+	began := time.Now()
+	results, errs := fanOut(context.Background(), o, nil, func(ctx context.Context, e browser.Engine) (string, error) {
+		return e.Name(), nil
+	})
+	assert.Empty(t, errs)
+	assert.Equal(t, map[string]string{browser.Firefox: browser.Firefox}, results)
+	assert.GreaterOrEqual(t, time.Since(began), time.Second, "the case waited for the startup")
+}
+
+// The wait for a startup has a bound of its own: an engine that does not come up in
+// it is that engine's error, not a request held for good.
+func TestTheWaitForAStartupIsBounded(t *testing.T) {
+	saved := startupWait
+	startupWait = 200 * time.Millisecond
+	t.Cleanup(func() { startupWait = saved })
+	o := fakeOracle()
+	o.failed, o.launched, o.predicted = map[string]string{}, map[string]engineBuild{}, map[string]engineBuild{}
+	o.starting = map[string]chan struct{}{browser.Firefox: make(chan struct{})}
+	o.need = map[string]chan struct{}{}
+	_, errs := fanOut(context.Background(), o, []string{browser.Firefox}, func(ctx context.Context, e browser.Engine) (string, error) {
+		return e.Name(), nil
+	})
+	assert.Equal(t, map[string]string{browser.Firefox: "firefox is still starting after 200ms"}, errs)
+}

@@ -202,15 +202,13 @@ func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, k *kind[T
 	// known yet (storeBuild) is waited for, as fanOut waits for it; one that then fails
 	// to serve is left out of a request that named no engine, and reported by fanOut
 	// to one that named it.
-	wctx, wcancel := context.WithTimeout(ctx, pageWait(o.deadline))
-	defer wcancel()
 	metas := map[string]store.Meta{}
 	var list []store.Meta
 	dropped := map[string]bool{}
 	for _, n := range names {
 		b, ok := o.storeBuild(n)
 		if !ok {
-			p, err := o.enginePool(wctx, n)
+			p, err := o.enginePool(ctx, n) // within the startup's own bound
 			if err != nil {
 				dropped[n] = !named && errors.Is(err, browser.ErrNotLaunched)
 				continue

@@ -87,11 +87,12 @@ func (e *bidiEngine) startBrowser(ctx context.Context) error {
 	}
 	conn, page, version, err := e.openSession(ctx, p)
 	if err != nil {
+		err = fmt.Errorf("session: %w (its output: %s)", err, p.out.tail())
 		if conn != nil {
-			conn.close()
+			conn.close(err)
 		}
 		p.kill()
-		return e.errorf("session: %w (firefox: %s)", err, p.out.tail())
+		return e.errorf("%w", err)
 	}
 	return e.adopt(p, conn, version, func() { e.page, e.blank, e.kept = page, false, false })
 }
@@ -279,7 +280,8 @@ func rejectedWithoutStack(err error) (string, bool) {
 // a call that outlived its deadline leaves the content process busy (while(true){}
 // wedges it, and no BiDi command interrupts it), and any other driver error means a
 // dead connection, browser or content process. The error is the deadline's, or the
-// engine's naming op.
+// engine's naming op and the wire's reason: only a connection the browser ended is
+// called a crash (a reply over the bound, or the engine's Close, says so instead).
 func (e *bidiEngine) failed(ctx context.Context, op string, err error) error {
 	e.breakFor(ctx, op, err)
 	if ctx.Err() != nil {
@@ -432,7 +434,10 @@ func (e *bidiEngine) Reset(ctx context.Context) error {
 	e.mu.Lock()
 	e.kept, e.blank = false, false
 	e.mu.Unlock()
-	if err := e.ensure(ctx); err != nil {
+	if relaunched, err := e.renew(ctx); err != nil || relaunched {
+		// A relaunched browser's page is new, as the first case's was: nothing to reset.
+		// (Resetting it would run in what the relaunch left of ctx, often nothing after
+		// a hung case, fail, and relaunch the browser a second time.)
 		return err
 	}
 	ctx = context.WithValue(ctx, opKey{}, "reset to about:blank")

@@ -5,17 +5,17 @@ package browser
 // prints, and its kill.
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -121,6 +121,42 @@ func userJS(prefs map[string]any) (string, error) {
 
 var bidiListening = regexp.MustCompile(`WebDriver BiDi listening on (ws://\S+)`)
 
+// listenWatch is Firefox's stderr: every byte goes to out, and the first line that
+// says where WebDriver BiDi listens sends its URL on found.
+type listenWatch struct {
+	out     *tailLog
+	found   chan<- string
+	mu      sync.Mutex
+	partial []byte
+	sent    bool
+}
+
+func (w *listenWatch) Write(b []byte) (int, error) {
+	_, _ = w.out.Write(b)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.sent {
+		return len(b), nil
+	}
+	w.partial = append(w.partial, b...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			break
+		}
+		if m := bidiListening.FindSubmatch(w.partial[:i]); m != nil {
+			w.found <- string(m[1])
+			w.sent, w.partial = true, nil
+			break
+		}
+		w.partial = w.partial[i+1:]
+	}
+	if len(w.partial) > 1<<20 {
+		w.partial = w.partial[:0]
+	}
+	return len(b), nil
+}
+
 // startFirefox launches Firefox headless on a free port with a new profile, in its
 // own process group, as the browser user (browserWrapper) and in the memory cgroup,
 // and waits for the BiDi URL it prints.
@@ -147,11 +183,11 @@ func (e *bidiEngine) startFirefox(ctx context.Context) (*bidiProc, error) {
 		"MOZ_CRASHREPORTER=1", "MOZ_CRASHREPORTER_NO_REPORT=1", "MOZ_CRASHREPORTER_SHUTDOWN=1")
 	cmd.Env = WithEnv(os.Environ(), env)
 	cmd.Stdout = out // never the oracle's stdout: that is the protocol channel
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		os.RemoveAll(profile)
-		return nil, err
-	}
+	// Stderr is a writer, not a pipe we read: os/exec copies it to its end before
+	// Wait returns (bounded by WaitDelay), where Wait would close a pipe still being
+	// read and lose its last lines (the ones that say why Firefox died).
+	found := make(chan string, 1)
+	cmd.Stderr = &listenWatch{out: out, found: found}
 	cmd.SysProcAttr = proctree.WithParentDeath(&syscall.SysProcAttr{Setpgid: true}, syscall.SIGKILL)
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
@@ -159,20 +195,6 @@ func (e *bidiEngine) startFirefox(ctx context.Context) (*bidiProc, error) {
 		return nil, err
 	}
 	p := &bidiProc{cmd: cmd, exited: make(chan struct{}), profile: profile, out: out}
-	found := make(chan string, 1)
-	go func() {
-		lines := bufio.NewScanner(stderr)
-		lines.Buffer(make([]byte, 64<<10), 1<<20)
-		sent := false
-		for lines.Scan() {
-			if m := bidiListening.FindStringSubmatch(lines.Text()); m != nil && !sent {
-				found <- m[1]
-				sent = true
-			}
-			_, _ = out.Write(append(lines.Bytes(), '\n'))
-		}
-		_, _ = io.Copy(io.Discard, stderr)
-	}()
 	go func() {
 		_ = cmd.Wait()
 		close(p.exited)

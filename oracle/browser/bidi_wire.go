@@ -1,14 +1,15 @@
 package browser
 
 // The oracle's own WebDriver BiDi client (bidi.go's wire): one WebSocket, commands
-// matched to their replies by id, events ignored (the engine subscribes to none).
+// matched to their replies by id, events ignored (the engine subscribes to none). The calls waiting for
+// replies and the reasons a connection ends are ownbrowser_wire.go's, shared with CDP.
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
+	"strings"
 	"time"
 
 	"github.com/coder/websocket"
@@ -21,13 +22,9 @@ const slowCall = time.Second
 // bidiConn is one BiDi session's connection. A call whose context ends returns at
 // once; its reply, if it ever comes, is dropped.
 type bidiConn struct {
-	ws      *websocket.Conn
-	mu      sync.Mutex
-	next    int
-	waiting map[int]chan bidiReply
-	done    chan struct{} // closed when the reader stops: the connection is gone
-	err     error         // why the reader stopped; set before done closes
-	log     zerolog.Logger
+	ws    *websocket.Conn
+	calls *pendingCalls[bidiReply]
+	log   zerolog.Logger
 }
 
 // bidiReply is a command's reply: result on success, error and message otherwise.
@@ -39,87 +36,84 @@ type bidiReply struct {
 	Message string          `json:"message"`
 }
 
-// errBiDiGone is a call on a connection whose reader stopped (the browser exited or
-// closed the socket).
+// errBiDiGone is a call on a connection the browser ended (it exited or closed the
+// socket); the error says how.
 var errBiDiGone = errors.New("WebDriver BiDi connection closed")
 
 // dialBiDi connects to url (Firefox's "ws://…/session") and reads replies until the
-// connection ends; maxMessage bounds one reply (a trace or a dump can be large).
+// connection ends; maxMessage bounds one reply (a trace or a dump can be large), and a
+// larger one ends the connection, every call told so.
 func dialBiDi(ctx context.Context, url string, maxMessage int64, log zerolog.Logger) (*bidiConn, error) {
 	ws, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		return nil, err
 	}
 	ws.SetReadLimit(maxMessage)
-	c := &bidiConn{ws: ws, waiting: map[int]chan bidiReply{}, done: make(chan struct{}), log: log}
-	go c.read()
+	c := &bidiConn{ws: ws, calls: newPendingCalls[bidiReply](), log: log}
+	go c.read(maxMessage)
 	return c, nil
 }
 
-func (c *bidiConn) read() {
-	var err error
+func (c *bidiConn) read(maxMessage int64) {
 	for {
-		var b []byte
-		if _, b, err = c.ws.Read(context.Background()); err != nil {
-			break
+		_, b, err := c.ws.Read(context.Background())
+		if err != nil {
+			if websocket.CloseStatus(err) == websocket.StatusMessageTooBig || strings.Contains(err.Error(), "read limited at") {
+				c.calls.end(&replyTooLargeError{bound: maxMessage, err: err})
+			} else {
+				c.calls.end(fmt.Errorf("%w (%v)", errBiDiGone, err))
+			}
+			return
 		}
 		var r bidiReply
-		if json.Unmarshal(b, &r) != nil || r.ID == nil {
-			continue // an event, or nothing we asked for
+		if err := json.Unmarshal(b, &r); err != nil {
+			if id, ok := replyID(b); ok {
+				c.calls.deliver(id, wireResult[bidiReply]{err: &badReplyError{id: id, err: err}})
+			} else {
+				c.log.Debug().Err(err).Int("bytes", len(b)).Msg("WebDriver BiDi message that does not decode dropped")
+			}
+			continue
 		}
-		c.mu.Lock()
-		ch := c.waiting[*r.ID]
-		delete(c.waiting, *r.ID)
-		c.mu.Unlock()
-		if ch != nil {
-			ch <- r
+		if r.ID != nil { // else an event: the engine subscribes to none
+			c.calls.deliver(*r.ID, wireResult[bidiReply]{reply: r})
 		}
 	}
-	c.mu.Lock()
-	c.err = err
-	c.mu.Unlock()
-	close(c.done)
 }
 
 // alive says whether the connection still reads.
-func (c *bidiConn) alive() bool {
-	select {
-	case <-c.done:
-		return false
-	default:
-		return true
-	}
-}
+func (c *bidiConn) alive() bool { return c.calls.alive() }
+
+// reason is why the connection ended; nil while it has not.
+func (c *bidiConn) reason() error { return c.calls.reason() }
 
 // call sends one command and waits for its reply under ctx; a BiDi error reply is an
-// error naming the command, its error code and message.
+// error naming the command, its error code and message. ctx's end is ctx.Err()
+// itself; any other error names the command and why.
 func (c *bidiConn) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	if c == nil {
+		return nil, fmt.Errorf("%s: %w", method, errEngineClosed)
+	}
 	if params == nil {
 		params = map[string]any{}
 	}
-	c.mu.Lock()
-	c.next++
-	id, ch := c.next, make(chan bidiReply, 1)
-	c.waiting[id] = ch
-	c.mu.Unlock()
-	forget := func() {
-		c.mu.Lock()
-		delete(c.waiting, id)
-		c.mu.Unlock()
+	if why := c.calls.reason(); why != nil {
+		return nil, fmt.Errorf("%s: %w", method, why)
 	}
+	id, ch := c.calls.add()
 	msg, err := json.Marshal(map[string]any{"id": id, "method": method, "params": params})
 	if err != nil {
-		forget()
+		c.calls.forget(id)
 		return nil, fmt.Errorf("%s: encode: %w", method, err)
 	}
-	if !c.alive() {
-		forget()
-		return nil, fmt.Errorf("%s: %w", method, errBiDiGone)
-	}
+	// The library's write honours ctx (and closes the connection when ctx ends it
+	// half written).
 	if err := c.ws.Write(ctx, websocket.MessageText, msg); err != nil {
-		forget()
+		c.calls.forget(id)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if why := c.calls.reason(); why != nil {
+			return nil, fmt.Errorf("%s: %w", method, why)
 		}
 		return nil, fmt.Errorf("%s: %w: %v", method, errBiDiGone, err)
 	}
@@ -129,19 +123,16 @@ func (c *bidiConn) call(ctx context.Context, method string, params any) (json.Ra
 			c.log.Debug().Str("method", method).Dur("took", d).Msg("slow WebDriver BiDi call")
 		}
 	}()
-	select {
-	case r := <-ch:
-		if r.Type != "success" {
-			return nil, &bidiError{method: method, code: r.Error, message: r.Message}
-		}
-		return r.Result, nil
-	case <-c.done:
-		forget()
-		return nil, fmt.Errorf("%s: %w", method, errBiDiGone)
-	case <-ctx.Done():
-		forget()
-		return nil, ctx.Err()
+	r, err := c.calls.wait(ctx, id, ch)
+	switch {
+	case err != nil && ctx.Err() != nil && err == ctx.Err():
+		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", method, err)
+	case r.Type != "success":
+		return nil, &bidiError{method: method, code: r.Error, message: r.Message}
 	}
+	return r.Result, nil
 }
 
 // bidiError is a BiDi error reply.
@@ -149,8 +140,10 @@ type bidiError struct{ method, code, message string }
 
 func (e *bidiError) Error() string { return fmt.Sprintf("%s: %s: %s", e.method, e.code, e.message) }
 
-// close ends the connection (the browser's end may already be gone).
-func (c *bidiConn) close() {
+// close ends the connection for why (the browser's end may already be gone): every
+// call waiting on it, and every later one, gets why.
+func (c *bidiConn) close(why error) {
+	c.calls.end(why)
 	_ = c.ws.CloseNow()
 }
 

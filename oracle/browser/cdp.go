@@ -39,7 +39,7 @@ var ErrNotOnCDPRoute = errors.New("not supported on the cdp route")
 
 // CDPOptions chooses the Chromium build and its launch settings.
 type CDPOptions struct {
-	ExecutablePath string   // default SystemChromium
+	ExecutablePath string   // default SystemChromium, run as CDPExecutable says
 	Args           []string // LaunchSettings.ChromiumArgs
 	Env            []string // KEY=VALUE added to the browser's environment
 	Permissions    []string // granted to every page, in Playwright's names
@@ -134,7 +134,7 @@ func LaunchCDP(ctx context.Context, opts CDPOptions, log zerolog.Logger) (Engine
 		opts.MaxReply = defaultMaxReply
 	}
 	e := &cdpEngine{opts: opts}
-	e.name, e.exe, e.log = Chromium, orDefault(opts.ExecutablePath, SystemChromium), log.With().Str("engine", Chromium).Logger()
+	e.name, e.exe, e.log = Chromium, CDPExecutable(opts.ExecutablePath), log.With().Str("engine", Chromium).Logger()
 	e.route = "cdp " + e.exe + " Chrome DevTools Protocol (oracle's own client)"
 	e.connLost = errCDPGone.Error()
 	e.start, e.pageReasonLocked = e.startBrowser, e.pageCrashedLocked
@@ -159,9 +159,10 @@ func (e *cdpEngine) startBrowser(ctx context.Context) error {
 	conn := newCDPConn(p.toBrowser, p.fromBrowser, e.opts.MaxReply+1<<20, e.event, e.log)
 	version, bctx, page, err := e.openBrowser(ctx, conn)
 	if err != nil {
-		conn.close()
+		err = fmt.Errorf("session: %w (its output: %s)", err, p.out.tail())
+		conn.close(err)
 		p.kill()
-		return e.errorf("session: %w (chromium: %s)", err, p.out.tail())
+		return e.errorf("%w", err)
 	}
 	return e.adopt(p, conn, version, func() { e.bctx, e.page, e.blank, e.kept = bctx, page, false, false })
 }
@@ -596,7 +597,8 @@ func (e *cdpEngine) evaluateJSON(ctx context.Context, conn *cdpConn, page *cdpPa
 // failed records that a call on the browser failed, so the next call relaunches it:
 // a call that outlived its deadline leaves the renderer busy (while(true){} wedges
 // it), and a crash or a dead pipe leaves nothing to call. The error is the deadline's,
-// or the engine's naming op.
+// or the engine's naming op and the wire's reason: only a pipe the browser ended is
+// called a crash (a reply over the bound, or the engine's Close, says so instead).
 func (e *cdpEngine) failed(ctx context.Context, op string, err error) error {
 	e.breakFor(ctx, op, err)
 	switch {
@@ -695,7 +697,10 @@ func (e *cdpEngine) Reset(ctx context.Context) error {
 	e.mu.Lock()
 	e.kept, e.blank = false, false
 	e.mu.Unlock()
-	if err := e.ensure(ctx); err != nil {
+	if relaunched, err := e.renew(ctx); err != nil || relaunched {
+		// A relaunched browser's page is new, as the first case's was: nothing to reset.
+		// (Resetting it would run in what the relaunch left of ctx, often nothing after
+		// a hung case, fail, and relaunch the browser a second time.)
 		return err
 	}
 	ctx = context.WithValue(ctx, opKey{}, "reset to about:blank")

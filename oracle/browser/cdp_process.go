@@ -33,6 +33,33 @@ var PlaywrightChromiumSwitches = strings.Fields(`--disable-field-trial-config --
 --disable-search-engine-choice-screen --disable-sync --enable-unsafe-swiftshader --headless --hide-scrollbars --mute-audio
 --blink-settings=primaryHoverType=2,availableHoverTypes=2,primaryPointerType=4,availablePointerTypes=4`)
 
+// debianChromiumBinary is the program Debian's SystemChromium, a shell script, runs
+// ($LIBDIR/$APPNAME). The script first sources every file of /etc/chromium.d, which
+// may set LIBDIR to another program: the CDP route runs this one itself, so that the
+// build the warm start fingerprints (oracle/buildprint.go) is the build that runs.
+const debianChromiumBinary = "/usr/lib/chromium/chromium"
+
+// debianChromiumFlags are the switches Debian 12's /etc/chromium.d/default-flags has
+// the wrapper put before the caller's; given first, as it gives them, so the browser
+// gets the switches a launch through the script got. (Its other files add nothing that
+// holds here: remote extensions with none installed, under Playwright's
+// --disable-extensions; --disable-dev-shm-usage, which Playwright's switches give.)
+var debianChromiumFlags = []string{"--show-component-extension-options", "--enable-gpu-rasterization",
+	"--no-default-browser-check", "--disable-pings", "--media-router=0"}
+
+// CDPExecutable is the program the CDP route runs for the binary exe names ("":
+// SystemChromium): Debian's browser itself in place of its wrapper script, when it is
+// installed; exe otherwise.
+func CDPExecutable(exe string) string {
+	exe = orDefault(exe, SystemChromium)
+	if exe == SystemChromium {
+		if st, err := os.Stat(debianChromiumBinary); err == nil && st.Mode().IsRegular() {
+			return debianChromiumBinary
+		}
+	}
+	return exe
+}
+
 // cdpProc is one Chromium process (its children are in its process group), its
 // profile directory and the two ends of its debugging pipe.
 type cdpProc struct {
@@ -69,7 +96,11 @@ func (e *cdpEngine) startChromium() (*cdpProc, error) {
 		os.RemoveAll(profile)
 		return nil, err
 	}
-	args := append(append([]string{}, PlaywrightChromiumSwitches...), chromiumArgs(e.opts.Args)...)
+	var args []string
+	if e.exe == debianChromiumBinary {
+		args = append(args, debianChromiumFlags...)
+	}
+	args = append(append(args, PlaywrightChromiumSwitches...), chromiumArgs(e.opts.Args)...)
 	args = append(args, "--user-data-dir="+profile, "--remote-debugging-pipe", "--no-startup-window")
 	out := newTailLog(e.log.With().Str("proc", "chromium").Logger())
 	cmd := exec.Command(exe, args...)

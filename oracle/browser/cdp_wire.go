@@ -5,6 +5,8 @@ package browser
 // browser reads) and 4 (it writes), with flat sessions (a page's commands and events
 // carry its sessionId). Commands are matched to replies by id; events go to one
 // handler, on the reader's goroutine, which must not call back into the connection.
+// The calls waiting for replies and the reasons a connection ends are
+// ownbrowser_wire.go's, shared with BiDi.
 
 import (
 	"bufio"
@@ -14,23 +16,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
 )
 
 // cdpConn is one connection to a Chromium. A call whose context ends returns at
-// once; its reply, if it ever comes, is dropped.
+// once; its reply, if it ever comes, is dropped. Its write honours its context too: a
+// write the browser does not take within it ends the connection (a half-written
+// message leaves nothing to frame the next one), so no call waits behind it.
 type cdpConn struct {
 	w       io.WriteCloser
 	r       io.ReadCloser
-	wmu     sync.Mutex // one message written at a time
-	mu      sync.Mutex
-	next    int
-	waiting map[int]chan cdpMessage
-	done    chan struct{} // closed when the reader stops: the connection is gone
-	err     error         // why the reader stopped; set before done closes
+	wtoken  chan struct{} // holds a token while one message is written
+	calls   *pendingCalls[cdpMessage]
 	onEvent func(session, method string, params json.RawMessage)
 	log     zerolog.Logger
 }
@@ -48,8 +47,8 @@ type cdpMessage struct {
 	} `json:"error"`
 }
 
-// errCDPGone is a call on a connection whose reader stopped (the browser exited or
-// closed its pipe).
+// errCDPGone is a call on a connection the browser ended (it exited or closed its
+// pipe) or that stopped taking our writes; the error says which.
 var errCDPGone = errors.New("CDP pipe closed")
 
 // cdpFault is a CDP error reply.
@@ -62,16 +61,17 @@ type cdpFault struct {
 func (e *cdpFault) Error() string { return fmt.Sprintf("%s: %s (%d)", e.method, e.message, e.code) }
 
 // newCDPConn reads messages from r until it ends, each at most maxMessage bytes (a
-// larger one ends the connection, as the BiDi route's read limit does).
+// larger one ends the connection, as the BiDi route's read limit does, and every
+// call is told so).
 func newCDPConn(w io.WriteCloser, r io.ReadCloser, maxMessage int64, onEvent func(session, method string, params json.RawMessage), log zerolog.Logger) *cdpConn {
-	c := &cdpConn{w: w, r: r, waiting: map[int]chan cdpMessage{}, done: make(chan struct{}), onEvent: onEvent, log: log}
+	c := &cdpConn{w: w, r: r, wtoken: make(chan struct{}, 1), calls: newPendingCalls[cdpMessage](), onEvent: onEvent, log: log}
 	go c.read(maxMessage)
 	return c
 }
 
 func (c *cdpConn) read(maxMessage int64) {
 	records := bufio.NewScanner(c.r)
-	records.Buffer(make([]byte, 64<<10), int(maxMessage))
+	records.Buffer(make([]byte, min(64<<10, maxMessage)), int(maxMessage)) // a first buffer over the bound would lift it
 	records.Split(func(data []byte, atEOF bool) (int, []byte, error) {
 		if i := bytes.IndexByte(data, 0); i >= 0 {
 			return i + 1, data[:i], nil
@@ -82,8 +82,14 @@ func (c *cdpConn) read(maxMessage int64) {
 		return 0, nil, nil
 	})
 	for records.Scan() {
+		b := records.Bytes()
 		var m cdpMessage
-		if json.Unmarshal(records.Bytes(), &m) != nil {
+		if err := json.Unmarshal(b, &m); err != nil {
+			if id, ok := replyID(b); ok {
+				c.calls.deliver(id, wireResult[cdpMessage]{err: &badReplyError{id: id, err: err}})
+			} else {
+				c.log.Debug().Err(err).Int("bytes", len(b)).Msg("CDP message that does not decode dropped")
+			}
 			continue
 		}
 		if m.ID == nil {
@@ -92,50 +98,39 @@ func (c *cdpConn) read(maxMessage int64) {
 			}
 			continue
 		}
-		c.mu.Lock()
-		ch := c.waiting[*m.ID]
-		delete(c.waiting, *m.ID)
-		c.mu.Unlock()
-		if ch != nil {
-			ch <- m
-		}
+		c.calls.deliver(*m.ID, wireResult[cdpMessage]{reply: m})
 	}
 	err := records.Err()
-	if err == nil {
-		err = io.EOF
+	switch {
+	case errors.Is(err, bufio.ErrTooLong):
+		c.calls.end(&replyTooLargeError{bound: maxMessage, err: err})
+	case err == nil:
+		c.calls.end(fmt.Errorf("%w (%v)", errCDPGone, io.EOF))
+	default:
+		c.calls.end(fmt.Errorf("%w (%v)", errCDPGone, err))
 	}
-	c.mu.Lock()
-	c.err = err
-	c.mu.Unlock()
-	close(c.done)
 }
 
 // alive says whether the connection still reads.
-func (c *cdpConn) alive() bool {
-	select {
-	case <-c.done:
-		return false
-	default:
-		return true
-	}
-}
+func (c *cdpConn) alive() bool { return c.calls.alive() }
+
+// reason is why the connection ended; nil while it has not.
+func (c *cdpConn) reason() error { return c.calls.reason() }
 
 // call sends one command (to session, or to the browser when "") and waits for its
-// reply under ctx; an error reply is a *cdpFault naming the command.
+// reply under ctx; an error reply is a *cdpFault naming the command. ctx's end is
+// ctx.Err() itself; any other error names the command and why.
 func (c *cdpConn) call(ctx context.Context, session, method string, params any) (json.RawMessage, error) {
+	if c == nil {
+		return nil, fmt.Errorf("%s: %w", method, errEngineClosed)
+	}
 	if params == nil {
 		params = map[string]any{}
 	}
-	c.mu.Lock()
-	c.next++
-	id, ch := c.next, make(chan cdpMessage, 1)
-	c.waiting[id] = ch
-	c.mu.Unlock()
-	forget := func() {
-		c.mu.Lock()
-		delete(c.waiting, id)
-		c.mu.Unlock()
+	if why := c.calls.reason(); why != nil {
+		return nil, fmt.Errorf("%s: %w", method, why)
 	}
+	id, ch := c.calls.add()
 	m := map[string]any{"id": id, "method": method, "params": params}
 	if session != "" {
 		m["sessionId"] = session
@@ -144,21 +139,17 @@ func (c *cdpConn) call(ctx context.Context, session, method string, params any) 
 	enc := json.NewEncoder(&msg)
 	enc.SetEscapeHTML(false) // markup stays its size: no \u003c for every <
 	if err := enc.Encode(m); err != nil {
-		forget()
+		c.calls.forget(id)
 		return nil, fmt.Errorf("%s: encode: %w", method, err)
 	}
 	msg.Truncate(msg.Len() - 1) // Encode's newline
 	msg.WriteByte(0)
-	if !c.alive() {
-		forget()
-		return nil, fmt.Errorf("%s: %w", method, errCDPGone)
-	}
-	c.wmu.Lock()
-	_, err := c.w.Write(msg.Bytes())
-	c.wmu.Unlock()
-	if err != nil {
-		forget()
-		return nil, fmt.Errorf("%s: %w: %v", method, errCDPGone, err)
+	if err := c.write(ctx, msg.Bytes()); err != nil {
+		c.calls.forget(id)
+		if ctx.Err() != nil && err == ctx.Err() {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%s: %w", method, err)
 	}
 	start := time.Now()
 	defer func() {
@@ -166,19 +157,65 @@ func (c *cdpConn) call(ctx context.Context, session, method string, params any) 
 			c.log.Debug().Str("method", method).Dur("took", d).Msg("slow CDP call")
 		}
 	}()
-	select {
-	case r := <-ch:
-		if r.Error != nil {
-			return nil, &cdpFault{method: method, code: r.Error.Code, message: r.Error.Message}
-		}
-		return r.Result, nil
-	case <-c.done:
-		forget()
-		return nil, fmt.Errorf("%s: %w", method, errCDPGone)
-	case <-ctx.Done():
-		forget()
-		return nil, ctx.Err()
+	r, err := c.calls.wait(ctx, id, ch)
+	switch {
+	case err != nil && ctx.Err() != nil && err == ctx.Err():
+		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", method, err)
+	case r.Error != nil:
+		return nil, &cdpFault{method: method, code: r.Error.Code, message: r.Error.Message}
 	}
+	return r.Result, nil
+}
+
+// writeGrace is how long a write under way may outlast its call's context before
+// the connection is given up: a pipe that takes messages finishes one in
+// microseconds, so only a browser that stopped reading reaches it.
+const writeGrace = 50 * time.Millisecond
+
+// write writes one whole message under ctx, one message at a time. A write that does
+// not finish within ctx (and writeGrace) ends the connection: the message may be half
+// written.
+func (c *cdpConn) write(ctx context.Context, msg []byte) error {
+	select {
+	case c.wtoken <- struct{}{}:
+	case <-c.calls.done:
+		return c.calls.reason()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err := ctx.Err(); err != nil { // nothing written yet: the connection stays good
+		<-c.wtoken
+		return err
+	}
+	written := make(chan error, 1)
+	go func() {
+		_, err := c.w.Write(msg)
+		<-c.wtoken
+		written <- err
+	}()
+	var err error
+	select {
+	case err = <-written:
+	case <-ctx.Done():
+		grace := time.NewTimer(writeGrace)
+		defer grace.Stop()
+		select {
+		case err = <-written:
+		case <-grace.C:
+			c.calls.end(fmt.Errorf("%w: a %d-byte command was not taken within its call's deadline (the browser does not read its pipe)", errCDPGone, len(msg)))
+			_ = c.w.Close() // ends the write under way
+			return ctx.Err()
+		}
+	}
+	if err != nil {
+		if why := c.calls.reason(); why != nil {
+			return why
+		}
+		return fmt.Errorf("%w: write: %v", errCDPGone, err)
+	}
+	return nil
 }
 
 // send is call with no wait for the reply (a dialog's answer, a termination).
@@ -192,8 +229,10 @@ func (c *cdpConn) send(session, method string, params any) {
 	}()
 }
 
-// close ends the connection (the browser's end may already be gone).
-func (c *cdpConn) close() {
+// close ends the connection for why (the browser's end may already be gone): every
+// call waiting on it, and every later one, gets why.
+func (c *cdpConn) close(why error) {
+	c.calls.end(why)
 	_ = c.w.Close()
 	_ = c.r.Close()
 }

@@ -2,6 +2,8 @@ package browser
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -35,6 +37,9 @@ type ownBrowser[P browserProcess, C browserConn] struct {
 	bundledAbsent string
 }
 
+// errBrowserReplaced is a call on the connection to a browser that a relaunch killed.
+var errBrowserReplaced = errors.New("browser replaced")
+
 type browserProcess interface {
 	comparable
 	kill()       // ends the browser's process group and removes its profile
@@ -44,15 +49,24 @@ type browserProcess interface {
 
 type browserConn interface {
 	comparable
-	close()
+	close(why error) // ends the connection: every call on it, now or later, gets why
 	alive() bool
+	reason() error // why the connection ended; nil while it has not
 }
 
 func (b *ownBrowser[P, C]) Name() string    { return b.name }
 func (b *ownBrowser[P, C]) Version() string { return b.version }
 func (b *ownBrowser[P, C]) Route() string   { return b.route }
 
+// errorf is fmt.Errorf's error as the engine's. An argument that is already this
+// engine's error loses its own prefix: the message names the engine once
+// ("chromium: relaunch failed: launch: ...").
 func (b *ownBrowser[P, C]) errorf(format string, args ...any) error {
+	for i, a := range args {
+		if ee, ok := a.(*engineError); ok && ee.engine == b.name {
+			args[i] = ee.err
+		}
+	}
 	return engineErrorf(b.name, format, args...)
 }
 
@@ -73,12 +87,12 @@ func (b *ownBrowser[P, C]) adopt(p P, conn C, version string, engineFields func(
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	refuse := func(err error) error {
-		conn.close()
+		conn.close(err)
 		p.kill()
 		return err
 	}
 	if b.closed {
-		return refuse(b.errorf("engine closed"))
+		return refuse(b.errorf("%w", errEngineClosed))
 	}
 	if b.version == "" {
 		b.version = version
@@ -109,17 +123,24 @@ func (b *ownBrowser[P, C]) breakFor(ctx context.Context, op string, err error) {
 // ensure relaunches the browser when a call found it broken, or its process,
 // connection or page is gone.
 func (b *ownBrowser[P, C]) ensure(ctx context.Context) error {
+	_, err := b.renew(ctx)
+	return err
+}
+
+// renew is ensure, and says whether it relaunched the browser: its page is then new,
+// as the first case's was.
+func (b *ownBrowser[P, C]) renew(ctx context.Context) (relaunched bool, err error) {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
-		return b.errorf("engine closed")
+		return false, b.errorf("%w", errEngineClosed)
 	}
 	reason := b.relaunchReasonLocked()
 	b.mu.Unlock()
 	if reason == "" {
-		return nil
+		return false, nil
 	}
-	return b.relaunch(ctx, reason)
+	return true, b.relaunch(ctx, reason)
 }
 
 // relaunchReasonLocked says why the next call must relaunch the browser: a call found
@@ -135,8 +156,10 @@ func (b *ownBrowser[P, C]) relaunchReasonLocked() string {
 		return "no browser"
 	case !b.proc.alive():
 		return "browser exited"
-	case b.conn == noConn || !b.conn.alive():
+	case b.conn == noConn:
 		return b.connLost
+	case !b.conn.alive():
+		return firstLine(b.conn.reason())
 	case b.pageReasonLocked != nil:
 		return b.pageReasonLocked()
 	}
@@ -152,14 +175,14 @@ func (b *ownBrowser[P, C]) relaunch(ctx context.Context, reason string) error {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
-		return b.errorf("engine closed")
+		return b.errorf("%w", errEngineClosed)
 	}
 	b.health = Health{State: StateRestarting, Restarts: b.health.Restarts + 1, Reason: reason}
 	p, conn := b.proc, b.conn
 	b.proc, b.conn, b.broken = noProc, noConn, "relaunching"
 	b.mu.Unlock()
 	if conn != noConn {
-		conn.close()
+		conn.close(fmt.Errorf("%w: the browser relaunched (%s)", errBrowserReplaced, reason))
 	}
 	if p != noProc {
 		p.kill()
@@ -180,7 +203,7 @@ func (b *ownBrowser[P, C]) relaunch(ctx context.Context, reason string) error {
 		closed := b.closed
 		b.mu.Unlock()
 		if closed {
-			return b.errorf("engine closed")
+			return b.errorf("%w", errEngineClosed)
 		}
 		b.log.Warn().Int("attempt", i+1).Err(err).Msg("relaunch failed")
 	}
@@ -211,7 +234,7 @@ func (b *ownBrowser[P, C]) pids() []int {
 	var noProc P
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.proc == noProc {
+	if b.proc == noProc || b.closed {
 		return nil
 	}
 	return []int{b.proc.pid()}
@@ -222,7 +245,9 @@ func (b *ownBrowser[P, C]) Sandbox() SandboxState {
 	return inspectSandbox(b.name, b.pids())
 }
 
-// Close kills the browser and removes its profile. Safe to call twice.
+// Close kills the browser and removes its profile. Safe to call twice. The closed
+// connection stays the engine's: a call still under way, and any later one, gets
+// "engine closed" from it (errEngineClosed), never a connection that is not there.
 func (b *ownBrowser[P, C]) Close() error {
 	var noProc P
 	var noConn C
@@ -233,10 +258,10 @@ func (b *ownBrowser[P, C]) Close() error {
 	}
 	b.closed = true
 	p, conn := b.proc, b.conn
-	b.proc, b.conn = noProc, noConn
+	b.proc = noProc
 	b.mu.Unlock()
 	if conn != noConn {
-		conn.close()
+		conn.close(errEngineClosed)
 	}
 	if p != noProc {
 		p.kill()
