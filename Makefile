@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin
 export PLAYWRIGHT_NODEJS_PATH ?= $(shell command -v node)
 
-.PHONY: setup build demo test norace vet fmt-check cross lint unit fuzz bench clean
+.PHONY: setup build demo demo-cases test norace vet fmt-check cross lint unit fuzz bench clean
 
 setup:
 	bash scripts/setup.sh
@@ -15,8 +15,16 @@ build:
 
 # Pipe the bundled cases through one oracle process, print the three-engine vote, and
 # write the HTML report (compare prints its path: open it from disk in any browser).
+# The demo's requests are the bundled cases with "screenshot": true on each geometry
+# request, so the report shows every engine's picture under its boxes; the file
+# itself asks for none, as the tests that read it expect. `make -s demo-cases`
+# prints them.
+DEMO_CASES = sed -E '/"op": *"(reflect|trace|ping|shutdown)"/!s/^\{/{"screenshot": true, /' testdata/cases.ndjson
+demo-cases:
+	@$(DEMO_CASES)
+
 demo: setup build
-	$(BIN)/oracle < testdata/cases.ndjson > $(BIN)/demo-responses.ndjson
+	set -o pipefail; $(DEMO_CASES) | $(BIN)/oracle > $(BIN)/demo-responses.ndjson
 	$(BIN)/compare --oracle $(BIN)/demo-responses.ndjson --html $(CURDIR)/$(BIN)/demo-report
 
 vet:

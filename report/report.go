@@ -172,6 +172,10 @@ type panel struct {
 	Shot    string // relative path of the screenshot, or ""
 	Boxes   []box  // drawn in order: plain boxes first, highlighted ones on top
 	Offview int    // boxes entirely outside the viewport (not visible in the panel)
+	// Outvoted says what this panel's engine was outvoted on ("10 items", "shape"),
+	// "" when on nothing: such a panel is the one highlighted (its frame, a badge,
+	// and its outvoted boxes filled), not the majority's.
+	Outvoted string
 }
 
 type box struct {
@@ -208,6 +212,7 @@ type casePage struct {
 	Errors   map[string]string
 	Note     string
 	Trace    *traceTable // trace cases only
+	Items    *itemTable  // the items the engines disagreed on, with their values
 }
 
 func (w *Writer) writeCase(n int, rw row, c Case, r *compare.Report) error {
@@ -231,6 +236,17 @@ func (w *Writer) writeCase(n int, rw row, c Case, r *compare.Report) error {
 		p.Note = joinNote(p.Note, out.UnstableWhole+"'s runs differed in shape or overflow: nothing voted")
 	}
 	p.Outcomes = out
+	outvoted := map[string]int{} // engine -> items it is the outlier on
+	if out != nil {
+		p.Items = newItemTable(out, c.Candidate != nil && out.Shape == nil && out.Nodes != nil)
+		for _, nd := range out.Nodes {
+			for _, it := range nd.Items {
+				if it.Outlier != "" {
+					outvoted[it.Outlier]++
+				}
+			}
+		}
+	}
 	status := map[int]compare.NodeOutcome{}
 	voters := map[string]bool{}
 	causes := map[int]bool{}
@@ -269,6 +285,14 @@ func (w *Writer) writeCase(n int, rw row, c Case, r *compare.Report) error {
 				d = c.Candidate
 			}
 			pn := panel{Engine: e, Version: d.EngineVersion}
+			switch n := outvoted[e]; {
+			case e == out.ShapeOutlier:
+				pn.Outvoted = "shape"
+			case n == 1:
+				pn.Outvoted = "1 item"
+			case n > 1:
+				pn.Outvoted = fmt.Sprintf("%d items", n)
+			}
 			// Highlights apply to the dumps whose node i is the voted node i: the voting
 			// engines, and a candidate of the same shape.
 			aligned := voters[e] || (e == "candidate" && out.Shape == nil && out.Nodes != nil)

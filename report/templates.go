@@ -65,10 +65,10 @@ var caseTmpl = template.Must(template.New("case").Funcs(funcs).Parse(`<!doctype 
 <p class="legend">highlighted: <span class="swatch st-outvoted"></span> an engine outvoted on the node
 <span class="swatch st-split"></span> the engines split (no truth)
 <span class="swatch st-unstable"></span> unstable: an engine's runs differed (not voted)
-<span class="swatch st-failed"></span> the candidate failed it · thick black: a root cause (listed above) · dashed: this engine is the one outvoted · hover a box for its values</p>
+<span class="swatch st-failed"></span> the candidate failed it · thick black: a root cause (listed above) · the outvoted engine's panel is framed in orange and its outvoted boxes filled; the majority's panels outline them thinly · hover a box for its values</p>
 <div class="panels">
-{{range .Panels}}<section class="panel" data-engine="{{.Engine}}">
-<h2>{{.Engine}} <small>{{.Version}}</small></h2>
+{{range .Panels}}<section class="panel{{if .Outvoted}} outlier{{end}}" data-engine="{{.Engine}}">
+<h2>{{.Engine}} <small>{{.Version}}</small>{{with .Outvoted}} <span class="badge">outvoted on {{.}}</span>{{end}}</h2>
 {{with .Note}}<p class="note">{{.}}</p>{{end}}
 <div class="stage{{if .Shot}} shot{{end}}">{{if .Shot}}<img src="{{.Shot}}" width="800" height="600" alt="{{.Engine}} screenshot">{{end}}
 <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 800 600" preserveAspectRatio="xMinYMin meet">
@@ -79,6 +79,10 @@ var caseTmpl = template.Must(template.New("case").Funcs(funcs).Parse(`<!doctype 
 {{end}}</div>
 <aside id="details"><p>Hover a box to see its node.</p></aside>
 {{end}}
+{{with .Items}}<h2>items the engines disagree on</h2>
+<div class="scroll"><table id="items" class="findings"><tr><th>node</th><th>tag</th><th>item</th><th>vote</th>{{range .Engines}}<th>{{.}}</th>{{end}}<th>majority</th><th>outlier &minus; majority</th>{{if .Candidate}}<th>candidate</th><th>candidate &minus; majority</th>{{end}}</tr>
+{{range .Rows}}<tr class="item v-{{.Vote}}" data-node="{{.Node}}"><td>{{.Node}}</td><td>{{.Tag}}</td><td>{{.Property}}</td><td>{{.Vote}}{{with .Outlier}}: <b>{{.}}</b> outvoted{{end}}</td>{{range .Cells}}<td{{if .Outlier}} class="outlier"{{end}}>{{.Text}}</td>{{end}}<td>{{.Want}}</td><td>{{.Delta}}</td>{{if $.Items.Candidate}}<td{{if .Cand.Failed}} class="failed"{{end}}>{{.Cand.Text}}</td><td>{{.CandDelta}}</td>{{end}}</tr>
+{{end}}</table></div>{{end}}
 {{with .Report.Failures}}<h2>outside tolerance</h2><table class="findings"><tr><th>node</th><th>tag</th><th>property</th><th>want</th><th>got</th><th>delta</th></tr>
 {{range .}}<tr><td>{{.Node}}</td><td>{{.Tag}}</td><td>{{.Property}}</td><td>{{num .Want}}</td><td>{{num .Got}}</td><td>{{num .Delta}}</td></tr>
 {{end}}</table>{{end}}

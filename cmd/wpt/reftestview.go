@@ -19,13 +19,22 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+
+	"github.com/layout-oracle/oracle/report"
 )
 
-// viewImage is one picture of the view: its file (relative to the page) and caption.
+// viewImage is one picture of the view: its file (relative to the page) and caption;
+// for a pixel diff, the differing pixels' bounding box and the picture's size
+// (report.DiffFigure outlines and enlarges the box).
 type viewImage struct {
 	File    string
 	Caption string
+	Box     image.Rectangle
+	Size    image.Point
 }
+
+// Figure is the HTML of a diff picture of the view (report.DiffFigure).
+func (v viewImage) Figure() template.HTML { return report.DiffFigure(v.File, v.Caption, v.Box, v.Size) }
 
 type viewEngine struct {
 	Engine  string
@@ -128,7 +137,7 @@ func writeReftestView(dir string, tests []plannedTest, answers map[string]answer
 			if d, _ := dumps(vt.Test); d != nil && d.Screenshot != "" {
 				shots[e] = d.Screenshot
 				if err := writeShot(filepath.Join(dir, name("test")), d.Screenshot); err == nil {
-					ve.Test = viewImage{name("test"), "test " + vt.Test}
+					ve.Test = viewImage{File: name("test"), Caption: "test " + vt.Test}
 				}
 			}
 			_, _, last := walkReftest(g, dumps, tol)
@@ -141,15 +150,15 @@ func writeReftestView(dir string, tests []plannedTest, answers map[string]answer
 				l, _ := dumps(last.Left)
 				r, _ := dumps(last.Right)
 				if err := writeShot(filepath.Join(dir, name("ref")), r.Screenshot); err == nil {
-					ve.Ref = viewImage{name("ref"), "reference " + last.Right}
+					ve.Ref = viewImage{File: name("ref"), Caption: "reference " + last.Right}
 				}
 				rel := "=="
 				if last.Mismatch {
 					rel = "!="
 				}
 				cap := fmt.Sprintf("%s %s %s: %d pixels differ (max channel difference %d)", last.Left, rel, last.Right, last.Differ, last.MaxChannel)
-				if _, err := writeDiff(filepath.Join(dir, name("diff")), l.Screenshot, r.Screenshot); err == nil {
-					ve.Diff = viewImage{name("diff"), cap}
+				if _, box, size, err := writeDiff(filepath.Join(dir, name("diff")), l.Screenshot, r.Screenshot); err == nil {
+					ve.Diff = viewImage{name("diff"), cap, box, size}
 				} else {
 					ve.Note = "diff: " + err.Error()
 				}
@@ -162,11 +171,11 @@ func writeReftestView(dir string, tests []plannedTest, answers map[string]answer
 					continue
 				}
 				file := fmt.Sprintf("img/%04d-%s-vs-%s.png", i+1, f, p)
-				n, err := writeDiff(filepath.Join(dir, file), shots[f], shots[p])
+				n, box, size, err := writeDiff(filepath.Join(dir, file), shots[f], shots[p])
 				if err != nil {
 					continue
 				}
-				vt.Across = append(vt.Across, viewImage{file, fmt.Sprintf("%s (FAIL) against %s (PASS): %d pixels of the test differ", f, p, n)})
+				vt.Across = append(vt.Across, viewImage{file, fmt.Sprintf("%s (FAIL) against %s (PASS): %d pixels of the test differ", f, p, n), box, size})
 			}
 		}
 	}
@@ -198,23 +207,25 @@ func writeShot(file, b64 string) error {
 }
 
 // writeDiff writes a's pixels faded, with every pixel that differs from b's (as
-// pixelDiff counts them) in full red, and returns how many differ.
-func writeDiff(file, a, b string) (int, error) {
-	img, n, err := diffImage(a, b)
+// pixelDiff counts them) in full red, and returns how many differ, their bounding
+// box and the picture's size.
+func writeDiff(file, a, b string) (int, image.Rectangle, image.Point, error) {
+	img, n, box, err := diffImage(a, b)
 	if err != nil {
-		return 0, err
+		return 0, box, image.Point{}, err
 	}
 	var buf bytes.Buffer
 	if err := png.Encode(&buf, img); err != nil {
-		return 0, err
+		return 0, box, image.Point{}, err
 	}
-	return n, os.WriteFile(file, buf.Bytes(), 0o644)
+	return n, box, img.Bounds().Size(), os.WriteFile(file, buf.Bytes(), 0o644)
 }
 
-func diffImage(a, b string) (*image.RGBA, int, error) {
+func diffImage(a, b string) (*image.RGBA, int, image.Rectangle, error) {
+	var box image.Rectangle
 	ia, ib, err := decodePair(a, b)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, box, err
 	}
 	out := image.NewRGBA(image.Rectangle{Max: ia.Bounds().Size()})
 	n := 0
@@ -223,12 +234,13 @@ func diffImage(a, b string) (*image.RGBA, int, error) {
 	eachPixel(ia, ib, func(x, y int, c1, _ [3]uint32, differs bool) {
 		if differs {
 			n++
+			box = box.Union(image.Rect(x, y, x+1, y+1))
 			out.SetRGBA(x, y, color.RGBA{255, 0, 0, 255})
 			return
 		}
 		out.SetRGBA(x, y, color.RGBA{fade(c1[0]), fade(c1[1]), fade(c1[2]), 255})
 	})
-	return out, n, nil
+	return out, n, box, nil
 }
 
 var reftestViewTmpl = template.Must(template.New("reftests").Parse(`<!doctype html>
@@ -237,11 +249,13 @@ var reftestViewTmpl = template.Must(template.New("reftests").Parse(`<!doctype ht
 body { font: 14px system-ui, sans-serif; margin: 1em 2em; }
 section { border-top: 1px solid #ccc; padding: .5em 0 1em; }
 h2 { font-size: 1.05em; font-family: monospace; }
-.row { display: flex; gap: 1em; align-items: flex-start; margin: .5em 0; }
+.row { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; margin: .5em 0; }
 .row > b { width: 7em; }
-figure { margin: 0; }
-figure img { width: 400px; height: auto; border: 1px solid #999; image-rendering: pixelated; }
-figcaption { font-size: 12px; max-width: 400px; overflow-wrap: anywhere; }
+/* Three pictures beside the engine's name down to narrow windows (then they wrap):
+   each at most 400 px, half the 800x600 screenshot. */
+figure { margin: 0; width: min(400px, calc((100vw - 16em) / 3)); min-width: 200px; }
+figure img { width: 100%; height: auto; border: 1px solid #999; box-sizing: border-box; image-rendering: pixelated; }
+figcaption { font-size: 12px; overflow-wrap: anywhere; }
 .FAIL { color: #b00; font-weight: bold; } .PASS { color: #070; }
 .msg { font-size: 12px; color: #555; max-width: 80em; overflow-wrap: anywhere; }
 </style></head>
@@ -249,7 +263,7 @@ figcaption { font-size: 12px; max-width: 400px; overflow-wrap: anywhere; }
 <h1>Reftests the engines split on: {{len .Tests}}</h1>
 <p>Each test fails in some engine and passes in another (those failing in one engine first). Per engine: the test's
 screenshot, the reference the engine's search compared last (a failing engine's failed comparison), and the pixels
-that differ between the two in red over the faded test. Below: the pixels that differ between a failing engine's
+that differ between the two in red over the faded test, their bounding box outlined in blue and enlarged beside it. Below: the pixels that differ between a failing engine's
 test and each passing engine's. Click an image for its full size.</p>
 {{range $i, $t := .Tests}}<section id="t{{$i}}">
 <h2>{{$t.Test}}</h2>
@@ -257,13 +271,13 @@ test and each passing engine's. Click an image for its full size.</p>
 {{range $t.Engines}}<div class="row"><b>{{.Engine}}<br><span class="{{.Status}}">{{.Status}}</span></b>
 {{with .Test}}{{if .File}}<figure><a href="{{.File}}"><img src="{{.File}}" alt="{{.Caption}}"></a><figcaption>{{.Caption}}</figcaption></figure>{{end}}{{end}}
 {{with .Ref}}{{if .File}}<figure><a href="{{.File}}"><img src="{{.File}}" alt="{{.Caption}}"></a><figcaption>{{.Caption}}</figcaption></figure>{{end}}{{end}}
-{{with .Diff}}{{if .File}}<figure><a href="{{.File}}"><img src="{{.File}}" alt="{{.Caption}}"></a><figcaption>{{.Caption}}</figcaption></figure>{{end}}{{end}}
+{{with .Diff}}{{if .File}}{{.Figure}}{{end}}{{end}}
 {{with .Note}}<p class="msg">{{.}}</p>{{end}}
 </div>
 <p class="msg">{{.Message}}</p>
 {{end}}
 {{with $t.Across}}<div class="row"><b>across engines</b>
-{{range .}}<figure><a href="{{.File}}"><img src="{{.File}}" alt="{{.Caption}}"></a><figcaption>{{.Caption}}</figcaption></figure>
+{{range .}}{{.Figure}}
 {{end}}</div>{{end}}
 </section>
 {{else}}<p>No reftest fails in one engine and passes in another.</p>

@@ -14,17 +14,18 @@ import (
 func TestDiffImageMarksTheDifferingPixels(t *testing.T) {
 	a := screenshot(t, nil)
 	b := screenshot(t, map[image.Point]color.RGBA{{1, 1}: {0, 0, 0, 255}, {5, 2}: {255, 200, 255, 255}, {7, 7}: {255, 255, 254, 255}})
-	img, n, err := diffImage(a, b)
+	img, n, box, err := diffImage(a, b)
 	require.NoError(t, err)
 	_, pixels, _ := pixelDiff(a, b)
 	assert.Equal(t, 2, n)
 	assert.Equal(t, pixels, n)
+	assert.Equal(t, image.Rect(1, 1, 6, 3), box, "the bounding box of (1,1) and (5,2)")
 	red := color.RGBA{255, 0, 0, 255}
 	assert.Equal(t, red, img.RGBAAt(1, 1))
 	assert.Equal(t, red, img.RGBAAt(5, 2))
 	assert.NotEqual(t, red, img.RGBAAt(7, 7))
 	assert.Equal(t, color.RGBA{254, 254, 254, 255}, img.RGBAAt(0, 0), "white faded stays near white")
-	_, _, err = diffImage(a, "not base64!")
+	_, _, _, err = diffImage(a, "not base64!")
 	assert.Error(t, err)
 }
 

@@ -1,4 +1,4 @@
-// A case page: hovering a box shows its node's tag, index, each engine's bounding
+// A case page: hovering a box (or a row of the items table) shows its node's tag, index, each engine's bounding
 // box and the items that were not a unanimous pass, and outlines the same node in
 // every panel whose nodes are the voted ones.
 (function () {
@@ -46,12 +46,13 @@
   }
   var current = null;
   function mark(i, on) {
-    Array.prototype.forEach.call(document.querySelectorAll('rect.box[data-node="' + i + '"]'), function (r) {
+    Array.prototype.forEach.call(document.querySelectorAll('rect.box[data-node="' + i + '"], #items tr[data-node="' + i + '"]'), function (r) {
       r.classList.toggle("hover", on);
     });
   }
   document.addEventListener("mouseover", function (ev) {
-    var r = ev.target.closest && ev.target.closest("rect.box");
+    // A box, or a row of the items table: both name their node.
+    var r = ev.target.closest && ev.target.closest("rect.box, #items tr[data-node]");
     if (!r) return;
     var i = r.getAttribute("data-node");
     if (current !== null) mark(current, false);
