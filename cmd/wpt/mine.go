@@ -186,7 +186,7 @@ func readSet(file string) ([]setLine, error) {
 
 // voteSet scores the candidate on the set's subtests alone: each line's engines
 // are the set's status (they agreed on it), so the verdict is agree, shared or
-// candidate-only, never split.
+// candidate-only (missing where the candidate's report lacks it), never split.
 func voteSet(cand *wptReport, set []setLine) []voteLine {
 	byTest := map[string]*wptResult{}
 	for i := range cand.Results {
@@ -210,7 +210,7 @@ func voteSet(cand *wptReport, set []setLine) []voteLine {
 		if len(es) == 0 {
 			es["set"] = l.Status // a set written without builds
 		}
-		out = append(out, voteLine{Test: l.Test, Subtest: msg(l.Subtest), Candidate: c, Engines: es, Verdict: voteStatus(c, es)})
+		out = append(out, newVoteLine(l.Test, msg(l.Subtest), c, es))
 	}
 	return out
 }
