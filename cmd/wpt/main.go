@@ -119,6 +119,11 @@ func requestsCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "wpt requests:", err)
 		return 2
 	}
+	man, err := loadManifest(*root)
+	if err != nil {
+		fmt.Fprintln(stderr, "wpt requests:", err)
+		return 2
+	}
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
 	enc := json.NewEncoder(out)
@@ -143,7 +148,7 @@ func requestsCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "wpt requests:", err)
 			continue
 		}
-		if special, ok := planSpecial(*root, rel, b); ok {
+		if special, ok := planSpecial(man, *root, rel, b); ok {
 			for _, t := range special {
 				if t.Skip == "" {
 					tests++
@@ -155,7 +160,7 @@ func requestsCmd(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		url := "/" + rel
-		switch kind, refs := classify(rel, b); kind {
+		switch kind, refs := man.classify(rel, b); kind {
 		case kindTestharness:
 			tests++
 			emit(traceRequest(url), kindTestharness)

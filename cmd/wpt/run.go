@@ -89,7 +89,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	tests, reqs := planRun(*root, files, *chains, stderr)
+	man, err := loadManifest(*root)
+	if err != nil {
+		return fail(err)
+	}
+	tests, reqs := planRun(man, *root, files, *chains, stderr)
 	if len(tests) == 0 {
 		return fail(fmt.Errorf("no testharness test or reftest matched %s", strings.Join(fset.Args(), " ")))
 	}
@@ -187,10 +191,11 @@ func oracleFlags(root string, extra []string) []string {
 	return append(args, extra...)
 }
 
-// planRun reads the files and returns the tests to report and the requests to send:
+// planRun reads the files (their types from man when the tree has a manifest)
+// and returns the tests to report and the requests to send:
 // a trace for each testharness test, a geometry request for each reftest and, once,
 // each reference that exists.
-func planRun(root string, files []string, chains bool, stderr io.Writer) ([]plannedTest, []client.Request) {
+func planRun(man *wptManifest, root string, files []string, chains bool, stderr io.Writer) ([]plannedTest, []client.Request) {
 	var tests []plannedTest
 	var reqs []client.Request
 	seen := map[string]bool{}
@@ -206,7 +211,7 @@ func planRun(root string, files []string, chains bool, stderr io.Writer) ([]plan
 			fmt.Fprintln(stderr, "wpt run:", err)
 			continue
 		}
-		if special, ok := planSpecial(root, rel, b); ok {
+		if special, ok := planSpecial(man, root, rel, b); ok {
 			for _, t := range special {
 				if t.Skip == "" {
 					reqs = append(reqs, traceRequest(t.URL))
@@ -216,7 +221,7 @@ func planRun(root string, files []string, chains bool, stderr io.Writer) ([]plan
 			continue
 		}
 		url := "/" + rel
-		kind, refs := classify(rel, b)
+		kind, refs := man.classify(rel, b)
 		pt := plannedTest{URL: url, Kind: kind, Refs: refs, Fuzzy: fuzzyMetas(rel, b)}
 		switch kind {
 		case kindTestharness:
