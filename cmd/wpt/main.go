@@ -206,7 +206,7 @@ func matchFiles(root string, patterns []string) ([]string, error) {
 			if !testExt.MatchString(rel) || notATestPath.MatchString(rel) {
 				return nil
 			}
-			if ok, _ := path.Match(pat, rel); ok || rel == pat || strings.HasPrefix(rel, pat+"/") {
+			if selects(pat, rel) {
 				set[rel] = true
 			}
 			return nil
@@ -221,6 +221,14 @@ func matchFiles(root string, patterns []string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// selects says whether the pattern pat (cleaned: slashes, no leading or trailing
+// one) selects the file rel: a path.Match glob, the path itself, or a directory
+// above it.
+func selects(pat, rel string) bool {
+	ok, _ := path.Match(pat, rel)
+	return ok || rel == pat || strings.HasPrefix(rel, pat+"/")
 }
 
 // classify says what kind of test the file rel (its content b) is, as WPT's

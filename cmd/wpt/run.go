@@ -21,6 +21,7 @@ import (
 	"github.com/layout-oracle/oracle/client"
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/internal/progress"
+	"github.com/layout-oracle/oracle/trace"
 )
 
 // plannedTest is one test file a run reports: a testharness test or a reftest.
@@ -37,11 +38,14 @@ type plannedTest struct {
 	Skip string
 }
 
-// answer is what the oracle gave one request (Err: the call failed).
+// answer is what the oracle gave one request, sent once per engine (runRequests):
+// the engines' answers merged into Resp, each engine's call error and duration.
+// Err, when set, is the whole request's failure (every engine's).
 type answer struct {
-	Resp     *client.Response
-	Err      error
-	Duration time.Duration
+	Resp      *client.Response
+	Err       error
+	Errs      map[string]error
+	Durations map[string]time.Duration
 }
 
 // engineError is why engine has no answer to a request, "" when it has one.
@@ -49,6 +53,8 @@ func (a answer) engineError(engine string) string {
 	switch {
 	case a.Err != nil:
 		return a.Err.Error()
+	case a.Errs[engine] != nil:
+		return a.Errs[engine].Error()
 	case a.Resp == nil:
 		return "not run"
 	case a.Resp.Error != "":
@@ -71,7 +77,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	out := fset.String("out", ".", "where to write wptreport-<engine>.json")
 	oracleBin := fset.String("oracle", "", "the oracle binary (default: the one beside wpt, else oracle on PATH)")
 	oracleLog := fset.String("oracle-log", "", "the oracle's stderr goes here (default OUT/oracle.log)")
-	inflight := fset.Int("inflight", 4, "requests in flight at once")
+	inflight := fset.Int("inflight", 4, "tests in flight at once (each sent to every engine at once)")
+	revision := fset.String("revision", "", "the WPT commit ROOT holds, run_info.revision (default: git rev-parse HEAD when ROOT is the top of a git work tree)")
 	tol := fset.Float64("tolerance", dump.DefaultTolerance, "reftest geometry tolerance in CSS px")
 	chains := fset.Bool("ref-chains", false, "follow references' own references, as wptrunner did before RFC 15")
 	if err := fset.Parse(args); err != nil {
@@ -81,6 +88,12 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: wpt run --root ROOT [--out DIR] [--oracle BIN] PATTERN... [-- ORACLE FLAGS]")
 		return 2
 	}
+	for _, a := range fset.Args() {
+		if strings.HasPrefix(a, "-") {
+			fmt.Fprintf(stderr, "wpt run: %s after the patterns: flags go before them, the oracle's after --\n", a)
+			return 2
+		}
+	}
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "wpt run:", err)
 		return 1
@@ -88,6 +101,10 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	files, err := matchFiles(*root, fset.Args())
 	if err != nil {
 		return fail(err)
+	}
+	if none := unmatched(fset.Args(), files); len(none) > 0 {
+		fmt.Fprintf(stderr, "wpt run: no test file under %s matches %s\n", *root, strings.Join(none, ", "))
+		return 2
 	}
 	man, err := loadManifest(*root)
 	if err != nil {
@@ -128,19 +145,31 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "wpt run: %s failed to start: %s\n", e, why)
 	}
 	start := time.Now()
-	answers := runRequests(ctx, c, reqs, *inflight, progress.New(stderr, int64(len(reqs)), "wpt run", "requests"))
+	var each func(done int, req client.Request, a answer)
+	if !progress.Terminal(stderr) {
+		each = testLine(stderr, len(reqs), ping.Engines)
+	}
+	answers := runRequests(ctx, c, reqs, ping.Engines, *inflight, progress.New(stderr, int64(len(reqs)), "wpt run", "requests"), each)
 	end := time.Now()
 	if err := c.Close(); err != nil {
 		fmt.Fprintln(stderr, "wpt run: closing the oracle:", err)
 	}
 	base := machineInfo()
-	base.Revision = gitRevision(*root)
+	base.Revision = *revision
+	if base.Revision == "" {
+		base.Revision = gitRevision(*root)
+	}
+	if base.Revision == "" {
+		fmt.Fprintf(stderr, "wpt run: run_info.revision is missing: %s is not the top of a git work tree and no --revision was given; wpt.fyi refuses a report without it\n", *root)
+	} else if !commitRE.MatchString(base.Revision) {
+		fmt.Fprintf(stderr, "wpt run: --revision %q is not a full 40-hex commit, which wpt.fyi files runs under\n", base.Revision)
+	}
 	base.Verify = verifies(oracleArgs)
 	code := 0
 	results := map[string][]wptResult{}
 	for _, e := range ping.Engines {
 		info := base
-		info.Product, info.BrowserVersion = e, ping.Versions[e]
+		info.Product, info.BrowserVersion = productName(e), ping.Versions[e]
 		info.Headless = e != "webkit" // WebKitGTK runs in a display (an Xvfb), the others headless
 		rep := wptReport{
 			RunInfo:   info,
@@ -251,8 +280,10 @@ func planRun(man *wptManifest, root string, files []string, chains bool, stderr 
 	return tests, reqs
 }
 
-// runRequests sends reqs, inflight at a time, and returns the answers by id.
-func runRequests(ctx context.Context, c *client.Client, reqs []client.Request, inflight int, bar *progress.Bar) map[string]answer {
+// runRequests sends each of reqs to every engine as a request of its own (so each
+// engine's answer has its own duration), inflight requests at a time, and returns
+// the answers by id. each, when not nil, is called as each request is answered.
+func runRequests(ctx context.Context, c *client.Client, reqs []client.Request, engines []string, inflight int, bar *progress.Bar, each func(done int, req client.Request, a answer)) map[string]answer {
 	out := make(map[string]answer, len(reqs))
 	var mu sync.Mutex
 	next := make(chan client.Request)
@@ -262,9 +293,13 @@ func runRequests(ctx context.Context, c *client.Client, reqs []client.Request, i
 		go func() {
 			defer wg.Done()
 			for req := range next {
-				a := do(ctx, c, req)
+				a := do(ctx, c, req, engines)
 				mu.Lock()
 				out[req.ID] = a
+				n := len(out)
+				if each != nil {
+					each(n, req, a)
+				}
 				mu.Unlock()
 				bar.Add(1)
 			}
@@ -285,15 +320,65 @@ func runRequests(ctx context.Context, c *client.Client, reqs []client.Request, i
 // requestTimeout bounds one request; the oracle's own deadline ends it far sooner.
 const requestTimeout = 5 * time.Minute
 
-func do(ctx context.Context, c *client.Client, req client.Request) answer {
+// do sends req once per engine, at once, and merges the answers.
+func do(ctx context.Context, c *client.Client, req client.Request, engines []string) answer {
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
-	call, err := c.Start(ctx, req, nil)
-	if err != nil {
-		return answer{Err: err}
+	a := answer{Resp: &client.Response{}, Errs: map[string]error{}, Durations: map[string]time.Duration{}}
+	done := make(chan *client.Call, len(engines))
+	started := 0
+	for _, e := range engines {
+		r := req
+		r.ID, r.Engines = req.ID+" "+e, []string{e}
+		if _, err := c.Start(ctx, r, done); err != nil {
+			a.Errs[e] = err
+			continue
+		}
+		started++
 	}
-	call = <-call.Done
-	return answer{Resp: call.Response, Err: call.Err, Duration: call.Received.Sub(call.Sent)}
+	for range started {
+		call := <-done
+		e := call.Request.Engines[0]
+		a.Durations[e] = call.Received.Sub(call.Sent)
+		if call.Err != nil {
+			a.Errs[e] = call.Err
+			continue
+		}
+		mergeResponse(a.Resp, e, call.Response)
+	}
+	return a
+}
+
+// mergeResponse adds engine's answer r (to a request for it alone) to m.
+func mergeResponse(m *client.Response, engine string, r *client.Response) {
+	if r.Error != "" {
+		m.Error = r.Error
+	}
+	if d := r.Dumps[engine]; d != nil {
+		if m.Dumps == nil {
+			m.Dumps = map[string]*dump.Dump{}
+		}
+		m.Dumps[engine] = d
+	}
+	if t := r.Traces[engine]; t != nil {
+		if m.Traces == nil {
+			m.Traces = map[string]*trace.Trace{}
+		}
+		m.Traces[engine] = t
+	}
+	if msg, ok := r.Errors[engine]; ok {
+		if m.Errors == nil {
+			m.Errors = map[string]string{}
+		}
+		m.Errors[engine] = msg
+	}
+	if u := r.Unstable[engine]; len(u) > 0 {
+		if m.Unstable == nil {
+			m.Unstable = map[string][]string{}
+		}
+		m.Unstable[engine] = u
+	}
+	m.Stored = append(m.Stored, r.Stored...)
 }
 
 // engineResults are one engine's wptreport results, in the tests' order. An
@@ -311,7 +396,7 @@ func engineResults(engine string, tests []plannedTest, answers map[string]answer
 		}
 		res := wptResult{Test: t.URL, Subtests: []wptSubtest{}}
 		if ran {
-			res.Duration = a.Duration.Milliseconds()
+			res.Duration = a.Durations[engine].Milliseconds()
 		}
 		if t.Kind == kindReftest && t.GraphErr != "" {
 			res.Status, res.Message = statusError, msg("reftest: "+t.GraphErr)
@@ -325,7 +410,7 @@ func engineResults(engine string, tests []plannedTest, answers map[string]answer
 			continue
 		}
 		if why := a.engineError(engine); why != "" {
-			res.Status, res.Message = statusError, msg(why)
+			res.Status, res.Message = errorStatus(why), msg(why)
 			out = append(out, res)
 			continue
 		}
@@ -337,7 +422,15 @@ func engineResults(engine string, tests []plannedTest, answers map[string]answer
 			if g == nil {
 				g = manifestGraph(t.URL, t.Fuzzy, t.Refs)
 			}
-			res.Status, res.Message, _ = walkReftest(g, engineDumps(engine, answers), tol)
+			dumps := engineDumps(engine, answers)
+			var last *pairResult
+			res.Status, res.Message, last = walkReftest(g, dumps, tol)
+			if res.Status == statusPass {
+				res.Message = nil // as wptrunner: a pass says nothing; the reftest view shows the pixels
+			}
+			if res.Status == statusFail && last != nil {
+				res.Screenshots = screenshotHashes(dumps, last.Left, last.Right)
+			}
 		}
 		if u := a.Resp.Unstable[engine]; len(u) > 0 {
 			note := fmt.Sprintf("unstable between verified runs: %s", strings.Join(u, ", "))
@@ -465,5 +558,44 @@ func engineDumps(engine string, answers map[string]answer) func(url string) (*du
 			return nil, why
 		}
 		return a.Resp.Dumps[engine], ""
+	}
+}
+
+// unmatched are the patterns that select none of files (matchFiles' result).
+func unmatched(patterns, files []string) []string {
+	var out []string
+	for _, pat := range patterns {
+		found := false
+		for _, f := range files {
+			if selects(strings.Trim(filepath.ToSlash(pat), "/"), f) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, pat)
+		}
+	}
+	return out
+}
+
+// testLine prints, as wptrunner does on a pipe, one line per answered request:
+// its count, id, and per engine its status so far (a testharness test's harness
+// status; a reftest's document is "answered" until its references are in) and
+// duration.
+func testLine(w io.Writer, total int, engines []string) func(done int, req client.Request, a answer) {
+	return func(done int, req client.Request, a answer) {
+		parts := make([]string, 0, len(engines))
+		for _, e := range engines {
+			st := "answered"
+			switch why := a.engineError(e); {
+			case why != "":
+				st = errorStatus(why)
+			case a.Resp.Traces[e] != nil:
+				st, _, _ = harnessResult(a.Resp.Traces[e])
+			}
+			parts = append(parts, fmt.Sprintf("%s %s %d ms", e, st, a.Durations[e].Milliseconds()))
+		}
+		fmt.Fprintf(w, "wpt run: %d/%d %s: %s\n", done, total, req.ID, strings.Join(parts, ", "))
 	}
 }
