@@ -18,6 +18,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/layout-oracle/oracle/internal/cli"
 	"github.com/layout-oracle/oracle/vote"
 )
 
@@ -266,8 +267,8 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 	candFile := fset.String("candidate", "", "the candidate engine's wptreport")
 	asJSON := fset.Bool("json", false, "one line per test and subtest instead of the summary")
 	setFile := fset.String("set", "", "score only the subtests of this conformance set (wpt mine), instead of DIR's reports")
-	if err := fset.Parse(args); err != nil {
-		return 2
+	if code, done := cli.Parse(fset, args, stdout); done {
+		return code
 	}
 	if *candFile == "" || (*setFile == "") != (fset.NArg() == 1) || fset.NArg() > 1 {
 		fmt.Fprintln(stderr, "usage: wpt compare --candidate CAND.json [--json] DIR | wpt compare --candidate CAND.json --set SET.ndjson [--json]")

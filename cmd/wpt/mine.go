@@ -14,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/layout-oracle/oracle/internal/cli"
 )
 
 // setLine is one subtest of the conformance set: the status all engines gave it,
@@ -91,8 +93,8 @@ func mineCmd(args []string, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	setFile := fset.String("set", "", "the conformance set (default DIR/conformance-set.ndjson)")
 	splitFile := fset.String("splits", "", "the split subtests (default DIR/splits.ndjson)")
-	if err := fset.Parse(args); err != nil {
-		return 2
+	if code, done := cli.Parse(fset, args, stdout); done {
+		return code
 	}
 	if fset.NArg() != 1 {
 		fmt.Fprintln(stderr, "usage: wpt mine [--set FILE] [--splits FILE] DIR (DIR holds wptreport-<engine>.json)")

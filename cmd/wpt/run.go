@@ -20,6 +20,7 @@ import (
 
 	"github.com/layout-oracle/oracle/client"
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/internal/cli"
 	"github.com/layout-oracle/oracle/internal/progress"
 	"github.com/layout-oracle/oracle/trace"
 )
@@ -81,8 +82,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	revision := fset.String("revision", "", "the WPT commit ROOT holds, run_info.revision (default: git rev-parse HEAD when ROOT is the top of a git work tree)")
 	tol := fset.Float64("tolerance", dump.DefaultTolerance, "reftest geometry tolerance in CSS px")
 	chains := fset.Bool("ref-chains", false, "follow references' own references, as wptrunner did before RFC 15")
-	if err := fset.Parse(args); err != nil {
-		return 2
+	if code, done := cli.Parse(fset, args, stdout); done {
+		return code
 	}
 	if *root == "" || fset.NArg() == 0 || *inflight < 1 {
 		fmt.Fprintln(stderr, "usage: wpt run --root ROOT [--out DIR] [--oracle BIN] PATTERN... [-- ORACLE FLAGS]")
