@@ -65,7 +65,10 @@ type Response struct {
 	// Stored names the engines answered from the oracle's store, not live.
 	Stored []string `json:"stored,omitempty"`
 	Error  string   `json:"error,omitempty"`
-	OK     bool     `json:"ok,omitempty"`
+	// Line is the number of the input line an Error answers, on a line the oracle
+	// could not read as a request (docs/protocol.md); 0 otherwise.
+	Line int  `json:"line,omitempty"`
+	OK   bool `json:"ok,omitempty"`
 	// Raw is the answer line as the oracle wrote it, without the newline: the
 	// engines' answers byte for byte, and any field added after this package.
 	Raw json.RawMessage `json:"-"`

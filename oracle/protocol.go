@@ -53,10 +53,15 @@ const MaxVerify = 10
 // nullID is the id of an error response to a line whose id could not be read.
 var nullID = json.RawMessage("null")
 
-// ErrorResponse answers a line that could not be served at all.
+// ErrorResponse answers a line that could not be served at all. Line (additive) is
+// the input line's number, from 1, blank lines counted, on the answer to a line that
+// could not be read as a request (malformed, too long): answers come out of order,
+// and such an answer's id is often null, so the number is how a sender finds its
+// line. 0 (left out) on every other error.
 type ErrorResponse struct {
 	ID    json.RawMessage `json:"id"`
 	Error string          `json:"error"`
+	Line  int             `json:"line,omitempty"`
 }
 
 // PingResponse answers ping. Engines are the engines that answer a case sent now:
