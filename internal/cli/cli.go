@@ -25,14 +25,17 @@ const (
 
 // Parse adds --version to fs and parses args. done is true when the program should
 // exit with code: after -h or --help (fs's usage printed, ExitOK), after --version
-// (the version printed on stdout, ExitOK), or on a bad flag (the error and the usage
-// printed by fs, ExitUsage).
+// (the version printed on stdout, ExitOK), or on a bad flag (the error, the usage,
+// and the error again as the last line, ExitUsage).
 func Parse(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, done bool) {
 	version := fs.Bool("version", false, "print the version (module version, VCS revision) and exit")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK, true
 		}
+		// Again below the usage flag printed after it: the last line a terminal
+		// shows, and the one a caller keeping the end of stderr (client.ExitError) sees.
+		fmt.Fprintf(fs.Output(), "%s: %v\n", fs.Name(), err)
 		return ExitUsage, true
 	}
 	if *version {
