@@ -47,6 +47,12 @@ type Request struct {
 	Verify *int `json:"verify"`
 }
 
+// ProtocolVersion is ping's "protocol": the version of the request and answer
+// lines this oracle speaks. Additive fields leave it; a change a client built for
+// the previous version would misread (a field removed, renamed, or meaning
+// something else) raises it. Package client checks it (client.ProtocolVersion).
+const ProtocolVersion = 1
+
 // MaxVerify bounds "verify" and --verify: a case costs that many cases.
 const MaxVerify = 10
 
@@ -72,8 +78,10 @@ type ErrorResponse struct {
 // launches or self-checks) with their relaunch count, why an engine is missing, and
 // the version of the pinned environment every engine was launched with.
 type PingResponse struct {
-	ID       json.RawMessage       `json:"id"`
-	OK       bool                  `json:"ok"`
+	ID json.RawMessage `json:"id"`
+	OK bool            `json:"ok"`
+	// Protocol (additive) is ProtocolVersion.
+	Protocol int                   `json:"protocol"`
 	Engines  []string              `json:"engines"`
 	Versions map[string]string     `json:"versions"`
 	Profile  string                `json:"profile"`

@@ -190,7 +190,7 @@ func TestServeAnswersEveryLineAndKeepsServing(t *testing.T) {
 	assert.Equal(t, map[string]any{"chromium": "script threw: Error: boom"}, ids["th"]["errors"])
 	assert.Equal(t, map[string]any{}, ids["th"]["dumps"])
 	if diff := cmp.Diff(map[string]any{
-		"id": "p", "ok": true, "engines": []any{"chromium"}, "versions": map[string]any{"chromium": "0.0-fake"},
+		"id": "p", "ok": true, "protocol": 1.0, "engines": []any{"chromium"}, "versions": map[string]any{"chromium": "0.0-fake"},
 		"profile": "default", "routes": map[string]any{"chromium": "fake"}, "environment": browser.Environment(),
 		"states": map[string]any{"chromium": map[string]any{"state": "ready", "restarts": 0.0, "pages": 1.0}},
 	}, ids["p"]); diff != "" {

@@ -267,7 +267,7 @@ func (o *Oracle) ping(id json.RawMessage) PingResponse {
 	defer o.stateMu.RUnlock()
 	// Engines is who answers a case sent now: a starting engine too, since the case
 	// waits for it (state "starting"); its build as soon as its pages report one.
-	p := PingResponse{ID: id, OK: true, Engines: o.requestEnginesLocked(),
+	p := PingResponse{ID: id, OK: true, Protocol: ProtocolVersion, Engines: o.requestEnginesLocked(),
 		Versions: map[string]string{}, Routes: map[string]string{}, States: map[string]PoolHealth{}, Profile: o.profile,
 		Environment: browser.Environment()}
 	for name := range o.starting {

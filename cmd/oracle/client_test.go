@@ -20,6 +20,7 @@ import (
 
 	oracleclient "github.com/layout-oracle/oracle/client"
 	"github.com/layout-oracle/oracle/internal/testutil"
+	"github.com/layout-oracle/oracle/oracle"
 )
 
 var oracleBin string // built once in TestMain
@@ -350,4 +351,12 @@ func alive(pid int) bool {
 	}
 	rest := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
 	return len(rest) > 0 && rest[0] != "Z"
+}
+
+// The client checks ping's protocol version against its own: the two constants
+// are one version (the client cannot import the oracle, so each has its own).
+func TestClientAndOracleSpeakOneProtocolVersion(t *testing.T) {
+	if oracle.ProtocolVersion != oracleclient.ProtocolVersion {
+		t.Fatalf("oracle.ProtocolVersion %d, client.ProtocolVersion %d", oracle.ProtocolVersion, oracleclient.ProtocolVersion)
+	}
 }
