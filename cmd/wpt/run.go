@@ -150,7 +150,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if !progress.Terminal(stderr) {
 		each = testLine(stderr, len(reqs), ping.Engines)
 	}
-	answers := runRequests(ctx, c, reqs, ping.Engines, *inflight, progress.New(stderr, int64(len(reqs)), "wpt run", "requests"), each)
+	answers := runRequests(ctx, c, reqs, enginePages(ping), *inflight, progress.New(stderr, int64(len(reqs)), "wpt run", "requests"), each)
 	end := time.Now()
 	if err := c.Close(); err != nil {
 		fmt.Fprintln(stderr, "wpt run: closing the oracle:", err)
@@ -211,12 +211,20 @@ func splitDashes(args []string) (own, rest []string) {
 	return args, nil
 }
 
-// oracleFlags are the oracle's arguments: always --docroot ROOT, and --store=off
-// unless the user's flags choose a store.
+// oracleInflight is the oracle's --inflight under wpt run: more than the pages of
+// the three engines together, so the oracle serves every request wpt run sends at
+// once, and runRequests bounds them per engine by the engine's pages.
+const oracleInflight = 256
+
+// oracleFlags are the oracle's arguments: always --docroot ROOT, --store=off unless
+// the user's flags choose a store, and --inflight (oracleInflight) unless they set it.
 func oracleFlags(root string, extra []string) []string {
 	args := []string{"--docroot", root}
 	if !client.NamesStore(extra) {
 		args = append(args, "--store=off")
+	}
+	if !client.NamesFlag(extra, "inflight") {
+		args = append(args, fmt.Sprintf("--inflight=%d", oracleInflight))
 	}
 	return append(args, extra...)
 }
@@ -281,10 +289,29 @@ func planRun(man *wptManifest, root string, files []string, chains bool, stderr 
 	return tests, reqs
 }
 
+// enginePage is an engine that answers and a semaphore of its page count.
+type enginePage struct {
+	name  string
+	pages chan struct{}
+}
+
+// enginePages are ping's engines, each with its page count (ping's pages; 1 when
+// ping does not say).
+func enginePages(p *client.Ping) []enginePage {
+	out := make([]enginePage, 0, len(p.Engines))
+	for _, e := range p.Engines {
+		n := max(p.Pages[e], 1)
+		out = append(out, enginePage{e, make(chan struct{}, n)})
+	}
+	return out
+}
+
 // runRequests sends each of reqs to every engine as a request of its own (so each
-// engine's answer has its own duration), inflight requests at a time, and returns
-// the answers by id. each, when not nil, is called as each request is answered.
-func runRequests(ctx context.Context, c *client.Client, reqs []client.Request, engines []string, inflight int, bar *progress.Bar, each func(done int, req client.Request, a answer)) map[string]answer {
+// engine's answer has its own duration), inflight tests at a time and at most an
+// engine's pages of requests to it (a request the oracle holds waiting for a page
+// would spend its --deadline waiting), and returns the answers by id. each, when
+// not nil, is called as each request is answered.
+func runRequests(ctx context.Context, c *client.Client, reqs []client.Request, engines []enginePage, inflight int, bar *progress.Bar, each func(done int, req client.Request, a answer)) map[string]answer {
 	out := make(map[string]answer, len(reqs))
 	var mu sync.Mutex
 	next := make(chan client.Request)
@@ -321,32 +348,47 @@ func runRequests(ctx context.Context, c *client.Client, reqs []client.Request, e
 // requestTimeout bounds one request; the oracle's own deadline ends it far sooner.
 const requestTimeout = 5 * time.Minute
 
-// do sends req once per engine, at once, and merges the answers.
-func do(ctx context.Context, c *client.Client, req client.Request, engines []string) answer {
+// do sends req once per engine, each when the engine has a page free, and merges
+// the answers.
+func do(ctx context.Context, c *client.Client, req client.Request, engines []enginePage) answer {
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	a := answer{Resp: &client.Response{}, Errs: map[string]error{}, Durations: map[string]time.Duration{}}
-	done := make(chan *client.Call, len(engines))
-	started := 0
+	var mu sync.Mutex
+	var wg sync.WaitGroup
 	for _, e := range engines {
-		r := req
-		r.ID, r.Engines = req.ID+" "+e, []string{e}
-		if _, err := c.Start(ctx, r, done); err != nil {
-			a.Errs[e] = err
-			continue
-		}
-		started++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case e.pages <- struct{}{}:
+				defer func() { <-e.pages }()
+			case <-ctx.Done():
+				mu.Lock()
+				a.Errs[e.name] = ctx.Err()
+				mu.Unlock()
+				return
+			}
+			r := req
+			r.ID, r.Engines = req.ID+" "+e.name, []string{e.name}
+			call, err := c.Start(ctx, r, nil)
+			if err == nil {
+				call = <-call.Done
+				err = call.Err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if call != nil {
+				a.Durations[e.name] = call.Received.Sub(call.Sent)
+			}
+			if err != nil {
+				a.Errs[e.name] = err
+				return
+			}
+			mergeResponse(a.Resp, e.name, call.Response)
+		}()
 	}
-	for range started {
-		call := <-done
-		e := call.Request.Engines[0]
-		a.Durations[e] = call.Received.Sub(call.Sent)
-		if call.Err != nil {
-			a.Errs[e] = call.Err
-			continue
-		}
-		mergeResponse(a.Resp, e, call.Response)
-	}
+	wg.Wait()
 	return a
 }
 

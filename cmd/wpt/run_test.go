@@ -5,18 +5,25 @@ package main
 // reftest whose reference is not in testdata).
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/layout-oracle/oracle/client"
 	"github.com/layout-oracle/oracle/internal/testutil"
 )
 
@@ -143,4 +150,64 @@ func TestRunRefusesFlagsAfterPatternsAndPatternsThatMatchNothing(t *testing.T) {
 	assert.Contains(t, stderr.String(), "matches oracle-tsets")
 	assert.NotContains(t, stderr.String(), "oracle-tests,")
 	assert.Empty(t, stdout.String())
+}
+
+// runRequests keeps at most an engine's pages of requests in flight to it, one
+// request per engine per test, and gives each engine its own duration (a unit test
+// of the sending: the oracle is a fake over pipes that answers after a pause).
+func TestRunRequestsBoundsEachEngineByItsPages(t *testing.T) {
+	reqR, reqW := io.Pipe()
+	respR, respW := io.Pipe()
+	t.Cleanup(func() { respW.Close(); reqR.Close() })
+	c := client.Attach(respR, reqW, client.Options{})
+	var mu sync.Mutex
+	now, most := map[string]int{}, map[string]int{}
+	go func() {
+		br := bufio.NewReader(reqR)
+		var wmu sync.Mutex
+		for {
+			line, err := br.ReadBytes('\n')
+			if err != nil {
+				return
+			}
+			var r struct {
+				ID      string   `json:"id"`
+				Engines []string `json:"engines"`
+			}
+			if err := json.Unmarshal(line, &r); err != nil || len(r.Engines) != 1 {
+				t.Errorf("fake: %q: %v", line, err)
+				return
+			}
+			e := r.Engines[0]
+			mu.Lock()
+			now[e]++
+			most[e] = max(most[e], now[e])
+			mu.Unlock()
+			go func() {
+				time.Sleep(20 * time.Millisecond)
+				mu.Lock()
+				now[e]--
+				mu.Unlock()
+				id, _ := json.Marshal(r.ID)
+				wmu.Lock()
+				fmt.Fprintf(respW, `{"id":%s,"traces":{%q:{"engine":%q,"records":[]}}}`+"\n", id, e, e)
+				wmu.Unlock()
+			}()
+		}
+	}()
+	var reqs []client.Request
+	for i := range 12 {
+		reqs = append(reqs, traceRequest(fmt.Sprintf("/t%d.html", i)))
+	}
+	engines := enginePages(&client.Ping{Engines: []string{"chromium", "firefox"}, Pages: map[string]int{"chromium": 1, "firefox": 3}})
+	answers := runRequests(context.Background(), c, reqs, engines, 8, nil, nil)
+	require.Len(t, answers, 12)
+	for _, a := range answers {
+		assert.Len(t, a.Resp.Traces, 2)
+		assert.Greater(t, a.Durations["chromium"], 10*time.Millisecond)
+		assert.Greater(t, a.Durations["firefox"], 10*time.Millisecond)
+	}
+	assert.Equal(t, 1, most["chromium"], "chromium has one page")
+	assert.LessOrEqual(t, most["firefox"], 3)
+	assert.Greater(t, most["firefox"], 1, "firefox's three pages are used")
 }
