@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"strings"
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
@@ -80,15 +79,25 @@ const (
 	statusExternalTimeout = "EXTERNAL-TIMEOUT"
 )
 
+// The oracle's engine errors for a crash ("page crashed (its renderer ...)",
+// "browser crashed or disconnected", an engine name and a step before it) and for
+// its deadline ("timed out after 30s", "webkit: navigate: case timed out"), and a
+// call that ran out of time. Anchored at the start: an oracle that exited ends the
+// call with "oracle exited (...; its stderr ends: ...)", whose log may say anything.
+var (
+	crashRE   = regexp.MustCompile(`(?i)^(?:[\w-]+: )*(?:page|browser|target) crashed`)
+	timeoutRE = regexp.MustCompile(`^(?:[\w-]+: )*(?:case )?timed out\b|^` + regexp.QuoteMeta(context.DeadlineExceeded.Error()))
+)
+
 // errorStatus is the status of a test whose engine gave no answer, why: CRASH when
 // the page or the browser crashed, EXTERNAL-TIMEOUT when the oracle's deadline (or
 // this command's bound on a request) ended it, ERROR for anything else (a refused
 // request, an oracle that exited, a failed navigation).
 func errorStatus(why string) string {
 	switch {
-	case strings.Contains(why, "crashed"):
+	case crashRE.MatchString(why):
 		return statusCrash
-	case strings.Contains(why, "timed out"), strings.Contains(why, context.DeadlineExceeded.Error()):
+	case timeoutRE.MatchString(why):
 		return statusExternalTimeout
 	}
 	return statusError

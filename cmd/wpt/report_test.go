@@ -276,3 +276,22 @@ func requireWptreportSchema(t *testing.T, b []byte) {
 		}
 	}
 }
+
+// The oracle's engine errors as wptrunner's statuses; an oracle that exited is
+// ERROR whatever its log's last line says.
+func TestErrorStatusKeepsCrashesAndTimeoutsApart(t *testing.T) {
+	for why, want := range map[string]string{
+		"page crashed (its renderer or content process died): x":           "CRASH",
+		"chromium: page crashed (its renderer or content process died): x": "CRASH",
+		"firefox: browser crashed or disconnected: EOF":                    "CRASH",
+		"timed out after 30s": "EXTERNAL-TIMEOUT",
+		"timed out after 30s (the engine hit its memory bound, --engine-memory=512M: ...)":                             "EXTERNAL-TIMEOUT",
+		"webkit: navigate: case timed out: script timeout":                                                             "EXTERNAL-TIMEOUT",
+		"context deadline exceeded":                                                                                    "EXTERNAL-TIMEOUT",
+		`oracle exited (signal: killed; its stderr ends: {"message":"page crashed"}) while this request was in flight`: "ERROR",
+		"the oracle refused the request: bad url":                                                                      "ERROR",
+		"not run": "ERROR",
+	} {
+		assert.Equal(t, want, errorStatus(why), why)
+	}
+}
