@@ -78,20 +78,18 @@ func (m *wptManifest) walk(typ, dir string, node json.RawMessage) error {
 		return fmt.Errorf("%s: neither a directory nor a file entry", dir)
 	}
 	e := manifestEntry{Type: typ}
-	if typ == kindReftest {
-		for _, item := range leaf[1:] {
-			var parts []json.RawMessage // url, references, extras
-			if json.Unmarshal(item, &parts) != nil || len(parts) < 2 {
-				return fmt.Errorf("%s: a reftest item that is not [url, references, extras]", dir)
-			}
-			var refs [][2]string
-			if err := json.Unmarshal(parts[1], &refs); err != nil {
-				return fmt.Errorf("%s: references: %v", dir, err)
-			}
-			for _, r := range refs {
-				e.Refs = append(e.Refs, reference{Path: strings.TrimPrefix(r[0], "/"), Mismatch: r[1] == "!="})
-			}
-			break // every item of one file names the same references
+	if typ == kindReftest && len(leaf) > 1 {
+		// Every item of one file names the same references: the first's.
+		var parts []json.RawMessage // url, references, extras
+		if json.Unmarshal(leaf[1], &parts) != nil || len(parts) < 2 {
+			return fmt.Errorf("%s: a reftest item that is not [url, references, extras]", dir)
+		}
+		var refs [][2]string
+		if err := json.Unmarshal(parts[1], &refs); err != nil {
+			return fmt.Errorf("%s: references: %v", dir, err)
+		}
+		for _, r := range refs {
+			e.Refs = append(e.Refs, reference{Path: strings.TrimPrefix(r[0], "/"), Mismatch: r[1] == "!="})
 		}
 	}
 	m.files[dir] = e
