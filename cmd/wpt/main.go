@@ -3,7 +3,7 @@
 //
 //	wpt requests --root DIR [--limit N] [--kinds reftest,ref,testharness] PATTERN...
 //	wpt summary [--tolerance X] [--json] [FILE]
-//	wpt run --root DIR [--out DIR] [--oracle BIN] PATTERN... [-- ORACLE FLAGS]
+//	wpt run --root DIR [--out DIR] [--oracle BIN] [--revision SHA] PATTERN... [-- ORACLE FLAGS]
 //	wpt compare --candidate FILE [--json] DIR | --set SET.ndjson
 //	wpt mine [--set FILE] [--splits FILE] DIR
 //
