@@ -30,12 +30,14 @@ import (
 
 // Options configure Spawn and Attach. The zero value is usable.
 type Options struct {
-	// Stderr receives the spawned oracle's log; nil discards it.
+	// Stderr receives the spawned oracle's log; nil discards it. Either way the
+	// last lines are kept for ExitError.Stderr.
 	Stderr io.Writer
 	// Restart, for a spawned oracle: after it exits, the next call spawns it again.
 	Restart bool
-	// CloseTimeout bounds how long Close waits for the oracle to exit after EOF on
-	// its stdin before killing it (default 30s).
+	// CloseTimeout bounds Close: how long it waits to end a request line being
+	// written and for the oracle to exit after EOF on its stdin, before killing it
+	// (default 30s). Shutdown takes a context instead.
 	CloseTimeout time.Duration
 	// Unmatched, if set, gets every answer line whose id is no call in flight (the
 	// answer to a call whose context ended, or a line the client cannot read).
@@ -64,9 +66,18 @@ type ExitError struct {
 	Status string
 	// Code is the exit code, -1 when killed by a signal or unknown.
 	Code int
+	// Stderr is the end of a spawned oracle's stderr (at most stderrTail bytes, from
+	// a line's start): why it exited ("invalid value ... for flag"), whether or not
+	// Options.Stderr kept the log. Empty when attached.
+	Stderr string
 }
 
-func (e *ExitError) Error() string { return "oracle exited (" + e.Status + ")" }
+func (e *ExitError) Error() string {
+	if last := lastLine(e.Stderr); last != "" {
+		return "oracle exited (" + e.Status + "; its stderr ends: " + last + ")"
+	}
+	return "oracle exited (" + e.Status + ")"
+}
 
 // Is makes errors.Is(err, ErrExited) true.
 func (e *ExitError) Is(target error) bool { return target == ErrExited }
@@ -107,7 +118,14 @@ func Attach(r io.Reader, w io.Writer, opts Options) *Client {
 
 func (c *Client) spawn() (*conn, error) {
 	cmd := exec.Command(c.bin, c.args...)
-	cmd.Stderr = c.opts.Stderr
+	tail := &tailBuffer{}
+	cmd.Stderr = tail
+	if c.opts.Stderr != nil {
+		cmd.Stderr = io.MultiWriter(c.opts.Stderr, tail)
+	}
+	// The copy of stderr ends at the oracle's exit, not when a browser that
+	// inherited the descriptor lets go of it.
+	cmd.WaitDelay = 2 * time.Second
 	if len(c.opts.Env) > 0 {
 		cmd.Env = append(os.Environ(), c.opts.Env...)
 	}
@@ -129,13 +147,16 @@ func (c *Client) spawn() (*conn, error) {
 		return nil, err
 	}
 	pw.Close()
-	return c.newConn(pr, stdin, cmd), nil
+	cn := c.newConn(pr, stdin, cmd)
+	cn.stderr = tail
+	return cn, nil
 }
 
 // conn is one process (or one attached stream) and the calls in flight on it.
 type conn struct {
 	w      io.Writer
-	cmd    *exec.Cmd // nil when attached
+	cmd    *exec.Cmd   // nil when attached
+	stderr *tailBuffer // the end of a spawned oracle's stderr; nil when attached
 	wlock  chan struct{}
 	exited chan struct{} // closed when cmd.Wait returned (attached: when done)
 	done   chan struct{} // closed when the reader ended; err is then set
@@ -211,8 +232,14 @@ func (cn *conn) exitError(readErr error) *ExitError {
 	case <-time.After(stdoutGrace):
 		return &ExitError{Status: "it closed its stdout and is still running", Code: -1}
 	}
+	return cn.processExit()
+}
+
+// processExit is a spawned oracle's exit as an *ExitError, its stderr's end with
+// it; call once cn.exited is closed.
+func (cn *conn) processExit() *ExitError {
 	st := cn.cmd.ProcessState
-	return &ExitError{Status: st.String(), Code: st.ExitCode()}
+	return &ExitError{Status: st.String(), Code: st.ExitCode(), Stderr: cn.stderr.String()}
 }
 
 // answer hands one line to the call it answers.
@@ -466,7 +493,9 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	return call.Response, call.Err
 }
 
-// Ping asks for the oracle's state.
+// Ping asks for the oracle's state, and checks the oracle speaks this package's
+// protocol version (a *ProtocolError if not; an oracle too old to say is taken
+// as it is).
 func (c *Client) Ping(ctx context.Context) (*Ping, error) {
 	r, err := c.Do(ctx, Request{Op: OpPing})
 	if err != nil {
@@ -478,6 +507,9 @@ func (c *Client) Ping(ctx context.Context) (*Ping, error) {
 	var p Ping
 	if err := json.Unmarshal(r.Raw, &p); err != nil {
 		return nil, fmt.Errorf("client: ping answer: %v", err)
+	}
+	if p.Protocol != 0 && p.Protocol != ProtocolVersion {
+		return nil, &ProtocolError{Oracle: p.Protocol}
 	}
 	return &p, nil
 }
@@ -517,66 +549,4 @@ func (c *Client) PID() int {
 		return 0
 	}
 	return c.conn.cmd.Process.Pid
-}
-
-// Close ends the oracle as a client does, with EOF on its stdin, and waits for it
-// to exit, killing its process group after Options.CloseTimeout. The error is an
-// *ExitError when it exited other than with status 0.
-func (c *Client) Close() error {
-	c.mu.Lock()
-	cn := c.conn
-	c.closed = true
-	c.mu.Unlock()
-	if w, ok := cn.w.(io.Closer); ok {
-		cn.wlock <- struct{}{} // not in the middle of a line
-		w.Close()
-		<-cn.wlock
-	}
-	timeout := c.opts.CloseTimeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
-	}
-	// Wait for the process, not only its stdout: it may close stdout first and then
-	// take a while to close its browsers.
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	ended := cn.done
-	if cn.cmd != nil {
-		ended = cn.exited
-	}
-	select {
-	case <-ended:
-	case <-timer.C:
-		if cn.cmd == nil {
-			return fmt.Errorf("client: the oracle's output did not end within %v of closing its input", timeout)
-		}
-		killGroup(cn.cmd)
-		<-cn.exited
-		<-cn.done
-		return fmt.Errorf("client: oracle did not exit within %v of EOF; killed", timeout)
-	}
-	<-cn.done // the answers it wrote before exiting are read
-	if cn.cmd != nil {
-		if st := cn.cmd.ProcessState; st.ExitCode() != 0 {
-			return &ExitError{Status: st.String(), Code: st.ExitCode()}
-		}
-	}
-	return nil
-}
-
-// Kill ends a spawned oracle's process group at once (SIGKILL) and waits up to
-// 5s for it; calls in flight fail. Attached, it only marks the client closed.
-func (c *Client) Kill() {
-	c.mu.Lock()
-	cn := c.conn
-	c.closed = true
-	c.mu.Unlock()
-	if cn.cmd == nil {
-		return
-	}
-	killGroup(cn.cmd)
-	select {
-	case <-cn.done:
-	case <-time.After(5 * time.Second):
-	}
 }

@@ -205,10 +205,17 @@ func fakeProcess() {
 		json.Unmarshal(line, &req)
 		switch {
 		case req.Op == client.OpPing:
-			fmt.Printf(`{"id":%s,"ok":true,"engines":["fake"]}`+"\n", head.ID)
+			fmt.Printf(`{"id":%s,"ok":true,"protocol":%d,"engines":["fake"]}`+"\n", head.ID, client.ProtocolVersion)
 		case req.HTML != nil && strings.HasPrefix(*req.HTML, "env:"):
 			msg, _ := json.Marshal(os.Getenv(strings.TrimPrefix(*req.HTML, "env:")))
 			fmt.Printf(`{"id":%s,"dumps":{},"errors":{"fake":%s}}`+"\n", head.ID, msg)
+		case req.HTML != nil && *req.HTML == "stderr-exit":
+			// As an oracle given a bad flag: much on stderr, the reason last.
+			for range 200 {
+				fmt.Fprintln(os.Stderr, "padding line of a long usage text")
+			}
+			fmt.Fprintln(os.Stderr, `oracle: invalid value "x" for flag -pages`)
+			os.Exit(2)
 		case req.HTML != nil && *req.HTML == "linger":
 			// As the oracle can: stdout closed, the process still closing browsers.
 			os.Stdout.Close()
@@ -340,4 +347,70 @@ func TestCloseWaitsForTheExitAfterStdoutEnds(t *testing.T) {
 	assert.NoError(t, c.Close(), "the process exited 0")
 	assert.GreaterOrEqual(t, time.Since(start), 2*time.Second)
 	<-c.Exited()
+}
+
+// A spawned oracle that exits at once (a bad flag) says why in its ExitError, with
+// the zero Options (stderr otherwise discarded): the end of its stderr.
+func TestExitErrorKeepsTheEndOfStderr(t *testing.T) {
+	t.Setenv("CLIENT_FAKE_ORACLE", "1")
+	c, err := client.Spawn(os.Args[0], nil, client.Options{})
+	require.NoError(t, err)
+	t.Cleanup(c.Kill)
+	_, err = c.Do(context.Background(), client.Request{HTML: client.Str("stderr-exit")})
+	var ee *client.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 2, ee.Code)
+	assert.True(t, strings.HasSuffix(ee.Stderr, "oracle: invalid value \"x\" for flag -pages\n"), "%q", ee.Stderr)
+	assert.LessOrEqual(t, len(ee.Stderr), 4<<10)
+	assert.True(t, strings.HasPrefix(ee.Stderr, "padding line of"), "cut at a line's start: %q", ee.Stderr[:40])
+	assert.Contains(t, err.Error(), `its stderr ends: oracle: invalid value "x" for flag -pages`)
+}
+
+// Close gives up on a request line the oracle never reads (it stopped reading
+// stdin): bounded by CloseTimeout, and Shutdown by its context.
+func TestCloseIsBoundedByAWriteTheOracleNeverReads(t *testing.T) {
+	reqR, reqW := io.Pipe() // nobody reads reqR: a write blocks for ever
+	respR, respW := io.Pipe()
+	t.Cleanup(func() { respW.Close(); reqR.Close() })
+	c := client.Attach(respR, reqW, client.Options{CloseTimeout: 200 * time.Millisecond})
+	started := make(chan struct{})
+	go func() {
+		close(started)
+		c.Do(context.Background(), client.Request{HTML: client.Str("never read")})
+	}()
+	<-started
+	time.Sleep(50 * time.Millisecond) // the write is blocked
+	done := make(chan error, 1)
+	go func() { done <- c.Close() }()
+	select {
+	case err := <-done:
+		assert.ErrorContains(t, err, "did not end")
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close blocked behind the write")
+	}
+}
+
+// Ping checks the oracle's protocol version: the same passes, another is a
+// *ProtocolError, and one from before the field (none) passes.
+func TestPingChecksTheProtocolVersion(t *testing.T) {
+	for _, c := range []struct {
+		field string
+		ok    bool
+	}{{`"protocol":1,`, true}, {`"protocol":2,`, false}, {``, true}} {
+		cl, p := attach(t, client.Options{})
+		go func() {
+			l := readReq(t, p.br)
+			fmt.Fprintf(p.w, `{"id":%s,"ok":true,%s"engines":["chromium"]}`+"\n", l.id, c.field)
+		}()
+		ping, err := cl.Ping(context.Background())
+		if c.ok {
+			require.NoError(t, err, c.field)
+			assert.Equal(t, []string{client.Chromium}, ping.Engines)
+			continue
+		}
+		var pe *client.ProtocolError
+		require.ErrorAs(t, err, &pe, c.field)
+		assert.Equal(t, 2, pe.Oracle)
+		assert.Contains(t, err.Error(), "protocol version 2, this client 1")
+	}
 }

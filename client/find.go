@@ -31,12 +31,16 @@ func FindOracle(flagValue string) (string, error) {
 // NamesStore says whether oracle flags choose a store (-store or --store, with its
 // value after '=' or as the next argument), so a tool that measures engines adds
 // --store=off only when the user did not (--store-min-runs is not --store).
-func NamesStore(args []string) bool {
+func NamesStore(args []string) bool { return NamesFlag(args, "store") }
+
+// NamesFlag says whether oracle flags set the flag name (-name or --name, with its
+// value after '=' or as the next argument).
+func NamesFlag(args []string, name string) bool {
 	for _, a := range args {
 		if !strings.HasPrefix(a, "-") {
 			continue
 		}
-		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); name == "store" {
+		if n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); n == name {
 			return true
 		}
 	}

@@ -3,6 +3,7 @@ package client
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 
 	"github.com/layout-oracle/oracle/dump"
@@ -65,7 +66,10 @@ type Response struct {
 	// Stored names the engines answered from the oracle's store, not live.
 	Stored []string `json:"stored,omitempty"`
 	Error  string   `json:"error,omitempty"`
-	OK     bool     `json:"ok,omitempty"`
+	// Line is the number of the input line an Error answers, on a line the oracle
+	// could not read as a request (docs/protocol.md); 0 otherwise.
+	Line int  `json:"line,omitempty"`
+	OK   bool `json:"ok,omitempty"`
 	// Raw is the answer line as the oracle wrote it, without the newline: the
 	// engines' answers byte for byte, and any field added after this package.
 	Raw json.RawMessage `json:"-"`
@@ -95,6 +99,29 @@ func (r *Response) Engines() []string {
 	return out
 }
 
+// ProtocolVersion is the oracle protocol version this package speaks: ping's
+// "protocol" (docs/protocol.md). An oracle speaking another is refused by Ping
+// (and so WaitReady) with a *ProtocolError.
+const ProtocolVersion = 1
+
+// ProtocolError says the oracle speaks another protocol version than this package.
+type ProtocolError struct{ Oracle int }
+
+func (e *ProtocolError) Error() string {
+	return fmt.Sprintf("client: the oracle speaks protocol version %d, this client %d: build both from one tree", e.Oracle, ProtocolVersion)
+}
+
+// The engines' names, as requests ("engines") and answers (their maps' keys) spell
+// them.
+const (
+	Chromium = "chromium"
+	Firefox  = "firefox"
+	WebKit   = "webkit"
+)
+
+// Engines are the three engines, in the oracle's order.
+var Engines = []string{Chromium, Firefox, WebKit}
+
 // RequestError is an answer's "error": the oracle refused the request.
 type RequestError struct{ Msg string }
 
@@ -103,7 +130,10 @@ func (e *RequestError) Error() string { return "oracle refused the request: " + 
 // Ping is the answer to ping (docs/protocol.md, "ping during startup"). The
 // additive fields this package does not model are kept as JSON text.
 type Ping struct {
-	OK          bool                   `json:"ok"`
+	OK bool `json:"ok"`
+	// Protocol is the oracle's protocol version; Client.Ping refuses one other than
+	// ProtocolVersion. 0: an oracle from before the field.
+	Protocol    int                    `json:"protocol"`
 	Engines     []string               `json:"engines"`
 	Versions    map[string]string      `json:"versions"`
 	Profile     string                 `json:"profile"`

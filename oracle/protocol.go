@@ -47,16 +47,27 @@ type Request struct {
 	Verify *int `json:"verify"`
 }
 
+// ProtocolVersion is ping's "protocol": the version of the request and answer
+// lines this oracle speaks. Additive fields leave it; a change a client built for
+// the previous version would misread (a field removed, renamed, or meaning
+// something else) raises it. Package client checks it (client.ProtocolVersion).
+const ProtocolVersion = 1
+
 // MaxVerify bounds "verify" and --verify: a case costs that many cases.
 const MaxVerify = 10
 
 // nullID is the id of an error response to a line whose id could not be read.
 var nullID = json.RawMessage("null")
 
-// ErrorResponse answers a line that could not be served at all.
+// ErrorResponse answers a line that could not be served at all. Line (additive) is
+// the input line's number, from 1, blank lines counted, on the answer to a line that
+// could not be read as a request (malformed, too long): answers come out of order,
+// and such an answer's id is often null, so the number is how a sender finds its
+// line. 0 (left out) on every other error.
 type ErrorResponse struct {
 	ID    json.RawMessage `json:"id"`
 	Error string          `json:"error"`
+	Line  int             `json:"line,omitempty"`
 }
 
 // PingResponse answers ping. Engines are the engines that answer a case sent now:
@@ -67,8 +78,10 @@ type ErrorResponse struct {
 // launches or self-checks) with their relaunch count, why an engine is missing, and
 // the version of the pinned environment every engine was launched with.
 type PingResponse struct {
-	ID       json.RawMessage       `json:"id"`
-	OK       bool                  `json:"ok"`
+	ID json.RawMessage `json:"id"`
+	OK bool            `json:"ok"`
+	// Protocol (additive) is ProtocolVersion.
+	Protocol int                   `json:"protocol"`
 	Engines  []string              `json:"engines"`
 	Versions map[string]string     `json:"versions"`
 	Profile  string                `json:"profile"`

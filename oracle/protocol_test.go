@@ -178,17 +178,19 @@ func TestServeAnswersEveryLineAndKeepsServing(t *testing.T) {
 	require.Len(t, got, 7)
 	ids, nulls := byID(t, got)
 	assert.Equal(t, []map[string]any{
-		{"id": nil, "error": "request must be a JSON object"},
-		{"id": nil, "error": `request has no "id"`},
+		{"id": nil, "error": "request must be a JSON object", "line": 1.0},
+		{"id": nil, "error": `request has no "id"`, "line": 4.0}, // the blank line 3 counts
 	}, nulls)
 	assert.Contains(t, ids["a"]["error"], "unknown op")
+	assert.Equal(t, 2.0, ids["a"]["line"], "a line that is no request says which")
+	assert.NotContains(t, ids["th"], "line", "an answered case has no line number")
 	assert.Contains(t, ids["ok"]["dumps"], browser.Chromium)
 	assert.NotContains(t, ids["ok"], "errors", "errors is omitted when empty")
 	assert.Equal(t, map[string]any{"webkit": "engine not launched"}, ids["w"]["errors"])
 	assert.Equal(t, map[string]any{"chromium": "script threw: Error: boom"}, ids["th"]["errors"])
 	assert.Equal(t, map[string]any{}, ids["th"]["dumps"])
 	if diff := cmp.Diff(map[string]any{
-		"id": "p", "ok": true, "engines": []any{"chromium"}, "versions": map[string]any{"chromium": "0.0-fake"},
+		"id": "p", "ok": true, "protocol": 1.0, "engines": []any{"chromium"}, "versions": map[string]any{"chromium": "0.0-fake"},
 		"profile": "default", "routes": map[string]any{"chromium": "fake"}, "environment": browser.Environment(),
 		"states": map[string]any{"chromium": map[string]any{"state": "ready", "restarts": 0.0, "pages": 1.0}},
 	}, ids["p"]); diff != "" {
@@ -221,7 +223,7 @@ func TestServeRejectsOverlongLineAndReadsTheNext(t *testing.T) {
 	long := `{"id":"big","html":"` + strings.Repeat("x", 200_000) + `"}`
 	got := serveLines(t, o, long+"\n"+`{"id":"next","op":"ping"}`+"\n")
 	require.Len(t, got, 2)
-	assert.Equal(t, map[string]any{"id": nil, "error": "request line exceeds the maximum of 100 bytes"}, got[0])
+	assert.Equal(t, map[string]any{"id": nil, "error": "request line exceeds the maximum of 100 bytes", "line": 1.0}, got[0])
 	assert.Equal(t, "next", got[1]["id"])
 }
 

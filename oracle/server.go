@@ -160,7 +160,7 @@ func (o *Oracle) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 				o.log.Info().Msg("stdin closed; finishing requests in flight, then shutting down")
 				reading = false
 			case errors.As(l.err, &tooLong):
-				resp := ErrorResponse{ID: nullID, Error: tooLong.Error()}
+				resp := ErrorResponse{ID: nullID, Error: tooLong.Error(), Line: l.n}
 				o.progress.note(resp)
 				out.write(resp)
 			case l.err != nil:
@@ -171,8 +171,8 @@ func (o *Oracle) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 				req, id, err := ParseRequest(l.line)
 				switch {
 				case err != nil:
-					o.log.Warn().RawJSON("id", id).Err(err).Msg("bad request")
-					resp := ErrorResponse{ID: id, Error: err.Error()}
+					o.log.Warn().RawJSON("id", id).Int("line", l.n).Err(err).Msg("bad request")
+					resp := ErrorResponse{ID: id, Error: err.Error(), Line: l.n}
 					o.progress.note(resp)
 					out.write(resp)
 				case req.Op == OpPing: // answered at once, never queued behind cases
@@ -209,15 +209,16 @@ func (o *Oracle) outputLost(out *lineWriter) error {
 type readLine struct {
 	line []byte
 	err  error
+	n    int // the line's number, from 1
 }
 
-// readLines sends each line of lr (or its read error) until EOF, another read error,
-// or stop.
+// readLines sends each line of lr (or its read error) with its number until EOF,
+// another read error, or stop.
 func readLines(lr *lineReader, lines chan<- readLine, stop <-chan struct{}) {
-	for {
+	for n := 1; ; n++ {
 		line, err := lr.next()
 		select {
-		case lines <- readLine{line, err}:
+		case lines <- readLine{line, err, n}:
 		case <-stop:
 			return
 		}
@@ -266,7 +267,7 @@ func (o *Oracle) ping(id json.RawMessage) PingResponse {
 	defer o.stateMu.RUnlock()
 	// Engines is who answers a case sent now: a starting engine too, since the case
 	// waits for it (state "starting"); its build as soon as its pages report one.
-	p := PingResponse{ID: id, OK: true, Engines: o.requestEnginesLocked(),
+	p := PingResponse{ID: id, OK: true, Protocol: ProtocolVersion, Engines: o.requestEnginesLocked(),
 		Versions: map[string]string{}, Routes: map[string]string{}, States: map[string]PoolHealth{}, Profile: o.profile,
 		Environment: browser.Environment()}
 	for name := range o.starting {

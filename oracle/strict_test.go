@@ -36,5 +36,5 @@ func TestServeWritesValidUTF8ForAnInvalidID(t *testing.T) {
 	var out strings.Builder
 	require.NoError(t, o.Serve(t.Context(), strings.NewReader("{\"id\":\"\xff\",\"op\":\"ping\"}\n"), &out))
 	assert.True(t, utf8.ValidString(out.String()), "%q", out.String())
-	assert.Equal(t, `{"id":null,"error":"\"id\" is not valid UTF-8, so it cannot be echoed exactly"}`+"\n", out.String())
+	assert.Equal(t, `{"id":null,"error":"\"id\" is not valid UTF-8, so it cannot be echoed exactly","line":1}`+"\n", out.String())
 }

@@ -2,6 +2,9 @@
 # Installs, on a fresh Debian 12 machine as root, everything the oracle and its tests
 # need: the three system browsers, Xvfb for WebKitGTK, fonts, Node.js for the
 # Playwright driver, and the driver itself. Idempotent: a second run installs nothing.
+# Only what is missing needs root: as any other user, with everything installed (or
+# off Debian, with the browsers on PATH: docs/testing.md, "Without root"), it checks
+# and goes on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,11 +20,21 @@ packages=(
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 
+root=false
+[[ $(id -u) == 0 ]] && root=true
+
 missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
+if command -v dpkg-query >/dev/null 2>&1; then
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+else
+  echo "setup: no dpkg (not Debian): installing nothing; the oracle runs /usr/bin/chromium, /usr/bin/firefox-esr and /usr/bin/WebKitWebDriver, or what --chromium-path, --firefox-path, --webkit-driver-path name (docs/testing.md, \"Without root, and off Debian\")" >&2
+fi
+if ((${#missing[@]})) && ! $root; then
+  echo "setup: missing ${missing[*]}: run 'make setup' as root once, or install them yourself" >&2
+  exit 1
+elif ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
@@ -32,12 +45,18 @@ fi
 
 # The unprivileged system user the browsers run as when the oracle runs as root
 # (docs/sandbox.md): their sandboxes then confine a user with nothing to lose.
-if ! getent passwd oracle-browser >/dev/null; then
-  echo "setup: creating system user oracle-browser" >&2
-  useradd --system --user-group --home-dir /var/lib/oracle-browser --create-home \
-    --shell /usr/sbin/nologin oracle-browser
+# Not needed by an oracle run as any other user (the browsers run as that user), so
+# only root creates it, and fixes its home's mode only when it is not 700 already.
+if $root; then
+  if ! getent passwd oracle-browser >/dev/null; then
+    echo "setup: creating system user oracle-browser" >&2
+    useradd --system --user-group --home-dir /var/lib/oracle-browser --create-home \
+      --shell /usr/sbin/nologin oracle-browser
+  fi
+  if [[ $(stat -c %a /var/lib/oracle-browser) != 700 ]]; then
+    chmod 700 /var/lib/oracle-browser
+  fi
 fi
-chmod 700 /var/lib/oracle-browser
 
 # The Playwright driver (playwright-core from the npm registry, at the version go.mod's
 # playwright-go pins), run on the machine's node: playwright-go's own Node.js

@@ -14,7 +14,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/layout-oracle/oracle/internal/cli"
 	"github.com/layout-oracle/oracle/internal/proctree"
 
 	"github.com/layout-oracle/oracle/oracle"
@@ -74,11 +74,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.soakEvery, "soak-every", 1000, "soak: sample RSS every this many cases")
 	fs.Float64Var(&c.soakRef, "soak-ref", 0.2, "soak: the reference sample is the first at or after this fraction of the run")
 	fs.Float64Var(&c.soakMaxGrowth, "soak-max-growth", 0.5, "soak: fail when the last sample exceeds the reference by more than this fraction (total, and the oracle process alone)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, done := cli.Parse(fs, args, stdout); done {
+		return code
 	}
 	c.seed = *seed
 	c.engines = browser.SplitList(*engines)

@@ -11,7 +11,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/internal/cli"
 	"github.com/layout-oracle/oracle/internal/progress"
 )
 
@@ -53,11 +53,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "       compare --validate FILE")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitBadInput
+	if code, done := cli.Parse(fs, args, stdout); done {
+		return code // cli.ExitOK is exitOK, cli.ExitUsage exitBadInput
 	}
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "compare: "+format+"\n", a...)

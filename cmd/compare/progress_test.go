@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/layout-oracle/oracle/internal/testutil"
 )
 
 // A long compare run shows a progress bar when stderr is a terminal, and writes
@@ -30,7 +32,7 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 	require.NotEqual(t, exitBadInput, code, errOut.String())
 	assert.Empty(t, errOut.String(), "not a terminal: no bar")
 
-	master, slave := openPTY(t)
+	master, slave := testutil.OpenPTY(t)
 	got := make(chan string)
 	go func() { b, _ := io.ReadAll(master); got <- string(b) }()
 	out.Reset()

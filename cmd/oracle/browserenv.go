@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/layout-oracle/oracle/internal/cli"
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/oracle/browser"
 )
@@ -13,6 +14,10 @@ import (
 // pinned environment's files and prints, one KEY=VALUE a line, the environment that
 // host's Playwright server or WebKitWebDriver must run with (docs/remote.md).
 func browserEnvCommand(args []string, out, errw io.Writer) int {
+	if len(args) == 1 && cli.IsHelp(args[0]) {
+		fmt.Fprintln(errw, "usage: oracle browser-env chromium|firefox|webkit")
+		return cli.ExitOK
+	}
 	if len(args) != 1 || (args[0] != browser.Chromium && args[0] != browser.Firefox && args[0] != browser.WebKit) {
 		fmt.Fprintln(errw, "usage: oracle browser-env chromium|firefox|webkit")
 		return 2

@@ -20,6 +20,7 @@ import (
 
 	oracleclient "github.com/layout-oracle/oracle/client"
 	"github.com/layout-oracle/oracle/internal/testutil"
+	"github.com/layout-oracle/oracle/oracle"
 )
 
 var oracleBin string // built once in TestMain
@@ -350,4 +351,33 @@ func alive(pid int) bool {
 	}
 	rest := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
 	return len(rest) > 0 && rest[0] != "Z"
+}
+
+// The client checks ping's protocol version against its own: the two constants
+// are one version (the client cannot import the oracle, so each has its own).
+func TestClientAndOracleSpeakOneProtocolVersion(t *testing.T) {
+	if oracle.ProtocolVersion != oracleclient.ProtocolVersion {
+		t.Fatalf("oracle.ProtocolVersion %d, client.ProtocolVersion %d", oracle.ProtocolVersion, oracleclient.ProtocolVersion)
+	}
+}
+
+// The real oracle given a bad flag, spawned with the zero Options (its stderr not
+// kept): the client's error says why, not only "exit status 2".
+func TestClientSaysWhyTheOracleExited(t *testing.T) {
+	if oracleBin == "" {
+		t.Skip("no oracle binary under -short")
+	}
+	c, err := oracleclient.Spawn(oracleBin, []string{"--no-such-flag"}, oracleclient.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Kill()
+	_, err = c.Ping(context.Background())
+	var ee *oracleclient.ExitError
+	if !errors.As(err, &ee) || ee.Code != 2 {
+		t.Fatalf("want an ExitError with code 2, got %v", err)
+	}
+	if !strings.Contains(err.Error(), "its stderr ends: oracle: flag provided but not defined: -no-such-flag") {
+		t.Errorf("the error does not say why: %v", err)
+	}
 }

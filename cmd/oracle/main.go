@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/layout-oracle/oracle/internal/cli"
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/probes"
@@ -92,7 +93,15 @@ func run() int {
 	fs.Func("connect", "a Playwright browser server whose browsers join ENGINE's pages: `ENGINE[:PAGES]=ws://host:port/...` (chromium or firefox; repeatable; docs/remote.md)", endpointFlag(oracle.EndpointPlaywright))
 	fs.Func("webdriver", "a remote W3C WebDriver endpoint (a WebKitWebDriver or a Grid), one session per page: `webkit[:PAGES]=http://host:port` (repeatable; docs/remote.md)", endpointFlag(oracle.EndpointWebDriver))
 	originListen := fs.String("origin-listen", "", "serve the trace/case origin, every browser's proxy, on `HOST:PORT`, an address remote browsers reach (default: a free port on 127.0.0.1)")
-	if err := fs.Parse(os.Args[1:]); err != nil {
+	fs.Usage = cli.Usage(fs, "oracle [FLAGS]   (serves NDJSON on stdin/stdout; docs/protocol.md)",
+		"oracle store stats|prune|export [FLAGS]", "oracle browser-env [FLAGS]")
+	if code, done := cli.Parse(fs, os.Args[1:], protocol); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		// A typo ("oracle stor") must not start a full oracle on the default store.
+		fmt.Fprintf(os.Stderr, "oracle: unexpected argument %q: the subcommands are store and browser-env, every flag starts with -\n", fs.Arg(0))
+		fs.Usage()
 		return 2
 	}
 	if *originListen != "" {
@@ -107,7 +116,7 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "oracle: bad --log-level:", err)
 		return 2
 	}
-	log := zerolog.New(os.Stderr).Level(level).With().Timestamp().Str("proc", "oracle").Logger()
+	log := zerolog.New(cli.LogOutput(os.Stderr)).Level(level).With().Timestamp().Str("proc", "oracle").Logger()
 
 	if *installDriver {
 		// playwright-go reads which Node.js to use only from the environment, and

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/layout-oracle/oracle/internal/cli"
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/rs/zerolog"
@@ -100,9 +101,12 @@ func closeStore(st *store.Store) {
 // storeCommand is `oracle store stats|prune|export [--store PATH]`.
 func storeCommand(args []string, stdout, stderr io.Writer) int {
 	usage := "usage: oracle store stats|prune|export [--store PATH] [--max SIZE (prune)] [--profile NAME (export)]"
-	if len(args) == 0 {
+	if len(args) == 0 || cli.IsHelp(args[0]) {
 		fmt.Fprintln(stderr, usage)
-		return 2
+		if len(args) > 0 {
+			return cli.ExitOK
+		}
+		return cli.ExitUsage
 	}
 	cmd := args[0]
 	fs := flag.NewFlagSet("oracle store "+cmd, flag.ContinueOnError)
@@ -110,8 +114,8 @@ func storeCommand(args []string, stdout, stderr io.Writer) int {
 	path := fs.String("store", storeDefault(), "store file")
 	max := fs.String("max", "", "prune: evict least recently used answers until the store is at most this size; empty: delete every answer")
 	profile := fs.String("profile", "default", "export: the launch profile whose answers to write")
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
+	if code, done := cli.Parse(fs, args[1:], stdout); done {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "unexpected argument %q\n%s\n", fs.Arg(0), usage)
@@ -121,7 +125,7 @@ func storeCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "oracle store: the store is off (--store or $ORACLE_STORE)")
 		return 2
 	}
-	log := zerolog.New(stderr).With().Timestamp().Str("proc", "oracle store").Logger()
+	log := zerolog.New(cli.LogOutput(stderr)).With().Timestamp().Str("proc", "oracle store").Logger()
 	ctx := context.Background()
 	switch cmd {
 	case "stats":

@@ -23,6 +23,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/layout-oracle/oracle/internal/cli"
 	"github.com/layout-oracle/oracle/internal/progress"
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/oracle/browser"
@@ -83,8 +84,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	chromiumPath := fs.String("chromium-path", "", "Chromium binary (as the oracle's flag)")
 	firefoxPath := fs.String("firefox-path", "", "Firefox binary (as the oracle's flag)")
 	webkitDriverPath := fs.String("webkit-driver-path", "", "WebKitWebDriver binary (as the oracle's flag)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := cli.Parse(fs, args, stdout); done {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "probe: unexpected arguments: %s\n", strings.Join(fs.Args(), " "))
@@ -106,7 +107,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	names := browser.SplitList(*engines)
-	log := zerolog.New(stderr).Level(level).With().Timestamp().Str("proc", "probe").Logger()
+	log := zerolog.New(cli.LogOutput(stderr)).Level(level).With().Timestamp().Str("proc", "probe").Logger()
 
 	start := time.Now()
 	ctx := context.Background()

@@ -14,10 +14,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"github.com/layout-oracle/oracle/client"
+	"github.com/layout-oracle/oracle/internal/cli"
 	"io"
 	"os"
 	"os/signal"
@@ -76,11 +76,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	benchFile := fs.String("bench", "", "benchmark: reduce every request of `FILE` (NDJSON), one reduce process each, and print a table")
 	benchOut := fs.String("bench-out", "", "with --bench, write the reduced requests to `FILE`")
 	benchLimit := fs.Int("bench-limit", 0, "with --bench, only the first N requests (0: all)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitBadInput
+	if code, done := cli.Parse(fs, args, stdout); done {
+		return code // cli.ExitOK is exitOK, cli.ExitUsage exitBadInput
 	}
 	if *benchFile != "" {
 		var pass []string // every flag set, but the bench's own

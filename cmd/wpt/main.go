@@ -3,7 +3,7 @@
 //
 //	wpt requests --root DIR [--limit N] [--kinds reftest,ref,testharness] PATTERN...
 //	wpt summary [--tolerance X] [--json] [FILE]
-//	wpt run --root DIR [--out DIR] [--oracle BIN] PATTERN... [-- ORACLE FLAGS]
+//	wpt run --root DIR [--out DIR] [--oracle BIN] [--revision SHA] PATTERN... [-- ORACLE FLAGS]
 //	wpt compare --candidate FILE [--json] DIR | --set SET.ndjson
 //	wpt mine [--set FILE] [--splits FILE] DIR
 //
@@ -47,16 +47,33 @@ import (
 	"github.com/layout-oracle/oracle/client"
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/internal/cli"
 	"github.com/layout-oracle/oracle/trace"
 	"github.com/layout-oracle/oracle/vote"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
+// usage is wpt's own: its commands, each with its own -h.
+const usage = `usage: wpt COMMAND [FLAGS] [ARGS]   (wpt COMMAND -h: its flags; docs/web-content.md)
+  wpt requests --root DIR [--limit N] [--kinds K,...] PATTERN...
+  wpt summary [--tolerance X] [--json] [FILE]
+  wpt run --root DIR [--out DIR] [--oracle BIN] [--revision SHA] PATTERN... [-- ORACLE FLAGS]
+  wpt compare --candidate FILE [--json] DIR | --set SET.ndjson
+  wpt mine [--set FILE] [--splits FILE] DIR
+  wpt --version`
+
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: wpt requests --root DIR PATTERN... | wpt summary [FILE] | wpt run --root DIR [--out DIR] PATTERN... [-- ORACLE FLAGS] | wpt compare --candidate FILE DIR|--set SET | wpt mine DIR")
-		return 2
+	switch {
+	case len(args) == 0:
+		fmt.Fprintln(stderr, usage)
+		return cli.ExitUsage
+	case cli.IsHelp(args[0]):
+		fmt.Fprintln(stdout, usage)
+		return cli.ExitOK
+	case cli.IsVersion(args[0]):
+		fmt.Fprintln(stdout, cli.Version("wpt"))
+		return cli.ExitOK
 	}
 	switch args[0] {
 	case "requests":
@@ -103,8 +120,8 @@ func requestsCmd(args []string, stdout, stderr io.Writer) int {
 	root := fset.String("root", "", "the WPT checkout (the oracle's --docroot)")
 	limit := fset.Int("limit", 0, "stop after this many tests (references not counted); 0: no limit")
 	kinds := fset.String("kinds", "reftest,ref,testharness", "which requests to print")
-	if err := fset.Parse(args); err != nil {
-		return 2
+	if code, done := cli.Parse(fset, args, stdout); done {
+		return code
 	}
 	if *root == "" || fset.NArg() == 0 {
 		fmt.Fprintln(stderr, "wpt requests: --root and at least one PATTERN are required")
@@ -115,6 +132,11 @@ func requestsCmd(args []string, stdout, stderr io.Writer) int {
 		want[strings.TrimSpace(k)] = true
 	}
 	files, err := matchFiles(*root, fset.Args())
+	if err != nil {
+		fmt.Fprintln(stderr, "wpt requests:", err)
+		return 2
+	}
+	man, err := loadManifest(*root)
 	if err != nil {
 		fmt.Fprintln(stderr, "wpt requests:", err)
 		return 2
@@ -143,7 +165,7 @@ func requestsCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "wpt requests:", err)
 			continue
 		}
-		if special, ok := planSpecial(*root, rel, b); ok {
+		if special, ok := planSpecial(man, *root, rel, b); ok {
 			for _, t := range special {
 				if t.Skip == "" {
 					tests++
@@ -155,7 +177,7 @@ func requestsCmd(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		url := "/" + rel
-		switch kind, refs := classify(rel, b); kind {
+		switch kind, refs := man.classify(rel, b); kind {
 		case kindTestharness:
 			tests++
 			emit(traceRequest(url), kindTestharness)
@@ -201,7 +223,7 @@ func matchFiles(root string, patterns []string) ([]string, error) {
 			if !testExt.MatchString(rel) || notATestPath.MatchString(rel) {
 				return nil
 			}
-			if ok, _ := path.Match(pat, rel); ok || rel == pat || strings.HasPrefix(rel, pat+"/") {
+			if selects(pat, rel) {
 				set[rel] = true
 			}
 			return nil
@@ -216,6 +238,14 @@ func matchFiles(root string, patterns []string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// selects says whether the pattern pat (cleaned: slashes, no leading or trailing
+// one) selects the file rel: a path.Match glob, the path itself, or a directory
+// above it.
+func selects(pat, rel string) bool {
+	ok, _ := path.Match(pat, rel)
+	return ok || rel == pat || strings.HasPrefix(rel, pat+"/")
 }
 
 // classify says what kind of test the file rel (its content b) is, as WPT's
@@ -336,8 +366,8 @@ func summaryCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	tol := fset.Float64("tolerance", dump.DefaultTolerance, "geometry tolerance in CSS px")
 	asJSON := fset.Bool("json", false, "one JSON object per directory plus a total, instead of the table")
-	if err := fset.Parse(args); err != nil {
-		return 2
+	if code, done := cli.Parse(fset, args, stdout); done {
+		return code
 	}
 	in := stdin
 	if fset.NArg() > 0 {

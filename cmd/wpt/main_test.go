@@ -55,7 +55,7 @@ func TestReferencesTrimWhitespaceAndSkipSchemes(t *testing.T) {
 	assert.Equal(t, []reference{{"css/a/b-ref.html", false}, {"about:blank", true}}, got)
 
 	// The reftest naming about:blank is skipped, with the reason, never an ERROR.
-	tests, ok := planSpecial(t.TempDir(), "css/a/t.html", []byte(`<link rel="mismatch" href="about:blank"><p>x`))
+	tests, ok := planSpecial(nil, t.TempDir(), "css/a/t.html", []byte(`<link rel="mismatch" href="about:blank"><p>x`))
 	require.True(t, ok)
 	require.Len(t, tests, 1)
 	assert.Contains(t, tests[0].Skip, "about:blank")

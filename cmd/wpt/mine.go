@@ -14,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/layout-oracle/oracle/internal/cli"
 )
 
 // setLine is one subtest of the conformance set: the status all engines gave it,
@@ -91,8 +93,8 @@ func mineCmd(args []string, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	setFile := fset.String("set", "", "the conformance set (default DIR/conformance-set.ndjson)")
 	splitFile := fset.String("splits", "", "the split subtests (default DIR/splits.ndjson)")
-	if err := fset.Parse(args); err != nil {
-		return 2
+	if code, done := cli.Parse(fset, args, stdout); done {
+		return code
 	}
 	if fset.NArg() != 1 {
 		fmt.Fprintln(stderr, "usage: wpt mine [--set FILE] [--splits FILE] DIR (DIR holds wptreport-<engine>.json)")
@@ -186,7 +188,7 @@ func readSet(file string) ([]setLine, error) {
 
 // voteSet scores the candidate on the set's subtests alone: each line's engines
 // are the set's status (they agreed on it), so the verdict is agree, shared or
-// candidate-only, never split.
+// candidate-only (missing where the candidate's report lacks it), never split.
 func voteSet(cand *wptReport, set []setLine) []voteLine {
 	byTest := map[string]*wptResult{}
 	for i := range cand.Results {
@@ -210,7 +212,7 @@ func voteSet(cand *wptReport, set []setLine) []voteLine {
 		if len(es) == 0 {
 			es["set"] = l.Status // a set written without builds
 		}
-		out = append(out, voteLine{Test: l.Test, Subtest: msg(l.Subtest), Candidate: c, Engines: es, Verdict: voteStatus(c, es)})
+		out = append(out, newVoteLine(l.Test, msg(l.Subtest), c, es))
 	}
 	return out
 }

@@ -66,7 +66,8 @@ func TestMineSplitsAgreedFromSplitSubtests(t *testing.T) {
 	cand := filepath.Join(t.TempDir(), "cand.json")
 	writeEngineReport(t, cand, "cand", th("/b/t.html", "OK", "x", "FAIL", "y", "FAIL", "z", "PASS"), th("/a/r.html", "FAIL"))
 	stdout.Reset()
-	require.Equal(t, 0, run([]string{"compare", "--candidate", cand, "--set", filepath.Join(dir, "conformance-set.ndjson"), "--json"}, nil, &stdout, &stderr), stderr.String())
+	// x is the candidate's failure: exit 1.
+	require.Equal(t, 1, run([]string{"compare", "--candidate", cand, "--set", filepath.Join(dir, "conformance-set.ndjson"), "--json"}, nil, &stdout, &stderr), stderr.String())
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	require.Len(t, lines, 2)
 	var v voteLine
@@ -105,5 +106,5 @@ func checkMine(t *testing.T, dir, cand string) {
 	}
 	stdout.Reset()
 	require.Equal(t, 0, run([]string{"compare", "--candidate", cand, "--set", filepath.Join(dir, "conformance-set.ndjson")}, nil, &stdout, &stderr), stderr.String())
-	assert.Regexp(t, `total\s+0\s+0\s+0\s+0\s+0\s+1/0/1/0`, stdout.String())
+	assert.Regexp(t, `total\s+0\s+0\s+0\s+0\s+0\s+0\s+1/0/1/0/0`, stdout.String())
 }

@@ -184,9 +184,9 @@ func walkReftest(root *refNode, dumpOf func(url string) (*dump.Dump, string), to
 					why = "no dump"
 				}
 				if u == root.URL {
-					return statusError, msg(fmt.Sprintf("%s: %s", what, why)), nil
+					return errorStatus(why), msg(fmt.Sprintf("%s: %s", what, why)), nil
 				}
-				return statusError, msg(fmt.Sprintf("%s: reference %s: %s", what, u, why)), nil
+				return errorStatus(why), msg(fmt.Sprintf("%s: reference %s: %s", what, u, why)), nil
 			}
 			dumps[i] = d
 		}

@@ -5,8 +5,12 @@ package main
 // answers become its results (docs/web-content.md, "wpt run").
 
 import (
+	"context"
+	"crypto/sha1"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"regexp"
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
@@ -46,9 +50,14 @@ type wptResult struct {
 	Subtests []wptSubtest `json:"subtests"`
 	Status   string       `json:"status"`
 	Message  *string      `json:"message"`
-	// Duration in ms; readers require it (the wptreport crate), so a test never
-	// sent has 0.
+	// Duration in ms, this engine's request for the test (a reftest's references
+	// not counted); readers require it (the wptreport crate), so a test never sent
+	// has 0.
 	Duration int64 `json:"duration"`
+	// Screenshots, on a failing reftest, are wptrunner's: the compared documents'
+	// paths, each to "sha1:" and the SHA-1 of its screenshot's PNG bytes
+	// (formatters/wptreport.py, from the executor's reftest_screenshots).
+	Screenshots map[string]string `json:"screenshots,omitempty"`
 }
 
 type wptSubtest struct {
@@ -64,7 +73,72 @@ const (
 	statusFail    = "FAIL"
 	statusError   = "ERROR"
 	statusTimeout = "TIMEOUT"
+	statusCrash   = "CRASH"
+	// statusExternalTimeout: the oracle's deadline for the engine ended the test, not
+	// the test's own harness (wptrunner's name for its own timeout firing).
+	statusExternalTimeout = "EXTERNAL-TIMEOUT"
 )
+
+// The oracle's engine errors for a crash ("page crashed (its renderer ...)",
+// "browser crashed or disconnected", an engine name and a step before it) and for
+// its deadline ("timed out after 30s", "webkit: navigate: case timed out"), and a
+// call that ran out of time. Anchored at the start: an oracle that exited ends the
+// call with "oracle exited (...; its stderr ends: ...)", whose log may say anything.
+var (
+	crashRE   = regexp.MustCompile(`(?i)^(?:[\w-]+: )*(?:page|browser|target) crashed`)
+	timeoutRE = regexp.MustCompile(`^(?:[\w-]+: )*(?:case )?timed out\b|^` + regexp.QuoteMeta(context.DeadlineExceeded.Error()))
+)
+
+// errorStatus is the status of a test whose engine gave no answer, why: CRASH when
+// the page or the browser crashed, EXTERNAL-TIMEOUT when the oracle's deadline (or
+// this command's bound on a request) ended it, ERROR for anything else (a refused
+// request, an oracle that exited, a failed navigation).
+func errorStatus(why string) string {
+	switch {
+	case crashRE.MatchString(why):
+		return statusCrash
+	case timeoutRE.MatchString(why):
+		return statusExternalTimeout
+	}
+	return statusError
+}
+
+// products are wpt.fyi's names for the engines' browsers (wpt.fyi
+// shared/browsers.go, its known browser names; wptrunner's product for WebKitGTK is
+// webkitgtk_minibrowser, which wpt.fyi files as webkitgtk).
+var products = map[string]string{"chromium": "chromium", "firefox": "firefox", "webkit": "webkitgtk"}
+
+// productName is run_info.product for engine.
+func productName(engine string) string {
+	if p, ok := products[engine]; ok {
+		return p
+	}
+	return engine
+}
+
+// commitRE is a full git commit, what wpt.fyi files a run's revision under.
+var commitRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// screenshotHashes are the "screenshots" of a failing reftest: each of urls that
+// has a screenshot in this engine, to "sha1:" and the SHA-1 of its PNG bytes.
+func screenshotHashes(dumpOf func(url string) (*dump.Dump, string), urls ...string) map[string]string {
+	out := map[string]string{}
+	for _, u := range urls {
+		d, _ := dumpOf(u)
+		if d == nil || d.Screenshot == "" {
+			continue
+		}
+		raw, err := base64.StdEncoding.DecodeString(d.Screenshot)
+		if err != nil {
+			continue
+		}
+		out[u] = fmt.Sprintf("sha1:%x", sha1.Sum(raw))
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
 
 // harnessLabel is the label testharnessreport.js records the harness status under.
 const harnessLabel = "(harness)"

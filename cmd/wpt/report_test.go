@@ -4,8 +4,13 @@ package main
 // here (no browser); TestRunWritesWptreports runs the same code on real engines.
 
 import (
+	"crypto/sha1"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"image"
+	"image/color"
 	"os"
 	"path/filepath"
 	"testing"
@@ -45,6 +50,11 @@ func TestHarnessResultReadsTheReportScriptsRecords(t *testing.T) {
 
 // page is a dump of html > head > title, body > divs of the given widths (10px high,
 // stacked): the head's elements have no box.
+func withShot(d *dump.Dump, png string) *dump.Dump {
+	d.Screenshot = png
+	return d
+}
+
 func page(widths ...float64) *dump.Dump {
 	d := &dump.Dump{Engine: "chromium", EngineVersion: "1", Viewport: dump.Size{Width: 800, Height: 600}}
 	box := func(parent, depth int, tag string, r dump.Rect) {
@@ -109,7 +119,7 @@ func TestReftestResultIsAGeometryVerdict(t *testing.T) {
 	assert.Contains(t, *m, "only one overflowed")
 
 	st, m = reftestResult(test, []refAnswer{{URL: "/r.html", Err: "timed out"}}, tol)
-	assert.Equal(t, "ERROR", st)
+	assert.Equal(t, "EXTERNAL-TIMEOUT", st, "the oracle's deadline ended the reference")
 	assert.Equal(t, "geometry verdict: reference /r.html: timed out", *m)
 }
 
@@ -125,8 +135,12 @@ func TestEngineResultsWriteTheWptreportFields(t *testing.T) {
 		{URL: "/x/refused.html", Kind: kindTestharness},
 		{URL: "/x/engine-error.html", Kind: kindTestharness},
 		{URL: "/x/not-run.html", Kind: kindReftest, Refs: []reference{{Path: "x/nope.html"}}}, // planRun sent nothing
+		{URL: "/x/page-crash.html", Kind: kindTestharness},
+		{URL: "/x/fail.html", Kind: kindReftest, Refs: []reference{{Path: "x/fail-ref.html"}}},
 	}
-	ans := func(r *client.Response) answer { return answer{Resp: r, Duration: 1500 * time.Millisecond} }
+	ans := func(r *client.Response) answer {
+		return answer{Resp: r, Durations: map[string]time.Duration{"firefox": 1500 * time.Millisecond, "webkit": 700 * time.Millisecond}}
+	}
 	answers := map[string]answer{
 		"/x/th.html":           ans(&client.Response{Traces: map[string]*trace.Trace{"firefox": tr}}),
 		"/x/ref.html":          ans(&client.Response{Dumps: map[string]*dump.Dump{"firefox": page(10)}}),
@@ -135,6 +149,9 @@ func TestEngineResultsWriteTheWptreportFields(t *testing.T) {
 		"/x/crashed.html":      {Err: errors.New("oracle exited (signal: killed) while this request was in flight")},
 		"/x/refused.html":      ans(&client.Response{Error: "bad url"}),
 		"/x/engine-error.html": ans(&client.Response{Errors: map[string]string{"firefox": "timed out after 30000 ms"}}),
+		"/x/page-crash.html":   ans(&client.Response{Errors: map[string]string{"firefox": "firefox: page crashed (its renderer or content process died): x"}}),
+		"/x/fail.html":         ans(&client.Response{Dumps: map[string]*dump.Dump{"firefox": withShot(page(10), screenshot(t, nil))}}),
+		"/x/fail-ref.html":     ans(&client.Response{Dumps: map[string]*dump.Dump{"firefox": withShot(page(10), screenshot(t, map[image.Point]color.RGBA{{1, 1}: {R: 255, A: 255}}))}}),
 	}
 	rep := wptReport{RunInfo: runInfo{Product: "firefox", BrowserVersion: "140.0", OS: "linux", Headless: true},
 		TimeStart: 1000, TimeEnd: 2000, Results: engineResults("firefox", tests, answers, dump.DefaultTolerance, false)}
@@ -149,7 +166,7 @@ func TestEngineResultsWriteTheWptreportFields(t *testing.T) {
 	assert.Equal(t, 1000.0, got["time_start"])
 	assert.Equal(t, 2000.0, got["time_end"])
 	results := got["results"].([]any)
-	require.Len(t, results, 7)
+	require.Len(t, results, 9)
 	assert.Equal(t, map[string]any{"test": "/x/th.html", "status": "OK", "message": nil, "duration": 1500.0,
 		"subtests": []any{map[string]any{"name": "a", "status": "PASS", "message": nil}}}, results[0])
 	status := func(i int) (string, string) {
@@ -157,10 +174,11 @@ func TestEngineResultsWriteTheWptreportFields(t *testing.T) {
 		m, _ := r["message"].(string)
 		return r["status"].(string), m
 	}
-	st, m := status(1)
+	st, _ := status(1)
 	assert.Equal(t, "PASS", st)
-	assert.Contains(t, m, "geometry verdict")
-	st, m = status(2)
+	assert.Nil(t, results[1].(map[string]any)["message"], "a PASS has message null, as wptrunner writes it")
+	assert.NotContains(t, results[1], "screenshots")
+	st, m := status(2)
 	assert.Equal(t, "ERROR", st)
 	assert.Contains(t, m, "/x/nope.html: not found under the root")
 	st, m = status(3)
@@ -171,23 +189,39 @@ func TestEngineResultsWriteTheWptreportFields(t *testing.T) {
 	assert.Equal(t, "ERROR", st)
 	assert.Equal(t, "the oracle refused the request: bad url", m)
 	st, m = status(5)
-	assert.Equal(t, "ERROR", st)
+	assert.Equal(t, "EXTERNAL-TIMEOUT", st, "the oracle's deadline, not the test's harness")
 	assert.Equal(t, "timed out after 30000 ms", m)
 	st, m = status(6)
 	assert.Equal(t, "ERROR", st)
 	assert.Equal(t, "reftest: reference /x/nope.html: not found under the root", m)
+	st, _ = status(7)
+	assert.Equal(t, "CRASH", st)
+	// A failing reftest carries wptrunner's screenshots: SHA-1 of each PNG.
+	st, _ = status(8)
+	assert.Equal(t, "FAIL", st)
+	hash := func(d *dump.Dump) string {
+		raw, err := base64.StdEncoding.DecodeString(d.Screenshot)
+		require.NoError(t, err)
+		return fmt.Sprintf("sha1:%x", sha1.Sum(raw))
+	}
+	assert.Equal(t, map[string]any{"/x/fail.html": hash(answers["/x/fail.html"].Resp.Dumps["firefox"]),
+		"/x/fail-ref.html": hash(answers["/x/fail-ref.html"].Resp.Dumps["firefox"])}, results[8].(map[string]any)["screenshots"])
+	// Each engine's own duration.
+	webkit := engineResults("webkit", tests, answers, dump.DefaultTolerance, false)
+	assert.Equal(t, int64(700), webkit[0].Duration)
 
 	// Interrupted: the tests never sent are left out, the others kept.
 	got2 := engineResults("firefox", tests, answers, dump.DefaultTolerance, true)
-	require.Len(t, got2, 6)
+	require.Len(t, got2, 8)
 	assert.NotEqual(t, "/x/not-run.html", got2[len(got2)-1].Test)
 }
 
 func TestOracleFlagsKeepTheStoreOffUnlessGiven(t *testing.T) {
-	assert.Equal(t, []string{"--docroot", "R", "--store=off", "--verify", "3"}, oracleFlags("R", []string{"--verify", "3"}))
-	assert.Equal(t, []string{"--docroot", "R", "--store", "s.db"}, oracleFlags("R", []string{"--store", "s.db"}))
-	assert.Equal(t, []string{"--docroot", "R", "-store=x"}, oracleFlags("R", []string{"-store=x"}))
-	assert.Equal(t, []string{"--docroot", "R", "--store=off", "--store-min-runs", "2"}, oracleFlags("R", []string{"--store-min-runs", "2"}))
+	assert.Equal(t, []string{"--docroot", "R", "--store=off", "--inflight=256", "--verify", "3"}, oracleFlags("R", []string{"--verify", "3"}))
+	assert.Equal(t, []string{"--docroot", "R", "--inflight=256", "--store", "s.db"}, oracleFlags("R", []string{"--store", "s.db"}))
+	assert.Equal(t, []string{"--docroot", "R", "--inflight=256", "-store=x"}, oracleFlags("R", []string{"-store=x"}))
+	assert.Equal(t, []string{"--docroot", "R", "--store=off", "--inflight=256", "--store-min-runs", "2"}, oracleFlags("R", []string{"--store-min-runs", "2"}))
+	assert.Equal(t, []string{"--docroot", "R", "--store=off", "--inflight", "2"}, oracleFlags("R", []string{"--inflight", "2"}))
 	assert.True(t, verifies([]string{"--pages=1", "--verify", "3"}))
 	assert.True(t, verifies([]string{"-verify=2"}))
 	assert.False(t, verifies([]string{"--verify=1"}))
@@ -201,11 +235,14 @@ func TestOracleFlagsKeepTheStoreOffUnlessGiven(t *testing.T) {
 // src/reports/wpt_report.rs, transcribed: its registry is not reachable here):
 // time_start and time_end unsigned integers, run_info an object, and each result's
 // test, status (its TestStatus), duration (an integer, required), message (string
-// or null, optional) and subtests (name, status of SubtestStatus, message).
+// or null, optional) and subtests (name, status of SubtestStatus, message). One
+// status is added to the crate's TestStatus: EXTERNAL-TIMEOUT, which wptrunner
+// writes (wpttest.py, TestharnessResult and ReftestResult) and wpt run gives when
+// the oracle's deadline ends a test; the crate's 0.0.13 does not read it.
 func requireWptreportSchema(t *testing.T, b []byte) {
 	t.Helper()
 	testStatus := map[string]bool{"PASS": true, "FAIL": true, "OK": true, "ERROR": true, "TIMEOUT": true, "CRASH": true,
-		"ASSERT": true, "PRECONDITION_FAILED": true, "SKIP": true}
+		"ASSERT": true, "PRECONDITION_FAILED": true, "SKIP": true, "EXTERNAL-TIMEOUT": true}
 	subtestStatus := map[string]bool{"PASS": true, "FAIL": true, "ERROR": true, "TIMEOUT": true, "ASSERT": true,
 		"PRECONDITION_FAILED": true, "NOTRUN": true, "SKIP": true}
 	var r struct {
@@ -237,5 +274,24 @@ func requireWptreportSchema(t *testing.T, b []byte) {
 				}
 			}
 		}
+	}
+}
+
+// The oracle's engine errors as wptrunner's statuses; an oracle that exited is
+// ERROR whatever its log's last line says.
+func TestErrorStatusKeepsCrashesAndTimeoutsApart(t *testing.T) {
+	for why, want := range map[string]string{
+		"page crashed (its renderer or content process died): x":           "CRASH",
+		"chromium: page crashed (its renderer or content process died): x": "CRASH",
+		"firefox: browser crashed or disconnected: EOF":                    "CRASH",
+		"timed out after 30s": "EXTERNAL-TIMEOUT",
+		"timed out after 30s (the engine hit its memory bound, --engine-memory=512M: ...)":                             "EXTERNAL-TIMEOUT",
+		"webkit: navigate: case timed out: script timeout":                                                             "EXTERNAL-TIMEOUT",
+		"context deadline exceeded":                                                                                    "EXTERNAL-TIMEOUT",
+		`oracle exited (signal: killed; its stderr ends: {"message":"page crashed"}) while this request was in flight`: "ERROR",
+		"the oracle refused the request: bad url":                                                                      "ERROR",
+		"not run": "ERROR",
+	} {
+		assert.Equal(t, want, errorStatus(why), why)
 	}
 }

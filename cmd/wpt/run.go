@@ -15,11 +15,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/layout-oracle/oracle/client"
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/internal/cli"
 	"github.com/layout-oracle/oracle/internal/progress"
 )
 
@@ -37,11 +37,14 @@ type plannedTest struct {
 	Skip string
 }
 
-// answer is what the oracle gave one request (Err: the call failed).
+// answer is what the oracle gave one request, sent once per engine (runRequests):
+// the engines' answers merged into Resp, each engine's call error and duration.
+// Err, when set, is the whole request's failure (every engine's).
 type answer struct {
-	Resp     *client.Response
-	Err      error
-	Duration time.Duration
+	Resp      *client.Response
+	Err       error
+	Errs      map[string]error
+	Durations map[string]time.Duration
 }
 
 // engineError is why engine has no answer to a request, "" when it has one.
@@ -49,6 +52,8 @@ func (a answer) engineError(engine string) string {
 	switch {
 	case a.Err != nil:
 		return a.Err.Error()
+	case a.Errs[engine] != nil:
+		return a.Errs[engine].Error()
 	case a.Resp == nil:
 		return "not run"
 	case a.Resp.Error != "":
@@ -71,15 +76,22 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	out := fset.String("out", ".", "where to write wptreport-<engine>.json")
 	oracleBin := fset.String("oracle", "", "the oracle binary (default: the one beside wpt, else oracle on PATH)")
 	oracleLog := fset.String("oracle-log", "", "the oracle's stderr goes here (default OUT/oracle.log)")
-	inflight := fset.Int("inflight", 4, "requests in flight at once")
+	inflight := fset.Int("inflight", 4, "tests in flight at once (each sent to every engine at once)")
+	revision := fset.String("revision", "", "the WPT commit ROOT holds, run_info.revision (default: git rev-parse HEAD when ROOT is the top of a git work tree)")
 	tol := fset.Float64("tolerance", dump.DefaultTolerance, "reftest geometry tolerance in CSS px")
 	chains := fset.Bool("ref-chains", false, "follow references' own references, as wptrunner did before RFC 15")
-	if err := fset.Parse(args); err != nil {
-		return 2
+	if code, done := cli.Parse(fset, args, stdout); done {
+		return code
 	}
 	if *root == "" || fset.NArg() == 0 || *inflight < 1 {
 		fmt.Fprintln(stderr, "usage: wpt run --root ROOT [--out DIR] [--oracle BIN] PATTERN... [-- ORACLE FLAGS]")
 		return 2
+	}
+	for _, a := range fset.Args() {
+		if strings.HasPrefix(a, "-") {
+			fmt.Fprintf(stderr, "wpt run: %s after the patterns: flags go before them, the oracle's after --\n", a)
+			return 2
+		}
 	}
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "wpt run:", err)
@@ -89,7 +101,15 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	tests, reqs := planRun(*root, files, *chains, stderr)
+	if none := unmatched(fset.Args(), files); len(none) > 0 {
+		fmt.Fprintf(stderr, "wpt run: no test file under %s matches %s\n", *root, strings.Join(none, ", "))
+		return 2
+	}
+	man, err := loadManifest(*root)
+	if err != nil {
+		return fail(err)
+	}
+	tests, reqs := planRun(man, *root, files, *chains, stderr)
 	if len(tests) == 0 {
 		return fail(fmt.Errorf("no testharness test or reftest matched %s", strings.Join(fset.Args(), " ")))
 	}
@@ -124,19 +144,31 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "wpt run: %s failed to start: %s\n", e, why)
 	}
 	start := time.Now()
-	answers := runRequests(ctx, c, reqs, *inflight, progress.New(stderr, int64(len(reqs)), "wpt run", "requests"))
+	var each func(done int, req client.Request, a answer)
+	if !progress.Terminal(stderr) {
+		each = testLine(stderr, len(reqs), ping.Engines)
+	}
+	answers := runRequests(ctx, c, reqs, enginePages(ping), *inflight, progress.New(stderr, int64(len(reqs)), "wpt run", "requests"), each)
 	end := time.Now()
 	if err := c.Close(); err != nil {
 		fmt.Fprintln(stderr, "wpt run: closing the oracle:", err)
 	}
 	base := machineInfo()
-	base.Revision = gitRevision(*root)
+	base.Revision = *revision
+	if base.Revision == "" {
+		base.Revision = gitRevision(*root)
+	}
+	if base.Revision == "" {
+		fmt.Fprintf(stderr, "wpt run: run_info.revision is missing: %s is not the top of a git work tree and no --revision was given; wpt.fyi refuses a report without it\n", *root)
+	} else if !commitRE.MatchString(base.Revision) {
+		fmt.Fprintf(stderr, "wpt run: --revision %q is not a full 40-hex commit, which wpt.fyi files runs under\n", base.Revision)
+	}
 	base.Verify = verifies(oracleArgs)
 	code := 0
 	results := map[string][]wptResult{}
 	for _, e := range ping.Engines {
 		info := base
-		info.Product, info.BrowserVersion = e, ping.Versions[e]
+		info.Product, info.BrowserVersion = productName(e), ping.Versions[e]
 		info.Headless = e != "webkit" // WebKitGTK runs in a display (an Xvfb), the others headless
 		rep := wptReport{
 			RunInfo:   info,
@@ -177,20 +209,29 @@ func splitDashes(args []string) (own, rest []string) {
 	return args, nil
 }
 
-// oracleFlags are the oracle's arguments: always --docroot ROOT, and --store=off
-// unless the user's flags choose a store.
+// oracleInflight is the oracle's --inflight under wpt run: more than the pages of
+// the three engines together, so the oracle serves every request wpt run sends at
+// once, and runRequests bounds them per engine by the engine's pages.
+const oracleInflight = 256
+
+// oracleFlags are the oracle's arguments: always --docroot ROOT, --store=off unless
+// the user's flags choose a store, and --inflight (oracleInflight) unless they set it.
 func oracleFlags(root string, extra []string) []string {
 	args := []string{"--docroot", root}
 	if !client.NamesStore(extra) {
 		args = append(args, "--store=off")
 	}
+	if !client.NamesFlag(extra, "inflight") {
+		args = append(args, fmt.Sprintf("--inflight=%d", oracleInflight))
+	}
 	return append(args, extra...)
 }
 
-// planRun reads the files and returns the tests to report and the requests to send:
+// planRun reads the files (their types from man when the tree has a manifest)
+// and returns the tests to report and the requests to send:
 // a trace for each testharness test, a geometry request for each reftest and, once,
 // each reference that exists.
-func planRun(root string, files []string, chains bool, stderr io.Writer) ([]plannedTest, []client.Request) {
+func planRun(man *wptManifest, root string, files []string, chains bool, stderr io.Writer) ([]plannedTest, []client.Request) {
 	var tests []plannedTest
 	var reqs []client.Request
 	seen := map[string]bool{}
@@ -206,7 +247,7 @@ func planRun(root string, files []string, chains bool, stderr io.Writer) ([]plan
 			fmt.Fprintln(stderr, "wpt run:", err)
 			continue
 		}
-		if special, ok := planSpecial(root, rel, b); ok {
+		if special, ok := planSpecial(man, root, rel, b); ok {
 			for _, t := range special {
 				if t.Skip == "" {
 					reqs = append(reqs, traceRequest(t.URL))
@@ -216,7 +257,7 @@ func planRun(root string, files []string, chains bool, stderr io.Writer) ([]plan
 			continue
 		}
 		url := "/" + rel
-		kind, refs := classify(rel, b)
+		kind, refs := man.classify(rel, b)
 		pt := plannedTest{URL: url, Kind: kind, Refs: refs, Fuzzy: fuzzyMetas(rel, b)}
 		switch kind {
 		case kindTestharness:
@@ -246,51 +287,6 @@ func planRun(root string, files []string, chains bool, stderr io.Writer) ([]plan
 	return tests, reqs
 }
 
-// runRequests sends reqs, inflight at a time, and returns the answers by id.
-func runRequests(ctx context.Context, c *client.Client, reqs []client.Request, inflight int, bar *progress.Bar) map[string]answer {
-	out := make(map[string]answer, len(reqs))
-	var mu sync.Mutex
-	next := make(chan client.Request)
-	var wg sync.WaitGroup
-	for range inflight {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for req := range next {
-				a := do(ctx, c, req)
-				mu.Lock()
-				out[req.ID] = a
-				mu.Unlock()
-				bar.Add(1)
-			}
-		}()
-	}
-	for _, r := range reqs {
-		if ctx.Err() != nil {
-			break
-		}
-		next <- r
-	}
-	close(next)
-	wg.Wait()
-	bar.Finish()
-	return out
-}
-
-// requestTimeout bounds one request; the oracle's own deadline ends it far sooner.
-const requestTimeout = 5 * time.Minute
-
-func do(ctx context.Context, c *client.Client, req client.Request) answer {
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
-	defer cancel()
-	call, err := c.Start(ctx, req, nil)
-	if err != nil {
-		return answer{Err: err}
-	}
-	call = <-call.Done
-	return answer{Resp: call.Response, Err: call.Err, Duration: call.Received.Sub(call.Sent)}
-}
-
 // engineResults are one engine's wptreport results, in the tests' order. An
 // interrupted run leaves out the tests it never sent, as wptrunner does.
 func engineResults(engine string, tests []plannedTest, answers map[string]answer, tol float64, interrupted bool) []wptResult {
@@ -306,7 +302,7 @@ func engineResults(engine string, tests []plannedTest, answers map[string]answer
 		}
 		res := wptResult{Test: t.URL, Subtests: []wptSubtest{}}
 		if ran {
-			res.Duration = a.Duration.Milliseconds()
+			res.Duration = a.Durations[engine].Milliseconds()
 		}
 		if t.Kind == kindReftest && t.GraphErr != "" {
 			res.Status, res.Message = statusError, msg("reftest: "+t.GraphErr)
@@ -320,7 +316,7 @@ func engineResults(engine string, tests []plannedTest, answers map[string]answer
 			continue
 		}
 		if why := a.engineError(engine); why != "" {
-			res.Status, res.Message = statusError, msg(why)
+			res.Status, res.Message = errorStatus(why), msg(why)
 			out = append(out, res)
 			continue
 		}
@@ -332,7 +328,15 @@ func engineResults(engine string, tests []plannedTest, answers map[string]answer
 			if g == nil {
 				g = manifestGraph(t.URL, t.Fuzzy, t.Refs)
 			}
-			res.Status, res.Message, _ = walkReftest(g, engineDumps(engine, answers), tol)
+			dumps := engineDumps(engine, answers)
+			var last *pairResult
+			res.Status, res.Message, last = walkReftest(g, dumps, tol)
+			if res.Status == statusPass {
+				res.Message = nil // as wptrunner: a pass says nothing; the reftest view shows the pixels
+			}
+			if res.Status == statusFail && last != nil {
+				res.Screenshots = screenshotHashes(dumps, last.Left, last.Right)
+			}
 		}
 		if u := a.Resp.Unstable[engine]; len(u) > 0 {
 			note := fmt.Sprintf("unstable between verified runs: %s", strings.Join(u, ", "))
@@ -461,4 +465,22 @@ func engineDumps(engine string, answers map[string]answer) func(url string) (*du
 		}
 		return a.Resp.Dumps[engine], ""
 	}
+}
+
+// unmatched are the patterns that select none of files (matchFiles' result).
+func unmatched(patterns, files []string) []string {
+	var out []string
+	for _, pat := range patterns {
+		found := false
+		for _, f := range files {
+			if selects(strings.Trim(filepath.ToSlash(pat), "/"), f) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, pat)
+		}
+	}
+	return out
 }

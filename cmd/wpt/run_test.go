@@ -5,17 +5,25 @@ package main
 // reftest whose reference is not in testdata).
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/layout-oracle/oracle/client"
 	"github.com/layout-oracle/oracle/internal/testutil"
 )
 
@@ -28,7 +36,8 @@ func TestRunWritesWptreports(t *testing.T) {
 
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"run", "--root", "../../testdata/wpt", "--out", dir, "--oracle", bin,
+	const rev = "0123456789abcdef0123456789abcdef01234567"
+	code := run([]string{"run", "--root", "../../testdata/wpt", "--out", dir, "--oracle", bin, "--revision", rev,
 		"oracle-tests", "css/CSS2/css1", "--", "--pages=1", "--log-level=warn"}, nil, &stdout, &stderr)
 	log, _ := os.ReadFile(filepath.Join(dir, "oracle.log"))
 	require.Equal(t, 0, code, "stderr: %s\noracle log: %s", stderr.String(), log)
@@ -48,16 +57,17 @@ func TestRunWritesWptreports(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, bytes.HasSuffix(b, []byte("}\n")) && bytes.Count(b, []byte("\n")) == 1, "one line, as wptreport.py writes")
 		requireWptreportSchema(t, b)
+		requireWptFyiAccepts(t, b)
 		var rep map[string]any
 		require.NoError(t, json.Unmarshal(b, &rep))
 		info := rep["run_info"].(map[string]any)
-		assert.Equal(t, engine, info["product"])
+		assert.Equal(t, map[string]string{"chromium": "chromium", "firefox": "firefox", "webkit": "webkitgtk"}[engine], info["product"])
 		assert.NotEmpty(t, info["browser_version"])
 		assert.Equal(t, "linux", info["os"])
 		assert.Equal(t, engine != "webkit", info["headless"])
 		assert.Equal(t, false, info["verify"])
 		assert.Equal(t, 64.0, info["bits"])
-		assert.NotContains(t, info, "revision", "testdata/wpt is inside this repository, not a WPT checkout")
+		assert.Equal(t, rev, info["revision"])
 		start, end := rep["time_start"].(float64), rep["time_end"].(float64)
 		assert.Greater(t, start, 1.7e12)
 		assert.GreaterOrEqual(t, end, start)
@@ -86,18 +96,29 @@ func TestRunWritesWptreports(t *testing.T) {
 			assert.Empty(t, subs, test)
 			m, _ := r["message"].(string)
 			if strings.HasPrefix(test, "/oracle-tests/") {
-				assert.Contains(t, m, "pixel verdict", test)
-				if strings.HasSuffix(test, "reftest-pixels-match.html") {
-					assert.Contains(t, m, "0 pixels differ", test)
-					assert.Contains(t, m, "fuzzy allows maxDifference=0-1;totalPixels=0-2", test)
-					assert.Contains(t, m, "geometry: layouts differ", test)
+				if status == "PASS" {
+					assert.Nil(t, r["message"], "a PASS has message null: %s", test)
+					assert.NotContains(t, r, "screenshots", test)
+					continue
 				}
+				assert.Contains(t, m, "pixel verdict", test)
+				shots := r["screenshots"].(map[string]any)
+				assert.Len(t, shots, 2, test)
+				assert.Regexp(t, `^sha1:[0-9a-f]{40}$`, shots[test], test)
 			} else {
 				assert.Contains(t, m, "/css/CSS2/css1/c414-flt-fit-001-ref.xht: not found under the root")
 			}
 		}
 		assert.Equal(t, want, got, engine)
 	}
+
+	// On a pipe, a line per request as it is answered (no progress bar).
+	for test := range want {
+		if !strings.HasPrefix(test, "/css/") { // not sent: no reference
+			assert.Regexp(t, `wpt run: \d+/\d+ `+regexp.QuoteMeta(test)+`: chromium \S+ \d+ ms, firefox \S+ \d+ ms, webkit \S+ \d+ ms\n`, stderr.String())
+		}
+	}
+	assert.NotContains(t, stderr.String(), "run_info.revision is missing")
 
 	// One engine's report as the candidate: the three agree on these, so nothing is
 	// candidate-only or split.
@@ -115,4 +136,78 @@ func TestRunWritesWptreports(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int{"agree": 5, "shared": 3}, verdicts)
 	checkMine(t, dir, cand)
+}
+
+// Usage errors of wpt run, refused before any oracle starts: a flag after the
+// patterns (Go's flag package would take it for a pattern), and a pattern that
+// selects no test file (a typo would otherwise run the rest silently).
+func TestRunRefusesFlagsAfterPatternsAndPatternsThatMatchNothing(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, 2, run([]string{"run", "--root", "../../testdata/wpt", "oracle-tests", "--out", "x"}, nil, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), "--out after the patterns")
+	stderr.Reset()
+	assert.Equal(t, 2, run([]string{"run", "--root", "../../testdata/wpt", "oracle-tests", "oracle-tsets"}, nil, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), "matches oracle-tsets")
+	assert.NotContains(t, stderr.String(), "oracle-tests,")
+	assert.Empty(t, stdout.String())
+}
+
+// runRequests keeps at most an engine's pages of requests in flight to it, one
+// request per engine per test, and gives each engine its own duration (a unit test
+// of the sending: the oracle is a fake over pipes that answers after a pause).
+func TestRunRequestsBoundsEachEngineByItsPages(t *testing.T) {
+	reqR, reqW := io.Pipe()
+	respR, respW := io.Pipe()
+	t.Cleanup(func() { respW.Close(); reqR.Close() })
+	c := client.Attach(respR, reqW, client.Options{})
+	var mu sync.Mutex
+	now, most := map[string]int{}, map[string]int{}
+	go func() {
+		br := bufio.NewReader(reqR)
+		var wmu sync.Mutex
+		for {
+			line, err := br.ReadBytes('\n')
+			if err != nil {
+				return
+			}
+			var r struct {
+				ID      string   `json:"id"`
+				Engines []string `json:"engines"`
+			}
+			if err := json.Unmarshal(line, &r); err != nil || len(r.Engines) != 1 {
+				t.Errorf("fake: %q: %v", line, err)
+				return
+			}
+			e := r.Engines[0]
+			mu.Lock()
+			now[e]++
+			most[e] = max(most[e], now[e])
+			mu.Unlock()
+			go func() {
+				time.Sleep(20 * time.Millisecond)
+				mu.Lock()
+				now[e]--
+				mu.Unlock()
+				id, _ := json.Marshal(r.ID)
+				wmu.Lock()
+				fmt.Fprintf(respW, `{"id":%s,"traces":{%q:{"engine":%q,"records":[]}}}`+"\n", id, e, e)
+				wmu.Unlock()
+			}()
+		}
+	}()
+	var reqs []client.Request
+	for i := range 12 {
+		reqs = append(reqs, traceRequest(fmt.Sprintf("/t%d.html", i)))
+	}
+	engines := enginePages(&client.Ping{Engines: []string{"chromium", "firefox"}, Pages: map[string]int{"chromium": 1, "firefox": 3}})
+	answers := runRequests(context.Background(), c, reqs, engines, 8, nil, nil)
+	require.Len(t, answers, 12)
+	for _, a := range answers {
+		assert.Len(t, a.Resp.Traces, 2)
+		assert.Greater(t, a.Durations["chromium"], 10*time.Millisecond)
+		assert.Greater(t, a.Durations["firefox"], 10*time.Millisecond)
+	}
+	assert.Equal(t, 1, most["chromium"], "chromium has one page")
+	assert.LessOrEqual(t, most["firefox"], 3)
+	assert.Greater(t, most["firefox"], 1, "firefox's three pages are used")
 }

@@ -38,8 +38,8 @@ func skipGlobal(g string) string {
 
 // planSpecial plans the file rel (content b) when it is a script test or a test that
 // needs a feature the docroot lacks: its tests, each with Skip set when it is not
-// run. ok is false for any other file, planned as before (classify).
-func planSpecial(root, rel string, b []byte) (tests []plannedTest, ok bool) {
+// run. ok is false for any other file, planned as before (man.classify).
+func planSpecial(man *wptManifest, root, rel string, b []byte) (tests []plannedTest, ok bool) {
 	if wptmeta.IsScriptTest(rel) {
 		why := skipReason(root, rel, b)
 		for _, st := range wptmeta.Tests("/"+rel, wptmeta.Read(b)) {
@@ -51,7 +51,7 @@ func planSpecial(root, rel string, b []byte) (tests []plannedTest, ok bool) {
 		}
 		return tests, true
 	}
-	kind, refs := classify(rel, b)
+	kind, refs := man.classify(rel, b)
 	if kind == "" {
 		return nil, false
 	}

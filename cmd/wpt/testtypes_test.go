@@ -44,7 +44,7 @@ func TestPlanSpecialListsScriptTestsAndSkips(t *testing.T) {
 	}
 	type got struct{ URL, Skip string }
 	plan := func(rel, body string) ([]got, bool) {
-		ts, ok := planSpecial(root, rel, write(rel, body))
+		ts, ok := planSpecial(nil, root, rel, write(rel, body))
 		var out []got
 		for _, t := range ts {
 			out = append(out, got{t.URL, t.Skip})

@@ -1,4 +1,4 @@
-package main
+package testutil
 
 import (
 	"fmt"
@@ -10,8 +10,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openPTY opens a pseudo-terminal: stderr on its slave end is a real terminal.
-func openPTY(t *testing.T) (master, slave *os.File) {
+// OpenPTY opens a pseudo-terminal, closed when t ends: stderr on its slave end is a real terminal.
+func OpenPTY(t *testing.T) (master, slave *os.File) {
 	t.Helper()
 	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
 	require.NoError(t, err)

@@ -1,0 +1,171 @@
+package cli_test
+
+// Every binary's command line, run as built (go build ./cmd/...): -h and --help
+// exit 0 with the usage, --version names the build, and every flag -h lists is
+// documented. No browser starts: each run ends at its flags.
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/layout-oracle/oracle/internal/testutil"
+)
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+// binaries builds ./cmd/... once into a temporary directory.
+func binaries(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "cli-bins")
+		if buildErr != nil {
+			return
+		}
+		// -buildvcs=true: stamp the revision even where GOFLAGS turns it off.
+		out, err := exec.Command("go", "build", "-buildvcs=true", "-o", binDir+"/", "github.com/layout-oracle/oracle/cmd/...").CombinedOutput()
+		if err != nil {
+			buildErr = errors.New(string(out))
+		}
+	})
+	require.NoError(t, buildErr)
+	return binDir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// runBin runs bin with args (no stdin) and returns its exit status and output.
+func runBin(t *testing.T, bin string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binaries(t), bin), args...)
+	cmd.Env = append(os.Environ(), "ORACLE_STORE=off")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return code, stdout.String(), stderr.String()
+}
+
+var all = []string{"oracle", "probe", "wpt", "compare", "reduce", "bench"}
+
+func TestHelpExitsZeroInEveryBinary(t *testing.T) {
+	for _, bin := range all {
+		for _, h := range []string{"-h", "--help"} {
+			code, stdout, stderr := runBin(t, bin, h)
+			assert.Equal(t, 0, code, "%s %s: %s", bin, h, stderr)
+			assert.Contains(t, strings.ToLower(stdout+stderr), "usage", "%s %s", bin, h)
+		}
+	}
+	for _, sub := range []string{"requests", "summary", "run", "compare", "mine"} {
+		code, _, stderr := runBin(t, "wpt", sub, "-h")
+		assert.Equal(t, 0, code, "wpt %s -h: %s", sub, stderr)
+		assert.Contains(t, stderr, "-", "wpt %s -h lists its flags", sub)
+	}
+}
+
+func TestVersionInEveryBinary(t *testing.T) {
+	for _, bin := range all {
+		code, stdout, stderr := runBin(t, bin, "--version")
+		require.Equal(t, 0, code, "%s --version: %s", bin, stderr)
+		// The revision is "unknown" where the go command stamps none (-buildvcs=false,
+		// or a git work tree it does not recognize, as here: a linked worktree).
+		assert.Regexp(t, `^`+bin+` \S+ \(revision ([0-9a-f]{40}(, modified)?|unknown); go\S+\)\n$`, stdout, bin)
+	}
+}
+
+// A stray argument ("oracle stor") is a usage error, not an oracle on the default
+// store; so is a bad flag.
+func TestOracleRefusesStrayArguments(t *testing.T) {
+	code, stdout, stderr := runBin(t, "oracle", "stor")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `unexpected argument "stor"`)
+	assert.Contains(t, stderr, "usage: oracle")
+	assert.Empty(t, stdout)
+	code, _, _ = runBin(t, "oracle", "--no-such-flag")
+	assert.Equal(t, 2, code)
+	code, _, stderr = runBin(t, "oracle", "store", "-h")
+	assert.Equal(t, 0, code, stderr)
+}
+
+// docPages is where each binary's flags are documented.
+var docPages = map[string]string{
+	"oracle": "docs/protocol.md", "probe": "docs/probes.md", "compare": "docs/compare.md",
+	"reduce": "docs/reduce.md", "bench": "cmd/bench/README.md", "wpt": "docs/web-content.md",
+}
+
+var flagLine = regexp.MustCompile(`(?m)^  -([a-z][a-z0-9-]*)`)
+
+// Every flag a binary's -h lists (each wpt command's too) appears as --NAME in the
+// binary's doc page: the docs name every flag there is. --version, common to all,
+// is documented once, in docs/protocol.md.
+func TestEveryFlagIsDocumented(t *testing.T) {
+	for bin, page := range docPages {
+		doc, err := os.ReadFile(filepath.Join("..", "..", page))
+		require.NoError(t, err)
+		helps := [][]string{{}}
+		if bin == "wpt" {
+			helps = [][]string{{"requests"}, {"summary"}, {"run"}, {"compare"}, {"mine"}}
+		}
+		for _, pre := range helps {
+			_, stdout, stderr := runBin(t, bin, append(pre, "-h")...)
+			flags := flagLine.FindAllStringSubmatch(stdout+stderr, -1)
+			require.NotEmpty(t, flags, "%s %v -h lists no flag", bin, pre)
+			for _, f := range flags {
+				if f[1] == "version" && bin != "oracle" {
+					continue
+				}
+				assert.True(t, strings.Contains(string(doc), "--"+f[1]), "%s %s: --%s is not in %s", bin, strings.Join(pre, " "), f[1], page)
+			}
+		}
+	}
+}
+
+// A usage error on a terminal comes out through zerolog's console writer, for a
+// person; on a pipe it stays one JSON object a line, for a program.
+func TestUsageErrorsReadableOnATerminal(t *testing.T) {
+	bin := filepath.Join(binaries(t), "oracle")
+	code, _, stderr := runBin(t, "oracle", "--profile=nope")
+	assert.Equal(t, 2, code)
+	assert.Regexp(t, `^\{"level":"error".*"message":"bad --profile"\}\n$`, stderr)
+
+	master, slave := testutil.OpenPTY(t)
+	cmd := exec.Command(bin, "--profile=nope")
+	cmd.Env = append(os.Environ(), "ORACLE_STORE=off")
+	cmd.Stderr = slave
+	require.NoError(t, cmd.Start())
+	var exit *exec.ExitError
+	require.ErrorAs(t, cmd.Wait(), &exit)
+	assert.Equal(t, 2, exit.ExitCode())
+	slave.Close()
+	buf := make([]byte, 4096)
+	n, _ := master.Read(buf)
+	out := string(buf[:n])
+	assert.Contains(t, out, "bad --profile")
+	assert.NotContains(t, out, `"level"`)
+	assert.Contains(t, out, "ERR")
+}

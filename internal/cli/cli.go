@@ -1,0 +1,107 @@
+// Package cli is what every binary's command line does alike: -h/--help (usage,
+// exit 0), --version (the module version and VCS revision from the build info,
+// exit 0), a usage error's exit status 2, and zerolog output that a person reads on
+// a terminal and a program reads on a pipe.
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/rs/zerolog"
+	"golang.org/x/term"
+)
+
+// Exit statuses of a parse that ends the program.
+const (
+	ExitOK    = 0 // -h, --help, --version
+	ExitUsage = 2 // a bad flag
+)
+
+// Parse adds --version to fs and parses args. done is true when the program should
+// exit with code: after -h or --help (fs's usage printed, ExitOK), after --version
+// (the version printed on stdout, ExitOK), or on a bad flag (the error, the usage,
+// and the error again as the last line, ExitUsage).
+func Parse(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, done bool) {
+	version := fs.Bool("version", false, "print the version (module version, VCS revision) and exit")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK, true
+		}
+		// Again below the usage flag printed after it: the last line a terminal
+		// shows, and the one a caller keeping the end of stderr (client.ExitError) sees.
+		fmt.Fprintf(fs.Output(), "%s: %v\n", fs.Name(), err)
+		return ExitUsage, true
+	}
+	if *version {
+		fmt.Fprintln(stdout, Version(fs.Name()))
+		return ExitOK, true
+	}
+	return 0, false
+}
+
+// IsHelp says whether arg asks for help the way flag does (-h, --help, -help).
+func IsHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "help":
+		return true
+	}
+	return false
+}
+
+// IsVersion says whether arg is --version (or -version).
+func IsVersion(arg string) bool { return arg == "--version" || arg == "-version" }
+
+// Version is "NAME VERSION (revision REV[, modified]; GOVERSION)": the main module's
+// version ("(devel)" for a build from a checkout) and the VCS revision Go stamped
+// into the binary (go build in a git work tree; "unknown" under go run or go test).
+func Version(name string) string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return name + " (no build information)"
+	}
+	return version(name, bi)
+}
+
+func version(name string, bi *debug.BuildInfo) string {
+	rev, modified := "unknown", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if modified {
+		rev += ", modified"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	return fmt.Sprintf("%s %s (revision %s; %s)", name, v, rev, bi.GoVersion)
+}
+
+// LogOutput is where a binary's zerolog logger writes: w itself (one JSON object a
+// line) unless w is a terminal, where a person reads it through zerolog's
+// ConsoleWriter.
+func LogOutput(w io.Writer) io.Writer {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return zerolog.ConsoleWriter{Out: w}
+	}
+	return w
+}
+
+// Usage prints "usage: LINE" and fs's flags to fs's output.
+func Usage(fs *flag.FlagSet, lines ...string) func() {
+	return func() {
+		fmt.Fprintln(fs.Output(), "usage: "+strings.Join(lines, "\n       "))
+		fs.PrintDefaults()
+	}
+}

@@ -1,0 +1,16 @@
+package cli
+
+import (
+	"runtime/debug"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// The version line from a build info as the go command stamps it.
+func TestVersionReadsTheBuildInfo(t *testing.T) {
+	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v1.2.3"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"}, {Key: "vcs.modified", Value: "true"}}}
+	assert.Equal(t, "x v1.2.3 (revision 0123456789abcdef0123456789abcdef01234567, modified; go1.26.8)", version("x", bi))
+	assert.Equal(t, "x (devel) (revision unknown; go1.26.8)", version("x", &debug.BuildInfo{GoVersion: "go1.26.8"}))
+}
