@@ -13,8 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -34,9 +32,11 @@ type manifestEntry struct {
 }
 
 // loadManifest reads root/MANIFEST.json: nil and no error when there is none (the
-// regular expressions decide then), an error when it is there but unreadable.
+// regular expressions decide then), an error when it is there but unreadable. It is
+// read as a test file is (readTreeFile: through the root, a regular file only), with
+// its own bound.
 func loadManifest(root string) (*wptManifest, error) {
-	b, err := os.ReadFile(filepath.Join(root, manifestFile))
+	b, err := readTreeFileUpTo(root, manifestFile, maxManifest)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -16,6 +16,10 @@ import (
 // TiB, which os.ReadFile would try to allocate at once).
 const maxTreeFile = 16 << 20
 
+// maxManifest bounds MANIFEST.json, the one file of the tree far larger than a test
+// (WPT's is tens of MiB), read by the same rules.
+const maxManifest = 512 << 20
+
 // errNotInTree: the path is not a regular file bin/wpt reads (docs/untrusted.md).
 var errNotInTree = errors.New("bin/wpt reads only regular files inside --root")
 
@@ -25,13 +29,18 @@ var errNotInTree = errors.New("bin/wpt reads only regular files inside --root")
 // is refused before it is opened for reading; at most maxTreeFile bytes. The error
 // names rel and why it was not read.
 func readTreeFile(root, rel string) ([]byte, error) {
+	return readTreeFileUpTo(root, rel, maxTreeFile)
+}
+
+// readTreeFileUpTo is readTreeFile with a bound of max bytes.
+func readTreeFileUpTo(root, rel string, max int64) ([]byte, error) {
 	r, err := os.OpenRoot(root)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
 	name := filepath.FromSlash(rel)
-	if _, err := treeStat(r, rel); err != nil {
+	if _, err := treeStat(r, rel, max); err != nil {
 		return nil, err
 	}
 	// Non-blocking, in case it was replaced by a FIFO since the stat; checked again.
@@ -43,12 +52,12 @@ func readTreeFile(root, rel string) ([]byte, error) {
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file: %w", rel, errNotInTree)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxTreeFile+1))
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", rel, err)
 	}
-	if len(b) > maxTreeFile {
-		return nil, fmt.Errorf("%s: over %d MiB, more than a test file has: %w", rel, maxTreeFile>>20, errNotInTree)
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s: over %d MiB, more than such a file has: %w", rel, max>>20, errNotInTree)
 	}
 	return b, nil
 }
@@ -62,11 +71,11 @@ func treeFile(root, rel string) error {
 		return err
 	}
 	defer r.Close()
-	_, err = treeStat(r, rel)
+	_, err = treeStat(r, rel, maxTreeFile)
 	return err
 }
 
-func treeStat(r *os.Root, rel string) (fs.FileInfo, error) {
+func treeStat(r *os.Root, rel string, max int64) (fs.FileInfo, error) {
 	st, err := r.Stat(filepath.FromSlash(rel))
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
@@ -79,8 +88,8 @@ func treeStat(r *os.Root, rel string) (fs.FileInfo, error) {
 		return nil, fmt.Errorf("%s: %v: %w", rel, err, errNotInTree)
 	case !st.Mode().IsRegular():
 		return nil, fmt.Errorf("%s: %s, not a regular file: %w", rel, fileKind(st.Mode()), errNotInTree)
-	case st.Size() > maxTreeFile:
-		return nil, fmt.Errorf("%s: %d bytes, over %d MiB, more than a test file has: %w", rel, st.Size(), maxTreeFile>>20, errNotInTree)
+	case st.Size() > max:
+		return nil, fmt.Errorf("%s: %d bytes, over %d MiB, more than such a file has: %w", rel, st.Size(), max>>20, errNotInTree)
 	}
 	return st, nil
 }

@@ -94,7 +94,7 @@ func TestWptReadsOnlyRegularFilesInsideTheTreeUpToACap(t *testing.T) {
 			errb.Reset()
 			var tests []plannedTest
 			within(t, 10*time.Second, "wpt run's plan", func() {
-				tests, _ = planRun(root, []string{"bad.html", "good-ref.html", "good.html", "link.html"}, true, &errb)
+				tests, _ = planRun(nil, root, []string{"bad.html", "good-ref.html", "good.html", "link.html"}, true, &errb)
 			})
 			var urls []string
 			for _, pt := range tests {
@@ -127,4 +127,21 @@ func TestReadTreeFileCapsWhatItReads(t *testing.T) {
 	_, err = readTreeFile(root, "none.html")
 	assert.ErrorContains(t, err, "none.html: ")
 	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// MANIFEST.json is read by the same rules as a test file, with its own bound: a FIFO
+// or a symlink to /dev/zero in its place is refused at once, and a missing one is no
+// manifest (the regular expressions decide).
+func TestManifestIsReadAsATreeFile(t *testing.T) {
+	root := t.TempDir()
+	m, err := loadManifest(root)
+	require.NoError(t, err)
+	assert.Nil(t, m)
+	require.NoError(t, syscall.Mkfifo(filepath.Join(root, manifestFile), 0o644))
+	within(t, 10*time.Second, "a FIFO manifest", func() { _, err = loadManifest(root) })
+	assert.ErrorContains(t, err, "a FIFO, not a regular file")
+	require.NoError(t, os.Remove(filepath.Join(root, manifestFile)))
+	require.NoError(t, os.Symlink("/dev/zero", filepath.Join(root, manifestFile)))
+	within(t, 10*time.Second, "a /dev/zero manifest", func() { _, err = loadManifest(root) })
+	assert.ErrorIs(t, err, errNotInTree)
 }
