@@ -46,14 +46,21 @@ var geometryKind = &kind[*dump.Dump]{
 				return shot(ctx, e, d, err)
 			}
 		}
+		var allowed []string
 		if o.inertReuse && deref(req.Script) == "" {
-			if ok, why := inert.Check(*req.HTML); ok {
+			var why string
+			if allowed, why = inert.Judge(*req.HTML); allowed != nil {
 				ctx = withInert(ctx)
 			} else {
 				o.log.Trace().Str("why", why).Msg("not inert: a new document")
 			}
 		}
 		return ctx, func(ctx context.Context, e browser.Engine) (*dump.Dump, error) {
+			if isInert(ctx) {
+				// The pool measures it again without the mark if the check fails.
+				d, err := geometryInert(ctx, e, *req.HTML, allowed, o.dumpMaxNodes)
+				return shot(ctx, e, d, err)
+			}
 			d, err := geometryLimited(ctx, e, *req.HTML, deref(req.Script), o.dumpMaxNodes)
 			return shot(ctx, e, d, err)
 		}
@@ -82,6 +89,16 @@ func geometryLimited(ctx context.Context, e browser.Engine, html, script string,
 		maxNodes = DefaultDumpMaxNodes
 	}
 	raw, err := runCase(ctx, e, html, script, dump.WalkJS, dump.StyleProperties, maxNodes, styleBytesPerNode, tagBytesPerNode)
+	return geometryDump(e, raw, err, maxNodes)
+}
+
+// geometryInert is geometryLimited of an inert case, checked in the engine against
+// allowed (runInertCase): a failed check is an *inertCheckFailed.
+func geometryInert(ctx context.Context, e browser.Engine, html string, allowed []string, maxNodes int) (*dump.Dump, error) {
+	if maxNodes <= 0 {
+		maxNodes = DefaultDumpMaxNodes
+	}
+	raw, err := runInertCase(ctx, e, html, allowed, dump.WalkJS, dump.StyleProperties, maxNodes, styleBytesPerNode, tagBytesPerNode)
 	return geometryDump(e, raw, err, maxNodes)
 }
 
