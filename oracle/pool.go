@@ -307,7 +307,10 @@ func caseErrorf(format string, args ...any) error {
 // one left (timers, globals, listeners, caches of the document). The one exception is
 // an inert case (withInert: markup an HTML parser found unable to run script or reach
 // past its document, oracle/inert): its page keeps its window for the next inert
-// case, and a case that is not inert resets such a page before it starts.
+// case, and a case that is not inert resets such a page before it starts. An inert
+// case is checked in the engine (inpage/case.js): one that fails the check is
+// measured again on a new document and keeps no window, and one that leaves its
+// window scrolled keeps its answer but not its window.
 func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(context.Context, browser.Engine) (T, error)) (map[string]T, map[string]string) {
 	named := len(names) > 0
 	if !named {

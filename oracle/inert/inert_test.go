@@ -157,3 +157,13 @@ func TestJudgeKeysAreTheTreeTheClassifierAllowed(t *testing.T) {
 	assert.Nil(t, keys)
 	assert.NotEmpty(t, why)
 }
+
+// BenchmarkJudge: the classifier's cost per case, on a generated-size inert case.
+func BenchmarkJudge(b *testing.B) {
+	c := `<!doctype html><style>html,body{margin:0}</style>` + strings.Repeat(`<div class=a style="width:10px;padding:2px"><span>lorem ipsum</span><table><tr><td colspan=2>x</td></tr></table></div>`, 20)
+	for b.Loop() {
+		if keys, _ := Judge(c); keys == nil {
+			b.Fatal("not inert")
+		}
+	}
+}
