@@ -218,7 +218,7 @@
   // their descendants) and every element of the final document must have its
   // namespace and name, each attribute's name (and the value of VALUED ones) among
   // allowed, which are the keys of the tree the classifier built (oracle/inert's
-  // Keys); no element may host a shadow root; a kept window must have started at
+  // Judge); no element may host a shadow root; a kept window must have started at
   // the origin.
   function inertCheck(allowed) {
     if (observer === null) return 'the check was not armed';
