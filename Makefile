@@ -125,6 +125,15 @@ gate: setup build
 	  --oracle-args "$(GATE_ARGS)"
 comma := ,
 
+# The differential fuzzer of inert cases (issue 40; cmd/bench/README.md, "The
+# gate"): FUZZ_INERT_PAIRS generated hostile-then-innocent pairs on one page per
+# engine with the inert reuse, each innocent answer against a new document's; fails
+# on any difference.
+FUZZ_INERT_PAIRS ?= 2000
+.PHONY: fuzz-inert
+fuzz-inert: setup build
+	$(BIN)/bench --oracle $(BIN)/oracle --fuzz-inert $(FUZZ_INERT_PAIRS)
+
 # Issue 25's targets: the script-free and the scripted generated cases through the
 # oracle of VERSUS_COMMIT (built side by side in a temporary worktree) and this one.
 VERSUS_COMMIT ?= af94af5

@@ -78,6 +78,7 @@
   var getComputedStyleFn = method(G, 'getComputedStyle');
   var innerWidth = getter(G, 'innerWidth'), innerHeight = getter(G, 'innerHeight');
   var scrollToFn = method(G, 'scrollTo');
+  var scrollX = getter(G, 'scrollX'), scrollY = getter(G, 'scrollY');
   var getPropertyValue = method(CSSStyleDeclaration.prototype, 'getPropertyValue');
   var getBCR = method(ElP, 'getBoundingClientRect');
   var getClientRects = method(ElP, 'getClientRects');
@@ -104,6 +105,42 @@
   var plainText = /[^\x20\x21\x23-\x25\x27-\x3b\x3d\x3f-\x5b\x5d-\x7e]/;
   defProp(plainText, 'exec', { value: method(RegExp.prototype, 'exec') });
   var spaces = /[ \t\n\f\r]+/g;
+
+  // The inert check (inpage/inert_check.js; docs/untrusted.md, "Inert cases"): a c.fn
+  // that starts with INERT_CHECK arms a MutationObserver on the document right after
+  // document.open, before the write, so that every element the engine's parser (or
+  // anything the markup ran) ever inserted, and every attribute set on an element
+  // already in place, is in its records, even if it was removed again. Its parts are
+  // captured here with the rest, so a global that was clean when this program started
+  // checks the case it writes whatever that case does to the global.
+  var INERT_CHECK = '(function inertChecked(';
+  var MO = G.MutationObserver;
+  var moObserve = method(MO.prototype, 'observe'), moTake = method(MO.prototype, 'takeRecords');
+  var moDisconnect = method(MO.prototype, 'disconnect');
+  var RecP = MutationRecord.prototype;
+  var recType = getter(RecP, 'type'), recTarget = getter(RecP, 'target');
+  var recAdded = getter(RecP, 'addedNodes'), recAttrName = getter(RecP, 'attributeName');
+  var recAttrNS = getter(RecP, 'attributeNamespace');
+  var nodeListLength = getter(NodeList.prototype, 'length');
+  var nodeListItem = method(NodeList.prototype, 'item');
+  var nodeType = getter(Node.prototype, 'nodeType');
+  var parentNode = getter(Node.prototype, 'parentNode');
+  var namespaceURI = getter(ElP, 'namespaceURI'), localName = getter(ElP, 'localName');
+  var getAttributeNames = method(ElP, 'getAttributeNames');
+  var shadowRoot = getter(ElP, 'shadowRoot');
+  var NS = create(null);
+  NS['http://www.w3.org/1999/xhtml'] = 'html';
+  NS['http://www.w3.org/2000/svg'] = 'svg';
+  NS['http://www.w3.org/1998/Math/MathML'] = 'math';
+  // VALUED are the attributes whose value the classifier judges (oracle/inert's
+  // special): their key holds the value too.
+  var VALUED = create(null);
+  VALUED['html link rel'] = true;
+  VALUED['html meta name'] = true;
+  VALUED['html input type'] = true;
+  var observed = [];
+  var observer = null;
+  var scrolledTo = null; // a kept window's scroll position right after its scroll to the origin
 
   function dataDesc(v) {
     var d = create(null);
@@ -174,6 +211,84 @@
     var marker = ' ... [truncated: the message had ' + s.length + ' characters]';
     jsonBytes(s, MAX_ERROR - marker.length);
     return apply(strSlice, s, [0, jsonBytes.end]) + marker;
+  }
+
+  // inertCheck answers '' when the document holds nothing the classifier did not
+  // allow, or why not: every element ever inserted (the records' added nodes and
+  // their descendants) and every element of the final document must have its
+  // namespace and name, each attribute's name (and the value of VALUED ones) among
+  // allowed, which are the keys of the tree the classifier built (oracle/inert's
+  // Judge); no element may host a shadow root; a kept window must have started at
+  // the origin.
+  function inertCheck(allowed) {
+    if (observer === null) return 'the check was not armed';
+    var recs = apply(moTake, observer, []), i, j;
+    apply(moDisconnect, observer, []);
+    for (i = 0; i < recs.length; i++) B.push(observed, recs[i]);
+    if (scrolledTo !== null) return scrolledTo;
+    var ok = create(null);
+    for (i = 0; i < allowed.length; i++) ok[allowed[i]] = true;
+    function element(el) {
+      var ns = NS[namespaceURI(el)];
+      if (ns === undefined) return 'an element in namespace ' + namespaceURI(el);
+      var name = ns + ' ' + localName(el);
+      if (ok['e ' + name] !== true) return 'an element <' + name + '> the classifier did not build';
+      if (shadowRoot(el) !== null) return 'a shadow root on <' + name + '>';
+      var attrs = apply(getAttributeNames, el, []);
+      for (var k = 0; k < attrs.length; k++) {
+        var why = attribute(el, name, attrs[k]);
+        if (why) return why;
+      }
+      return '';
+    }
+    function attribute(el, name, attr) {
+      var key = name + ' ' + attr;
+      if (VALUED[key]) key += '=' + apply(getAttribute, el, [attr]);
+      if (ok['a ' + key] !== true) return 'an attribute ' + key + ' the classifier did not allow';
+      return '';
+    }
+    // subtree checks root and every element under it, in tree order.
+    function subtree(root) {
+      for (var el = root; ;) {
+        var why = element(el);
+        if (why) return why;
+        var next = firstElementChild(el);
+        while (next === null && el !== root) {
+          next = nextElementSibling(el);
+          if (next === null) el = parentNode(el);
+        }
+        if (next === null) return '';
+        el = next;
+      }
+    }
+    for (i = 0; i < observed.length; i++) {
+      var r = observed[i], why;
+      if (recType(r) === 'attributes') {
+        if (recAttrNS(r) !== null) return 'an attribute in namespace ' + recAttrNS(r);
+        var t = recTarget(r), ns = NS[namespaceURI(t)];
+        why = attribute(t, ns + ' ' + localName(t), recAttrName(r));
+        if (why) return why;
+        continue;
+      }
+      var added = recAdded(r), n = nodeListLength(added);
+      for (j = 0; j < n; j++) {
+        var node = apply(nodeListItem, added, [j]);
+        if (nodeType(node) !== 1) continue;
+        why = subtree(node);
+        if (why) return why;
+      }
+    }
+    var root = documentElement(doc);
+    return root === null ? '' : subtree(root);
+  }
+
+  // unkeepable answers '' when the window may hold the next inert case, or why
+  // not: the case left it scrolled (its own scroll snapping, an initial scroll
+  // target), possibly with a smooth scroll still running, which the next case's
+  // scroll to the origin may not stop (Blink). The case's own answer stands.
+  function unkeepable() {
+    var sx = scrollX(G), sy = scrollY(G);
+    return sx === 0 && sy === 0 ? '' : 'the case left the window scrolled to ' + sx + ',' + sy;
   }
 
   var budget = typeof c.budget === 'number' ? c.budget : 20000;
@@ -385,6 +500,8 @@
     return null;
   };
   B.settle = settle;
+  B.inertCheck = inertCheck;
+  B.unkeepable = unkeepable;
   // later(run) is a result that is not ready yet: run(resolve, reject) provides it.
   B.later = function (run) {
     var l = create(LATER);
@@ -419,10 +536,31 @@
       // to write, the same settle point.
       if (!c.navigated) {
         try {
-          // c.kept: the window held an inert case before (Keeper), which may have
-          // left it scrolled; a new document starts at the origin.
-          if (c.kept) apply(scrollToFn, G, [0, 0]);
           apply(docOpen, doc, []);
+          // c.kept: the window held an inert case before (Keeper), which may have
+          // left it scrolled, and document.open keeps the scroll position (Blink,
+          // WebKit). A new document starts at the origin: the scroll goes to it in
+          // the new, empty document, whose styles cannot snap it, instantly, so no
+          // earlier scroll animation runs on; anywhere else fails the inert check.
+          if (c.kept) {
+            var to = create(null);
+            to.left = 0;
+            to.top = 0;
+            to.behavior = 'instant';
+            apply(scrollToFn, G, [to]);
+            var sx = scrollX(G), sy = scrollY(G);
+            if (sx !== 0 || sy !== 0) scrolledTo = 'the kept window is scrolled to ' + sx + ',' + sy + ' after its scroll to the origin';
+          }
+          if (apply(strIndexOf, StringFn(c.fn), [INERT_CHECK]) === 0) {
+            observer = new MO(function (recs) {
+              for (var i = 0; i < recs.length; i++) B.push(observed, recs[i]);
+            });
+            var opts = create(null);
+            opts.childList = true;
+            opts.subtree = true;
+            opts.attributes = true;
+            apply(moObserve, observer, [doc, opts]);
+          }
           apply(docWrite, doc, [html]);
           apply(docClose, doc, []);
         } catch (e) {

@@ -30,6 +30,9 @@ var (
 	// WithCaseScript wraps @@FN@@, a walk, into one that runs the case's script first
 	// (browser.WithCaseScript).
 	WithCaseScript = file("with_case_script.js")
+	// InertCheck wraps @@FN@@, a walk, into an inert case's: the walk, then the case
+	// program's check of what the engine built (oracle/runcase.go, runInertCase).
+	InertCheck = file("inert_check.js")
 	// CallExpression wraps @@FN@@ into Visit's call, answering JSON text
 	// (browser.CallExpression).
 	CallExpression = file("call_expression.js")

@@ -46,14 +46,21 @@ var geometryKind = &kind[*dump.Dump]{
 				return shot(ctx, e, d, err)
 			}
 		}
+		var allowed []string
 		if o.inertReuse && deref(req.Script) == "" {
-			if ok, why := inert.Check(*req.HTML); ok {
+			var why string
+			if allowed, why = inert.Judge(*req.HTML); allowed != nil {
 				ctx = withInert(ctx)
 			} else {
 				o.log.Trace().Str("why", why).Msg("not inert: a new document")
 			}
 		}
 		return ctx, func(ctx context.Context, e browser.Engine) (*dump.Dump, error) {
+			if isInert(ctx) {
+				// The pool measures it again without the mark if the check fails.
+				d, err := geometryInert(ctx, e, *req.HTML, allowed, o.dumpMaxNodes)
+				return shot(ctx, e, d, err)
+			}
 			d, err := geometryLimited(ctx, e, *req.HTML, deref(req.Script), o.dumpMaxNodes)
 			return shot(ctx, e, d, err)
 		}
@@ -78,20 +85,33 @@ const DefaultDumpMaxNodes = 100000
 // and 512 bytes of style text per allowed element, inpage/dump/walk.js): past it, the
 // engine's answer is an error naming the bound, and the page never sends the rest.
 func geometryLimited(ctx context.Context, e browser.Engine, html, script string, maxNodes int) (*dump.Dump, error) {
+	maxNodes, args := walkArgs(maxNodes)
+	raw, err := runCase(ctx, e, html, script, dump.WalkJS, args...)
+	return geometryDump(e, raw, err, maxNodes)
+}
+
+// walkArgs are the geometry walk's arguments for maxNodes (DefaultDumpMaxNodes when
+// it is not positive), and that bound.
+func walkArgs(maxNodes int) (int, []any) {
 	if maxNodes <= 0 {
 		maxNodes = DefaultDumpMaxNodes
 	}
-	raw, err := runCase(ctx, e, html, script, dump.WalkJS, dump.StyleProperties, maxNodes, styleBytesPerNode, tagBytesPerNode)
+	return maxNodes, []any{dump.StyleProperties, maxNodes, styleBytesPerNode, tagBytesPerNode}
+}
+
+// geometryInert is geometryLimited of an inert case, checked in the engine against
+// allowed (runInertCase): a failed check is an *inertCheckFailed.
+func geometryInert(ctx context.Context, e browser.Engine, html string, allowed []string, maxNodes int) (*dump.Dump, error) {
+	maxNodes, args := walkArgs(maxNodes)
+	raw, err := runInertCase(ctx, e, html, allowed, dump.WalkJS, args...)
 	return geometryDump(e, raw, err, maxNodes)
 }
 
 // geometryAt is geometryLimited of the document at url (Engine.LoadURL): a docroot
 // file or an inline document of another type, served by the oracle's origin.
 func geometryAt(ctx context.Context, e browser.Engine, url, script string, maxNodes int) (*dump.Dump, error) {
-	if maxNodes <= 0 {
-		maxNodes = DefaultDumpMaxNodes
-	}
-	raw, err := runCaseURL(ctx, e, url, script, dump.WalkJS, dump.StyleProperties, maxNodes, styleBytesPerNode, tagBytesPerNode)
+	maxNodes, args := walkArgs(maxNodes)
+	raw, err := runCaseURL(ctx, e, url, script, dump.WalkJS, args...)
 	return geometryDump(e, raw, err, maxNodes)
 }
 

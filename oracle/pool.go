@@ -88,6 +88,35 @@ func withInert(ctx context.Context) context.Context { return context.WithValue(c
 
 func isInert(ctx context.Context) bool { return ctx.Value(inertKey{}) != nil }
 
+// keepVetoKey holds a *keepVeto in a case's context: an inert case whose answer
+// stands but whose window may not hold the next inert case says why in it (unkeep).
+type keepVetoKey struct{}
+
+type keepVeto struct {
+	mu  sync.Mutex
+	why string
+}
+
+// unkeep records that the page ctx's case ran on may not be kept, and why.
+func unkeep(ctx context.Context, why string) {
+	if v, ok := ctx.Value(keepVetoKey{}).(*keepVeto); ok {
+		v.mu.Lock()
+		v.why = why
+		v.mu.Unlock()
+	}
+}
+
+func (v *keepVeto) reason() string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.why
+}
+
+// withoutInert is ctx with its case no longer marked inert.
+func withoutInert(ctx context.Context) context.Context {
+	return context.WithValue(ctx, inertKey{}, nil)
+}
+
 func newPool(name string, pages []browser.Engine) *pool {
 	return newPoolFor(name, pages, len(pages))
 }
@@ -278,7 +307,10 @@ func caseErrorf(format string, args ...any) error {
 // one left (timers, globals, listeners, caches of the document). The one exception is
 // an inert case (withInert: markup an HTML parser found unable to run script or reach
 // past its document, oracle/inert): its page keeps its window for the next inert
-// case, and a case that is not inert resets such a page before it starts.
+// case, and a case that is not inert resets such a page before it starts. An inert
+// case is checked in the engine (inpage/case.js): one that fails the check is
+// measured again on a new document and keeps no window, and one that leaves its
+// window scrolled keeps its answer but not its window.
 func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(context.Context, browser.Engine) (T, error)) (map[string]T, map[string]string) {
 	named := len(names) > 0
 	if !named {
@@ -351,10 +383,29 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 				wg.Done()
 				return
 			}
-			cctx, cancel := context.WithTimeout(ctx, o.deadline)
+			veto := &keepVeto{}
+			cctx, cancel := context.WithTimeout(context.WithValue(ctx, keepVetoKey{}, veto), o.deadline)
 			defer cancel()
 			kills := o.mem.OOMKills(name)
 			v, err := callSafely(cctx, e, do)
+			keepable := inert
+			if why := veto.reason(); why != "" {
+				o.log.Debug().Str("engine", name).Str("why", why).Msg("the inert case's window is not kept")
+				keepable = false
+			}
+			if failed := (*inertCheckFailed)(nil); inert && errors.As(err, &failed) {
+				// The engine built or ran what the classifier did not allow, or the kept
+				// window was not at the origin: the answer is discarded, the page gets a
+				// new document, and the case is measured on it as a case that is not
+				// inert is, under a deadline of its own; the page is not kept after it.
+				o.log.Info().Str("engine", name).Str("why", failed.why).Bool("kept", p.holdsKept(e)).Msg("an inert case failed its check in the engine: measured again on a new document")
+				keepable = false
+				o.resetPage(name, e)
+				p.fresh(e)
+				rctx, rcancel := context.WithTimeout(withoutInert(ctx), o.deadline)
+				defer rcancel()
+				v, err = callSafely(rctx, e, do)
+			}
 			o.log.Debug().Str("engine", name).Bool("inert", inert).Msg("case served")
 			mu.Lock()
 			if err != nil {
@@ -383,7 +434,7 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 			defer o.resets.Done()
 			wg.Done() // the answer is complete; the reset below is off its path
 
-			if inert && err == nil && p.keep(e) {
+			if keepable && err == nil && p.keep(e) {
 				p.free <- e // its window holds only inert cases: the next inert case writes into it
 				return
 			}

@@ -130,6 +130,32 @@ func TestInertCasesKeepTheirPageAndOthersGetANewDocumentFirst(t *testing.T) {
 	}, e.events)
 }
 
+// An inert case whose check fails in the engine (the fake says so: a unit test of
+// the pool only) is measured again on a new document, and its page is not kept: the
+// next inert case gets a new document too.
+func TestAnInertCaseThatFailsItsCheckIsMeasuredAgainOnANewDocument(t *testing.T) {
+	e := &keepingEngine{fakeEngine: fakeEngine{name: browser.Chromium, failCheck: "hostile"}}
+	o := fakeOracle(&e.fakeEngine)
+	o.engines[browser.Chromium] = newPool(browser.Chromium, []browser.Engine{e})
+	o.inertReuse = true
+	got := serveLines(t, o, strings.Join([]string{
+		`{"id":1,"html":"<div>a</div>"}`,
+		`{"id":2,"html":"<div>hostile</div>"}`,
+		`{"id":3,"html":"<div>b</div>"}`,
+	}, "\n")+"\n")
+	o.resets.Wait()
+	for _, a := range got {
+		assert.Nil(t, a["errors"], "every case is answered: %v", a)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	assert.Equal(t, []string{
+		"load <div>a</div>", "keep",
+		"load <div>hostile</div>", "reset", "load <div>hostile</div>", "reset",
+		"load <div>b</div>", "keep",
+	}, e.events)
+}
+
 func TestWithoutInertReuseEveryCaseIsReset(t *testing.T) {
 	e := &keepingEngine{fakeEngine: fakeEngine{name: browser.Chromium}}
 	o := fakeOracle(&e.fakeEngine)

@@ -90,6 +90,8 @@ type fakeEngine struct {
 	name   string
 	delay  time.Duration
 	resets atomic.Int32
+	// failCheck: an inert case whose html holds it fails its check (pool_test.go).
+	failCheck string
 }
 
 func (f *fakeEngine) Name() string           { return f.name }
@@ -116,8 +118,15 @@ func (f *fakeEngine) Load(ctx context.Context, html, fn string, args ...any) (js
 	if s, _ := args[0].(string); s == "throw" {
 		return json.RawMessage(`{"scriptError":"Error: boom"}`), nil
 	}
+	check := "" // an inert case's check (inpage/inert_check.js) passes, unless f.failCheck
+	if strings.HasPrefix(fn, "(function inertChecked(") {
+		check = `,"inert":""`
+		if f.failCheck != "" && strings.Contains(html, f.failCheck) {
+			check = `,"inert":"an element <html img> the classifier did not build"`
+		}
+	}
 	return json.RawMessage(`{"result":{"viewport":{"width":800,"height":600},"overflowed":false,"nodes":[
-		{"index":0,"parent":-1,"tag":"HTML","depth":0,"bounding":{"x":0,"y":0,"w":800,"h":10},"rects":[],"style":{}}]}}`), nil
+		{"index":0,"parent":-1,"tag":"HTML","depth":0,"bounding":{"x":0,"y":0,"w":800,"h":10},"rects":[],"style":{}}]}` + check + `}`), nil
 }
 
 func fakeOracle(engines ...*fakeEngine) *Oracle {

@@ -5,13 +5,48 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/layout-oracle/oracle/inpage"
 	"github.com/layout-oracle/oracle/oracle/browser"
 )
 
-// caseResult is what WithCaseScript's wrapper returns.
+// caseResult is what WithCaseScript's wrapper returns, or inpage.InertCheck's.
 type caseResult struct {
 	Result      json.RawMessage `json:"result"`
 	ScriptError string          `json:"scriptError"`
+	Inert       *string         `json:"inert"`  // the inert check's finding; "" passed
+	Unkept      string          `json:"unkept"` // why the window may not be kept, or ""
+}
+
+// inertCheckFailed is an inert case whose engine document failed the inert check
+// (inpage/case.js): the engine built or ran something the classifier did not allow,
+// or a kept window did not start at the origin. Its answer is discarded: the pool
+// measures the case again on a new document and keeps no window (pool.go).
+type inertCheckFailed struct{ why string }
+
+func (e *inertCheckFailed) Error() string { return "the inert check failed: " + e.why }
+
+// runInertCase is runCase for an inert case (no script): fn runs with args, then the
+// case program checks the engine's document against allowed, the keys of the
+// classifier's tree (inert.Judge).
+func runInertCase(ctx context.Context, e browser.Engine, html string, allowed []string, fn string, args ...any) (json.RawMessage, error) {
+	raw, err := e.Load(ctx, html, inpage.Fill(inpage.InertCheck, "FN", fn), append([]any{allowed}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	var res caseResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("walk returned malformed JSON: %v", err)
+	}
+	switch {
+	case res.Inert == nil:
+		return nil, &inertCheckFailed{"the page reported no inert check"}
+	case *res.Inert != "":
+		return nil, &inertCheckFailed{*res.Inert}
+	}
+	if res.Unkept != "" {
+		unkeep(ctx, res.Unkept)
+	}
+	return res.Result, nil
 }
 
 // runCase loads html, runs the case's script, then fn with args, and returns fn's

@@ -103,8 +103,16 @@ func gateRequests(seed uint64, n int, corpora []string) ([]gateRequest, error) {
 		}
 		add(fmt.Sprintf("hostile:%02d", i), r)
 	}
+	// The differential fuzzer's hostile markup (fuzzinert.go), inert to the
+	// classifier, so written into kept windows.
+	for i := range gateFuzzHostile {
+		add(fmt.Sprintf("hostile:fuzz-%02d", i), client.Request{HTML: client.Str(fuzzHostile(seed, i))})
+	}
 	return out, nil
 }
+
+// gateFuzzHostile is how many of the fuzzer's hostile cases the gate adds.
+const gateFuzzHostile = 12
 
 // corpusRequest reads one corpus line into a request whose ID is the line's
 // string id ("" for any other). A field the protocol does not have is an error.
@@ -336,7 +344,7 @@ func runGate(c config, corpora, oracleArgs []string, stdout, stderr io.Writer) i
 		return got, err
 	}
 	orderA, orderB := gateOrder(reqs, c.seed), gateOrder(reqs, c.seed+1)
-	fmt.Fprintf(stderr, "bench: gate: %d requests (%d hostile), fresh path first\n", len(reqs), len(hostileCases))
+	fmt.Fprintf(stderr, "bench: gate: %d requests (%d hostile), fresh path first\n", len(reqs), len(hostileCases)+gateFuzzHostile)
 	fresh, err := run("fresh", freshBin, freshArgs, orderA)
 	if err != nil {
 		fmt.Fprintln(stderr, "bench: gate:", err)
@@ -392,7 +400,7 @@ func runGate(c config, corpora, oracleArgs []string, stdout, stderr io.Writer) i
 		engines = append(engines, e)
 	}
 	sort.Strings(engines)
-	fmt.Fprintf(stdout, "gate: inert reuse against a new document per case, two orders, %d hostile cases interleaved\n", len(hostileCases))
+	fmt.Fprintf(stdout, "gate: inert reuse against a new document per case, two orders, %d hostile cases interleaved\n", len(hostileCases)+gateFuzzHostile)
 	fmt.Fprintf(stdout, "%-10s %10s %10s %10s\n", "engine", "compared", "different", "unstable")
 	total, diff, unstable := 0, 0, 0
 	for _, e := range engines {

@@ -75,6 +75,24 @@ func TestGateInertReuseAnswersAsANewDocument(t *testing.T) {
 	assert.Equal(t, "0", m[2])
 }
 
+// The differential fuzzer, briefly, against the real engines: innocent cases after
+// generated hostile markup (nearly all of it inert to the classifier) on one page
+// per engine answer as a new document does (`make fuzz-inert` runs 2,000 pairs).
+func TestFuzzInertInnocentCasesAnswerAsANewDocument(t *testing.T) {
+	testutil.NeedsBrowsers(t)
+	var out, errb bytes.Buffer
+	rc := run([]string{"--fuzz-inert", "24", "--seed", "7", "--log-dir", t.TempDir()}, &out, &errb)
+	t.Log(out.String())
+	require.Equal(t, 0, rc, "fuzz-inert failed:\n%s\n%s", out.String(), errb.String())
+	m := regexp.MustCompile(`(\d+) hostile cases inert to the classifier`).FindStringSubmatch(out.String())
+	require.NotNil(t, m)
+	n, _ := strconv.Atoi(m[1])
+	assert.Greater(t, n, 12, "most hostile cases are written into kept windows")
+	for _, e := range []string{"chromium", "firefox", "webkit"} {
+		assert.Regexp(t, `(?m)^`+e+` +24 +0 +\d+$`, out.String())
+	}
+}
+
 // TestMain makes the test binary a stand-in for the oracle when the gate spawns it
 // with BENCH_FAKE_ORACLE=1 (fakeOracle).
 func TestMain(m *testing.M) {

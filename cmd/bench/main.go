@@ -38,6 +38,7 @@ type config struct {
 	storeBench                     int
 	gate                           bool
 	gateCases                      int
+	fuzzInert                      int
 	gateFreshOracle                string
 	startupRuns                    int
 	seed                           uint64
@@ -69,6 +70,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&c.gate, "gate", false, "gate mode: the requests of --gate-corpus, --gate-cases generated cases and the hostile cases, through an oracle with --inert-reuse=false and then, in two random orders, through the oracle as it ships; prints the engine answers compared and different, and fails on any difference")
 	fs.StringVar(&c.gateFreshOracle, "gate-fresh-oracle", "", "gate: the fresh path is this oracle binary (an earlier build's, a new document per case) instead of --oracle with --inert-reuse=false")
 	fs.IntVar(&c.gateCases, "gate-cases", 200, "gate: generated cases (a tenth with a script)")
+	fs.IntVar(&c.fuzzInert, "fuzz-inert", 0, "fuzz-inert mode: this many generated hostile-then-innocent pairs through one page per engine with the inert reuse, and the innocent cases through --inert-reuse=false; fails when an innocent answer differs (--oracle-args adds oracle flags)")
 	versus := fs.String("versus", "", "versus mode: another oracle binary (an earlier commit's); the script-free and the scripted generated cases (--cases of each) through it and through --oracle, row a's throughput pass, interleaved; prints cases/s, CPU ms per case and new over old")
 	gateCorpus := fs.String("gate-corpus", "", "gate: NDJSON request files, comma-separated (ids are prefixed with the file name)")
 	fs.IntVar(&c.soakEvery, "soak-every", 1000, "soak: sample RSS every this many cases")
@@ -120,6 +122,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "bench: logs in %s\n", c.logDir)
 	if *versus != "" {
 		return runVersus(c, *versus, stdout, stderr)
+	}
+	if c.fuzzInert > 0 {
+		return runFuzzInert(c, c.fuzzInert, strings.Fields(*oracleArgs), stdout, stderr)
 	}
 	if c.gate {
 		return runGate(c, browser.SplitList(*gateCorpus), strings.Fields(*oracleArgs), stdout, stderr)

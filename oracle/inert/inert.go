@@ -14,6 +14,7 @@ package inert
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -27,17 +28,112 @@ const MaxBytes = 256 << 10
 // Check reports whether markup is inert; when it is not, why names the first
 // thing that made it so, for the log.
 func Check(markup string) (ok bool, why string) {
+	keys, why := Judge(markup)
+	return keys != nil, why
+}
+
+// Judge is Check that also answers, for inert markup, the keys of the tree the
+// classifier built and allowed (never nil then): the engine's inert check
+// (inpage/case.js) accepts an engine's document only if every element and
+// attribute it holds, or ever held, has one of these keys. A key is "e NS NAME"
+// for an element and "a NS NAME ATTR" for an attribute, NS being html, svg or math
+// and ATTR the attribute's qualified name; the attributes whose value special
+// judges (link rel, meta name, input type) carry it: "a html link rel=help".
+func Judge(markup string) (keys []string, why string) {
 	if len(markup) > MaxBytes {
-		return false, fmt.Sprintf("over %d bytes", MaxBytes)
+		return nil, fmt.Sprintf("over %d bytes", MaxBytes)
 	}
 	if why := hiddenMarkup(markup); why != "" {
-		return false, why
+		return nil, why
 	}
 	doc, err := html.Parse(strings.NewReader(markup))
 	if err != nil {
-		return false, "parse: " + err.Error()
+		return nil, "parse: " + err.Error()
 	}
-	return walk(doc)
+	if ok, why := walk(doc); !ok {
+		return nil, why
+	}
+	if why := droppedRawText(markup, doc); why != "" {
+		return nil, why
+	}
+	return treeKeys(doc), ""
+}
+
+// rawTextNames are the elements whose start tag switches an HTML tokenizer out of
+// the data state (raw text, RCDATA, script data, plaintext), when the tree builder
+// lets it: as a tag the tree builder ignores, x/net/html's tokenizer can still have
+// switched (in "in column group" a <noscript> turns the rest into dropped text),
+// where an engine's never left the data state and parses what follows as markup.
+var rawTextNames = []string{"script", "style", "xmp", "iframe", "noembed", "noframes",
+	"noscript", "plaintext", "textarea", "title"}
+
+// droppedRawText names a raw-text, RCDATA or plaintext start tag that the markup
+// could hold but the tree does not hold as an element. It counts over the text, not
+// the tokens (a place the Go tokenizer read as text may be a tag to an engine's):
+// every "<name" followed by a space, "/" or ">" (or the end), in any case, must be
+// matched by an element of that name in the tree. Text or an attribute value that
+// spells such a tag counts too, which sends a rare inert case the fresh way.
+func droppedRawText(markup string, doc *html.Node) string {
+	lower := strings.ToLower(markup)
+	held := map[string]int{}
+	for c := doc; c != nil; c = next(c, doc) {
+		if c.Type == html.ElementNode {
+			held[strings.ToLower(c.Data)]++
+		}
+	}
+	for _, name := range rawTextNames {
+		tag, n := "<"+name, 0
+		for rest := lower; ; {
+			i := strings.Index(rest, tag)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(tag):]
+			if rest == "" || strings.ContainsRune(" \t\n\f\r/>", rune(rest[0])) {
+				n++
+			}
+		}
+		if n > held[name] {
+			return fmt.Sprintf("a <%s> start tag the tree does not hold", name)
+		}
+	}
+	return ""
+}
+
+// valued are the attributes whose key holds the value: those special judges by it.
+var valued = map[string]bool{"html link rel": true, "html meta name": true, "html input type": true}
+
+// treeKeys are the keys (Judge) of the elements and attributes under doc, sorted.
+func treeKeys(doc *html.Node) []string {
+	seen := map[string]bool{}
+	for c := doc; c != nil; c = next(c, doc) {
+		if c.Type != html.ElementNode {
+			continue
+		}
+		ns := c.Namespace
+		if ns == "" {
+			ns = "html"
+		}
+		name := ns + " " + c.Data
+		seen["e "+name] = true
+		for _, a := range c.Attr {
+			k := a.Key
+			if a.Namespace != "" {
+				k = a.Namespace + ":" + a.Key
+			}
+			k = name + " " + k
+			if valued[k] {
+				k += "=" + a.Val
+			}
+			seen["a "+k] = true
+		}
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // walk checks every node under n.
@@ -125,8 +221,8 @@ func special(n *html.Node) string {
 			return "<input type=image>"
 		}
 	case atom.Template:
-		// A declarative shadow root is parsed in engines that support it; the Go
-		// parser keeps template contents as children, which walk checks too.
+		// The Go parser keeps template contents as children, which walk checks too;
+		// a declarative shadow root (shadowrootmode) is not in the allowlist.
 	}
 	return ""
 }

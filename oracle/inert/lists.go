@@ -40,8 +40,9 @@ var htmlElements = set(
 // document-wide state. Absent on purpose: every on* handler, href (but on the
 // links special allows), src, srcset, srcdoc, action, formaction, data, poster,
 // background, cite, longdesc, ping, manifest, codebase, usemap, autofocus,
-// http-equiv, is (a customized built-in), and every attribute this list does not
-// know.
+// http-equiv, is (a customized built-in), shadowrootmode (a declarative shadow
+// root: the engine's inert check cannot see into a closed one, nor observe what
+// its parser inserts there), and every attribute this list does not know.
 var htmlAttributes = set(
 	"id", "class", "style", "title", "lang", "dir", "hidden", "translate",
 	"width", "height", "align", "valign", "colspan", "rowspan", "span", "cols",
@@ -54,7 +55,7 @@ var htmlAttributes = set(
 	"datetime", "high", "low", "optimum", "list", "pattern", "required",
 	"dirname", "inert", "popover", "charset", "content", "xmlns", "spellcheck",
 	"draggable", "inputmode", "enterkeyhint", "autocapitalize", "accesskey",
-	"slot", "part", "exportparts", "shadowrootmode", "shadowrootdelegatesfocus",
+	"slot", "part", "exportparts", "shadowrootdelegatesfocus",
 	"shadowrootclonable", "shadowrootserializable", "text", "link", "vlink",
 	"alink", "axis", "hreflang", "media", "sizes", "method", "target", "novalidate",
 	"accept", "accept-charset", "enctype", "form", "autocomplete",

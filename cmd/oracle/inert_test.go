@@ -1,0 +1,124 @@
+package main
+
+// Inert cases against the real three engines (docs/untrusted.md, "Inert cases"): an
+// inert-looking case that runs script in an engine, or leaves its kept window
+// scrolled, must not change any later answer on its page, live or stored (issue 40).
+// One page per engine, so each innocent case follows the hostile one on its page.
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// poison is what the hostile cases' handlers run: every width 4242 through the
+// built-in the walk reads, and nodes added to every later document of the window.
+const poison = `Object.defineProperty(DOMRectReadOnly.prototype,'width',{get(){return 4242}});` +
+	`setInterval(function(){document.body&&document.body.appendChild(document.createElement('b'))},5)`
+
+// hostileInertCases are issue 40's: x/net/html's tokenizer goes into raw text on a
+// tag its tree then drops ("in column group"), where the engines' stays in data;
+// and a <select> WebKitGTK 2.50 parses by the old rules (no Go parser can know).
+var hostileInertCases = map[string]string{
+	"noscript":  `<div><template><col><noscript></template><img src=x onerror="` + poison + `">`,
+	"plaintext": `<div><template><col><plaintext></template><img src=x onerror="` + poison + `">`,
+	"xmp":       `<div><template><col><xmp></template><img src=x onerror="` + poison + `">`,
+	"script":    `<div><template><col><script></template><img src=x onerror="` + poison + `">`,
+	"noembed":   `<div><template><col><noembed></template><img src=x onerror="` + poison + `">`,
+	"iframe":    `<div><template><col><iframe></template><img src=x onerror="` + poison + `">`,
+	"select":    `<select><style><input><img src=x onerror="` + poison + `"></style></select>`,
+}
+
+const innocentCase = `<div style="width:100px;height:50px"></div>`
+
+// requireInnocent fails unless every engine measured innocentCase as a new document
+// does: a 100 px wide div, and nothing but it in the body.
+func requireInnocent(t *testing.T, dumps map[string]dumpJSON, after string) {
+	t.Helper()
+	for _, e := range engines {
+		d := dumps[e]
+		assert.Equal(t, 100.0, width(t, d, "DIV", 0), "%s after %s: the div's width", e, after)
+		var tags []string
+		for _, n := range d.Nodes {
+			tags = append(tags, n.Tag)
+		}
+		assert.Equal(t, []string{"HTML", "HEAD", "BODY", "DIV"}, tags, "%s after %s: the elements", e, after)
+	}
+}
+
+func TestAnInertLookingCaseThatRunsScriptForgesNoLaterAnswer(t *testing.T) {
+	c := gtOracle(t)
+	for _, name := range []string{"noscript", "plaintext", "xmp", "script", "noembed", "iframe", "select"} {
+		gtDumps(t, c, hostileInertCases[name], "")
+		for range 2 {
+			requireInnocent(t, gtDumps(t, c, innocentCase, ""), name)
+		}
+	}
+}
+
+// scrollProbe: the <p> is at page y of the element with id=p in a 5000 px tall case: 8 + 5000
+// + the <p>'s 16 px margin at scroll 0.
+const scrollProbe = `<div style="height:5000px"></div><p style="width:10px;height:10px">x</p>`
+
+// A kept window starts at the origin, whatever the case before it did to its scroll
+// position: snapped to an area 4000 px down, with or without smooth scrolling, or an
+// initial scroll target.
+func TestAKeptWindowStartsAtTheOrigin(t *testing.T) {
+	c := gtOracle(t)
+	for _, before := range []string{
+		`<style>html{scroll-snap-type:y mandatory}</style><div style="height:4000px"></div><div style="scroll-snap-align:start;height:100px"></div><div style="height:4000px"></div>`,
+		`<style>html{scroll-snap-type:y mandatory;scroll-behavior:smooth}</style><div style="height:4000px"></div><div style="scroll-snap-align:start;height:100px"></div><div style="height:4000px"></div>`,
+		`<div style="height:4000px"></div><div style="scroll-initial-target:nearest;height:100px"></div><div style="height:4000px"></div>`,
+	} {
+		gtDumps(t, c, before, "")
+		dumps := gtDumps(t, c, scrollProbe, "")
+		for _, e := range engines {
+			_, b, _ := dumps[e].node(t, "P", 0)
+			assert.Equal(t, 5024.0, b.Y, "%s: the <p>'s y after %s", e, before)
+		}
+	}
+}
+
+// A stored answer never rests on a kept window whose check failed: the answers an
+// oracle stores after each hostile case are right, and a second oracle serves them
+// from the store, right.
+func TestTheStoreKeepsNoAnswerOfAForgedWindow(t *testing.T) {
+	t.Parallel() // own oracles (docs/testing.md)
+	path := filepath.Join(t.TempDir(), "store.sqlite")
+	args := []string{"--pages=1", "--self-check=false", "--store", path}
+	live := spawnOracle(t, oracleBin, nil, args...)
+	defer live.close()
+	live.waitStarted(t)
+	innocent := func(i int) string {
+		return `<div style="width:100px;height:50px" class=n` + string(rune('a'+i)) + `></div>`
+	}
+	for i, name := range []string{"noscript", "select"} {
+		live.send(t, map[string]any{"html": hostileInertCases[name]})
+		requireInnocent(t, dumpsOf(t, live, map[string]any{"html": innocent(i)}), name)
+	}
+	require.Equal(t, 0, live.exitCode(t, 2*time.Minute), "stderr:\n%s", live.stderr.String())
+
+	warm := spawnOracle(t, oracleBin, nil, args...)
+	defer warm.close()
+	for i, name := range []string{"noscript", "select"} {
+		resp := warm.send(t, map[string]any{"html": innocent(i)})
+		require.Nil(t, resp["errors"])
+		stored, _ := json.Marshal(resp["stored"])
+		assert.JSONEq(t, `["chromium","firefox","webkit"]`, string(stored), "%s: served from the store", name)
+		requireInnocent(t, dumpsIn(t, resp), name+", from the store")
+	}
+}
+
+// dumpsIn is an answer's dumps, all three engines'.
+func dumpsIn(t *testing.T, resp map[string]any) map[string]dumpJSON {
+	t.Helper()
+	raw, _ := json.Marshal(resp["dumps"])
+	var dumps map[string]dumpJSON
+	require.NoError(t, json.Unmarshal(raw, &dumps))
+	require.Len(t, dumps, 3)
+	return dumps
+}
