@@ -11,7 +11,6 @@ package browser
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,8 +18,14 @@ import (
 	"sync"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/inspector"
+	cdppage "github.com/chromedp/cdproto/page"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
 	"github.com/layout-oracle/oracle/inpage"
-	"github.com/mxschmitt/playwright-go"
 	"github.com/rs/zerolog"
 )
 
@@ -170,39 +175,35 @@ func (e *cdpEngine) startBrowser(ctx context.Context) error {
 // openBrowser reads the build, makes the browser context (downloads refused, the
 // launch profile's grants) and opens the page in it.
 func (e *cdpEngine) openBrowser(ctx context.Context, conn *cdpConn) (version, bctx string, page *cdpPage, err error) {
-	raw, err := conn.call(ctx, "", "Browser.getVersion", nil)
+	b := cdpSession{conn: conn}
+	v, err := cdp.Call(ctx, b, cdpbrowser.GetVersion, cdp.Empty{})
 	if err != nil {
 		return "", "", nil, err
 	}
-	var v struct {
-		Product string `json:"product"`
-	}
-	if err := json.Unmarshal(raw, &v); err != nil || !strings.Contains(v.Product, "/") {
-		return "", "", nil, fmt.Errorf("Browser.getVersion gave no product: %s", raw)
+	if !strings.Contains(v.Product, "/") {
+		return "", "", nil, fmt.Errorf("Browser.getVersion gave no product: %+v", v)
 	}
 	version = v.Product[strings.Index(v.Product, "/")+1:] // as Playwright reports it: HeadlessChrome/156.0… -> 156.0…
 	// Every page target of the context, for the popups' dialogs (event).
-	if _, err := conn.call(ctx, "", "Target.setDiscoverTargets", map[string]any{"discover": true}); err != nil {
+	if _, err := cdp.Call(ctx, b, target.SetDiscoverTargets, target.SetDiscoverTargetsParams{Discover: true}); err != nil {
 		return "", "", nil, err
 	}
-	raw, err = conn.call(ctx, "", "Target.createBrowserContext", map[string]any{"disposeOnDetach": true})
+	c, err := cdp.Call(ctx, b, target.CreateBrowserContext, target.CreateBrowserContextParams{DisposeOnDetach: ptr(true)})
 	if err != nil {
 		return "", "", nil, err
 	}
-	var c struct {
-		BrowserContextID string `json:"browserContextId"`
+	if c.BrowserContextID == "" {
+		return "", "", nil, errors.New("Target.createBrowserContext gave no id")
 	}
-	if err := json.Unmarshal(raw, &c); err != nil || c.BrowserContextID == "" {
-		return "", "", nil, fmt.Errorf("Target.createBrowserContext gave no id: %s", raw)
-	}
-	bctx = c.BrowserContextID
+	bctx = string(c.BrowserContextID)
 	// A case's download is refused (docs/untrusted.md), as on the Playwright route
 	// (AcceptDownloads false).
-	if _, err := conn.call(ctx, "", "Browser.setDownloadBehavior", map[string]any{"behavior": "deny", "browserContextId": bctx}); err != nil {
+	if _, err := cdp.Call(ctx, b, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
+		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorDeny, BrowserContextID: c.BrowserContextID}); err != nil {
 		return "", "", nil, err
 	}
 	if len(e.opts.Permissions) > 0 {
-		var perms []string
+		var perms []cdpbrowser.PermissionType
 		for _, p := range e.opts.Permissions {
 			name, ok := cdpPermissions[p]
 			if !ok {
@@ -210,7 +211,7 @@ func (e *cdpEngine) openBrowser(ctx context.Context, conn *cdpConn) (version, bc
 			}
 			perms = append(perms, name)
 		}
-		if _, err := conn.call(ctx, "", "Browser.grantPermissions", map[string]any{"permissions": perms, "browserContextId": bctx}); err != nil {
+		if _, err := cdp.Call(ctx, b, grantPermissions, grantPermissionsParams{Permissions: perms, BrowserContextID: c.BrowserContextID}); err != nil {
 			return "", "", nil, err
 		}
 	}
@@ -220,10 +221,11 @@ func (e *cdpEngine) openBrowser(ctx context.Context, conn *cdpConn) (version, bc
 
 // cdpPermissions are Playwright's permission names the launch profiles use, as CDP's
 // Browser.grantPermissions spells them (Playwright's crBrowser.ts).
-var cdpPermissions = map[string]string{
-	"camera": "videoCapture", "microphone": "audioCapture", "geolocation": "geolocation",
-	"notifications": "notifications", "midi": "midi", "clipboard-read": "clipboardReadWrite",
-	"clipboard-write": "clipboardSanitizedWrite",
+var cdpPermissions = map[string]cdpbrowser.PermissionType{
+	"camera": cdpbrowser.PermissionTypeVideoCapture, "microphone": cdpbrowser.PermissionTypeAudioCapture,
+	"geolocation": cdpbrowser.PermissionTypeGeolocation, "notifications": cdpbrowser.PermissionTypeNotifications,
+	"midi": cdpbrowser.PermissionTypeMidi, "clipboard-read": cdpbrowser.PermissionTypeClipboardReadWrite,
+	"clipboard-write": cdpbrowser.PermissionTypeClipboardSanitizedWrite,
 }
 
 // openPage opens a page in bctx and sets it up as Playwright sets up each of its
@@ -231,129 +233,113 @@ var cdpPermissions = map[string]string{
 // page has the focus, as a headless browser's only window would), the pinned media
 // features, and the init scripts.
 func (e *cdpEngine) openPage(ctx context.Context, conn *cdpConn, bctx string) (*cdpPage, error) {
-	raw, err := conn.call(ctx, "", "Target.createTarget", map[string]any{"url": "about:blank", "browserContextId": bctx})
+	b := cdpSession{conn: conn}
+	t, err := cdp.Call(ctx, b, target.CreateTarget, target.CreateTargetParams{URL: "about:blank", BrowserContextID: cdp.BrowserContextID(bctx)})
 	if err != nil {
 		return nil, err
 	}
-	var t struct {
-		TargetID string `json:"targetId"`
+	if t.TargetID == "" {
+		return nil, errors.New("Target.createTarget gave no target")
 	}
-	if err := json.Unmarshal(raw, &t); err != nil || t.TargetID == "" {
-		return nil, fmt.Errorf("Target.createTarget gave no target: %s", raw)
-	}
-	raw, err = conn.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": t.TargetID, "flatten": true})
+	a, err := cdp.Call(ctx, b, target.AttachToTarget, target.AttachToTargetParams{TargetID: t.TargetID, Flatten: ptr(true)})
 	if err != nil {
 		return nil, err
 	}
-	var a struct {
-		SessionID string `json:"sessionId"`
+	if a.SessionID == "" {
+		return nil, errors.New("Target.attachToTarget gave no session")
 	}
-	if err := json.Unmarshal(raw, &a); err != nil || a.SessionID == "" {
-		return nil, fmt.Errorf("Target.attachToTarget gave no session: %s", raw)
-	}
-	page := newCDPPage(t.TargetID, a.SessionID)
+	page := newCDPPage(string(t.TargetID), string(a.SessionID))
 	e.mu.Lock()
 	e.page = page // its events from now on
 	e.mu.Unlock()
-	s := a.SessionID
-	steps := []struct {
-		method string
-		params map[string]any
-	}{
-		{"Page.enable", nil},
-		{"Inspector.enable", nil},
-		{"Emulation.setFocusEmulationEnabled", map[string]any{"enabled": true}},
-		{"Emulation.setDeviceMetricsOverride", map[string]any{"width": viewportWidth, "height": viewportHeight,
-			"deviceScaleFactor": 1, "mobile": false, "screenWidth": screenWidth, "screenHeight": screenHeight,
-			"screenOrientation": map[string]any{"angle": 0, "type": "landscapePrimary"}}},
-		{"Emulation.setEmulatedMedia", map[string]any{"media": "", "features": []map[string]string{
-			{"name": "prefers-color-scheme", "value": "light"},
-			{"name": "prefers-reduced-motion", "value": "no-preference"},
-			{"name": "forced-colors", "value": "none"},
-			{"name": "prefers-contrast", "value": "no-preference"},
-		}}},
-	}
-	for _, src := range e.opts.InitScripts {
-		steps = append(steps, struct {
-			method string
-			params map[string]any
-		}{"Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": src, "runImmediately": true}})
-	}
-	for _, st := range steps {
-		if _, err := conn.call(ctx, s, st.method, st.params); err != nil {
-			return nil, err
-		}
+	s := cdpSession{conn: conn, id: page.session}
+	if err := e.setUpPage(ctx, s); err != nil {
+		return nil, err
 	}
 	// The window the viewport's size too, as Playwright sizes it (a new target's
 	// window is not: outerWidth 780 there, 800 on Playwright's route).
-	raw, err = conn.call(ctx, "", "Browser.getWindowForTarget", map[string]any{"targetId": t.TargetID})
+	w, err := cdp.Call(ctx, b, cdpbrowser.GetWindowForTarget, cdpbrowser.GetWindowForTargetParams{TargetID: t.TargetID})
 	if err != nil {
 		return nil, err
 	}
-	var w struct {
-		WindowID int `json:"windowId"`
-	}
-	if err := json.Unmarshal(raw, &w); err != nil {
-		return nil, fmt.Errorf("Browser.getWindowForTarget: %w", err)
-	}
-	if _, err := conn.call(ctx, "", "Browser.setWindowBounds", map[string]any{"windowId": w.WindowID,
-		"bounds": map[string]any{"width": viewportWidth, "height": viewportHeight}}); err != nil {
+	if _, err := cdp.Call(ctx, b, cdpbrowser.SetWindowBounds, cdpbrowser.SetWindowBoundsParams{WindowID: w.WindowID,
+		Bounds: &cdpbrowser.Bounds{Width: int64(viewportWidth), Height: int64(viewportHeight)}}); err != nil {
 		return nil, err
 	}
 	return page, nil
 }
 
-// event takes the browser's events (on the wire's reader: it sends, never calls).
+// setUpPage sets up a new page's session as Playwright sets up its pages: its events,
+// focus emulation, the viewport on the pinned screen, the pinned media features and
+// the init scripts.
+func (e *cdpEngine) setUpPage(ctx context.Context, s cdpSession) error {
+	if _, err := cdp.Call(ctx, s, cdppage.Enable, cdppage.EnableParams{}); err != nil {
+		return err
+	}
+	if _, err := cdp.Call(ctx, s, inspector.Enable, cdp.Empty{}); err != nil {
+		return err
+	}
+	if _, err := cdp.Call(ctx, s, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true}); err != nil {
+		return err
+	}
+	if _, err := cdp.Call(ctx, s, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
+		Width: int64(viewportWidth), Height: int64(viewportHeight), DeviceScaleFactor: 1, Mobile: false,
+		ScreenWidth: screenWidth, ScreenHeight: screenHeight,
+		ScreenOrientation: &emulation.ScreenOrientation{Angle: 0, Type: emulation.ScreenOrientationTypeLandscapePrimary},
+	}); err != nil {
+		return err
+	}
+	if _, err := cdp.Call(ctx, s, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Media: "", Features: []*emulation.MediaFeature{
+		{Name: "prefers-color-scheme", Value: "light"},
+		{Name: "prefers-reduced-motion", Value: "no-preference"},
+		{Name: "forced-colors", Value: "none"},
+		{Name: "prefers-contrast", Value: "no-preference"},
+	}}); err != nil {
+		return err
+	}
+	for _, src := range e.opts.InitScripts {
+		if _, err := cdp.Call(ctx, s, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{Source: src, RunImmediately: ptr(true)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ptr is a pointer to v: cdproto's optional parameters.
+func ptr[T any](v T) *T { return &v }
+
+// event takes the browser's events (on the wire's reader: it sends, never calls),
+// decoded into cdproto's event types.
 func (e *cdpEngine) event(session, method string, params json.RawMessage) {
 	e.mu.Lock()
 	page, conn, bctx := e.page, e.conn, e.bctx
 	e.mu.Unlock()
 	switch method {
-	case "Page.javascriptDialogOpening":
+	case cdppage.JavascriptDialogOpening.Method:
 		// Playwright's answer to a dialog no one listens for: a beforeunload is
 		// accepted (the page may leave), every other dialog dismissed.
-		var d struct {
-			Type string `json:"type"`
-		}
-		_ = json.Unmarshal(params, &d)
+		d, _ := decodeEvent(e.log, cdppage.JavascriptDialogOpening, params)
 		if conn != nil {
-			conn.send(session, "Page.handleJavaScriptDialog", map[string]any{"accept": d.Type == "beforeunload"})
+			cdpSend(cdpSession{conn, session}, cdppage.HandleJavaScriptDialog,
+				cdppage.HandleJavaScriptDialogParams{Accept: d.Type == cdppage.DialogTypeBeforeunload})
 		}
 		return
-	case "Target.targetCreated":
+	case target.TargetCreated.Method:
 		// A window the case opened: its dialogs are answered too (a popup's alert
 		// would otherwise hold a renderer the page may share).
-		var t struct {
-			TargetInfo struct {
-				TargetID         string `json:"targetId"`
-				Type             string `json:"type"`
-				BrowserContextID string `json:"browserContextId"`
-			} `json:"targetInfo"`
-		}
-		_ = json.Unmarshal(params, &t)
-		ti := t.TargetInfo
-		if conn != nil && ti.Type == "page" && ti.BrowserContextID == bctx && (page == nil || ti.TargetID != page.target) {
-			conn.send("", "Target.attachToTarget", map[string]any{"targetId": ti.TargetID, "flatten": true})
+		t, ok := decodeEvent(e.log, target.TargetCreated, params)
+		if ti := t.TargetInfo; ok && ti != nil && conn != nil && ti.Type == "page" && string(ti.BrowserContextID) == bctx && (page == nil || string(ti.TargetID) != page.target) {
+			cdpSend(cdpSession{conn: conn}, target.AttachToTarget, target.AttachToTargetParams{TargetID: ti.TargetID, Flatten: ptr(true)})
 		}
 		return
-	case "Target.attachedToTarget":
-		var a struct {
-			SessionID  string `json:"sessionId"`
-			TargetInfo struct {
-				Type string `json:"type"`
-			} `json:"targetInfo"`
-		}
-		_ = json.Unmarshal(params, &a)
-		if conn != nil && a.TargetInfo.Type == "page" && (page == nil || a.SessionID != page.session) {
-			conn.send(a.SessionID, "Page.enable", nil)
+	case target.AttachedToTarget.Method:
+		a, ok := decodeEvent(e.log, target.AttachedToTarget, params)
+		if ok && a.TargetInfo != nil && conn != nil && a.TargetInfo.Type == "page" && (page == nil || string(a.SessionID) != page.session) {
+			cdpSend(cdpSession{conn, string(a.SessionID)}, cdppage.Enable, cdppage.EnableParams{})
 		}
 		return
-	case "Target.detachedFromTarget":
-		var d struct {
-			SessionID string `json:"sessionId"`
-		}
-		_ = json.Unmarshal(params, &d)
-		if page != nil && d.SessionID == page.session {
+	case target.DetachedFromTarget.Method:
+		if d, ok := decodeEvent(e.log, target.DetachedFromTarget, params); ok && page != nil && string(d.SessionID) == page.session {
 			page.end(false)
 		}
 		return
@@ -362,16 +348,8 @@ func (e *cdpEngine) event(session, method string, params json.RawMessage) {
 		return
 	}
 	switch method {
-	case "Page.frameNavigated":
-		var f struct {
-			Frame struct {
-				ParentID       string `json:"parentId"`
-				URL            string `json:"url"`
-				URLFragment    string `json:"urlFragment"`
-				UnreachableURL string `json:"unreachableUrl"`
-			} `json:"frame"`
-		}
-		if json.Unmarshal(params, &f) == nil && f.Frame.ParentID == "" {
+	case cdppage.FrameNavigated.Method:
+		if f, ok := decodeEvent(e.log, cdppage.FrameNavigated, params); ok && f.Frame != nil && f.Frame.ParentID == "" {
 			fr := f.Frame
 			page.update(func() {
 				page.url, page.failed, page.loaded, page.seq = fr.URL+fr.URLFragment, fr.UnreachableURL != "", false, page.seq+1
@@ -380,20 +358,16 @@ func (e *cdpEngine) event(session, method string, params json.RawMessage) {
 				}
 			})
 		}
-	case "Page.navigatedWithinDocument":
-		var n struct {
-			FrameID string `json:"frameId"`
-			URL     string `json:"url"`
-		}
-		if json.Unmarshal(params, &n) == nil && n.FrameID == page.target { // the main frame's id is its target's
+	case cdppage.NavigatedWithinDocument.Method:
+		if n, ok := decodeEvent(e.log, cdppage.NavigatedWithinDocument, params); ok && string(n.FrameID) == page.target { // the main frame's id is its target's
 			page.update(func() { page.url = n.URL })
 		}
-	case "Page.loadEventFired":
+	case cdppage.LoadEventFired.Method:
 		page.update(func() { page.loaded = true })
-	case "Inspector.targetCrashed":
+	case inspector.TargetCrashed.Method:
 		e.log.Warn().Msg("page crashed; the browser relaunches on the next call")
 		page.end(true)
-	case "Inspector.detached":
+	case inspector.Detached.Method:
 		page.end(false)
 	}
 }
@@ -423,7 +397,7 @@ func (e *cdpEngine) current(ctx context.Context) (*cdpConn, *cdpPage, error) {
 // a new document and global (about:blank to about:blank adds no history entry).
 func (e *cdpEngine) navigateBlank(ctx context.Context, conn *cdpConn, page *cdpPage) error {
 	_, _, before, _, _ := page.state()
-	if _, err := conn.call(ctx, page.session, "Page.navigate", map[string]any{"url": "about:blank"}); err != nil {
+	if _, err := cdp.Call(ctx, cdpSession{conn, page.session}, cdppage.Navigate, cdppage.NavigateParams{URL: "about:blank"}); err != nil {
 		return err
 	}
 	return e.waitFor(ctx, page, "about:blank", true, before)
@@ -472,14 +446,10 @@ func (e *cdpEngine) navigationError(ctx context.Context, page *cdpPage, url stri
 		}
 	}
 	code := "net::ERR_FAILED"
-	raw, err := conn.call(ctx, page.session, "Runtime.evaluate", map[string]any{"expression": inpage.CDPNetError, "returnByValue": true})
-	var r struct {
-		Result struct {
-			Value string `json:"value"`
-		} `json:"result"`
-	}
-	if err == nil && json.Unmarshal(raw, &r) == nil && r.Result.Value != "" {
-		code = "net::" + r.Result.Value
+	r, err := cdp.Call(ctx, cdpSession{conn, page.session}, cdpruntime.Evaluate, cdpruntime.EvaluateParams{Expression: inpage.CDPNetError, ReturnByValue: ptr(true)})
+	var name string
+	if err == nil && r.Result != nil && json.Unmarshal(r.Result.Value, &name) == nil && name != "" {
+		code = "net::" + name
 	}
 	return &navigationFailure{code + " at " + url}
 }
@@ -493,9 +463,9 @@ func (f *navigationFailure) Error() string { return f.text }
 // Playwright's route.
 func (e *cdpEngine) pageGone(page *cdpPage) error {
 	if page.isCrashed() {
-		return evaluateError("Target crashed")
+		return &pageScriptError{"Target crashed"}
 	}
-	return fmt.Errorf("%w: Target page, context or browser has been closed", playwright.ErrTargetClosed)
+	return fmt.Errorf("%w: Target page, context or browser has been closed", errTargetClosed)
 }
 
 // Load evaluates the case program on the reset's about:blank (or a kept inert case's
@@ -532,53 +502,49 @@ func (e *cdpEngine) Load(ctx context.Context, html, fn string, args ...any) (jso
 }
 
 // evaluate calls fn with arg (plain JSON) on page with no user gesture
-// (runtimeEvaluate) and returns its value. An exception is the case's error; a page
+// (cdpEvaluateParams) and returns its value. An exception is the case's error; a page
 // that crashed or closed under the call, or a call past its deadline, leaves the
 // engine broken (the next call relaunches it: a busy loop holds the renderer).
 func (e *cdpEngine) evaluate(ctx context.Context, conn *cdpConn, page *cdpPage, fn string, arg any) (any, error) {
-	params, err := runtimeEvaluate(fn, arg)
+	params, err := cdpEvaluateParams(fn, arg)
 	if err != nil {
 		return nil, err
 	}
 	type sent struct {
-		reply json.RawMessage
+		reply cdpruntime.EvaluateResult
 		err   error
 	}
 	done := make(chan sent, 1)
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
-		reply, err := conn.call(cctx, page.session, "Runtime.evaluate", params)
+		reply, err := cdp.Call(cctx, cdpSession{conn, page.session}, cdpruntime.Evaluate, params)
 		done <- sent{reply, err}
 	}()
 	select {
 	case s := <-done:
 		if s.err != nil {
-			var f *cdpFault
-			if errors.As(s.err, &f) && contextGone(f.message) {
-				return nil, evaluateError("Execution context was destroyed, most likely because of a navigation.")
+			if lostContext(s.err) {
+				return nil, &pageScriptError{"Execution context was destroyed, most likely because of a navigation."}
 			}
-			if _, _, _, gone, _ := page.state(); gone && errors.As(s.err, &f) {
-				return nil, e.pageGone(page)
+			if _, fault := asCDPError(s.err); fault {
+				if targetClosed(s.err) {
+					page.end(false) // its session is gone: the next call opens a new page
+				}
+				if _, _, _, gone, _ := page.state(); gone {
+					return nil, e.pageGone(page)
+				}
 			}
 			return nil, e.failed(ctx, "evaluate", s.err)
 		}
-		return runtimeEvaluated(s.reply)
+		return cdpEvaluated(s.reply)
 	case <-page.ended:
 		// A crashed renderer never answers.
 		if page.isCrashed() {
-			return nil, e.failed(ctx, "page crashed", evaluateError("Target crashed"))
+			return nil, e.failed(ctx, "page crashed", &pageScriptError{"Target crashed"})
 		}
 		return nil, e.pageGone(page)
 	}
-}
-
-// contextGone says a CDP error is the page's JavaScript context going away under a
-// call (a navigation), in V8's and the protocol's words (cdpError's).
-func contextGone(msg string) bool {
-	return strings.Contains(msg, "Cannot find context with specified id") ||
-		strings.Contains(msg, "Inspected target navigated or closed") ||
-		strings.Contains(msg, "Execution context was destroyed.")
 }
 
 // evaluateJSON is evaluate of a function whose value is JSON text.
@@ -672,18 +638,19 @@ func (e *cdpEngine) navigateTo(ctx context.Context, url string, load bool) (*cdp
 func (e *cdpEngine) replaceTo(ctx context.Context, conn *cdpConn, page *cdpPage, url string, load bool) error {
 	_, _, before, _, _ := page.state()
 	if strings.HasPrefix(url, "file:") {
-		if _, err := conn.call(ctx, page.session, "Page.navigate", map[string]any{"url": url}); err != nil {
+		if _, err := cdp.Call(ctx, cdpSession{conn, page.session}, cdppage.Navigate, cdppage.NavigateParams{URL: url}); err != nil {
 			return err
 		}
 		return e.waitFor(ctx, page, url, true, before)
 	}
-	params, err := runtimeEvaluate(replaceScript(false), url)
+	params, err := cdpEvaluateParams(replaceScript(false), url)
 	if err != nil {
 		return err
 	}
-	var f *cdpFault
-	if _, err := conn.call(ctx, page.session, "Runtime.evaluate", params); err != nil && !errors.As(err, &f) {
-		return err // the navigation may end the call's context first: a fault is no failure
+	if _, err := cdp.Call(ctx, cdpSession{conn, page.session}, cdpruntime.Evaluate, params); err != nil {
+		if _, fault := asCDPError(err); !fault {
+			return err // the navigation may end the call's context first: a CDP error reply is no failure
+		}
 	}
 	return e.waitFor(ctx, page, url, load, before)
 }
@@ -783,7 +750,7 @@ func (e *cdpEngine) freshAndFocused(ctx context.Context, conn *cdpConn, page *cd
 // refocus brings page to the front (a popup took the focus) and says whether it has
 // the focus now.
 func (e *cdpEngine) refocus(ctx context.Context, conn *cdpConn, page *cdpPage) bool {
-	if _, err := conn.call(ctx, page.session, "Page.bringToFront", nil); err != nil {
+	if _, err := cdp.Call(ctx, cdpSession{conn, page.session}, cdppage.BringToFront, cdp.Empty{}); err != nil {
 		return false
 	}
 	v, err := e.evaluate(ctx, conn, page, "document.hasFocus()", nil)
@@ -802,35 +769,22 @@ func (e *cdpEngine) otherPages(ctx context.Context, conn *cdpConn, page *cdpPage
 	e.mu.Unlock()
 	var others []string
 	for _, t := range pages {
-		if t.BrowserContextID == bctx && t.TargetID != page.target {
-			others = append(others, t.TargetID)
+		if string(t.BrowserContextID) == bctx && string(t.TargetID) != page.target {
+			others = append(others, string(t.TargetID))
 		}
 	}
 	return others, nil
 }
 
-// cdpTarget is what Target.getTargets says of one target.
-type cdpTarget struct {
-	TargetID         string `json:"targetId"`
-	Type             string `json:"type"`
-	BrowserContextID string `json:"browserContextId"`
-}
-
 // pageTargets are the browser's page targets, in every browser context.
-func pageTargets(ctx context.Context, conn *cdpConn) ([]cdpTarget, error) {
-	raw, err := conn.call(ctx, "", "Target.getTargets", nil)
+func pageTargets(ctx context.Context, conn *cdpConn) ([]*target.Info, error) {
+	t, err := cdp.Call(ctx, cdpSession{conn: conn}, target.GetTargets, target.GetTargetsParams{})
 	if err != nil {
 		return nil, err
 	}
-	var t struct {
-		TargetInfos []cdpTarget `json:"targetInfos"`
-	}
-	if err := json.Unmarshal(raw, &t); err != nil {
-		return nil, err
-	}
-	var pages []cdpTarget
+	var pages []*target.Info
 	for _, ti := range t.TargetInfos {
-		if ti.Type == "page" {
+		if ti != nil && ti.Type == "page" {
 			pages = append(pages, ti)
 		}
 	}
@@ -846,9 +800,11 @@ func (e *cdpEngine) closeOthers(ctx context.Context, conn *cdpConn, page *cdpPag
 			return err
 		}
 		for _, id := range others {
-			if _, err := conn.call(ctx, "", "Target.closeTarget", map[string]any{"targetId": id}); err != nil {
-				var f *cdpFault
-				if !errors.As(err, &f) { // one that closed meanwhile has no target left
+			if _, err := cdp.Call(ctx, cdpSession{conn: conn}, target.CloseTarget, target.CloseTargetParams{TargetID: target.ID(id)}); err != nil {
+				// One that closed meanwhile has no target left: CDP says so with
+				// -32602 ("No target with given id found"), the code of every invalid
+				// parameter, so any error reply is taken for it, as before.
+				if _, fault := asCDPError(err); !fault {
 					return fmt.Errorf("close a window the case opened: %w", err)
 				}
 			}
@@ -952,15 +908,12 @@ func (e *cdpEngine) Screenshot(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := conn.call(ctx, page.session, "Page.captureScreenshot", map[string]any{"format": "png"})
+	s, err := cdp.Call(ctx, cdpSession{conn, page.session}, cdppage.CaptureScreenshot, cdppage.CaptureScreenshotParams{Format: cdppage.CaptureScreenshotFormatPng})
 	if err != nil {
+		if undecoded := (*cdpResultError)(nil); errors.As(err, &undecoded) {
+			return nil, e.errorf("screenshot: %w", err)
+		}
 		return nil, e.failed(context.WithValue(ctx, opKey{}, "screenshot"), "screenshot", err)
 	}
-	var s struct {
-		Data string `json:"data"`
-	}
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, e.errorf("screenshot: %w", err)
-	}
-	return base64.StdEncoding.DecodeString(s.Data)
+	return s.Data, nil // cdproto decodes its base64
 }
