@@ -1,9 +1,11 @@
 package browser
 
 // The system Chromium over the Chrome DevTools Protocol with the oracle's own client
-// (--chromium-route=cdp, docs/cdp-route.md), in three files: the engine (this file:
-// launch, the page and its events, Load, Reset, Keep, Prepare, relaunch, Close), the
-// Chromium process (cdp_process.go), and the wire (cdp_wire.go). No Playwright
+// (--chromium-route=cdp, docs/cdp-route.md), in these files: the engine (this file:
+// launch, the page's setup, Load, Visit, navigation, Screenshot), the page and its
+// events (cdp_page.go), the reset, Keep and Prepare (cdp_reset.go), the typed
+// commands and the route's errors (cdp_session.go), the Chromium process
+// (cdp_process.go), and the wire (cdp_wire.go). No Playwright
 // driver: a case is one Runtime.evaluate where Playwright's route relays it and its
 // events through node. The page is set up as Playwright sets up its pages (viewport
 // and screen, focus emulation, media features, downloads refused, dialogs dismissed),
@@ -11,16 +13,20 @@ package browser
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/inspector"
+	cdppage "github.com/chromedp/cdproto/page"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
 	"github.com/layout-oracle/oracle/inpage"
-	"github.com/mxschmitt/playwright-go"
 	"github.com/rs/zerolog"
 )
 
@@ -60,72 +66,6 @@ type cdpEngine struct {
 	page  *cdpPage // nil: none open (a case closed it); the next call opens one
 	blank bool     // the page is on the about:blank the reset's navigation made, no case in it yet
 	kept  bool     // the page holds an inert case (Keep) the next Load writes over
-}
-
-// cdpPage is the page's target and session, and what its events said: the main
-// frame's URL and load, and whether it crashed or closed.
-type cdpPage struct {
-	target, session string
-
-	mu      sync.Mutex
-	url     string
-	failed  bool // the document is the error page of a navigation that failed
-	loaded  bool
-	seq     int           // main-frame navigations committed so far
-	changed chan struct{} // closed and replaced at every event above
-	ended   chan struct{} // closed when the page crashed or closed
-	crashed bool
-}
-
-func newCDPPage(target, session string) *cdpPage {
-	return &cdpPage{target: target, session: session, url: "about:blank", changed: make(chan struct{}), ended: make(chan struct{})}
-}
-
-// update changes the page's state under its lock and wakes whoever waits on it.
-func (p *cdpPage) update(f func()) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	f()
-	close(p.changed)
-	p.changed = make(chan struct{})
-}
-
-// end marks the page closed, or crashed.
-func (p *cdpPage) end(crashed bool) {
-	p.update(func() {
-		p.crashed = p.crashed || crashed
-		select {
-		case <-p.ended:
-		default:
-			close(p.ended)
-		}
-	})
-}
-
-// state is the page's URL, whether that document loaded, how many navigations
-// committed, whether it is gone, and a channel closed at its next change.
-func (p *cdpPage) state() (url string, loaded bool, seq int, gone bool, changed <-chan struct{}) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	select {
-	case <-p.ended:
-		gone = true
-	default:
-	}
-	return p.url, p.loaded, p.seq, gone, p.changed
-}
-
-// navigationFailed says whether the page's document is a failed navigation's error page.
-func (p *cdpPage) navigationFailed() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.failed
-}
-
-func (p *cdpPage) isCrashed() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.crashed
 }
 
 // LaunchCDP launches Chromium and opens its page at the spec's viewport.
@@ -170,39 +110,35 @@ func (e *cdpEngine) startBrowser(ctx context.Context) error {
 // openBrowser reads the build, makes the browser context (downloads refused, the
 // launch profile's grants) and opens the page in it.
 func (e *cdpEngine) openBrowser(ctx context.Context, conn *cdpConn) (version, bctx string, page *cdpPage, err error) {
-	raw, err := conn.call(ctx, "", "Browser.getVersion", nil)
+	b := cdpSession{conn: conn}
+	v, err := cdp.Call(ctx, b, cdpbrowser.GetVersion, cdp.Empty{})
 	if err != nil {
 		return "", "", nil, err
 	}
-	var v struct {
-		Product string `json:"product"`
-	}
-	if err := json.Unmarshal(raw, &v); err != nil || !strings.Contains(v.Product, "/") {
-		return "", "", nil, fmt.Errorf("Browser.getVersion gave no product: %s", raw)
+	if !strings.Contains(v.Product, "/") {
+		return "", "", nil, fmt.Errorf("Browser.getVersion gave no product: %+v", v)
 	}
 	version = v.Product[strings.Index(v.Product, "/")+1:] // as Playwright reports it: HeadlessChrome/156.0… -> 156.0…
 	// Every page target of the context, for the popups' dialogs (event).
-	if _, err := conn.call(ctx, "", "Target.setDiscoverTargets", map[string]any{"discover": true}); err != nil {
+	if _, err := cdp.Call(ctx, b, target.SetDiscoverTargets, target.SetDiscoverTargetsParams{Discover: true}); err != nil {
 		return "", "", nil, err
 	}
-	raw, err = conn.call(ctx, "", "Target.createBrowserContext", map[string]any{"disposeOnDetach": true})
+	c, err := cdp.Call(ctx, b, target.CreateBrowserContext, target.CreateBrowserContextParams{DisposeOnDetach: ptr(true)})
 	if err != nil {
 		return "", "", nil, err
 	}
-	var c struct {
-		BrowserContextID string `json:"browserContextId"`
+	if c.BrowserContextID == "" {
+		return "", "", nil, errors.New("Target.createBrowserContext gave no id")
 	}
-	if err := json.Unmarshal(raw, &c); err != nil || c.BrowserContextID == "" {
-		return "", "", nil, fmt.Errorf("Target.createBrowserContext gave no id: %s", raw)
-	}
-	bctx = c.BrowserContextID
+	bctx = string(c.BrowserContextID)
 	// A case's download is refused (docs/untrusted.md), as on the Playwright route
 	// (AcceptDownloads false).
-	if _, err := conn.call(ctx, "", "Browser.setDownloadBehavior", map[string]any{"behavior": "deny", "browserContextId": bctx}); err != nil {
+	if _, err := cdp.Call(ctx, b, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
+		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorDeny, BrowserContextID: c.BrowserContextID}); err != nil {
 		return "", "", nil, err
 	}
 	if len(e.opts.Permissions) > 0 {
-		var perms []string
+		var perms []cdpbrowser.PermissionType
 		for _, p := range e.opts.Permissions {
 			name, ok := cdpPermissions[p]
 			if !ok {
@@ -210,7 +146,7 @@ func (e *cdpEngine) openBrowser(ctx context.Context, conn *cdpConn) (version, bc
 			}
 			perms = append(perms, name)
 		}
-		if _, err := conn.call(ctx, "", "Browser.grantPermissions", map[string]any{"permissions": perms, "browserContextId": bctx}); err != nil {
+		if _, err := cdp.Call(ctx, b, grantPermissions, grantPermissionsParams{Permissions: perms, BrowserContextID: c.BrowserContextID}); err != nil {
 			return "", "", nil, err
 		}
 	}
@@ -220,10 +156,11 @@ func (e *cdpEngine) openBrowser(ctx context.Context, conn *cdpConn) (version, bc
 
 // cdpPermissions are Playwright's permission names the launch profiles use, as CDP's
 // Browser.grantPermissions spells them (Playwright's crBrowser.ts).
-var cdpPermissions = map[string]string{
-	"camera": "videoCapture", "microphone": "audioCapture", "geolocation": "geolocation",
-	"notifications": "notifications", "midi": "midi", "clipboard-read": "clipboardReadWrite",
-	"clipboard-write": "clipboardSanitizedWrite",
+var cdpPermissions = map[string]cdpbrowser.PermissionType{
+	"camera": cdpbrowser.PermissionTypeVideoCapture, "microphone": cdpbrowser.PermissionTypeAudioCapture,
+	"geolocation": cdpbrowser.PermissionTypeGeolocation, "notifications": cdpbrowser.PermissionTypeNotifications,
+	"midi": cdpbrowser.PermissionTypeMidi, "clipboard-read": cdpbrowser.PermissionTypeClipboardReadWrite,
+	"clipboard-write": cdpbrowser.PermissionTypeClipboardSanitizedWrite,
 }
 
 // openPage opens a page in bctx and sets it up as Playwright sets up each of its
@@ -231,172 +168,80 @@ var cdpPermissions = map[string]string{
 // page has the focus, as a headless browser's only window would), the pinned media
 // features, and the init scripts.
 func (e *cdpEngine) openPage(ctx context.Context, conn *cdpConn, bctx string) (*cdpPage, error) {
-	raw, err := conn.call(ctx, "", "Target.createTarget", map[string]any{"url": "about:blank", "browserContextId": bctx})
+	b := cdpSession{conn: conn}
+	t, err := cdp.Call(ctx, b, target.CreateTarget, target.CreateTargetParams{URL: "about:blank", BrowserContextID: cdp.BrowserContextID(bctx)})
 	if err != nil {
 		return nil, err
 	}
-	var t struct {
-		TargetID string `json:"targetId"`
+	if t.TargetID == "" {
+		return nil, errors.New("Target.createTarget gave no target")
 	}
-	if err := json.Unmarshal(raw, &t); err != nil || t.TargetID == "" {
-		return nil, fmt.Errorf("Target.createTarget gave no target: %s", raw)
-	}
-	raw, err = conn.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": t.TargetID, "flatten": true})
+	a, err := cdp.Call(ctx, b, target.AttachToTarget, target.AttachToTargetParams{TargetID: t.TargetID, Flatten: ptr(true)})
 	if err != nil {
 		return nil, err
 	}
-	var a struct {
-		SessionID string `json:"sessionId"`
+	if a.SessionID == "" {
+		return nil, errors.New("Target.attachToTarget gave no session")
 	}
-	if err := json.Unmarshal(raw, &a); err != nil || a.SessionID == "" {
-		return nil, fmt.Errorf("Target.attachToTarget gave no session: %s", raw)
-	}
-	page := newCDPPage(t.TargetID, a.SessionID)
+	page := newCDPPage(string(t.TargetID), string(a.SessionID))
 	e.mu.Lock()
 	e.page = page // its events from now on
 	e.mu.Unlock()
-	s := a.SessionID
-	steps := []struct {
-		method string
-		params map[string]any
-	}{
-		{"Page.enable", nil},
-		{"Inspector.enable", nil},
-		{"Emulation.setFocusEmulationEnabled", map[string]any{"enabled": true}},
-		{"Emulation.setDeviceMetricsOverride", map[string]any{"width": viewportWidth, "height": viewportHeight,
-			"deviceScaleFactor": 1, "mobile": false, "screenWidth": screenWidth, "screenHeight": screenHeight,
-			"screenOrientation": map[string]any{"angle": 0, "type": "landscapePrimary"}}},
-		{"Emulation.setEmulatedMedia", map[string]any{"media": "", "features": []map[string]string{
-			{"name": "prefers-color-scheme", "value": "light"},
-			{"name": "prefers-reduced-motion", "value": "no-preference"},
-			{"name": "forced-colors", "value": "none"},
-			{"name": "prefers-contrast", "value": "no-preference"},
-		}}},
-	}
-	for _, src := range e.opts.InitScripts {
-		steps = append(steps, struct {
-			method string
-			params map[string]any
-		}{"Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": src, "runImmediately": true}})
-	}
-	for _, st := range steps {
-		if _, err := conn.call(ctx, s, st.method, st.params); err != nil {
-			return nil, err
-		}
+	s := cdpSession{conn: conn, id: page.session}
+	if err := e.setUpPage(ctx, s); err != nil {
+		return nil, err
 	}
 	// The window the viewport's size too, as Playwright sizes it (a new target's
 	// window is not: outerWidth 780 there, 800 on Playwright's route).
-	raw, err = conn.call(ctx, "", "Browser.getWindowForTarget", map[string]any{"targetId": t.TargetID})
+	w, err := cdp.Call(ctx, b, cdpbrowser.GetWindowForTarget, cdpbrowser.GetWindowForTargetParams{TargetID: t.TargetID})
 	if err != nil {
 		return nil, err
 	}
-	var w struct {
-		WindowID int `json:"windowId"`
-	}
-	if err := json.Unmarshal(raw, &w); err != nil {
-		return nil, fmt.Errorf("Browser.getWindowForTarget: %w", err)
-	}
-	if _, err := conn.call(ctx, "", "Browser.setWindowBounds", map[string]any{"windowId": w.WindowID,
-		"bounds": map[string]any{"width": viewportWidth, "height": viewportHeight}}); err != nil {
+	if _, err := cdp.Call(ctx, b, cdpbrowser.SetWindowBounds, cdpbrowser.SetWindowBoundsParams{WindowID: w.WindowID,
+		Bounds: &cdpbrowser.Bounds{Width: int64(viewportWidth), Height: int64(viewportHeight)}}); err != nil {
 		return nil, err
 	}
 	return page, nil
 }
 
-// event takes the browser's events (on the wire's reader: it sends, never calls).
-func (e *cdpEngine) event(session, method string, params json.RawMessage) {
-	e.mu.Lock()
-	page, conn, bctx := e.page, e.conn, e.bctx
-	e.mu.Unlock()
-	switch method {
-	case "Page.javascriptDialogOpening":
-		// Playwright's answer to a dialog no one listens for: a beforeunload is
-		// accepted (the page may leave), every other dialog dismissed.
-		var d struct {
-			Type string `json:"type"`
-		}
-		_ = json.Unmarshal(params, &d)
-		if conn != nil {
-			conn.send(session, "Page.handleJavaScriptDialog", map[string]any{"accept": d.Type == "beforeunload"})
-		}
-		return
-	case "Target.targetCreated":
-		// A window the case opened: its dialogs are answered too (a popup's alert
-		// would otherwise hold a renderer the page may share).
-		var t struct {
-			TargetInfo struct {
-				TargetID         string `json:"targetId"`
-				Type             string `json:"type"`
-				BrowserContextID string `json:"browserContextId"`
-			} `json:"targetInfo"`
-		}
-		_ = json.Unmarshal(params, &t)
-		ti := t.TargetInfo
-		if conn != nil && ti.Type == "page" && ti.BrowserContextID == bctx && (page == nil || ti.TargetID != page.target) {
-			conn.send("", "Target.attachToTarget", map[string]any{"targetId": ti.TargetID, "flatten": true})
-		}
-		return
-	case "Target.attachedToTarget":
-		var a struct {
-			SessionID  string `json:"sessionId"`
-			TargetInfo struct {
-				Type string `json:"type"`
-			} `json:"targetInfo"`
-		}
-		_ = json.Unmarshal(params, &a)
-		if conn != nil && a.TargetInfo.Type == "page" && (page == nil || a.SessionID != page.session) {
-			conn.send(a.SessionID, "Page.enable", nil)
-		}
-		return
-	case "Target.detachedFromTarget":
-		var d struct {
-			SessionID string `json:"sessionId"`
-		}
-		_ = json.Unmarshal(params, &d)
-		if page != nil && d.SessionID == page.session {
-			page.end(false)
-		}
-		return
+// setUpPage sets up a new page's session as Playwright sets up its pages: its events,
+// focus emulation, the viewport on the pinned screen, the pinned media features and
+// the init scripts.
+func (e *cdpEngine) setUpPage(ctx context.Context, s cdpSession) error {
+	if _, err := cdp.Call(ctx, s, cdppage.Enable, cdppage.EnableParams{}); err != nil {
+		return err
 	}
-	if page == nil || session != page.session {
-		return
+	if _, err := cdp.Call(ctx, s, inspector.Enable, cdp.Empty{}); err != nil {
+		return err
 	}
-	switch method {
-	case "Page.frameNavigated":
-		var f struct {
-			Frame struct {
-				ParentID       string `json:"parentId"`
-				URL            string `json:"url"`
-				URLFragment    string `json:"urlFragment"`
-				UnreachableURL string `json:"unreachableUrl"`
-			} `json:"frame"`
-		}
-		if json.Unmarshal(params, &f) == nil && f.Frame.ParentID == "" {
-			fr := f.Frame
-			page.update(func() {
-				page.url, page.failed, page.loaded, page.seq = fr.URL+fr.URLFragment, fr.UnreachableURL != "", false, page.seq+1
-				if page.failed {
-					page.url = fr.UnreachableURL // the error page stands for the url it could not load
-				}
-			})
-		}
-	case "Page.navigatedWithinDocument":
-		var n struct {
-			FrameID string `json:"frameId"`
-			URL     string `json:"url"`
-		}
-		if json.Unmarshal(params, &n) == nil && n.FrameID == page.target { // the main frame's id is its target's
-			page.update(func() { page.url = n.URL })
-		}
-	case "Page.loadEventFired":
-		page.update(func() { page.loaded = true })
-	case "Inspector.targetCrashed":
-		e.log.Warn().Msg("page crashed; the browser relaunches on the next call")
-		page.end(true)
-	case "Inspector.detached":
-		page.end(false)
+	if _, err := cdp.Call(ctx, s, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true}); err != nil {
+		return err
 	}
+	if _, err := cdp.Call(ctx, s, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
+		Width: int64(viewportWidth), Height: int64(viewportHeight), DeviceScaleFactor: 1, Mobile: false,
+		ScreenWidth: screenWidth, ScreenHeight: screenHeight,
+		ScreenOrientation: &emulation.ScreenOrientation{Angle: 0, Type: emulation.ScreenOrientationTypeLandscapePrimary},
+	}); err != nil {
+		return err
+	}
+	if _, err := cdp.Call(ctx, s, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Media: "", Features: []*emulation.MediaFeature{
+		{Name: "prefers-color-scheme", Value: "light"},
+		{Name: "prefers-reduced-motion", Value: "no-preference"},
+		{Name: "forced-colors", Value: "none"},
+		{Name: "prefers-contrast", Value: "no-preference"},
+	}}); err != nil {
+		return err
+	}
+	for _, src := range e.opts.InitScripts {
+		if _, err := cdp.Call(ctx, s, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{Source: src, RunImmediately: ptr(true)}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
+
+// ptr is a pointer to v: cdproto's optional parameters.
+func ptr[T any](v T) *T { return &v }
 
 // current is the connection and page a call works on, opening a page when a case
 // closed the last one.
@@ -423,7 +268,7 @@ func (e *cdpEngine) current(ctx context.Context) (*cdpConn, *cdpPage, error) {
 // a new document and global (about:blank to about:blank adds no history entry).
 func (e *cdpEngine) navigateBlank(ctx context.Context, conn *cdpConn, page *cdpPage) error {
 	_, _, before, _, _ := page.state()
-	if _, err := conn.call(ctx, page.session, "Page.navigate", map[string]any{"url": "about:blank"}); err != nil {
+	if _, err := cdp.Call(ctx, cdpSession{conn, page.session}, cdppage.Navigate, cdppage.NavigateParams{URL: "about:blank"}); err != nil {
 		return err
 	}
 	return e.waitFor(ctx, page, "about:blank", true, before)
@@ -472,14 +317,10 @@ func (e *cdpEngine) navigationError(ctx context.Context, page *cdpPage, url stri
 		}
 	}
 	code := "net::ERR_FAILED"
-	raw, err := conn.call(ctx, page.session, "Runtime.evaluate", map[string]any{"expression": inpage.CDPNetError, "returnByValue": true})
-	var r struct {
-		Result struct {
-			Value string `json:"value"`
-		} `json:"result"`
-	}
-	if err == nil && json.Unmarshal(raw, &r) == nil && r.Result.Value != "" {
-		code = "net::" + r.Result.Value
+	r, err := cdp.Call(ctx, cdpSession{conn, page.session}, cdpruntime.Evaluate, cdpruntime.EvaluateParams{Expression: inpage.CDPNetError, ReturnByValue: ptr(true)})
+	var name string
+	if err == nil && r.Result != nil && json.Unmarshal(r.Result.Value, &name) == nil && name != "" {
+		code = "net::" + name
 	}
 	return &navigationFailure{code + " at " + url}
 }
@@ -493,9 +334,9 @@ func (f *navigationFailure) Error() string { return f.text }
 // Playwright's route.
 func (e *cdpEngine) pageGone(page *cdpPage) error {
 	if page.isCrashed() {
-		return evaluateError("Target crashed")
+		return &pageScriptError{"Target crashed"}
 	}
-	return fmt.Errorf("%w: Target page, context or browser has been closed", playwright.ErrTargetClosed)
+	return fmt.Errorf("%w: Target page, context or browser has been closed", errTargetClosed)
 }
 
 // Load evaluates the case program on the reset's about:blank (or a kept inert case's
@@ -532,53 +373,49 @@ func (e *cdpEngine) Load(ctx context.Context, html, fn string, args ...any) (jso
 }
 
 // evaluate calls fn with arg (plain JSON) on page with no user gesture
-// (runtimeEvaluate) and returns its value. An exception is the case's error; a page
+// (cdpEvaluateParams) and returns its value. An exception is the case's error; a page
 // that crashed or closed under the call, or a call past its deadline, leaves the
 // engine broken (the next call relaunches it: a busy loop holds the renderer).
 func (e *cdpEngine) evaluate(ctx context.Context, conn *cdpConn, page *cdpPage, fn string, arg any) (any, error) {
-	params, err := runtimeEvaluate(fn, arg)
+	params, err := cdpEvaluateParams(fn, arg)
 	if err != nil {
 		return nil, err
 	}
 	type sent struct {
-		reply json.RawMessage
+		reply cdpruntime.EvaluateResult
 		err   error
 	}
 	done := make(chan sent, 1)
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
-		reply, err := conn.call(cctx, page.session, "Runtime.evaluate", params)
+		reply, err := cdp.Call(cctx, cdpSession{conn, page.session}, cdpruntime.Evaluate, params)
 		done <- sent{reply, err}
 	}()
 	select {
 	case s := <-done:
 		if s.err != nil {
-			var f *cdpFault
-			if errors.As(s.err, &f) && contextGone(f.message) {
-				return nil, evaluateError("Execution context was destroyed, most likely because of a navigation.")
+			if lostContext(s.err) {
+				return nil, &pageScriptError{"Execution context was destroyed, most likely because of a navigation."}
 			}
-			if _, _, _, gone, _ := page.state(); gone && errors.As(s.err, &f) {
-				return nil, e.pageGone(page)
+			if _, fault := asCDPError(s.err); fault {
+				if targetClosed(s.err) {
+					page.end(false) // its session is gone: the next call opens a new page
+				}
+				if _, _, _, gone, _ := page.state(); gone {
+					return nil, e.pageGone(page)
+				}
 			}
 			return nil, e.failed(ctx, "evaluate", s.err)
 		}
-		return runtimeEvaluated(s.reply)
+		return cdpEvaluated(s.reply)
 	case <-page.ended:
 		// A crashed renderer never answers.
 		if page.isCrashed() {
-			return nil, e.failed(ctx, "page crashed", evaluateError("Target crashed"))
+			return nil, e.failed(ctx, "page crashed", &pageScriptError{"Target crashed"})
 		}
 		return nil, e.pageGone(page)
 	}
-}
-
-// contextGone says a CDP error is the page's JavaScript context going away under a
-// call (a navigation), in V8's and the protocol's words (cdpError's).
-func contextGone(msg string) bool {
-	return strings.Contains(msg, "Cannot find context with specified id") ||
-		strings.Contains(msg, "Inspected target navigated or closed") ||
-		strings.Contains(msg, "Execution context was destroyed.")
 }
 
 // evaluateJSON is evaluate of a function whose value is JSON text.
@@ -672,275 +509,21 @@ func (e *cdpEngine) navigateTo(ctx context.Context, url string, load bool) (*cdp
 func (e *cdpEngine) replaceTo(ctx context.Context, conn *cdpConn, page *cdpPage, url string, load bool) error {
 	_, _, before, _, _ := page.state()
 	if strings.HasPrefix(url, "file:") {
-		if _, err := conn.call(ctx, page.session, "Page.navigate", map[string]any{"url": url}); err != nil {
+		if _, err := cdp.Call(ctx, cdpSession{conn, page.session}, cdppage.Navigate, cdppage.NavigateParams{URL: url}); err != nil {
 			return err
 		}
 		return e.waitFor(ctx, page, url, true, before)
 	}
-	params, err := runtimeEvaluate(replaceScript(false), url)
+	params, err := cdpEvaluateParams(replaceScript(false), url)
 	if err != nil {
 		return err
 	}
-	var f *cdpFault
-	if _, err := conn.call(ctx, page.session, "Runtime.evaluate", params); err != nil && !errors.As(err, &f) {
-		return err // the navigation may end the call's context first: a fault is no failure
+	if _, err := cdp.Call(ctx, cdpSession{conn, page.session}, cdpruntime.Evaluate, params); err != nil {
+		if _, fault := asCDPError(err); !fault {
+			return err // the navigation may end the call's context first: a CDP error reply is no failure
+		}
 	}
 	return e.waitFor(ctx, page, url, load, before)
-}
-
-// Reset gives the next case a new about:blank document and global, with the first
-// case's guarantees (docs/untrusted.md, "Per-case state"): no window but the page,
-// window.name cleared, history.length 1, the focus. A case that added history
-// entries, closed its window or took the focus for good costs a new page; a page that
-// cannot reset in time, a relaunch.
-func (e *cdpEngine) Reset(ctx context.Context) error {
-	e.mu.Lock()
-	e.kept, e.blank = false, false
-	e.mu.Unlock()
-	if relaunched, err := e.renew(ctx); err != nil || relaunched {
-		// A relaunched browser's page is new, as the first case's was: nothing to reset.
-		// (Resetting it would run in what the relaunch left of ctx, often nothing after
-		// a hung case, fail, and relaunch the browser a second time.)
-		return err
-	}
-	ctx = context.WithValue(ctx, opKey{}, "reset to about:blank")
-	err := e.reset(ctx)
-	if err == nil {
-		return nil
-	}
-	reason := "page did not reset in time"
-	if ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
-		reason = "page could not reset: " + firstLine(err)
-	}
-	e.log.Warn().Err(err).Msg(reason + "; relaunching the browser")
-	return e.relaunch(ctx, reason)
-}
-
-func (e *cdpEngine) reset(ctx context.Context) error {
-	conn, page, err := e.current(ctx)
-	if err != nil {
-		return err
-	}
-	if url, _, _, _, _ := page.state(); url != "about:blank" {
-		// A trace or url case. An about:blank the page navigates to itself inherits
-		// the page's origin, and the next case must run in an opaque one, as the
-		// first case did. First back by the page's own location.replace, which adds
-		// no history entry (the driver's navigation from elsewhere would) and ends the
-		// case's timers; then the driver's navigation below makes it opaque.
-		replaced := e.replaceTo(ctx, conn, page, "about:blank", true) == nil
-		others, err := e.otherPages(ctx, conn, page)
-		if err != nil {
-			return err
-		}
-		if !replaced || len(others) > 0 {
-			// Still the case's document, or one a window of the case's reaches (a
-			// timer it left there outlived a slow navigation, and set window.name
-			// after the check): a new page, with no check evaluated in it.
-			return e.newPage(ctx, conn)
-		}
-	}
-	if err := e.navigateBlank(ctx, conn, page); err != nil {
-		return err
-	}
-	if err := e.closeOthers(ctx, conn, page); err != nil {
-		return err
-	}
-	ok, err := e.freshAndFocused(ctx, conn, page)
-	if err != nil {
-		return err
-	}
-	if ok {
-		e.mu.Lock()
-		e.blank = true
-		e.mu.Unlock()
-		return nil
-	}
-	// The case added session-history entries (pushState, hash changes, its own
-	// navigations, an iframe's) or took the focus for good: only a new page has the
-	// first case's history, an opaque about:blank and the focus.
-	return e.newPage(ctx, conn)
-}
-
-// freshAndFocused runs the reset's check on page (it clears window.name) and says
-// whether history.length is the first case's and the page has the focus, giving the
-// focus back first when a case took it.
-func (e *cdpEngine) freshAndFocused(ctx context.Context, conn *cdpConn, page *cdpPage) (bool, error) {
-	raw, err := e.evaluateJSON(ctx, conn, page, resetCheckJS, nil)
-	if err != nil {
-		return false, err
-	}
-	var st [2]any // history.length, document.hasFocus()
-	if err := json.Unmarshal(raw, &st); err != nil {
-		return false, e.errorf("reset check: %w", err)
-	}
-	if st[0] != firstHistoryLength {
-		e.log.Debug().Str("history", string(raw)).Msg("a new page replaces this one")
-		return false, nil
-	}
-	return st[1] == true || e.refocus(ctx, conn, page), nil
-}
-
-// refocus brings page to the front (a popup took the focus) and says whether it has
-// the focus now.
-func (e *cdpEngine) refocus(ctx context.Context, conn *cdpConn, page *cdpPage) bool {
-	if _, err := conn.call(ctx, page.session, "Page.bringToFront", nil); err != nil {
-		return false
-	}
-	v, err := e.evaluate(ctx, conn, page, "document.hasFocus()", nil)
-	return err == nil && v == true
-}
-
-// otherPages lists the page targets of the engine's context but page: the popups and
-// windows a case opened.
-func (e *cdpEngine) otherPages(ctx context.Context, conn *cdpConn, page *cdpPage) ([]string, error) {
-	pages, err := pageTargets(ctx, conn)
-	if err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	bctx := e.bctx
-	e.mu.Unlock()
-	var others []string
-	for _, t := range pages {
-		if t.BrowserContextID == bctx && t.TargetID != page.target {
-			others = append(others, t.TargetID)
-		}
-	}
-	return others, nil
-}
-
-// cdpTarget is what Target.getTargets says of one target.
-type cdpTarget struct {
-	TargetID         string `json:"targetId"`
-	Type             string `json:"type"`
-	BrowserContextID string `json:"browserContextId"`
-}
-
-// pageTargets are the browser's page targets, in every browser context.
-func pageTargets(ctx context.Context, conn *cdpConn) ([]cdpTarget, error) {
-	raw, err := conn.call(ctx, "", "Target.getTargets", nil)
-	if err != nil {
-		return nil, err
-	}
-	var t struct {
-		TargetInfos []cdpTarget `json:"targetInfos"`
-	}
-	if err := json.Unmarshal(raw, &t); err != nil {
-		return nil, err
-	}
-	var pages []cdpTarget
-	for _, ti := range t.TargetInfos {
-		if ti.Type == "page" {
-			pages = append(pages, ti)
-		}
-	}
-	return pages, nil
-}
-
-// closeOthers closes every page of the context but page, without their beforeunload:
-// a popup that opens another while it is closed is caught by the next round.
-func (e *cdpEngine) closeOthers(ctx context.Context, conn *cdpConn, page *cdpPage) error {
-	for round := 0; round < 5; round++ {
-		others, err := e.otherPages(ctx, conn, page)
-		if err != nil || len(others) == 0 {
-			return err
-		}
-		for _, id := range others {
-			if _, err := conn.call(ctx, "", "Target.closeTarget", map[string]any{"targetId": id}); err != nil {
-				var f *cdpFault
-				if !errors.As(err, &f) { // one that closed meanwhile has no target left
-					return fmt.Errorf("close a window the case opened: %w", err)
-				}
-			}
-		}
-	}
-	return errors.New("the case's popups kept opening more")
-}
-
-// newPage replaces the page by a new one (an empty session history, an opaque
-// about:blank) with the focus, and closes the old one and every window the case
-// opened. The next Load navigates the new page's initial about:blank to a reset's.
-func (e *cdpEngine) newPage(ctx context.Context, conn *cdpConn) error {
-	e.mu.Lock()
-	bctx := e.bctx
-	e.mu.Unlock()
-	page, err := e.openPage(ctx, conn, bctx)
-	if err != nil {
-		return err
-	}
-	if err := e.closeOthers(ctx, conn, page); err != nil {
-		return err
-	}
-	if ok, err := e.freshAndFocused(ctx, conn, page); err != nil || !ok {
-		return errors.Join(err, errors.New("the new page is not fresh or has no focus"))
-	}
-	return nil
-}
-
-// Keep keeps the page as the inert case that just ran on it left it (Keeper): open,
-// not crashed, on about:blank (its events say so), the only page of its context
-// (one round trip to the browser process).
-func (e *cdpEngine) Keep() bool {
-	e.mu.Lock()
-	conn, page, ok := e.conn, e.page, !e.closed && e.relaunchReasonLocked() == ""
-	e.kept = false
-	e.mu.Unlock()
-	if !ok || page == nil {
-		return false
-	}
-	if url, _, _, gone, _ := page.state(); gone || url != "about:blank" {
-		return false
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
-	defer cancel()
-	others, err := e.otherPages(ctx, conn, page)
-	if err != nil || len(others) > 0 {
-		return false
-	}
-	e.mu.Lock()
-	e.kept = e.page == page
-	e.mu.Unlock()
-	return true
-}
-
-// Prepare checks the idle page before a case (pool.go): it must answer a trivial
-// evaluation within probeTimeout and have the focus; otherwise the browser relaunches.
-func (e *cdpEngine) Prepare(ctx context.Context) error {
-	if err := e.ensure(ctx); err != nil {
-		return err
-	}
-	e.mu.Lock()
-	conn, page := e.conn, e.page
-	e.mu.Unlock()
-	if page == nil {
-		return nil // the case opens a new one
-	}
-	if _, _, _, gone, _ := page.state(); gone && !page.isCrashed() {
-		return nil
-	}
-	pctx, cancel := context.WithTimeout(context.WithValue(ctx, opKey{}, "check of the idle page"), probeTimeout)
-	defer cancel()
-	v, err := e.evaluate(pctx, conn, page, "document.hasFocus()", nil)
-	if err == nil && (v == true || e.refocus(pctx, conn, page)) {
-		return nil
-	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	reason := "idle page lost the focus, and it could not be given back"
-	if err != nil {
-		reason = "idle page failed a check: " + firstLine(err)
-	}
-	e.log.Warn().Msg(reason + "; relaunching the browser")
-	return e.relaunch(ctx, reason)
-}
-
-// pageCrashedLocked is the page's relaunch reason: its renderer died. e.mu is held.
-func (e *cdpEngine) pageCrashedLocked() string {
-	if e.page != nil && e.page.isCrashed() {
-		return "page crashed"
-	}
-	return ""
 }
 
 // Screenshot is the page's viewport as PNG (Page.captureScreenshot).
@@ -952,15 +535,12 @@ func (e *cdpEngine) Screenshot(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := conn.call(ctx, page.session, "Page.captureScreenshot", map[string]any{"format": "png"})
+	s, err := cdp.Call(ctx, cdpSession{conn, page.session}, cdppage.CaptureScreenshot, cdppage.CaptureScreenshotParams{Format: cdppage.CaptureScreenshotFormatPng})
 	if err != nil {
+		if undecoded := (*cdpResultError)(nil); errors.As(err, &undecoded) {
+			return nil, e.errorf("screenshot: %w", err)
+		}
 		return nil, e.failed(context.WithValue(ctx, opKey{}, "screenshot"), "screenshot", err)
 	}
-	var s struct {
-		Data string `json:"data"`
-	}
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, e.errorf("screenshot: %w", err)
-	}
-	return base64.StdEncoding.DecodeString(s.Data)
+	return s.Data, nil // cdproto decodes its base64
 }

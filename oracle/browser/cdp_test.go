@@ -6,6 +6,7 @@ package browser
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -311,4 +312,34 @@ func TestCDPVisitAndLoadURL(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `["",null,1,"about:blank","null",true]`, string(raw), "an opaque about:blank after a url case")
 	assert.Equal(t, 0, e.Health().Restarts)
+}
+
+// A launch profile's grants reach the page (Browser.grantPermissions: the pinned
+// protocol no longer has it, Chromium 156 serves it; cdp_session.go), and a grant the
+// route cannot name is refused at launch.
+func TestCDPGrantsTheProfilesPermissions(t *testing.T) {
+	testutil.NeedsBrowsers(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<p>page</p>")
+	}))
+	defer srv.Close()
+	s := cdpTestSettings(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	e, err := LaunchCDP(ctx, CDPOptions{Args: s.ChromiumArgs, Env: s.Env, Permissions: []string{"geolocation", "notifications"}}, testLogger(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { e.Close() })
+	states := `async function () { const q = n => navigator.permissions.query({name: n}).then(s => s.state);
+		return [await q('geolocation'), await q('notifications'), await q('camera')]; }`
+	raw, err := e.Visit(ctx, srv.URL+"/", states)
+	require.NoError(t, err)
+	var got []string
+	require.NoError(t, json.Unmarshal(raw, &got))
+	require.Len(t, got, 3)
+	assert.Equal(t, []string{"granted", "granted"}, got[:2], "the profile's grants")
+	assert.NotEqual(t, "granted", got[2], "camera was not granted")
+
+	_, err = LaunchCDP(ctx, CDPOptions{Args: s.ChromiumArgs, Env: s.Env, Permissions: []string{"no-such-grant"}}, testLogger(t))
+	assert.ErrorIs(t, err, ErrNotOnCDPRoute)
 }

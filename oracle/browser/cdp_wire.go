@@ -31,6 +31,7 @@ type cdpConn struct {
 	wtoken  chan struct{} // holds a token while one message is written
 	calls   *pendingCalls[cdpMessage]
 	onEvent func(session, method string, params json.RawMessage)
+	subs    cdpSubscriptions // cdp.Session's Subscribe (cdp_session.go)
 	log     zerolog.Logger
 }
 
@@ -42,23 +43,24 @@ type cdpMessage struct {
 	Params    json.RawMessage `json:"params"`
 	Result    json.RawMessage `json:"result"`
 	Error     *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
+		Code    int64           `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"` // a string in Chromium's replies
 	} `json:"error"`
+}
+
+// cdpCommand is a command as the wire sends it (params: cdpSession.Call's encoded
+// cdproto parameters).
+type cdpCommand struct {
+	ID        int    `json:"id"`
+	Method    string `json:"method"`
+	Params    any    `json:"params"`
+	SessionID string `json:"sessionId,omitempty"` // "": the browser's own session
 }
 
 // errCDPGone is a call on a connection the browser ended (it exited or closed its
 // pipe) or that stopped taking our writes; the error says which.
 var errCDPGone = errors.New("CDP pipe closed")
-
-// cdpFault is a CDP error reply.
-type cdpFault struct {
-	method  string
-	code    int
-	message string
-}
-
-func (e *cdpFault) Error() string { return fmt.Sprintf("%s: %s (%d)", e.method, e.message, e.code) }
 
 // newCDPConn reads messages from r until it ends, each at most maxMessage bytes (a
 // larger one ends the connection, as the BiDi route's read limit does, and every
@@ -96,6 +98,9 @@ func (c *cdpConn) read(maxMessage int64) {
 			if m.Method != "" && c.onEvent != nil {
 				c.onEvent(m.SessionID, m.Method, m.Params)
 			}
+			if m.Method != "" {
+				c.subs.publish(m.SessionID, m.Method, m.Params)
+			}
 			continue
 		}
 		c.calls.deliver(*m.ID, wireResult[cdpMessage]{reply: m})
@@ -109,6 +114,7 @@ func (c *cdpConn) read(maxMessage int64) {
 	default:
 		c.calls.end(fmt.Errorf("%w (%v)", errCDPGone, err))
 	}
+	c.subs.end()
 }
 
 // alive says whether the connection still reads.
@@ -118,23 +124,20 @@ func (c *cdpConn) alive() bool { return c.calls.alive() }
 func (c *cdpConn) reason() error { return c.calls.reason() }
 
 // call sends one command (to session, or to the browser when "") and waits for its
-// reply under ctx; an error reply is a *cdpFault naming the command. ctx's end is
+// reply under ctx; an error reply is a *cdpReplyError naming the command. ctx's end is
 // ctx.Err() itself; any other error names the command and why.
 func (c *cdpConn) call(ctx context.Context, session, method string, params any) (json.RawMessage, error) {
 	if c == nil {
 		return nil, fmt.Errorf("%s: %w", method, errEngineClosed)
 	}
 	if params == nil {
-		params = map[string]any{}
+		params = json.RawMessage("{}")
 	}
 	if why := c.calls.reason(); why != nil {
 		return nil, fmt.Errorf("%s: %w", method, why)
 	}
 	id, ch := c.calls.add()
-	m := map[string]any{"id": id, "method": method, "params": params}
-	if session != "" {
-		m["sessionId"] = session
-	}
+	m := cdpCommand{ID: id, Method: method, Params: params, SessionID: session}
 	var msg bytes.Buffer
 	enc := json.NewEncoder(&msg)
 	enc.SetEscapeHTML(false) // markup stays its size: no \u003c for every <
@@ -164,7 +167,7 @@ func (c *cdpConn) call(ctx context.Context, session, method string, params any) 
 	case err != nil:
 		return nil, fmt.Errorf("%s: %w", method, err)
 	case r.Error != nil:
-		return nil, &cdpFault{method: method, code: r.Error.Code, message: r.Error.Message}
+		return nil, &cdpReplyError{Method: method, Code: r.Error.Code, Message: r.Error.Message, Data: errorData(r.Error.Data)}
 	}
 	return r.Result, nil
 }
@@ -218,21 +221,11 @@ func (c *cdpConn) write(ctx context.Context, msg []byte) error {
 	return nil
 }
 
-// send is call with no wait for the reply (a dialog's answer, a termination).
-func (c *cdpConn) send(session, method string, params any) {
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
-		defer cancel()
-		if _, err := c.call(ctx, session, method, params); err != nil {
-			c.log.Debug().Str("method", method).Err(err).Msg("CDP command sent without waiting failed")
-		}
-	}()
-}
-
 // close ends the connection for why (the browser's end may already be gone): every
 // call waiting on it, and every later one, gets why.
 func (c *cdpConn) close(why error) {
 	c.calls.end(why)
+	c.subs.end()
 	_ = c.w.Close()
 	_ = c.r.Close()
 }
