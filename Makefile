@@ -109,7 +109,7 @@ bench: setup build
 	$(BIN)/bench --oracle $(BIN)/oracle --cases $(BENCH_CASES)
 	$(BIN)/bench --oracle $(BIN)/oracle --store-bench $(STORE_BENCH_CASES)
 
-# The gate of issue 25 (cmd/bench/README.md, "The gate"): the bundled cases, the
+# The gate (cmd/bench/README.md, "The gate, the versus run and the store bench"): the bundled cases, the
 # small WPT tree by url, GATE_CASES generated cases and the hostile cases, answered
 # with a new document per case and then, in two random orders, with the inert reuse;
 # prints the engine answers compared and different, and fails on any difference.

@@ -18,8 +18,8 @@ import (
 // never touch the network and keep working; file: is not the proxy's to refuse and
 // is checked by test in every engine (docs/untrusted.md).
 //
-// A proxy rather than request interception: it covers both routes (playwright-go
-// and WebDriver) and every request kind (fetch, XHR, subresources, navigations,
+// A proxy rather than request interception: it covers every route (the own CDP and
+// BiDi clients, playwright-go and WebDriver) and every request kind (fetch, XHR, subresources, navigations,
 // popups, WebSocket, sendBeacon, prefetches, the browser's own background requests)
 // the same way, with nothing to miss in a per-engine routing API.
 

@@ -18,9 +18,9 @@ import (
 var DefaultEnginePages = enginePagesFor(runtime.NumCPU())
 
 // pagesPerCPU is each engine's pages per CPU. Firefox gets half a page more than
-// the others: its case costs the most (a new document makes Playwright evaluate its
-// injected script again), and a request naming no engine is answered when its
-// slowest engine is. Measured on 2 cores (2, 3 and 2 pages: cmd/bench/README.md,
+// the others: its case cost the most when the counts were chosen (on Playwright's route a new
+// document makes Playwright evaluate its injected script again), and a request naming no engine is answered when its
+// slowest engine is. Measured on 2 cores (2, 3 and 2 pages: cmd/bench/HISTORY.md,
 // "Pages per engine"); the counts scale with the cores, since every engine's case
 // is CPU bound, up to maxDefaultPages.
 var pagesPerCPU = map[string]float64{browser.Chromium: 1, browser.Firefox: 1.5, browser.WebKit: 1}

@@ -8,7 +8,7 @@ import "github.com/layout-oracle/oracle/oracle/browser"
 // Fission is a new site: each trace navigation started or took another renderer or
 // content process (Firefox: realms destroyed and created twice, the navigation
 // committing about 0.4 s after the response on the loaded machine), which made a
-// trace cost 2-3x a geometry case in both engines (cmd/bench/README.md, "Trace: a new process per case").
+// trace cost 2-3x a geometry case in both engines (cmd/bench/HISTORY.md, "Trace: a new process per case").
 //
 // The per-case guarantees of docs/untrusted.md do not rest on processes: storage,
 // cookies, caches and service workers are keyed by origin, which stays one per case,

@@ -135,7 +135,8 @@ func idText(id json.RawMessage) string {
 var collectAndClearJS = inpage.Fill(inpage.TraceCollectAndClear, "RUN", trace.RunJS)
 
 // hasRecorderInitScript says whether the engine installs the recorder itself, before
-// any page script (Playwright's addInitScript); WebDriver classic has no such hook.
+// any page script (CDP's Page.addScriptToEvaluateOnNewDocument, BiDi's
+// script.addPreloadScript, Playwright's addInitScript); WebDriver classic has no such hook.
 func hasRecorderInitScript(e browser.Engine) bool {
 	i, ok := e.(interface{ RunsInitScripts() bool })
 	return ok && i.RunsInitScripts()

@@ -182,8 +182,10 @@ func TestClosedStdoutEndsTheOracleCleanly(t *testing.T) {
 // A supervisor that closes the oracle's stderr must not end it (issue 26): before,
 // the next log line raised SIGPIPE on fd 2 and killed the oracle (exit -13, signal)
 // with cases unanswered. Closing stdout afterwards still ends it cleanly.
-// Chromium only: its Playwright driver writes to the oracle's fd 2 as Firefox's does,
-// and WebKit's driver output reaches stderr through the oracle's log (docs/testing.md).
+// Chromium only: on its default CDP route the browser's output reaches stderr
+// through the oracle's log, as every engine's does on the own-client and WebDriver
+// routes, and the debug lines write to the closed fd 2 on every case
+// (docs/log/testing.md, the fourth pass, has why one engine was enough).
 func TestClosedStderrDoesNotEndTheOracle(t *testing.T) {
 	t.Parallel() // own oracle, no tight timing (docs/testing.md)
 	// debug: every request logs a line, so each case below writes to the closed pipe.

@@ -79,7 +79,7 @@ func TestWarmRerunIsAnsweredBeforeAnyBrowserIsUp(t *testing.T) {
 	}
 	t.Logf("warm: ping answered %v after spawn; last of %d answers %v after spawn", ping.at, len(warmCases), last)
 	// Generous under a loaded machine; the target is 3 s, measured well under a
-	// second here (cmd/bench/README.md).
+	// second here (cmd/bench/HISTORY.md).
 	assert.Less(t, last, 10*time.Second, "every stored answer soon after spawn")
 	assert.NotContains(t, atLast, `"message":"engine launched"`, "answered before any browser launched")
 	assert.Equal(t, 3, strings.Count(log, "build known from its fingerprint"), log)

@@ -1,5 +1,5 @@
 // Package proctree reads a process tree from /proc: each process of a root and its
-// descendants, named by group (the oracle, the Playwright driver, each browser, Xvfb),
+// descendants, named by group (the oracle, a Playwright driver, each browser, Xvfb),
 // and the CPU time they used. cmd/bench samples memory and CPU with it, and the
 // oracle's benchmarks measure what a case costs the whole machine.
 package proctree

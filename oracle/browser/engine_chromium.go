@@ -47,7 +47,7 @@ var chromiumKnowledge = engineKnowledge{
 	// No navBlank (newPageAfterNavigation's): Chromium's was tried, and with it the
 	// emulation profile's virtual authenticator no longer answered credentials.create
 	// (TestProbeEmulationProfile); its 15 ms a url case did not pay for an unexplained
-	// break (cmd/bench/README.md).
+	// break (cmd/bench/HISTORY.md).
 	contentProcess: func(p procInfo) bool { return p.hasArg("--type=renderer") },
 	sandbox: func(c, main procInfo) (string, string) {
 		kind := "namespace sandbox (own user, pid and network namespaces) + seccomp-bpf"

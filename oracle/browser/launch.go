@@ -10,7 +10,7 @@ import (
 
 // Browser routes, chosen by --browsers.
 const (
-	RouteSystem     = "system"     // Debian's builds: Chromium and Firefox ESR via playwright-go, WebKitGTK via WebDriver
+	RouteSystem     = "system"     // Debian's builds: Chromium over CDP, Firefox ESR over BiDi (or playwright-go: --chromium-route, --firefox-route), WebKitGTK over WebDriver
 	RoutePlaywright = "playwright" // Playwright's bundled builds of all three (needs `playwright install`)
 	RouteAuto       = "auto"       // per engine, the bundled build where installed, else the system one
 )

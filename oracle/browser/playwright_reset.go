@@ -57,7 +57,7 @@ func (e *playwrightEngine) Reset(ctx context.Context) error {
 				// page first (Load). Gecko adds a history entry for the driver's
 				// navigation, and its load was not always reported (resets timed out
 				// on WPT url cases), while a new page after every navigation cost a
-				// window, 0.6-1 s (cmd/bench/README.md).
+				// window, 0.6-1 s (cmd/bench/HISTORY.md).
 				navigated = page
 				return nil
 			}

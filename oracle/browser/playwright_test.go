@@ -156,7 +156,7 @@ func TestEnginesShareNoPageState(t *testing.T) {
 // A reset whose new page took the reset's whole deadline to open still checks the
 // new page's focus, on the check's own bound: before, the check ran on the spent
 // deadline, failed at once, and cost a Firefox relaunch ("the new page has no
-// focus"), 17 of them in 300 url requests on a loaded machine (cmd/bench/README.md).
+// focus"), 17 of them in 300 url requests on a loaded machine (cmd/bench/HISTORY.md).
 func TestAFreshPageThatTookTheResetsTimeIsStillCheckedForFocus(t *testing.T) {
 	testutil.NeedsBrowsers(t)
 	_, e := launchEngine(t, testLogger(t), Firefox)

@@ -5,7 +5,7 @@
 // of dump.WalkJS, the case's script). It prints the wall median and the CPU per case
 // of the Firefox process tree and of this process, to set beside
 // `PROBE_SCRIPT=... python3 scripts/speed/cpuprobe.py bin/oracle firefox N`
-// (the same case through the oracle, Playwright's route). cmd/bench/README.md has its
+// (the same case through the oracle, Playwright's route). cmd/bench/HISTORY.md has its
 // numbers ("A direct BiDi route for Firefox").
 //
 //	go run ./scripts/speed/bidicase [-n 100] [-firefox /usr/bin/firefox-esr]

@@ -2,7 +2,7 @@
 // system Firefox over WebDriver BiDi, with no Playwright in between: a window (what
 // Playwright's NewPage opens, and what the Firefox reset pays after every trace or url
 // case), a tab in the same window, and a background tab; and whether each takes the
-// focus from the page that had it. cmd/bench/README.md ("url cases") has its numbers.
+// focus from the page that had it. cmd/bench/HISTORY.md ("url cases") has its numbers.
 //
 //	go run ./scripts/speed/bidinewtab [-n 10] [-firefox /usr/bin/firefox-esr]
 package main

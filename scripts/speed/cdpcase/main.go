@@ -7,7 +7,7 @@
 // browser context of its own as Playwright's pages are. It prints the wall median and
 // the CPU per case of the Chromium process tree and of this process, to set beside
 // `PROBE_SCRIPT=... python3 scripts/speed/cpuprobe.py bin/oracle chromium N` (the
-// same case through the oracle). cmd/bench/README.md has its numbers. The Firefox
+// same case through the oracle). cmd/bench/HISTORY.md has its numbers. The Firefox
 // counterpart is scripts/speed/bidicase.
 //
 //	go run ./scripts/speed/cdpcase [-n 100] [-chromium /usr/bin/chromium]
