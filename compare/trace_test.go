@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math"
+	"strconv"
 	"testing"
 
 	"github.com/layout-oracle/oracle/trace"
@@ -34,6 +35,27 @@ func f32(vs ...float32) string {
 func bufRecord(et string, n int, b64 string) string {
 	v, _ := json.Marshal(map[string]any{"$buffer": true, "elementType": et, "length": n, "base64": b64})
 	return `[{"seq":0,"kind":"value","label":"b","value":` + string(v) + `}]`
+}
+
+// TestTracesIgnoreMessages: traces that differ only in their subtests' messages (each
+// engine words an assertion its own way) vote unanimous, whole and per record, and a
+// candidate scored against them passes.
+func TestTracesIgnoreMessages(t *testing.T) {
+	rec := func(m string) string {
+		return `[{"seq":0,"kind":"value","label":"sub","value":"FAIL","message":` + strconv.Quote(m) + `},{"seq":1,"kind":"value","label":"(harness)","value":"OK"}]`
+	}
+	tol := trace.DefaultBufferTolerance
+	ts := map[string]*trace.Trace{"chromium": mustTrace(t, "c", rec("assert_equals: expected 1 but got 2")),
+		"firefox": mustTrace(t, "f", rec("assert_equals: expected 1 but got 3")), "webkit": mustTrace(t, "w", rec("other words"))}
+	v := Traces(ts, tol)
+	assert.Equal(t, vote.Unanimous, v.Whole.Kind)
+	require.Len(t, v.Records, 2)
+	for _, rv := range v.Records {
+		assert.Equal(t, vote.Unanimous, rv.Kind)
+	}
+	r, err := ScoreTraces(ts, mustTrace(t, "x", rec("the candidate's own words")), tol, nil)
+	require.NoError(t, err)
+	assert.Equal(t, Pass, r.Verdict, r.Reason)
 }
 
 func TestTraces(t *testing.T) {

@@ -211,6 +211,28 @@ func TestDecodeValidates(t *testing.T) {
 	assert.Equal(t, Trace{Engine: "c", EngineVersion: "v", Profile: "media", Origin: "o", IsSecureContext: true, TimedOut: true, Records: []Record{}}, *tr)
 }
 
+// TestCompareSkipsMessage: two traces that differ only in their records' messages
+// are equal, whole and record by record; a message survives the round trip and only
+// a value record may carry one.
+func TestCompareSkipsMessage(t *testing.T) {
+	a := mustTrace(t, "a", `[{"seq":0,"kind":"value","label":"s","value":"FAIL","message":"assert_equals: expected 1 but got 2"},{"seq":1,"kind":"value","label":"(harness)","value":"OK"}]`)
+	b := mustTrace(t, "b", `[{"seq":0,"kind":"value","label":"s","value":"FAIL","message":"expected 1, got 2"},{"seq":1,"kind":"value","label":"(harness)","value":"OK","message":"x"}]`)
+	r := Compare(a, b, DefaultBufferTolerance)
+	assert.True(t, r.Equal, "%v", r.Findings)
+	assert.Empty(t, CompareRecords(0, &a.Records[0], &b.Records[0], DefaultBufferTolerance))
+	assert.Equal(t, "assert_equals: expected 1 but got 2", a.Records[0].Message)
+	assert.Empty(t, a.Records[1].Message)
+	out, err := json.Marshal(a.Records)
+	require.NoError(t, err)
+	assert.Equal(t, `[{"seq":0,"kind":"value","label":"s","value":"FAIL","message":"assert_equals: expected 1 but got 2"},{"seq":1,"kind":"value","label":"(harness)","value":"OK"}]`, string(out))
+	// The status still counts: a message does not paper over a different value.
+	c := mustTrace(t, "c", `[{"seq":0,"kind":"value","label":"s","value":"PASS"},{"seq":1,"kind":"value","label":"(harness)","value":"OK"}]`)
+	assert.False(t, Compare(a, c, DefaultBufferTolerance).Equal)
+
+	_, err = Decode(json.RawMessage(`{"records":[{"seq":0,"kind":"event","label":"window","type":"click","message":"m"}]}`), "c", "1", "default")
+	assert.ErrorContains(t, err, "only a value record carries one")
+}
+
 func TestFloat16(t *testing.T) {
 	assert.Equal(t, 1.0, float16(0x3c00))
 	assert.Equal(t, -2.0, float16(0xc000))

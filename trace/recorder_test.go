@@ -307,6 +307,28 @@ trace.done();
 ]`)
 }
 
+// TestValueMessage: trace.value's third argument travels as the record's "message",
+// a string; null and undefined leave it out; the value is canonicalized as ever.
+func TestValueMessage(t *testing.T) {
+	traces := runAll(t, "", `
+trace.value('text', 'FAIL', 'assert_equals: expected 1 but got 2');
+trace.value('null', 'PASS', null);
+trace.value('undefined', 'PASS', undefined);
+trace.value('number', 1, 5);
+trace.value('html', 2, '<b>&');
+trace.value('empty', 3, '');
+trace.done();
+`)
+	wantAll(t, traces, `[
+{"seq":0,"kind":"value","label":"text","value":"FAIL","message":"assert_equals: expected 1 but got 2"},
+{"seq":1,"kind":"value","label":"null","value":"PASS"},
+{"seq":2,"kind":"value","label":"undefined","value":"PASS"},
+{"seq":3,"kind":"value","label":"number","value":1,"message":"5"},
+{"seq":4,"kind":"value","label":"html","value":2,"message":"<b>&"},
+{"seq":5,"kind":"value","label":"empty","value":3}
+]`)
+}
+
 func TestErrors(t *testing.T) {
 	traces := runAll(t, "", `
 try { null.x; } catch (e) { trace.error('type', e); }

@@ -39,6 +39,7 @@
 // Every record has seq (its position), kind and label. Per kind:
 //
 //	{"seq":0,"kind":"value","label":"x","value":<canonical value>}
+//	{"seq":0,"kind":"value","label":"t","value":"FAIL","message":"assert_true: expected true got false"}
 //	{"seq":1,"kind":"event","label":"BUTTON#b","type":"click"}
 //	{"seq":2,"kind":"settle","label":"p","state":"fulfilled","value":<canonical value>}
 //	{"seq":3,"kind":"settle","label":"q","state":"rejected","value":{"$error":true,"name":"TypeError"}}
@@ -292,19 +293,23 @@ type Trace struct {
 }
 
 // Record is one observation. Type is set on events only, State on settles only;
-// Value on values, settles and errors (never on events).
+// Value on values, settles and errors (never on events). Message, on values only, is
+// text for a person (trace.value's third argument; testharnessreport.js puts a
+// subtest's assertion message there): Compare and CompareRecords skip it, so it is
+// never voted on (docs/traces.md).
 //
 // Value is kept as JSON text, normalized on decode to what encoding/json emits (compact,
 // HTML characters escaped), so a Record survives Unmarshal -> Marshal -> Unmarshal
 // unchanged byte for byte, and object key order, which the walk's "props" carries, is
 // never lost to a map.
 type Record struct {
-	Seq   int             `json:"seq"`
-	Kind  string          `json:"kind"`
-	Label string          `json:"label"`
-	Type  string          `json:"type,omitempty"`
-	State string          `json:"state,omitempty"`
-	Value json.RawMessage `json:"value,omitempty"`
+	Seq     int             `json:"seq"`
+	Kind    string          `json:"kind"`
+	Label   string          `json:"label"`
+	Type    string          `json:"type,omitempty"`
+	State   string          `json:"state,omitempty"`
+	Value   json.RawMessage `json:"value,omitempty"`
+	Message string          `json:"message,omitempty"`
 }
 
 // UnmarshalJSON decodes a record and normalizes Value (see Record).
@@ -333,6 +338,9 @@ func (t *Trace) Validate() error {
 	for i, r := range t.Records {
 		if r.Seq != i {
 			return fmt.Errorf("trace: record %d has seq %d", i, r.Seq)
+		}
+		if r.Message != "" && r.Kind != KindValue {
+			return fmt.Errorf("trace: record %d (%s) has a message: only a value record carries one", i, r.Kind)
 		}
 		switch r.Kind {
 		case KindValue, KindError:

@@ -148,10 +148,13 @@ func msg(s string) *string { return &s }
 // harnessResult is a testharness test's result from one engine's trace: the value
 // records inpage/docroot/testharnessreport.js wrote, one per subtest, then the
 // harness status. A trace that ended without the harness status timed out (the
-// trace's own timeout) or never loaded the report script.
+// trace's own timeout) or never loaded the report script. Each subtest's message is
+// this engine's own (the record's message, which the vote skips), null on a PASS as
+// wptrunner writes it; the test's message is the harness's (an uncaught error's),
+// null when it has none.
 func harnessResult(tr *trace.Trace) (status string, message *string, subtests []wptSubtest) {
 	subtests = []wptSubtest{}
-	harness := ""
+	harness, harnessMsg := "", ""
 	for _, r := range tr.Records {
 		if r.Kind != "value" {
 			continue
@@ -161,14 +164,24 @@ func harnessResult(tr *trace.Trace) (status string, message *string, subtests []
 			continue // not one of the report script's records
 		}
 		if r.Label == harnessLabel {
-			harness = v
+			harness, harnessMsg = v, r.Message
 			continue
 		}
-		subtests = append(subtests, wptSubtest{Name: r.Label, Status: v})
+		st := wptSubtest{Name: r.Label, Status: v}
+		if v != statusPass && r.Message != "" {
+			st.Message = msg(r.Message)
+		}
+		subtests = append(subtests, st)
 	}
 	switch {
 	case harness != "" && len(subtests) == 0:
-		return emptyTrace(harness), msg(emptyTraceMessage(harness)), subtests
+		m := emptyTraceMessage(harness)
+		if harnessMsg != "" {
+			m += ": " + harnessMsg
+		}
+		return emptyTrace(harness), msg(m), subtests
+	case harness != "" && harnessMsg != "":
+		return harness, msg(harnessMsg), subtests
 	case harness != "":
 		return harness, nil, subtests
 	case len(subtests) == 0 && tr.TimedOut:

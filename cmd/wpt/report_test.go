@@ -38,6 +38,22 @@ func TestHarnessResultReadsTheReportScriptsRecords(t *testing.T) {
 	assert.Nil(t, m)
 	assert.Equal(t, []wptSubtest{{Name: "a", Status: "PASS"}, {Name: "b", Status: "FAIL"}}, subs)
 
+	// Messages: a subtest's own (the record's, unvoted), null on a PASS even when the
+	// record has one; the harness's becomes the test's, and follows an empty trace's.
+	withMsg := func(r trace.Record, m string) trace.Record { r.Message = m; return r }
+	tr = &trace.Trace{Records: []trace.Record{
+		withMsg(valueRecord(t, 0, "a", "PASS"), "ignored"), withMsg(valueRecord(t, 1, "b", "FAIL"), "assert_true: expected true got false"),
+		valueRecord(t, 2, "c", "NOTRUN"), withMsg(valueRecord(t, 3, "(harness)", "ERROR"), "Uncaught ReferenceError: x is not defined")}}
+	st, m, subs = harnessResult(tr)
+	assert.Equal(t, "ERROR", st)
+	require.NotNil(t, m)
+	assert.Equal(t, "Uncaught ReferenceError: x is not defined", *m)
+	assert.Equal(t, []wptSubtest{{Name: "a", Status: "PASS"}, {Name: "b", Status: "FAIL", Message: msg("assert_true: expected true got false")},
+		{Name: "c", Status: "NOTRUN"}}, subs)
+	st, m, _ = harnessResult(&trace.Trace{Records: []trace.Record{withMsg(valueRecord(t, 0, "(harness)", "ERROR"), "Uncaught TypeError")}})
+	assert.Equal(t, "ERROR", st)
+	assert.Equal(t, "empty trace: the harness completed ERROR without any subtest: Uncaught TypeError", *m)
+
 	st, m, subs = harnessResult(&trace.Trace{TimedOut: true})
 	assert.Equal(t, "TIMEOUT", st)
 	assert.Contains(t, *m, "did not complete")

@@ -166,6 +166,7 @@ func TestRunScriptTests(t *testing.T) {
 		"/dom/events/Event-constructors.any.worker.html":             {"OK", 13},
 		"/dom/events/event-global.worker.html":                       {"OK", 1},
 		"/dom/events/EventListener-addEventListener.sub.window.html": {"SKIP", 0},
+		"/oracle-types/harness-error.html":                           {"ERROR", 1},
 		"/oracle-types/headers.any.html":                             {"SKIP", 0},
 		"/oracle-types/no-subtest.html":                              {"TIMEOUT", 0},
 		"/oracle-types/testdriver-click.html":                        {"SKIP", 0},
@@ -188,6 +189,14 @@ func TestRunScriptTests(t *testing.T) {
 		for _, r := range rep.Results {
 			got[r.Test] = res{r.Status, len(r.Subtests)}
 			switch {
+			case r.Status == "ERROR":
+				// The harness's own message, in this engine's words (the ErrorEvent's
+				// message: Chromium's "Uncaught Error: ...", Firefox's and WebKit's
+				// "Error: ...").
+				require.NotNil(t, r.Message, r.Test)
+				assert.Contains(t, *r.Message, "Error: boom outside any test", "%s %s", engine, r.Test)
+				assert.Equal(t, "PASS", r.Subtests[0].Status, "%s %s", engine, r.Test)
+				assert.Nil(t, r.Subtests[0].Message, "%s %s: a PASS has message null", engine, r.Test)
 			case r.Status == "SKIP" || r.Status == "TIMEOUT":
 				require.NotNil(t, r.Message, r.Test)
 				if r.Status == "TIMEOUT" {

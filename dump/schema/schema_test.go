@@ -110,6 +110,10 @@ func TestBadRecordsNameThePath(t *testing.T) {
 			delete(m, "dump")
 			m["trace"] = map[string]any{"records": []any{map[string]any{"seq": 0, "kind": "settle", "label": "p", "value": 1}}}
 		}, "/trace/records/0", "candidate.schema.json#/$defs/record/allOf/2/then/required", "state"},
+		{"a message on an event", func(m map[string]any) {
+			delete(m, "dump")
+			m["trace"] = map[string]any{"records": []any{map[string]any{"seq": 0, "kind": "event", "label": "document", "type": "click", "message": "m"}}}
+		}, "/trace/records/0/message", "candidate.schema.json#/$defs/record/allOf/3/then/properties/message", "not allowed"},
 		{"a probe without attr_value", func(m map[string]any) {
 			delete(m, "dump")
 			m["state"] = map[string]any{"observations": []any{map[string]any{"selector": "#a", "attr": "value", "idl_value": "5"}}}

@@ -4,8 +4,10 @@
 // records each subtest as a value record, label the subtest's name and value its
 // status, in the order the harness reports them, then the harness status under the
 // label "(harness)", and ends the trace. Elsewhere (geometry, reflect) it records
-// nothing. Messages and stacks are left out: their text differs between engines
-// for the same outcome, so a vote on them would split where the engines agree.
+// nothing. A subtest's message (the assertion text, "assert_equals: expected 1 but
+// got 2") and the harness's (an uncaught error's) travel as the record's "message"
+// (trace.value's third argument), which trace comparison and the vote skip: their
+// text differs between engines for the same outcome. Stacks are left out.
 (function () {
   'use strict';
   var subtest = ['PASS', 'FAIL', 'TIMEOUT', 'NOTRUN', 'PRECONDITION_FAILED'];
@@ -19,9 +21,9 @@
   add_completion_callback(function (tests, status) {
     for (var i = 0; i < tests.length; i++) {
       var s = tests[i].status;
-      rec.value(String(tests[i].name), subtest[s] || String(s));
+      rec.value(String(tests[i].name), subtest[s] || String(s), tests[i].message);
     }
-    rec.value('(harness)', harness[status.status] || String(status.status));
+    rec.value('(harness)', harness[status.status] || String(status.status), status.message);
     rec.done();
   });
 })();

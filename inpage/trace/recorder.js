@@ -562,9 +562,13 @@
   };
 
   var api = obj();
-  api.value = function (label, v) {
+  // message, when given (not undefined or null), travels as the record's "message":
+  // text for a person (an assertion's), which trace comparison and the vote skip.
+  api.value = function (label, v, message) {
     if (ended) return;
-    push('value', labelString(label), fields('value', canonicalize(v)));
+    var f = fields('value', canonicalize(v));
+    if (message !== undefined && message !== null) f.message = labelString(message);
+    push('value', labelString(label), f);
   };
   api.error = function (label, err) {
     if (ended) return;
