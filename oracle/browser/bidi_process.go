@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/internal/proctree"
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 )
 
 // bidiProc is one Firefox process (its content processes are in its process group)
@@ -158,7 +159,7 @@ func (w *listenWatch) Write(b []byte) (int, error) {
 }
 
 // startFirefox launches Firefox headless on a free port with a new profile, in its
-// own process group, as the browser user (browserWrapper) and in the memory cgroup,
+// own process group, as the browser user (host.BrowserWrapper) and in the memory cgroup,
 // and waits for the BiDi URL it prints.
 func (e *bidiEngine) startFirefox(ctx context.Context) (*bidiProc, error) {
 	profile, err := os.MkdirTemp("", "layout-oracle-bidi-")
@@ -171,7 +172,7 @@ func (e *bidiEngine) startFirefox(ctx context.Context) (*bidiProc, error) {
 	}
 	var exe string
 	if err == nil {
-		exe, err = browserWrapper(e.exe) // it hands the profile to the browser user
+		exe, err = host.BrowserWrapper(e.exe) // it hands the profile to the browser user
 	}
 	if err != nil {
 		os.RemoveAll(profile)
@@ -179,9 +180,9 @@ func (e *bidiEngine) startFirefox(ctx context.Context) (*bidiProc, error) {
 	}
 	out := newTailLog(e.log.With().Str("proc", "firefox").Logger())
 	cmd := exec.Command(exe, "--headless", "--remote-debugging-port=0", "--profile", profile, "--no-remote", "about:blank")
-	env := append(wrappedBrowserEnv(e.opts.Env, e.opts.MemoryCgroup),
+	env := append(host.WrappedBrowserEnv(e.opts.Env, e.opts.MemoryCgroup),
 		"MOZ_CRASHREPORTER=1", "MOZ_CRASHREPORTER_NO_REPORT=1", "MOZ_CRASHREPORTER_SHUTDOWN=1")
-	cmd.Env = WithEnv(os.Environ(), env)
+	cmd.Env = host.WithEnv(os.Environ(), env)
 	cmd.Stdout = out // never the oracle's stdout: that is the protocol channel
 	// Stderr is a writer, not a pipe we read: os/exec copies it to its end before
 	// Wait returns (bounded by WaitDelay), where Wait would close a pipe still being
@@ -201,7 +202,7 @@ func (e *bidiEngine) startFirefox(ctx context.Context) (*bidiProc, error) {
 	}()
 	if wrapperDrops := exe != e.exe; !wrapperDrops {
 		// Without the wrapper the browser was not born in its cgroup: moved now.
-		if err := placeTree(e.opts.MemoryCgroup, []int{cmd.Process.Pid}); err != nil {
+		if err := host.PlaceTree(e.opts.MemoryCgroup, []int{cmd.Process.Pid}); err != nil {
 			e.log.Warn().Err(err).Msg("Firefox left outside the engine's memory cgroup")
 		}
 	}

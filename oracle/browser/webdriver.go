@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/inpage"
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/rs/zerolog"
 )
 
@@ -51,7 +52,7 @@ type WebDriverOptions struct {
 	// defaultMaxReply. Other commands' replies are bounded at 1 MiB.
 	MaxReply int64
 	// MemoryCgroup is the cgroup.procs file the driver goes in before it starts
-	// MiniBrowser, so every WebKit process is born there (memlimit.go); "": none.
+	// MiniBrowser, so every WebKit process is born there (host/memlimit.go); "": none.
 	MemoryCgroup string
 }
 
@@ -663,7 +664,7 @@ func (e *webDriverEngine) Sandbox() SandboxState {
 	p := e.proc
 	e.mu.Unlock()
 	if p == nil || p.cmd == nil {
-		return SandboxState{User: browserUser().Name, Reason: "no browser process to inspect (being restarted, or remote)"}
+		return SandboxState{User: host.BrowserUser().Name, Reason: "no browser process to inspect (being restarted, or remote)"}
 	}
 	return inspectSandbox(WebKit, []int{p.cmd.Process.Pid})
 }

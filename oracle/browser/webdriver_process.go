@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/internal/proctree"
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/rs/zerolog"
 )
 
@@ -59,15 +60,15 @@ func (e *webDriverEngine) startDriver(ctx context.Context) (*wdProc, error) {
 	cmd.Stdout = out // never the oracle's stdout: that is the protocol channel
 	cmd.Stderr = out
 	// The driver, MiniBrowser and its web and network processes run as the browser
-	// user (sandbox.go); WebKitGTK's bubblewrap sandbox then confines the web process.
-	cmd.SysProcAttr = browserUser().sysProcAttr(proctree.WithParentDeath(&syscall.SysProcAttr{Setpgid: true}, syscall.SIGKILL))
+	// user (host/user.go); WebKitGTK's bubblewrap sandbox then confines the web process.
+	cmd.SysProcAttr = host.BrowserUser().SysProcAttr(proctree.WithParentDeath(&syscall.SysProcAttr{Setpgid: true}, syscall.SIGKILL))
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	p := &wdProc{cmd: cmd, exited: make(chan struct{}), base: "http://127.0.0.1:" + strconv.Itoa(port), out: out}
 	// No session yet, so no MiniBrowser: all it starts inherits the cgroup.
-	if err := placeTree(e.opts.MemoryCgroup, []int{cmd.Process.Pid}); err != nil {
+	if err := host.PlaceTree(e.opts.MemoryCgroup, []int{cmd.Process.Pid}); err != nil {
 		e.log.Warn().Err(err).Msg("WebKitWebDriver left outside the engine's memory cgroup")
 	}
 	go func() {
@@ -122,11 +123,11 @@ func (e *webDriverEngine) driverEnv() []string {
 		}
 		env = append(env, kv)
 	}
-	env = WithEnv(env, e.opts.Env)
-	env = WithEnv(env, browserUser().env())
+	env = host.WithEnv(env, e.opts.Env)
+	env = host.WithEnv(env, host.BrowserUser().Env())
 	env = append(env, "DISPLAY="+display)
 	if ownX {
-		env = WithEnv(env, []string{"GDK_BACKEND=x11", "XAUTHORITY=" + authority})
+		env = host.WithEnv(env, []string{"GDK_BACKEND=x11", "XAUTHORITY=" + authority})
 	}
 	if os.Getenv("NO_AT_BRIDGE") == "" {
 		env = append(env, "NO_AT_BRIDGE=1") // no accessibility bus to wait for
@@ -146,7 +147,7 @@ func (p *wdProc) startWatchdog() error {
 	wd := exec.Command("/bin/sh", "-c", "read x; kill -KILL 0")
 	wd.Stdin = r
 	// As the browser user, like the group it kills: no root process in that group.
-	wd.SysProcAttr = browserUser().sysProcAttr(&syscall.SysProcAttr{Setpgid: true, Pgid: p.cmd.Process.Pid})
+	wd.SysProcAttr = host.BrowserUser().SysProcAttr(&syscall.SysProcAttr{Setpgid: true, Pgid: p.cmd.Process.Pid})
 	err = wd.Start()
 	r.Close()
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/internal/proctree"
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/rs/zerolog"
 )
 
@@ -48,7 +49,7 @@ type Xvfb struct {
 func (x *Xvfb) Env() []string { return []string{"DISPLAY=" + x.Display, "XAUTHORITY=" + x.Authority} }
 
 // StartXvfb starts `Xvfb -displayfd N -screen 0 1280x1024x24 -nolisten tcp -auth F`
-// as the browser user (sandbox.go), F holding a fresh MIT-MAGIC-COOKIE-1: Xvfb
+// as the browser user (host/user.go), F holding a fresh MIT-MAGIC-COOKIE-1: Xvfb
 // itself picks a free display number, atomically through its lock file, and writes it
 // to the pipe once it is ready for clients. Guessing a free number from the socket
 // and lock files instead raced when several WebKit pages (or several oracles)
@@ -78,10 +79,10 @@ func StartXvfb(ctx context.Context, path string, log zerolog.Logger) (*Xvfb, err
 	cmd := exec.Command(path, "-displayfd", "3", "-screen", "0", xvfbScreen, "-nolisten", "tcp", "-auth", authority)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.ExtraFiles = []*os.File{w} // fd 3 in the child
-	cmd.Env = WithEnv(os.Environ(), browserUser().env())
+	cmd.Env = host.WithEnv(os.Environ(), host.BrowserUser().Env())
 	// SIGTERM, not SIGKILL, when the oracle dies: Xvfb then removes its socket and
 	// lock file, which SIGKILL would leave behind.
-	cmd.SysProcAttr = browserUser().sysProcAttr(proctree.WithParentDeath(&syscall.SysProcAttr{Setpgid: true}, syscall.SIGTERM))
+	cmd.SysProcAttr = host.BrowserUser().SysProcAttr(proctree.WithParentDeath(&syscall.SysProcAttr{Setpgid: true}, syscall.SIGTERM))
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		w.Close()
@@ -170,7 +171,7 @@ func newXAuthority() (dir string, cookie []byte, err error) {
 	if dir, err = os.MkdirTemp("", "layout-oracle-x-"); err != nil {
 		return "", nil, err
 	}
-	if u := browserUser(); u.Drop {
+	if u := host.BrowserUser(); u.Drop {
 		if err := os.Chown(dir, int(u.UID), int(u.GID)); err != nil {
 			os.RemoveAll(dir)
 			return "", nil, err
@@ -201,7 +202,7 @@ func writeXAuthority(path string, cookie []byte, number string) error {
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return err
 	}
-	if u := browserUser(); u.Drop {
+	if u := host.BrowserUser(); u.Drop {
 		if err := os.Chown(tmp, int(u.UID), int(u.GID)); err != nil {
 			return err
 		}
