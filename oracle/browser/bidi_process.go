@@ -30,7 +30,7 @@ type bidiProc struct {
 	exited  chan struct{}
 	profile string
 	url     string // ws://127.0.0.1:PORT, from Firefox's stderr
-	out     *tailLog
+	out     *host.TailLog
 }
 
 // playwrightFirefoxPrefs are the prefs Playwright's moz-firefox launch writes into
@@ -125,7 +125,7 @@ var bidiListening = regexp.MustCompile(`WebDriver BiDi listening on (ws://\S+)`)
 // listenWatch is Firefox's stderr: every byte goes to out, and the first line that
 // says where WebDriver BiDi listens sends its URL on found.
 type listenWatch struct {
-	out     *tailLog
+	out     *host.TailLog
 	found   chan<- string
 	mu      sync.Mutex
 	partial []byte
@@ -178,7 +178,7 @@ func (e *bidiEngine) startFirefox(ctx context.Context) (*bidiProc, error) {
 		os.RemoveAll(profile)
 		return nil, err
 	}
-	out := newTailLog(e.log.With().Str("proc", "firefox").Logger())
+	out := host.NewTailLog(e.log.With().Str("proc", "firefox").Logger())
 	cmd := exec.Command(exe, "--headless", "--remote-debugging-port=0", "--profile", profile, "--no-remote", "about:blank")
 	env := append(host.WrappedBrowserEnv(e.opts.Env, e.opts.MemoryCgroup),
 		"MOZ_CRASHREPORTER=1", "MOZ_CRASHREPORTER_NO_REPORT=1", "MOZ_CRASHREPORTER_SHUTDOWN=1")
@@ -211,20 +211,20 @@ func (e *bidiEngine) startFirefox(ctx context.Context) (*bidiProc, error) {
 		return p, nil
 	case <-p.exited:
 		p.kill()
-		return nil, fmt.Errorf("%s exited before WebDriver BiDi listened: %s", e.exe, out.tail())
+		return nil, fmt.Errorf("%s exited before WebDriver BiDi listened: %s", e.exe, out.Tail())
 	case <-ctx.Done():
 		p.kill()
 		return nil, ctx.Err()
 	case <-time.After(60 * time.Second):
 		p.kill()
-		return nil, fmt.Errorf("%s: no WebDriver BiDi within 60s: %s", e.exe, out.tail())
+		return nil, fmt.Errorf("%s: no WebDriver BiDi within 60s: %s", e.exe, out.Tail())
 	}
 }
 
 // kill ends Firefox's whole process group, waits for it to be reaped, and removes
 // its profile.
 func (p *bidiProc) kill() {
-	killGroup(p.cmd.Process.Pid, syscall.SIGKILL)
+	host.KillGroup(p.cmd.Process.Pid, syscall.SIGKILL)
 	select {
 	case <-p.exited:
 	case <-time.After(5 * time.Second):

@@ -69,7 +69,7 @@ type cdpProc struct {
 	profile     string
 	toBrowser   *os.File // we write: the browser's fd 3
 	fromBrowser *os.File // we read: the browser's fd 4
-	out         *tailLog
+	out         *host.TailLog
 }
 
 // startChromium launches Chromium headless with a new profile, in its own process
@@ -103,7 +103,7 @@ func (e *cdpEngine) startChromium() (*cdpProc, error) {
 	}
 	args = append(append(args, PlaywrightChromiumSwitches...), chromiumArgs(e.opts.Args)...)
 	args = append(args, "--user-data-dir="+profile, "--remote-debugging-pipe", "--no-startup-window")
-	out := newTailLog(e.log.With().Str("proc", "chromium").Logger())
+	out := host.NewTailLog(e.log.With().Str("proc", "chromium").Logger())
 	cmd := exec.Command(exe, args...)
 	cmd.Env = host.WithEnv(os.Environ(), host.WrappedBrowserEnv(e.opts.Env, e.opts.MemoryCgroup))
 	cmd.Stdout = out // never the oracle's stdout: that is the protocol channel
@@ -137,7 +137,7 @@ func (e *cdpEngine) startChromium() (*cdpProc, error) {
 // kill ends Chromium's whole process group, waits for it to be reaped, and removes
 // its profile.
 func (p *cdpProc) kill() {
-	killGroup(p.cmd.Process.Pid, syscall.SIGKILL)
+	host.KillGroup(p.cmd.Process.Pid, syscall.SIGKILL)
 	select {
 	case <-p.exited:
 	case <-time.After(5 * time.Second):

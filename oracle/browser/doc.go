@@ -1,11 +1,12 @@
 // Package browser keeps the three browsers open and runs in-page programs in them:
 // the Engine interface every backend implements (engine.go), with the case program
 // (case.js) that every Load evaluates; Chromium and Firefox over playwright-go
-// (playwright.go); WebKitGTK over W3C WebDriver (webdriver*.go), on an Xvfb it owns
-// (xvfb.go); the sandbox check (sandbox.go); the pinned environment given to browser
-// processes (environment.go); and launching one page of an engine by route with its
-// launch settings (launch.go, settings.go). The browser user, the /proc process tree
-// and the memory cgroups are package host's (oracle/browser/host).
+// (playwright.go); WebKitGTK over W3C WebDriver (webdriver*.go), on an Xvfb it owns;
+// the sandbox check (sandbox.go); the pinned environment given to browser processes
+// (environment.go); and launching one page of an engine by route with its launch
+// settings (launch.go, settings.go). The Xvfb and its dialogs closer, the browser
+// user, the /proc process tree and the memory cgroups are package host's
+// (oracle/browser/host).
 //
 // It knows nothing of the protocol, pools or the store: package oracle builds the
 // service on top of it, and cmd/bench launches engines from it directly.

@@ -210,13 +210,6 @@ var environmentFiles = sync.OnceValues(func() ([2]string, error) {
 	return [2]string{filepath.Join(dir, "xdg", "fontconfig", "fonts.conf"), filepath.Join(dir, "xdg")}, nil
 })
 
-// Every engine's screen (screen.width and height, the device-* media features): the
-// oracle's Xvfb's, and larger than any window the oracle opens.
-const (
-	screenWidth  = 1280
-	screenHeight = 1024
-)
-
 // pinnedEnv is the locale, time zone and screen every browser gets, whatever the
 // oracle's own environment holds: WebKitGTK took its language from the locale
 // variables (under C.UTF-8, navigator.language "C" and numbers formatted with no
@@ -225,7 +218,7 @@ const (
 // MOZ_HEADLESS_WIDTH/HEIGHT (1366x768 otherwise). LANGUAGE is emptied: GLib reads it
 // before LC_ALL. The locale need not be installed.
 var pinnedEnv = []string{"LC_ALL=en_US.UTF-8", "LANGUAGE=", "TZ=UTC",
-	"MOZ_HEADLESS_WIDTH=" + strconv.Itoa(screenWidth), "MOZ_HEADLESS_HEIGHT=" + strconv.Itoa(screenHeight)}
+	"MOZ_HEADLESS_WIDTH=" + strconv.Itoa(host.ScreenWidth), "MOZ_HEADLESS_HEIGHT=" + strconv.Itoa(host.ScreenHeight)}
 
 // EnvironmentSettings is the pinned environment's share of every engine's launch.
 // The files go to the browsers' environment only (Env), never the oracle's own.

@@ -131,7 +131,7 @@ func (e *playwrightEngine) openContext(browser playwright.Browser) (playwright.B
 	bctx, err := browser.NewContext(playwright.BrowserNewContextOptions{
 		Viewport: &playwright.Size{Width: int(viewportWidth), Height: int(viewportHeight)},
 		// The pinned screen (environment.go): Playwright's default is the viewport.
-		Screen:      &playwright.Size{Width: screenWidth, Height: screenHeight},
+		Screen:      &playwright.Size{Width: host.ScreenWidth, Height: host.ScreenHeight},
 		Permissions: append(append([]string(nil), e.opts.Permissions...), grants...),
 		Geolocation: geolocation,
 		// A case's download is refused (docs/untrusted.md): in Firefox one took the

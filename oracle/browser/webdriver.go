@@ -38,7 +38,7 @@ type WebDriverOptions struct {
 	Display string
 	// StartXvfb makes the engine start and own an Xvfb even when a display is set.
 	StartXvfb bool
-	// XvfbPath is the Xvfb binary; default defaultXvfb.
+	// XvfbPath is the Xvfb binary; default host.DefaultXvfb.
 	XvfbPath string
 	// Capabilities are extra W3C capabilities of every session (alwaysMatch).
 	Capabilities map[string]any
@@ -78,7 +78,7 @@ type webDriverEngine struct {
 	mu      sync.Mutex
 	proc    *wdProc
 	closed  bool
-	xvfb    *Xvfb // nil when the display is not ours
+	xvfb    *host.Xvfb // nil when the display is not ours
 	display string
 
 	health Health // guarded by mu
@@ -130,7 +130,7 @@ func LaunchWebDriver(ctx context.Context, opts WebDriverOptions, log zerolog.Log
 	if opts.RemoteURL != "" { // remote_webdriver.go
 		e.route, e.display = remoteWebDriverRoute(opts), "remote"
 	} else if e.display == "" || opts.StartXvfb {
-		x, err := StartXvfb(ctx, opts.XvfbPath, log)
+		x, err := host.StartXvfb(ctx, opts.XvfbPath, log)
 		if err != nil {
 			return nil, engineErrorf(WebKit, "no DISPLAY and %w", err)
 		}
@@ -179,7 +179,7 @@ func (e *webDriverEngine) start(ctx context.Context) error {
 		e.mu.Unlock()
 		version, err := e.newSession(ctx, p)
 		if err != nil {
-			return engineErrorf(WebKit, "new session: %w (driver output: %s)", err, p.out.tail())
+			return engineErrorf(WebKit, "new session: %w (driver output: %s)", err, p.out.Tail())
 		}
 		e.mu.Lock()
 		was := e.version
@@ -550,10 +550,10 @@ func (e *webDriverEngine) restartWith(ctx context.Context) (err error) {
 	e.mu.Lock()
 	oldX := e.xvfb
 	e.mu.Unlock()
-	if oldX != nil && oldX.exitedEarly() {
+	if oldX != nil && oldX.ExitedEarly() {
 		e.log.Warn().Str("display", oldX.Display).Msg("our Xvfb died; starting another")
 		oldX.Close()
-		x, err := StartXvfb(ctx, e.opts.XvfbPath, e.log)
+		x, err := host.StartXvfb(ctx, e.opts.XvfbPath, e.log)
 		if err != nil {
 			return err
 		}
