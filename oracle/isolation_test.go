@@ -19,6 +19,7 @@ import (
 
 	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -368,7 +369,7 @@ func TestADownloadLeavesTheNextCaseItsFocusAndWindowAndNoFile(t *testing.T) {
 	// Nothing downloaded is left where it outlives the oracle: the browser user's home
 	// (shared by every oracle on the machine), the temporary directory, the oracle's.
 	o.Close()
-	home := browser.CurrentBrowserUser().Home
+	home := host.BrowserUser().Home
 	for _, dir := range []string{home, os.TempDir(), os.Getenv("HOME")} {
 		assert.Empty(t, filesHolding(dir, marker, start), "files a case downloaded, under %s", dir)
 	}

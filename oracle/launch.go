@@ -13,6 +13,7 @@ import (
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/inpage"
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/layout-oracle/oracle/profiles"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/layout-oracle/oracle/trace"
@@ -82,10 +83,10 @@ type Config struct {
 	OriginListen string
 
 	// EngineMemory bounds each engine's processes, all its pages together, in bytes
-	// (--engine-memory; browser.MemoryBounds); 0: unbounded.
+	// (--engine-memory; host.MemoryBounds); 0: unbounded.
 	EngineMemory int64
 
-	mem *browser.MemoryBounds // set by start from EngineMemory
+	mem *host.MemoryBounds // set by start from EngineMemory
 	// originHost and originPort are the origin server's address, which every engine
 	// uses as its proxy (network.go); Launch sets them.
 	originHost string
@@ -300,7 +301,7 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 	}
 	cfg.originPort = o.origin.port
 	// Closed after the engines (closers run last first), when their processes are gone.
-	o.mem = browser.NewMemoryBounds(cfg.EngineMemory, names)
+	o.mem = host.NewMemoryBounds(cfg.EngineMemory, names)
 	cfg.mem = o.mem
 	o.closers = append(o.closers, o.mem.Close)
 	if o.mem.Problem != "" {

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 	reflection "github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/store"
 )
@@ -111,10 +112,10 @@ type PingResponse struct {
 
 // MemoryReport is ping's memory: the bound per engine, or Problem.
 type MemoryReport struct {
-	Limit   int64                          `json:"limit"`
-	Kind    string                         `json:"kind,omitempty"`
-	Problem string                         `json:"problem,omitempty"`
-	Engines map[string]browser.MemoryState `json:"engines,omitempty"`
+	Limit   int64                       `json:"limit"`
+	Kind    string                      `json:"kind,omitempty"`
+	Problem string                      `json:"problem,omitempty"`
+	Engines map[string]host.MemoryState `json:"engines,omitempty"`
 }
 
 // ShutdownResponse acknowledges shutdown before the process exits.

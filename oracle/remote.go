@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/rs/zerolog"
 )
 
@@ -614,9 +615,9 @@ func BrowserHostEnv(engine string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := browser.WithEnv(nil, s.Env)
+	env := host.WithEnv(nil, s.Env)
 	if engine == browser.WebKit {
-		env = browser.WithEnv(env, s.WebKitEnv)
+		env = host.WithEnv(env, s.WebKitEnv)
 	}
 	return env, nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/layout-oracle/oracle/trace"
 	"github.com/rs/zerolog"
@@ -20,7 +21,7 @@ import (
 // Oracle is the long-lived process state: the launched engines, kept open until
 // Close, and the settings every request shares.
 type Oracle struct {
-	mem *browser.MemoryBounds // each engine's memory cgroup (--engine-memory)
+	mem *host.MemoryBounds // each engine's memory cgroup (--engine-memory)
 	// stateMu guards engines, order, failed, starting and launched: engines are
 	// published while Serve already runs (Start serves before the slowest engine is
 	// ready).
@@ -313,7 +314,7 @@ func (o *Oracle) ping(id json.RawMessage) PingResponse {
 		for name := range o.pages {
 			if st, ok := o.mem.State(name); ok {
 				if p.Memory.Engines == nil {
-					p.Memory.Engines = map[string]browser.MemoryState{}
+					p.Memory.Engines = map[string]host.MemoryState{}
 				}
 				p.Memory.Engines[name] = st
 			}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/internal/proctree"
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/oracle/browser"
@@ -226,7 +227,7 @@ func (b *barePlaywright) close() { b.browser.Close() }
 // this small; a fix to the oracle's client does not belong here.
 type bareWebDriver struct {
 	cmd     *exec.Cmd
-	xvfb    *browser.Xvfb
+	xvfb    *host.Xvfb
 	base    string
 	client  *http.Client
 	walkJS  string
@@ -237,7 +238,7 @@ func newBareWebDriver(ctx context.Context, log zerolog.Logger) (*bareWebDriver, 
 	display := os.Getenv("DISPLAY")
 	w := &bareWebDriver{client: &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 2}}}
 	if display == "" {
-		x, err := browser.StartXvfb(ctx, "", log)
+		x, err := host.StartXvfb(ctx, "", log)
 		if err != nil {
 			return nil, err
 		}

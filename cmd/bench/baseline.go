@@ -8,6 +8,7 @@ import (
 
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/rs/zerolog"
 )
 
@@ -43,7 +44,7 @@ func runBaseline(ctx context.Context, sample []benchCase, engines []string, log 
 			drivers[e] = pw
 		}
 		if e == browser.WebKit {
-			x, err := browser.StartXvfb(ctx, "", log)
+			x, err := host.StartXvfb(ctx, "", log)
 			if err != nil {
 				return res, fmt.Errorf("baseline xvfb: %w", err)
 			}

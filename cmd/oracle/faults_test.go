@@ -130,7 +130,7 @@ func TestHostileCasesAreAnsweredAndDoNotStallLaterCases(t *testing.T) {
 		{"print", dumps, map[string]any{"html": "<p>", "script": "print()"}},
 		{"inline print", dumps, map[string]any{"html": "<p><script>print()</script>"}},
 		// WebKitGTK's MiniBrowser opened GTK's print dialog for it, modal, and held the
-		// case until the deadline (xdialogs.go).
+		// case until the deadline (host/xdialogs.go).
 		{"print command", dumps, map[string]any{"html": "<p>", "script": "document.execCommand('print'); document.execCommand('print')"}},
 		{"inline print command", dumps, map[string]any{"html": "<p><script>document.execCommand('print')</script>"}},
 		// ... and when the page printed on leaving, it held the reset's navigation.

@@ -33,6 +33,7 @@ import (
 	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/mxschmitt/playwright-go"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
@@ -131,7 +132,7 @@ func startPlaywrightServer(t *testing.T, port int, pinned bool) *hostProc {
 // the test owns, with the pinned environment.
 func startWebKitWebDriver(t *testing.T, port int) *hostProc {
 	t.Helper()
-	x, err := browser.StartXvfb(t.Context(), "", zerolog.Nop())
+	x, err := host.StartXvfb(t.Context(), "", zerolog.Nop())
 	require.NoError(t, err)
 	t.Cleanup(func() { x.Close() })
 	env, err := oracle.BrowserHostEnv(browser.WebKit)

@@ -87,7 +87,7 @@ func (e *bidiEngine) startBrowser(ctx context.Context) error {
 	}
 	conn, page, version, err := e.openSession(ctx, p)
 	if err != nil {
-		err = fmt.Errorf("session: %w (its output: %s)", err, p.out.tail())
+		err = fmt.Errorf("session: %w (its output: %s)", err, p.out.Tail())
 		if conn != nil {
 			conn.close(err)
 		}

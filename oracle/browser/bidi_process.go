@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/internal/proctree"
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 )
 
 // bidiProc is one Firefox process (its content processes are in its process group)
@@ -29,7 +30,7 @@ type bidiProc struct {
 	exited  chan struct{}
 	profile string
 	url     string // ws://127.0.0.1:PORT, from Firefox's stderr
-	out     *tailLog
+	out     *host.TailLog
 }
 
 // playwrightFirefoxPrefs are the prefs Playwright's moz-firefox launch writes into
@@ -124,7 +125,7 @@ var bidiListening = regexp.MustCompile(`WebDriver BiDi listening on (ws://\S+)`)
 // listenWatch is Firefox's stderr: every byte goes to out, and the first line that
 // says where WebDriver BiDi listens sends its URL on found.
 type listenWatch struct {
-	out     *tailLog
+	out     *host.TailLog
 	found   chan<- string
 	mu      sync.Mutex
 	partial []byte
@@ -158,7 +159,7 @@ func (w *listenWatch) Write(b []byte) (int, error) {
 }
 
 // startFirefox launches Firefox headless on a free port with a new profile, in its
-// own process group, as the browser user (browserWrapper) and in the memory cgroup,
+// own process group, as the browser user (host.BrowserWrapper) and in the memory cgroup,
 // and waits for the BiDi URL it prints.
 func (e *bidiEngine) startFirefox(ctx context.Context) (*bidiProc, error) {
 	profile, err := os.MkdirTemp("", "layout-oracle-bidi-")
@@ -171,17 +172,17 @@ func (e *bidiEngine) startFirefox(ctx context.Context) (*bidiProc, error) {
 	}
 	var exe string
 	if err == nil {
-		exe, err = browserWrapper(e.exe) // it hands the profile to the browser user
+		exe, err = host.BrowserWrapper(e.exe) // it hands the profile to the browser user
 	}
 	if err != nil {
 		os.RemoveAll(profile)
 		return nil, err
 	}
-	out := newTailLog(e.log.With().Str("proc", "firefox").Logger())
+	out := host.NewTailLog(e.log.With().Str("proc", "firefox").Logger())
 	cmd := exec.Command(exe, "--headless", "--remote-debugging-port=0", "--profile", profile, "--no-remote", "about:blank")
-	env := append(wrappedBrowserEnv(e.opts.Env, e.opts.MemoryCgroup),
+	env := append(host.WrappedBrowserEnv(e.opts.Env, e.opts.MemoryCgroup),
 		"MOZ_CRASHREPORTER=1", "MOZ_CRASHREPORTER_NO_REPORT=1", "MOZ_CRASHREPORTER_SHUTDOWN=1")
-	cmd.Env = WithEnv(os.Environ(), env)
+	cmd.Env = host.WithEnv(os.Environ(), env)
 	cmd.Stdout = out // never the oracle's stdout: that is the protocol channel
 	// Stderr is a writer, not a pipe we read: os/exec copies it to its end before
 	// Wait returns (bounded by WaitDelay), where Wait would close a pipe still being
@@ -201,7 +202,7 @@ func (e *bidiEngine) startFirefox(ctx context.Context) (*bidiProc, error) {
 	}()
 	if wrapperDrops := exe != e.exe; !wrapperDrops {
 		// Without the wrapper the browser was not born in its cgroup: moved now.
-		if err := placeTree(e.opts.MemoryCgroup, []int{cmd.Process.Pid}); err != nil {
+		if err := host.PlaceTree(e.opts.MemoryCgroup, []int{cmd.Process.Pid}); err != nil {
 			e.log.Warn().Err(err).Msg("Firefox left outside the engine's memory cgroup")
 		}
 	}
@@ -210,20 +211,20 @@ func (e *bidiEngine) startFirefox(ctx context.Context) (*bidiProc, error) {
 		return p, nil
 	case <-p.exited:
 		p.kill()
-		return nil, fmt.Errorf("%s exited before WebDriver BiDi listened: %s", e.exe, out.tail())
+		return nil, fmt.Errorf("%s exited before WebDriver BiDi listened: %s", e.exe, out.Tail())
 	case <-ctx.Done():
 		p.kill()
 		return nil, ctx.Err()
 	case <-time.After(60 * time.Second):
 		p.kill()
-		return nil, fmt.Errorf("%s: no WebDriver BiDi within 60s: %s", e.exe, out.tail())
+		return nil, fmt.Errorf("%s: no WebDriver BiDi within 60s: %s", e.exe, out.Tail())
 	}
 }
 
 // kill ends Firefox's whole process group, waits for it to be reaped, and removes
 // its profile.
 func (p *bidiProc) kill() {
-	killGroup(p.cmd.Process.Pid, syscall.SIGKILL)
+	host.KillGroup(p.cmd.Process.Pid, syscall.SIGKILL)
 	select {
 	case <-p.exited:
 	case <-time.After(5 * time.Second):

@@ -17,6 +17,7 @@ import (
 
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/internal/testutil"
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -184,9 +185,9 @@ func TestBiDiKilledContentProcessCostsOneCase(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, e.Reset(ctx))
 	killed := 0
-	for _, p := range processTree([]int{e.proc.cmd.Process.Pid}) {
+	for _, p := range host.ProcessTree([]int{e.proc.cmd.Process.Pid}) {
 		if knowledgeOf(Firefox).contentProcess(p) {
-			require.NoError(t, syscall.Kill(p.pid, syscall.SIGKILL))
+			require.NoError(t, syscall.Kill(p.PID, syscall.SIGKILL))
 			killed++
 		}
 	}
@@ -204,7 +205,7 @@ func TestBiDiCloseLeavesNothing(t *testing.T) {
 	testutil.NeedsBrowsers(t)
 	e := launchBiDi(t, bidiTestSettings(t))
 	pid, profile := e.proc.cmd.Process.Pid, e.proc.profile
-	require.NotEmpty(t, processTree([]int{pid}))
+	require.NotEmpty(t, host.ProcessTree([]int{pid}))
 	require.NoError(t, e.Close())
 	require.NoError(t, e.Close(), "twice")
 	assert.Empty(t, groupProcs(pid), "no live process of Firefox's group")

@@ -27,6 +27,7 @@ import (
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/layout-oracle/oracle/inpage"
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/rs/zerolog"
 )
 
@@ -99,7 +100,7 @@ func (e *cdpEngine) startBrowser(ctx context.Context) error {
 	conn := newCDPConn(p.toBrowser, p.fromBrowser, e.opts.MaxReply+1<<20, e.event, e.log)
 	version, bctx, page, err := e.openBrowser(ctx, conn)
 	if err != nil {
-		err = fmt.Errorf("session: %w (its output: %s)", err, p.out.tail())
+		err = fmt.Errorf("session: %w (its output: %s)", err, p.out.Tail())
 		conn.close(err)
 		p.kill()
 		return e.errorf("%w", err)
@@ -219,7 +220,7 @@ func (e *cdpEngine) setUpPage(ctx context.Context, s cdpSession) error {
 	}
 	if _, err := cdp.Call(ctx, s, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
 		Width: int64(viewportWidth), Height: int64(viewportHeight), DeviceScaleFactor: 1, Mobile: false,
-		ScreenWidth: screenWidth, ScreenHeight: screenHeight,
+		ScreenWidth: host.ScreenWidth, ScreenHeight: host.ScreenHeight,
 		ScreenOrientation: &emulation.ScreenOrientation{Angle: 0, Type: emulation.ScreenOrientationTypeLandscapePrimary},
 	}); err != nil {
 		return err

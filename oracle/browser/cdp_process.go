@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/internal/proctree"
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 )
 
 // PlaywrightChromiumSwitches are the switches Playwright's headless Chromium launch
@@ -68,18 +69,18 @@ type cdpProc struct {
 	profile     string
 	toBrowser   *os.File // we write: the browser's fd 3
 	fromBrowser *os.File // we read: the browser's fd 4
-	out         *tailLog
+	out         *host.TailLog
 }
 
 // startChromium launches Chromium headless with a new profile, in its own process
-// group, as the browser user (browserWrapper, which keeps fds 3 and 4) and in the
+// group, as the browser user (host.BrowserWrapper, which keeps fds 3 and 4) and in the
 // memory cgroup.
 func (e *cdpEngine) startChromium() (*cdpProc, error) {
 	profile, err := os.MkdirTemp("", "layout-oracle-cdp-")
 	if err != nil {
 		return nil, err
 	}
-	exe, err := browserWrapper(e.exe) // it hands the profile to the browser user
+	exe, err := host.BrowserWrapper(e.exe) // it hands the profile to the browser user
 	if err != nil {
 		os.RemoveAll(profile)
 		return nil, err
@@ -102,9 +103,9 @@ func (e *cdpEngine) startChromium() (*cdpProc, error) {
 	}
 	args = append(append(args, PlaywrightChromiumSwitches...), chromiumArgs(e.opts.Args)...)
 	args = append(args, "--user-data-dir="+profile, "--remote-debugging-pipe", "--no-startup-window")
-	out := newTailLog(e.log.With().Str("proc", "chromium").Logger())
+	out := host.NewTailLog(e.log.With().Str("proc", "chromium").Logger())
 	cmd := exec.Command(exe, args...)
-	cmd.Env = WithEnv(os.Environ(), wrappedBrowserEnv(e.opts.Env, e.opts.MemoryCgroup))
+	cmd.Env = host.WithEnv(os.Environ(), host.WrappedBrowserEnv(e.opts.Env, e.opts.MemoryCgroup))
 	cmd.Stdout = out // never the oracle's stdout: that is the protocol channel
 	cmd.Stderr = out
 	cmd.ExtraFiles = []*os.File{browserIn, browserOut}
@@ -126,7 +127,7 @@ func (e *cdpEngine) startChromium() (*cdpProc, error) {
 	}()
 	if wrapperDrops := exe != e.exe; !wrapperDrops {
 		// Without the wrapper the browser was not born in its cgroup: moved now.
-		if err := placeTree(e.opts.MemoryCgroup, []int{cmd.Process.Pid}); err != nil {
+		if err := host.PlaceTree(e.opts.MemoryCgroup, []int{cmd.Process.Pid}); err != nil {
 			e.log.Warn().Err(err).Msg("Chromium left outside the engine's memory cgroup")
 		}
 	}
@@ -136,7 +137,7 @@ func (e *cdpEngine) startChromium() (*cdpProc, error) {
 // kill ends Chromium's whole process group, waits for it to be reaped, and removes
 // its profile.
 func (p *cdpProc) kill() {
-	killGroup(p.cmd.Process.Pid, syscall.SIGKILL)
+	host.KillGroup(p.cmd.Process.Pid, syscall.SIGKILL)
 	select {
 	case <-p.exited:
 	case <-time.After(5 * time.Second):

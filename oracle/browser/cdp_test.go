@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/internal/testutil"
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -222,9 +223,9 @@ func TestCDPKilledContentProcessCostsOneCase(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, e.Reset(ctx))
 	killed := 0
-	for _, p := range processTree([]int{e.proc.cmd.Process.Pid}) {
+	for _, p := range host.ProcessTree([]int{e.proc.cmd.Process.Pid}) {
 		if knowledgeOf(Chromium).contentProcess(p) {
-			require.NoError(t, syscall.Kill(p.pid, syscall.SIGKILL))
+			require.NoError(t, syscall.Kill(p.PID, syscall.SIGKILL))
 			killed++
 		}
 	}
@@ -247,17 +248,17 @@ func TestCDPRunsDebiansChromiumItself(t *testing.T) {
 	}
 	e := launchCDP(t, cdpTestSettings(t))
 	assert.Contains(t, e.Route(), "cdp "+debianChromiumBinary)
-	var browser *procInfo
-	for _, p := range processTree(e.pids()) {
-		if p.cmdline0 == "chromium" && !slices.ContainsFunc(p.args, func(a string) bool { return strings.HasPrefix(a, "--type=") }) {
+	var browser *host.ProcInfo
+	for _, p := range host.ProcessTree(e.pids()) {
+		if p.Cmdline0 == "chromium" && !slices.ContainsFunc(p.Args, func(a string) bool { return strings.HasPrefix(a, "--type=") }) {
 			browser = &p
 			break
 		}
 	}
 	require.NotNil(t, browser, "Chromium's browser process")
-	assert.Equal(t, debianChromiumBinary, browser.args[0])
+	assert.Equal(t, debianChromiumBinary, browser.Args[0])
 	for _, flag := range append([]string{"--remote-debugging-pipe"}, debianChromiumFlags...) {
-		assert.Contains(t, browser.args, flag)
+		assert.Contains(t, browser.Args, flag)
 	}
 }
 
@@ -266,7 +267,7 @@ func TestCDPCloseLeavesNothing(t *testing.T) {
 	testutil.NeedsBrowsers(t)
 	e := launchCDP(t, cdpTestSettings(t))
 	pid, profile := e.proc.cmd.Process.Pid, e.proc.profile
-	require.NotEmpty(t, processTree([]int{pid}))
+	require.NotEmpty(t, host.ProcessTree([]int{pid}))
 	require.NoError(t, e.Close())
 	require.NoError(t, e.Close(), "twice")
 	assert.Empty(t, groupProcs(pid), "no live process of Chromium's group")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/layout-oracle/oracle/profiles"
 	"github.com/mxschmitt/playwright-go"
 )
@@ -25,7 +26,7 @@ var ChromiumArgs = []string{
 // runs as root (the browser user is missing), where Chromium refuses to start otherwise.
 func chromiumArgs(extra []string) []string {
 	args := append([]string{}, ChromiumArgs...)
-	if browserUser().root() {
+	if host.BrowserUser().Root() {
 		args = append(args, "--no-sandbox")
 	}
 	return append(args, extra...)
@@ -36,7 +37,7 @@ var chromiumKnowledge = engineKnowledge{
 	launch: func(l *playwright.BrowserTypeLaunchOptions, opts PlaywrightOptions) {
 		l.Args = chromiumArgs(opts.Args)
 		// Playwright adds --no-sandbox unless told the sandbox is wanted.
-		l.ChromiumSandbox = playwright.Bool(!browserUser().root())
+		l.ChromiumSandbox = playwright.Bool(!host.BrowserUser().Root())
 	},
 	remoteLaunch: func(l map[string]any, opts PlaywrightOptions) {
 		// The server's host decides the sandbox (Playwright adds --no-sandbox unless
@@ -48,10 +49,10 @@ var chromiumKnowledge = engineKnowledge{
 	// emulation profile's virtual authenticator no longer answered credentials.create
 	// (TestProbeEmulationProfile); its 15 ms a url case did not pay for an unexplained
 	// break (cmd/bench/HISTORY.md).
-	contentProcess: func(p procInfo) bool { return p.hasArg("--type=renderer") },
-	sandbox: func(c, main procInfo) (string, string) {
+	contentProcess: func(p host.ProcInfo) bool { return p.HasArg("--type=renderer") },
+	sandbox: func(c, main host.ProcInfo) (string, string) {
 		kind := "namespace sandbox (own user, pid and network namespaces) + seccomp-bpf"
-		if c.userNS == main.userNS || c.pidNS == main.pidNS {
+		if c.UserNS == main.UserNS || c.PidNS == main.PidNS {
 			return kind, "its renderer is in the browser's own user or pid namespace"
 		}
 		return kind, ""

@@ -3,6 +3,7 @@ package browser
 import (
 	"strings"
 
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/mxschmitt/playwright-go"
 )
 
@@ -35,13 +36,13 @@ var firefoxKnowledge = engineKnowledge{
 	// sends no other BiDi command of ours, and Accelerometer is not implemented
 	// (docs/profiles.md).
 	emulation:      emulationKnowledge{geolocation: true},
-	contentProcess: func(p procInfo) bool { return p.hasArg("-contentproc") && p.hasArg("-isForBrowser") },
-	sandbox: func(c, main procInfo) (string, string) {
+	contentProcess: func(p host.ProcInfo) bool { return p.HasArg("-contentproc") && p.HasArg("-isForBrowser") },
+	sandbox: func(c, main host.ProcInfo) (string, string) {
 		kind := "content sandbox: seccomp-bpf"
-		if c.userNS != main.userNS {
+		if c.UserNS != main.UserNS {
 			kind += " + own user namespace"
 		}
-		if c.netNS != main.netNS {
+		if c.NetNS != main.NetNS {
 			kind += " + own network namespace"
 		}
 		return kind, ""

@@ -1,6 +1,10 @@
 package browser
 
-import "github.com/mxschmitt/playwright-go"
+import (
+	"github.com/mxschmitt/playwright-go"
+
+	"github.com/layout-oracle/oracle/oracle/browser/host"
+)
 
 // engineKnowledge is what the oracle knows of one engine beyond its protocol name:
 // how Playwright launches its system build, locally and on a remote server, which
@@ -29,10 +33,10 @@ type engineKnowledge struct {
 	newPageAfterNavigation bool
 	// contentProcess says whether p runs web content: the processes the engine's
 	// sandbox exists for.
-	contentProcess func(p procInfo) bool
+	contentProcess func(p host.ProcInfo) bool
 	// sandbox names the sandbox the content process c is in, and why it does not
 	// count when it does not ("" when it does); main is the browser's main process.
-	sandbox func(c, main procInfo) (kind, why string)
+	sandbox func(c, main host.ProcInfo) (kind, why string)
 	// emulation is what its Playwright route applies of a launch profile's
 	// emulated hardware (emulation.go).
 	emulation emulationKnowledge

@@ -3,22 +3,23 @@ package browser
 import (
 	"testing"
 
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/stretchr/testify/assert"
 )
 
 // Each engine's content processes and sandbox expectations (engine_*.go), on
 // made-up process records: a unit test, no browser runs.
 func TestEngineSandboxKnowledge(t *testing.T) {
-	main := procInfo{userNS: "u1", pidNS: "p1", netNS: "n1"}
-	own := procInfo{userNS: "u2", pidNS: "p2", netNS: "n2"}
+	main := host.ProcInfo{UserNS: "u1", PidNS: "p1", NetNS: "n1"}
+	own := host.ProcInfo{UserNS: "u2", PidNS: "p2", NetNS: "n2"}
 	shared := main
 
-	assert.True(t, contentProcess(Chromium, procInfo{args: []string{"--type=renderer"}}))
-	assert.False(t, contentProcess(Chromium, procInfo{args: []string{"--type=gpu-process"}}))
-	assert.True(t, contentProcess(Firefox, procInfo{args: []string{"-contentproc", "-isForBrowser"}}))
-	assert.False(t, contentProcess(Firefox, procInfo{args: []string{"-contentproc"}}), "a utility process")
-	assert.True(t, contentProcess(WebKit, procInfo{cmdline0: "WebKitWebProcess"}))
-	assert.False(t, contentProcess("lynx", procInfo{cmdline0: "WebKitWebProcess"}), "an unknown engine has none")
+	assert.True(t, contentProcess(Chromium, host.ProcInfo{Args: []string{"--type=renderer"}}))
+	assert.False(t, contentProcess(Chromium, host.ProcInfo{Args: []string{"--type=gpu-process"}}))
+	assert.True(t, contentProcess(Firefox, host.ProcInfo{Args: []string{"-contentproc", "-isForBrowser"}}))
+	assert.False(t, contentProcess(Firefox, host.ProcInfo{Args: []string{"-contentproc"}}), "a utility process")
+	assert.True(t, contentProcess(WebKit, host.ProcInfo{Cmdline0: "WebKitWebProcess"}))
+	assert.False(t, contentProcess("lynx", host.ProcInfo{Cmdline0: "WebKitWebProcess"}), "an unknown engine has none")
 
 	for _, engine := range []string{Chromium, WebKit} {
 		kind, why := knowledgeOf(engine).sandbox(own, main)

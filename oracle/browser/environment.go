@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 )
 
 // EnvironmentVersion names the pinned environment below: the faces behind each generic
@@ -158,19 +160,19 @@ const userDirs = "XDG_DOWNLOAD_DIR=\"/dev/null/layout-oracle-refuses-downloads\"
 var environmentFiles = sync.OnceValues(func() ([2]string, error) {
 	fc, gtk := fontconfigXML(), gtkSettingsINI()
 	sum := sha256.Sum256([]byte(fc + "\x00" + gtk))
-	// The browsers read these files as the browser user (sandbox.go): a root oracle
+	// The browsers read these files as the browser user (host/user.go): a root oracle
 	// gives them to that user's group, read-only; nobody else may read or replace them.
 	// That group is in the name: an oracle without it must not rewrite them as its own.
 	name := fmt.Sprintf("layout-oracle-env-%d-%s", os.Getuid(), hex.EncodeToString(sum[:6]))
 	dirMode, fileMode, gid := os.FileMode(0o700), os.FileMode(0o600), -1
-	if u := browserUser(); u.Drop {
+	if u := host.BrowserUser(); u.Drop {
 		dirMode, fileMode, gid = 0o750, 0o640, int(u.GID)
 		name = fmt.Sprintf("layout-oracle-env-%d-g%d-%s", os.Getuid(), u.GID, hex.EncodeToString(sum[:6]))
 	}
 	dir := filepath.Join(os.TempDir(), name)
 	for _, d := range []string{dir, filepath.Join(dir, "xdg"), filepath.Join(dir, "xdg", "fontconfig"),
 		filepath.Join(dir, "xdg", "gtk-3.0"), filepath.Join(dir, "xdg", "gtk-4.0")} {
-		if err := ownedDir(d, dirMode, gid); err != nil {
+		if err := host.OwnedDir(d, dirMode, gid); err != nil {
 			return [2]string{}, err
 		}
 	}
@@ -208,13 +210,6 @@ var environmentFiles = sync.OnceValues(func() ([2]string, error) {
 	return [2]string{filepath.Join(dir, "xdg", "fontconfig", "fonts.conf"), filepath.Join(dir, "xdg")}, nil
 })
 
-// Every engine's screen (screen.width and height, the device-* media features): the
-// oracle's Xvfb's, and larger than any window the oracle opens.
-const (
-	screenWidth  = 1280
-	screenHeight = 1024
-)
-
 // pinnedEnv is the locale, time zone and screen every browser gets, whatever the
 // oracle's own environment holds: WebKitGTK took its language from the locale
 // variables (under C.UTF-8, navigator.language "C" and numbers formatted with no
@@ -223,7 +218,7 @@ const (
 // MOZ_HEADLESS_WIDTH/HEIGHT (1366x768 otherwise). LANGUAGE is emptied: GLib reads it
 // before LC_ALL. The locale need not be installed.
 var pinnedEnv = []string{"LC_ALL=en_US.UTF-8", "LANGUAGE=", "TZ=UTC",
-	"MOZ_HEADLESS_WIDTH=" + strconv.Itoa(screenWidth), "MOZ_HEADLESS_HEIGHT=" + strconv.Itoa(screenHeight)}
+	"MOZ_HEADLESS_WIDTH=" + strconv.Itoa(host.ScreenWidth), "MOZ_HEADLESS_HEIGHT=" + strconv.Itoa(host.ScreenHeight)}
 
 // EnvironmentSettings is the pinned environment's share of every engine's launch.
 // The files go to the browsers' environment only (Env), never the oracle's own.
@@ -234,7 +229,7 @@ func EnvironmentSettings() (LaunchSettings, error) {
 	}
 	xdg := []string{"XDG_CONFIG_HOME=" + files[1]}
 	var webkit []string
-	if u := browserUser(); u.Drop {
+	if u := host.BrowserUser(); u.Drop {
 		// The browser user cannot write the oracle's directory, and Firefox does not
 		// start without a writable XDG_CONFIG_HOME: GTK reads the pinned settings.ini
 		// from XDG_CONFIG_DIRS instead, and the browsers write their own config home.

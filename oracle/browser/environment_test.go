@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/layout-oracle/oracle/internal/testutil"
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -38,7 +39,7 @@ func TestFontconfigFileResolvesEveryGenericToItsFace(t *testing.T) {
 	require.NotEmpty(t, file, "no FONTCONFIG_FILE in the browsers' environment")
 	fc := func(args ...string) string {
 		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Env = WithEnv(os.Environ(), []string{"FONTCONFIG_FILE=" + file})
+		cmd.Env = host.WithEnv(os.Environ(), []string{"FONTCONFIG_FILE=" + file})
 		out, err := cmd.Output()
 		require.NoError(t, err, "%v", args)
 		return strings.TrimSpace(string(out))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/rs/zerolog"
 )
 
@@ -26,7 +27,7 @@ func Launch(ctx context.Context, name, route, exe string, s LaunchSettings, log 
 	absent := "" // the bundled build's path, when the auto route found none there
 	webDriver := func() (Engine, error) {
 		e, err := LaunchWebDriver(ctx, WebDriverOptions{DriverPath: exe, BrowserArgs: s.WebKitArgs,
-			Capabilities: s.WebDriverCaps, Env: WithEnv(s.Env, s.WebKitEnv), MaxReply: s.MaxReply, MemoryCgroup: s.MemoryCgroup}, log)
+			Capabilities: s.WebDriverCaps, Env: host.WithEnv(s.Env, s.WebKitEnv), MaxReply: s.MaxReply, MemoryCgroup: s.MemoryCgroup}, log)
 		if err == nil {
 			e.(*webDriverEngine).bundledAbsent = absent
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/layout-oracle/oracle/profiles"
 	"github.com/mxschmitt/playwright-go"
 	"github.com/rs/zerolog"
@@ -30,7 +31,7 @@ type PlaywrightOptions struct {
 	// SystemFirefox); not used with Bundled.
 	ExecutablePath string
 	// MemoryCgroup is the cgroup.procs file the browser's processes go in
-	// (memlimit.go); "": none.
+	// (host/memlimit.go); "": none.
 	MemoryCgroup string
 	// MaxMessage bounds one message from a remote server (remote_relay.go); 0:
 	// relayMaxMessage.
@@ -80,19 +81,19 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 		k.launch(&launch, opts)
 	}
 	// The driver starts the browser through a wrapper that drops to the browser
-	// user (sandbox.go); as an unprivileged oracle, the binary itself.
-	wrapper, err := browserWrapper(exe)
+	// user (host/user.go); as an unprivileged oracle, the binary itself.
+	wrapper, err := host.BrowserWrapper(exe)
 	if err != nil {
 		return nil, engineErrorf(opts.Engine, "%w", err)
 	}
 	if wrapper != exe || !opts.Bundled {
 		launch.ExecutablePath = playwright.String(wrapper)
 	}
-	env := wrappedBrowserEnv(opts.Env, opts.MemoryCgroup)
+	env := host.WrappedBrowserEnv(opts.Env, opts.MemoryCgroup)
 	if len(env) > 0 {
 		// Playwright's env replaces the browser's whole environment: start from ours.
 		launch.Env = map[string]string{}
-		for _, kv := range WithEnv(os.Environ(), env) {
+		for _, kv := range host.WithEnv(os.Environ(), env) {
 			k, v, _ := strings.Cut(kv, "=")
 			launch.Env[k] = v
 		}
@@ -114,7 +115,7 @@ func (d *PlaywrightDriver) launchPlaywright(opts PlaywrightOptions, log zerolog.
 	}
 	// With the wrapper the browser was born in its cgroup; without one (an
 	// unprivileged oracle) its processes are moved there now.
-	if err := placeTree(opts.MemoryCgroup, pids); err != nil {
+	if err := host.PlaceTree(opts.MemoryCgroup, pids); err != nil {
 		log.Warn().Str("engine", e.name).Err(err).Msg("browser processes left outside the engine's memory cgroup")
 	}
 	noDelayBrowser(opts.Engine, pids, log) // nodelay.go: about 40 ms off every Firefox call
@@ -130,7 +131,7 @@ func (e *playwrightEngine) openContext(browser playwright.Browser) (playwright.B
 	bctx, err := browser.NewContext(playwright.BrowserNewContextOptions{
 		Viewport: &playwright.Size{Width: int(viewportWidth), Height: int(viewportHeight)},
 		// The pinned screen (environment.go): Playwright's default is the viewport.
-		Screen:      &playwright.Size{Width: screenWidth, Height: screenHeight},
+		Screen:      &playwright.Size{Width: host.ScreenWidth, Height: host.ScreenHeight},
 		Permissions: append(append([]string(nil), e.opts.Permissions...), grants...),
 		Geolocation: geolocation,
 		// A case's download is refused (docs/untrusted.md): in Firefox one took the

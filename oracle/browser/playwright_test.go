@@ -27,7 +27,7 @@ type lockedBuffer = testutil.LockedBuffer
 
 // The driver runs on the node InstallDriver links into its directory, with
 // PLAYWRIGHT_NODEJS_PATH unset, and the variable stays unset: before, driverOptions
-// called os.Setenv, although xvfb.go promises the environment is not touched.
+// called os.Setenv, although host/xvfb.go promises the environment is not touched.
 func TestPlaywrightDriverLeavesTheEnvironmentAlone(t *testing.T) {
 	testutil.NeedsBrowsers(t)
 	node, err := exec.LookPath("node")

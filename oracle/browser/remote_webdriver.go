@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 )
 
 // A page on a remote W3C WebDriver endpoint (--webdriver webkit=URL: a
@@ -41,7 +43,7 @@ const remoteReadyWithin = 30 * time.Second
 // kill that deletes the session.
 func (e *webDriverEngine) remoteDriver(ctx context.Context) (*wdProc, error) {
 	p := &wdProc{exited: make(chan struct{}), base: strings.TrimRight(e.opts.RemoteURL, "/"),
-		out: newTailLog(e.log.With().Str("proc", "remote-webdriver").Logger())}
+		out: host.NewTailLog(e.log.With().Str("proc", "remote-webdriver").Logger())}
 	p.endRemote = func() {
 		e.mu.Lock()
 		session := p.session

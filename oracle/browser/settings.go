@@ -2,7 +2,6 @@ package browser
 
 import (
 	"maps"
-	"strings"
 
 	"github.com/layout-oracle/oracle/profiles"
 )
@@ -26,7 +25,7 @@ type LaunchSettings struct {
 	// applies what its route can (emulation.go).
 	Emulation *profiles.Emulation
 	// MemoryCgroup is the cgroup.procs file of the engine's memory cgroup
-	// (memlimit.go); "": unbounded.
+	// (host/memlimit.go); "": unbounded.
 	MemoryCgroup string
 	// FirefoxRoute is how the system Firefox is driven: FirefoxRoutePlaywright ("": the
 	// default) or FirefoxRouteBiDi (bidi.go). Playwright's bundled Firefox is always
@@ -79,23 +78,4 @@ func (s *LaunchSettings) Merge(o LaunchSettings) {
 func ProfileSettings(p profiles.Profile) LaunchSettings {
 	return LaunchSettings{ChromiumArgs: p.ChromiumArgs, FirefoxPrefs: p.FirefoxPrefs,
 		WebKitArgs: p.WebKitGTKArgs, Permissions: p.Permissions, Emulation: p.Emulation}
-}
-
-// WithEnv is base with every KEY=VALUE of extra set, replacing base's own KEY.
-func WithEnv(base, extra []string) []string {
-	if len(extra) == 0 {
-		return base
-	}
-	set := map[string]bool{}
-	for _, kv := range extra {
-		k, _, _ := strings.Cut(kv, "=")
-		set[k] = true
-	}
-	out := make([]string, 0, len(base)+len(extra))
-	for _, kv := range base {
-		if k, _, _ := strings.Cut(kv, "="); !set[k] {
-			out = append(out, kv)
-		}
-	}
-	return append(out, extra...)
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/inpage"
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/rs/zerolog"
 )
 
@@ -37,7 +38,7 @@ type WebDriverOptions struct {
 	Display string
 	// StartXvfb makes the engine start and own an Xvfb even when a display is set.
 	StartXvfb bool
-	// XvfbPath is the Xvfb binary; default defaultXvfb.
+	// XvfbPath is the Xvfb binary; default host.DefaultXvfb.
 	XvfbPath string
 	// Capabilities are extra W3C capabilities of every session (alwaysMatch).
 	Capabilities map[string]any
@@ -51,7 +52,7 @@ type WebDriverOptions struct {
 	// defaultMaxReply. Other commands' replies are bounded at 1 MiB.
 	MaxReply int64
 	// MemoryCgroup is the cgroup.procs file the driver goes in before it starts
-	// MiniBrowser, so every WebKit process is born there (memlimit.go); "": none.
+	// MiniBrowser, so every WebKit process is born there (host/memlimit.go); "": none.
 	MemoryCgroup string
 }
 
@@ -77,7 +78,7 @@ type webDriverEngine struct {
 	mu      sync.Mutex
 	proc    *wdProc
 	closed  bool
-	xvfb    *Xvfb // nil when the display is not ours
+	xvfb    *host.Xvfb // nil when the display is not ours
 	display string
 
 	health Health // guarded by mu
@@ -129,7 +130,7 @@ func LaunchWebDriver(ctx context.Context, opts WebDriverOptions, log zerolog.Log
 	if opts.RemoteURL != "" { // remote_webdriver.go
 		e.route, e.display = remoteWebDriverRoute(opts), "remote"
 	} else if e.display == "" || opts.StartXvfb {
-		x, err := StartXvfb(ctx, opts.XvfbPath, log)
+		x, err := host.StartXvfb(ctx, opts.XvfbPath, log)
 		if err != nil {
 			return nil, engineErrorf(WebKit, "no DISPLAY and %w", err)
 		}
@@ -178,7 +179,7 @@ func (e *webDriverEngine) start(ctx context.Context) error {
 		e.mu.Unlock()
 		version, err := e.newSession(ctx, p)
 		if err != nil {
-			return engineErrorf(WebKit, "new session: %w (driver output: %s)", err, p.out.tail())
+			return engineErrorf(WebKit, "new session: %w (driver output: %s)", err, p.out.Tail())
 		}
 		e.mu.Lock()
 		was := e.version
@@ -549,10 +550,10 @@ func (e *webDriverEngine) restartWith(ctx context.Context) (err error) {
 	e.mu.Lock()
 	oldX := e.xvfb
 	e.mu.Unlock()
-	if oldX != nil && oldX.exitedEarly() {
+	if oldX != nil && oldX.ExitedEarly() {
 		e.log.Warn().Str("display", oldX.Display).Msg("our Xvfb died; starting another")
 		oldX.Close()
-		x, err := StartXvfb(ctx, e.opts.XvfbPath, e.log)
+		x, err := host.StartXvfb(ctx, e.opts.XvfbPath, e.log)
 		if err != nil {
 			return err
 		}
@@ -663,7 +664,7 @@ func (e *webDriverEngine) Sandbox() SandboxState {
 	p := e.proc
 	e.mu.Unlock()
 	if p == nil || p.cmd == nil {
-		return SandboxState{User: browserUser().Name, Reason: "no browser process to inspect (being restarted, or remote)"}
+		return SandboxState{User: host.BrowserUser().Name, Reason: "no browser process to inspect (being restarted, or remote)"}
 	}
 	return inspectSandbox(WebKit, []int{p.cmd.Process.Pid})
 }

@@ -29,7 +29,7 @@ func TestWebDriverCloseDuringARestartLeavesNoXvfb(t *testing.T) {
 	// Kill our Xvfb, so the restart starts another.
 	oldX := e.xvfb
 	require.NoError(t, syscall.Kill(oldX.Pid(), syscall.SIGKILL))
-	for deadline := time.Now().Add(10 * time.Second); !oldX.exitedEarly(); {
+	for deadline := time.Now().Add(10 * time.Second); !oldX.ExitedEarly(); {
 		require.True(t, time.Now().Before(deadline), "Xvfb did not exit")
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -4,7 +4,6 @@ package browser
 // group): its environment, start, watchdog, readiness and kill, and its log tail.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,12 +14,11 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/layout-oracle/oracle/internal/proctree"
-	"github.com/rs/zerolog"
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 )
 
 // Debian's WebKitGTK route (docs/protocol.md, "Engines and routes"): WebKitWebDriver from
@@ -38,7 +36,7 @@ type wdProc struct {
 	watchW   *os.File // the watchdog kills the driver's group when this closes
 	base     string   // http://127.0.0.1:port
 	session  string   // guarded by the engine's mu
-	out      *tailLog
+	out      *host.TailLog
 	// endRemote, for a remote endpoint (cmd nil), deletes the session (kill).
 	endRemote func()
 }
@@ -53,21 +51,21 @@ func (e *webDriverEngine) startDriver(ctx context.Context) (*wdProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := newTailLog(e.log.With().Str("proc", "webkitwebdriver").Logger())
+	out := host.NewTailLog(e.log.With().Str("proc", "webkitwebdriver").Logger())
 	cmd := exec.Command(e.opts.DriverPath, "--port="+strconv.Itoa(port), "--host=127.0.0.1")
 	cmd.Env = e.driverEnv()
 	cmd.Stdout = out // never the oracle's stdout: that is the protocol channel
 	cmd.Stderr = out
 	// The driver, MiniBrowser and its web and network processes run as the browser
-	// user (sandbox.go); WebKitGTK's bubblewrap sandbox then confines the web process.
-	cmd.SysProcAttr = browserUser().sysProcAttr(proctree.WithParentDeath(&syscall.SysProcAttr{Setpgid: true}, syscall.SIGKILL))
+	// user (host/user.go); WebKitGTK's bubblewrap sandbox then confines the web process.
+	cmd.SysProcAttr = host.BrowserUser().SysProcAttr(proctree.WithParentDeath(&syscall.SysProcAttr{Setpgid: true}, syscall.SIGKILL))
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	p := &wdProc{cmd: cmd, exited: make(chan struct{}), base: "http://127.0.0.1:" + strconv.Itoa(port), out: out}
 	// No session yet, so no MiniBrowser: all it starts inherits the cgroup.
-	if err := placeTree(e.opts.MemoryCgroup, []int{cmd.Process.Pid}); err != nil {
+	if err := host.PlaceTree(e.opts.MemoryCgroup, []int{cmd.Process.Pid}); err != nil {
 		e.log.Warn().Err(err).Msg("WebKitWebDriver left outside the engine's memory cgroup")
 	}
 	go func() {
@@ -87,7 +85,7 @@ func (e *webDriverEngine) startDriver(ctx context.Context) (*wdProc, error) {
 		}
 		select {
 		case <-p.exited:
-			return nil, fmt.Errorf("%s exited: %s", e.opts.DriverPath, out.tail())
+			return nil, fmt.Errorf("%s exited: %s", e.opts.DriverPath, out.Tail())
 		case <-ctx.Done():
 			p.kill()
 			return nil, ctx.Err()
@@ -95,7 +93,7 @@ func (e *webDriverEngine) startDriver(ctx context.Context) (*wdProc, error) {
 		}
 		if time.Now().After(deadline) {
 			p.kill()
-			return nil, fmt.Errorf("driver not ready within 20s (last: %v): %s", err, out.tail())
+			return nil, fmt.Errorf("driver not ready within 20s (last: %v): %s", err, out.Tail())
 		}
 	}
 }
@@ -122,11 +120,11 @@ func (e *webDriverEngine) driverEnv() []string {
 		}
 		env = append(env, kv)
 	}
-	env = WithEnv(env, e.opts.Env)
-	env = WithEnv(env, browserUser().env())
+	env = host.WithEnv(env, e.opts.Env)
+	env = host.WithEnv(env, host.BrowserUser().Env())
 	env = append(env, "DISPLAY="+display)
 	if ownX {
-		env = WithEnv(env, []string{"GDK_BACKEND=x11", "XAUTHORITY=" + authority})
+		env = host.WithEnv(env, []string{"GDK_BACKEND=x11", "XAUTHORITY=" + authority})
 	}
 	if os.Getenv("NO_AT_BRIDGE") == "" {
 		env = append(env, "NO_AT_BRIDGE=1") // no accessibility bus to wait for
@@ -146,7 +144,7 @@ func (p *wdProc) startWatchdog() error {
 	wd := exec.Command("/bin/sh", "-c", "read x; kill -KILL 0")
 	wd.Stdin = r
 	// As the browser user, like the group it kills: no root process in that group.
-	wd.SysProcAttr = browserUser().sysProcAttr(&syscall.SysProcAttr{Setpgid: true, Pgid: p.cmd.Process.Pid})
+	wd.SysProcAttr = host.BrowserUser().SysProcAttr(&syscall.SysProcAttr{Setpgid: true, Pgid: p.cmd.Process.Pid})
 	err = wd.Start()
 	r.Close()
 	if err != nil {
@@ -167,7 +165,7 @@ func (p *wdProc) kill() {
 		}
 		return
 	}
-	killGroup(p.cmd.Process.Pid, syscall.SIGKILL)
+	host.KillGroup(p.cmd.Process.Pid, syscall.SIGKILL)
 	select {
 	case <-p.exited:
 	case <-time.After(5 * time.Second):
@@ -209,52 +207,4 @@ func freeLoopbackPort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// tailLog sends a child's output, line by line, to the debug log and keeps the last
-// lines for error messages.
-type tailLog struct {
-	log     zerolog.Logger
-	mu      sync.Mutex
-	partial []byte
-	lines   []string
-}
-
-const tailLines = 12
-
-func newTailLog(log zerolog.Logger) *tailLog { return &tailLog{log: log} }
-
-func (t *tailLog) Write(b []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.partial = append(t.partial, b...)
-	for {
-		i := bytes.IndexByte(t.partial, '\n')
-		if i < 0 {
-			break
-		}
-		line := strings.TrimRight(string(t.partial[:i]), "\r")
-		t.partial = t.partial[i+1:]
-		if line == "" {
-			continue
-		}
-		t.log.Debug().Msg(line)
-		t.lines = append(t.lines, line)
-		if len(t.lines) > tailLines {
-			t.lines = t.lines[len(t.lines)-tailLines:]
-		}
-	}
-	if len(t.partial) > 64<<10 {
-		t.partial = t.partial[:0]
-	}
-	return len(b), nil
-}
-
-func (t *tailLog) tail() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.lines) == 0 {
-		return "(no output)"
-	}
-	return strings.Join(t.lines, " | ")
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/internal/testutil"
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/rs/zerolog"
 )
 
@@ -48,8 +49,8 @@ func skipWithoutWebKit(tb testing.TB) {
 		tb.Skipf("WebKitGTK tests need %s: %v", DefaultMiniBrowser, err)
 	}
 	if os.Getenv("DISPLAY") == "" {
-		if _, err := os.Stat(defaultXvfb); err != nil {
-			tb.Skipf("WebKitGTK tests need DISPLAY or %s (Debian package xvfb)", defaultXvfb)
+		if _, err := os.Stat(host.DefaultXvfb); err != nil {
+			tb.Skipf("WebKitGTK tests need DISPLAY or %s (Debian package xvfb)", host.DefaultXvfb)
 		}
 	}
 }

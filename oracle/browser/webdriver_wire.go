@@ -168,9 +168,9 @@ func (e *webDriverEngine) session(ctx context.Context, method, path string, body
 	}
 	// A print dialog blocks whichever command is waiting when the page opens it: a
 	// case's script, or the reset's navigation when the page prints from pagehide
-	// (xdialogs.go). On the oracle's own display only.
+	// (host/xdialogs.go). On the oracle's own display only.
 	if x != nil {
-		defer x.watchDialogs(e.log)()
+		defer x.WatchDialogs(e.log)()
 	}
 	return e.do(ctx, p, method, "/session/"+session+path, body)
 }

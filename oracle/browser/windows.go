@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 )
 
 // OpenWindows counts what e's browser has open: pages and contexts (Playwright),
@@ -32,7 +34,7 @@ func OpenWindows(ctx context.Context, e Engine) (pages, contexts int, err error)
 }
 
 // ContentProcesses are the pids of a Playwright, CDP or BiDi engine's content processes
-// (Chromium's renderers, Firefox's web content; processTree and contentProcess, as the
+// (Chromium's renderers, Firefox's web content; host.ProcessTree and contentProcess, as the
 // sandbox check finds them); nil for WebDriver's. The oracle's process-model test counts them.
 func ContentProcesses(e Engine) map[int]bool {
 	var roots []int
@@ -47,9 +49,9 @@ func ContentProcesses(e Engine) map[int]bool {
 		return nil
 	}
 	out := map[int]bool{}
-	for _, p := range processTree(roots) {
+	for _, p := range host.ProcessTree(roots) {
 		if contentProcess(e.Name(), p) {
-			out[p.pid] = true
+			out[p.PID] = true
 		}
 	}
 	return out

@@ -1,4 +1,4 @@
-package browser
+package host
 
 import (
 	"os"
@@ -9,6 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// testEngines are the engines' names (browser.AllEngines): a cgroup per name.
+var testEngines = []string{"chromium", "firefox", "webkit"}
 
 // Pure: the cgroup directory from /proc/self/cgroup and mountinfo texts as seen on
 // a cgroup v1 host with a v2 mount beside it, a pure v2 host, and a container whose
@@ -42,10 +45,10 @@ func TestCgroupDir(t *testing.T) {
 
 // Pure: no limit means no cgroup and a problem that says it is off.
 func TestMemoryBoundsOff(t *testing.T) {
-	m := NewMemoryBounds(0, AllEngines)
+	m := NewMemoryBounds(0, testEngines)
 	assert.Contains(t, m.Problem, "off")
-	assert.Empty(t, m.Procs(Chromium))
-	assert.Zero(t, m.OOMKills(Chromium))
+	assert.Empty(t, m.Procs("chromium"))
+	assert.Zero(t, m.OOMKills("chromium"))
 	assert.NoError(t, m.Close())
 }
 
@@ -53,19 +56,19 @@ func TestMemoryBoundsOff(t *testing.T) {
 // process exist with the limit, a dead oracle's leftover cgroups are removed, and
 // Close removes this one's.
 func TestMemoryBoundsMakeAndRemoveCgroups(t *testing.T) {
-	probe := NewMemoryBounds(64<<20, []string{Chromium})
+	probe := NewMemoryBounds(64<<20, []string{"chromium"})
 	if probe.Problem != "" {
 		t.Skip(probe.Problem)
 	}
 	require.NoError(t, probe.Close())
 	parent := filepath.Dir(probe.Dir)
 	stale := filepath.Join(parent, "layout-oracle-999999999")
-	require.NoError(t, os.MkdirAll(filepath.Join(stale, Firefox), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(stale, "firefox"), 0o755))
 
-	m := NewMemoryBounds(64<<20, AllEngines)
+	m := NewMemoryBounds(64<<20, testEngines)
 	require.Empty(t, m.Problem)
 	assert.NoDirExists(t, stale, "a dead oracle's cgroups are removed")
-	for _, e := range AllEngines {
+	for _, e := range testEngines {
 		st, ok := m.State(e)
 		require.True(t, ok, e)
 		assert.EqualValues(t, 64<<20, st.Limit)

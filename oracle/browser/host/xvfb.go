@@ -1,4 +1,4 @@
-package browser
+package host
 
 import (
 	"bufio"
@@ -19,13 +19,20 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// defaultXvfb is Debian's Xvfb (package xvfb).
-const defaultXvfb = "/usr/bin/Xvfb"
+// DefaultXvfb is Debian's Xvfb (package xvfb).
+const DefaultXvfb = "/usr/bin/Xvfb"
 
-// xvfbScreen is the virtual screen, every engine's (screenWidth): larger than any
+// Every engine's screen (screen.width and height, the device-* media features): the
+// oracle's Xvfb's, and larger than any window the oracle opens.
+const (
+	ScreenWidth  = 1280
+	ScreenHeight = 1024
+)
+
+// xvfbScreen is the virtual screen, every engine's (ScreenWidth): larger than any
 // window the oracle opens, so the window manager-less X server never clips the 800x600
 // viewport.
-var xvfbScreen = fmt.Sprintf("%dx%dx24", screenWidth, screenHeight)
+var xvfbScreen = fmt.Sprintf("%dx%dx24", ScreenWidth, ScreenHeight)
 
 // Xvfb is an X display the oracle started and owns. Close ends it.
 type Xvfb struct {
@@ -48,7 +55,7 @@ type Xvfb struct {
 func (x *Xvfb) Env() []string { return []string{"DISPLAY=" + x.Display, "XAUTHORITY=" + x.Authority} }
 
 // StartXvfb starts `Xvfb -displayfd N -screen 0 1280x1024x24 -nolisten tcp -auth F`
-// as the browser user (sandbox.go), F holding a fresh MIT-MAGIC-COOKIE-1: Xvfb
+// as the browser user (user.go), F holding a fresh MIT-MAGIC-COOKIE-1: Xvfb
 // itself picks a free display number, atomically through its lock file, and writes it
 // to the pipe once it is ready for clients. Guessing a free number from the socket
 // and lock files instead raced when several WebKit pages (or several oracles)
@@ -58,7 +65,7 @@ func (x *Xvfb) Env() []string { return []string{"DISPLAY=" + x.Display, "XAUTHOR
 // their own children.
 func StartXvfb(ctx context.Context, path string, log zerolog.Logger) (*Xvfb, error) {
 	if path == "" {
-		path = defaultXvfb
+		path = DefaultXvfb
 	}
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("xvfb: %w (install the xvfb package, or set DISPLAY)", err)
@@ -74,14 +81,14 @@ func StartXvfb(ctx context.Context, path string, log zerolog.Logger) (*Xvfb, err
 		return nil, fmt.Errorf("xvfb: %w", err)
 	}
 	authority := filepath.Join(authDir, "Xauthority")
-	out := newTailLog(log.With().Str("proc", "xvfb").Logger())
+	out := NewTailLog(log.With().Str("proc", "xvfb").Logger())
 	cmd := exec.Command(path, "-displayfd", "3", "-screen", "0", xvfbScreen, "-nolisten", "tcp", "-auth", authority)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.ExtraFiles = []*os.File{w} // fd 3 in the child
-	cmd.Env = WithEnv(os.Environ(), browserUser().env())
+	cmd.Env = WithEnv(os.Environ(), BrowserUser().Env())
 	// SIGTERM, not SIGKILL, when the oracle dies: Xvfb then removes its socket and
 	// lock file, which SIGKILL would leave behind.
-	cmd.SysProcAttr = browserUser().sysProcAttr(proctree.WithParentDeath(&syscall.SysProcAttr{Setpgid: true}, syscall.SIGTERM))
+	cmd.SysProcAttr = BrowserUser().SysProcAttr(proctree.WithParentDeath(&syscall.SysProcAttr{Setpgid: true}, syscall.SIGTERM))
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		w.Close()
@@ -103,7 +110,7 @@ func StartXvfb(ctx context.Context, path string, log zerolog.Logger) (*Xvfb, err
 	case n := <-number:
 		if _, err := strconv.Atoi(n); err != nil {
 			x.Close()
-			return nil, fmt.Errorf("xvfb exited before naming its display: %s", out.tail())
+			return nil, fmt.Errorf("xvfb exited before naming its display: %s", out.Tail())
 		}
 		x.Display = ":" + n
 		// Clients look the cookie up by display number: the file now names it too.
@@ -118,12 +125,12 @@ func StartXvfb(ctx context.Context, path string, log zerolog.Logger) (*Xvfb, err
 		return nil, fmt.Errorf("xvfb: %w", ctx.Err())
 	case <-time.After(15 * time.Second):
 		x.Close()
-		return nil, fmt.Errorf("xvfb named no display within 15s: %s", out.tail())
+		return nil, fmt.Errorf("xvfb named no display within 15s: %s", out.Tail())
 	}
 }
 
-// exitedEarly reports whether Xvfb has exited without Close.
-func (x *Xvfb) exitedEarly() bool {
+// ExitedEarly reports whether Xvfb has exited without Close.
+func (x *Xvfb) ExitedEarly() bool {
 	select {
 	case <-x.exited:
 		return true
@@ -139,11 +146,11 @@ func (x *Xvfb) Pid() int { return x.cmd.Process.Pid }
 // file, then SIGKILL if it has not exited within two seconds. Safe to call twice.
 func (x *Xvfb) Close() error {
 	x.closeOnce.Do(func() {
-		killGroup(x.cmd.Process.Pid, syscall.SIGTERM)
+		KillGroup(x.cmd.Process.Pid, syscall.SIGTERM)
 		select {
 		case <-x.exited:
 		case <-time.After(2 * time.Second):
-			killGroup(x.cmd.Process.Pid, syscall.SIGKILL)
+			KillGroup(x.cmd.Process.Pid, syscall.SIGKILL)
 			<-x.exited
 		}
 		os.RemoveAll(x.authDir)
@@ -152,9 +159,9 @@ func (x *Xvfb) Close() error {
 	return nil
 }
 
-// killGroup signals the process group led by pid (every process started with
+// KillGroup signals the process group led by pid (every process started with
 // Setpgid, and its descendants that did not leave the group).
-func killGroup(pid int, sig syscall.Signal) {
+func KillGroup(pid int, sig syscall.Signal) {
 	if pid > 0 {
 		_ = syscall.Kill(-pid, sig)
 	}
@@ -170,7 +177,7 @@ func newXAuthority() (dir string, cookie []byte, err error) {
 	if dir, err = os.MkdirTemp("", "layout-oracle-x-"); err != nil {
 		return "", nil, err
 	}
-	if u := browserUser(); u.Drop {
+	if u := BrowserUser(); u.Drop {
 		if err := os.Chown(dir, int(u.UID), int(u.GID)); err != nil {
 			os.RemoveAll(dir)
 			return "", nil, err
@@ -201,7 +208,7 @@ func writeXAuthority(path string, cookie []byte, number string) error {
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return err
 	}
-	if u := browserUser(); u.Drop {
+	if u := BrowserUser(); u.Drop {
 		if err := os.Chown(tmp, int(u.UID), int(u.GID)); err != nil {
 			return err
 		}

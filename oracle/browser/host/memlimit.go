@@ -1,4 +1,4 @@
-package browser
+package host
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 )
 
 // cgroupProcsEnv names, in a Playwright browser's environment, the cgroup.procs file
-// the browser wrapper (sandbox.go) writes its own pid into before it execs the
+// the browser wrapper (user.go) writes its own pid into before it execs the
 // browser, so the browser and every process it forks start inside its engine's
 // memory cgroup.
 const cgroupProcsEnv = "LAYOUT_ORACLE_CGROUP_PROCS"
@@ -71,6 +71,10 @@ func ownCgroup(controller string) (string, error) {
 
 // cgroupDir finds the cgroup directory from /proc/self/cgroup and /proc/self/mountinfo.
 func cgroupDir(procCgroup, mountinfo, controller string) (string, error) {
+	hierarchy := controller
+	if hierarchy == "" {
+		hierarchy = "cgroup2"
+	}
 	rel, found := "", false
 	for _, line := range strings.Split(procCgroup, "\n") {
 		f := strings.SplitN(line, ":", 3)
@@ -82,7 +86,7 @@ func cgroupDir(procCgroup, mountinfo, controller string) (string, error) {
 		}
 	}
 	if !found {
-		return "", fmt.Errorf("not in a %s hierarchy", orDefault(controller, "cgroup2"))
+		return "", fmt.Errorf("not in a %s hierarchy", hierarchy)
 	}
 	for _, line := range strings.Split(mountinfo, "\n") {
 		// id parent maj:min root mountpoint opts ... - fstype source superopts
@@ -100,7 +104,7 @@ func cgroupDir(procCgroup, mountinfo, controller string) (string, error) {
 			return filepath.Join(mnt, rel), nil
 		}
 	}
-	return "", fmt.Errorf("no %s mount", orDefault(controller, "cgroup2"))
+	return "", fmt.Errorf("no %s mount", hierarchy)
 }
 
 func inList(list, item string) bool {
@@ -280,17 +284,17 @@ func (m *MemoryBounds) OOMKills(engine string) int64 {
 	return 0
 }
 
-// placeTree moves roots and every descendant into the cgroup whose cgroup.procs is
+// PlaceTree moves roots and every descendant into the cgroup whose cgroup.procs is
 // procs. Processes a root forks later are born inside; this catches those that
 // already ran (a browser started by an unprivileged oracle, with no wrapper).
-func placeTree(procs string, roots []int) error {
+func PlaceTree(procs string, roots []int) error {
 	if procs == "" {
 		return nil
 	}
 	var errs []error
-	for _, p := range processTree(roots) {
-		if err := writeFile(procs, strconv.Itoa(p.pid)); err != nil && !errors.Is(err, syscall.ESRCH) {
-			errs = append(errs, fmt.Errorf("process %d: %w", p.pid, err))
+	for _, p := range ProcessTree(roots) {
+		if err := writeFile(procs, strconv.Itoa(p.PID)); err != nil && !errors.Is(err, syscall.ESRCH) {
+			errs = append(errs, fmt.Errorf("process %d: %w", p.PID, err))
 		}
 	}
 	return errors.Join(errs...)

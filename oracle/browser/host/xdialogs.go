@@ -1,4 +1,4 @@
-package browser
+package host
 
 import (
 	"encoding/binary"
@@ -29,9 +29,9 @@ const (
 	dialogPoll  = 250 * time.Millisecond
 )
 
-// watchDialogs closes the dialogs on x's display from dialogGrace after it is called
+// WatchDialogs closes the dialogs on x's display from dialogGrace after it is called
 // until the returned stop is: around one WebDriver call.
-func (x *Xvfb) watchDialogs(log zerolog.Logger) (stop func()) {
+func (x *Xvfb) WatchDialogs(log zerolog.Logger) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
