@@ -50,7 +50,7 @@ func writeIndex(cfg config, buckets []*Bucket, byID map[string]*scored, sum *sum
 		pb := pageBucket{Rank: i + 1, B: b, Label: b.Signature.Label()}
 		pb.Cases = b.Cases[:min(len(b.Cases), 100)]
 		pb.More = len(b.Cases) - len(pb.Cases)
-		if r := b.Reduced; r != nil && r.BytesBefore > 0 && r.Bytes > 0 {
+		if r := b.Reduced; r != nil && r.BytesBefore > 0 && r.Error == "" {
 			pb.Pct = fmt.Sprintf("%.0f%%", 100*float64(r.Bytes)/float64(r.BytesBefore))
 		}
 		if p := b.confirm; p != nil && p.resp != nil {
@@ -121,7 +121,7 @@ Files: <a href="buckets.json">buckets.json</a>, <a href="candidate.ndjson">candi
 {{with .B.Reduced}}
 <p>Reduced: {{.BytesBefore}} &rarr; {{.Bytes}} bytes in {{printf "%.1f" .Seconds}}s ({{.Variants}} variants);
 reproduced in a fresh oracle and candidate run: <b>{{.Reproduced}}</b>{{with .Error}}; {{.}}{{end}}.</p>
-{{if .HTML}}<pre>{{.HTML}}</pre>{{end}}
+{{if not .Error}}<pre>{{.HTML}}</pre>{{end}}
 {{end}}
 {{if .Rows}}
 <p>Its box in the reduced case: <code>{{.Path}}</code>{{if .Page}} (<a href="{{.Page}}">the four engines' boxes drawn side by side</a>){{end}}.</p>

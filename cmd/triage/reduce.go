@@ -116,7 +116,7 @@ func (t *triage) reduceBuckets(ctx context.Context, top []*Bucket, byID map[stri
 		return
 	}
 	for _, b := range top {
-		if b.Reduced == nil || b.Reduced.Bytes == 0 {
+		if b.Reduced == nil || b.Reduced.Error != "" {
 			continue
 		}
 		p := t.ask(ctx, f.c, b.Reduced.HTML)

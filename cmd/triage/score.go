@@ -125,7 +125,7 @@ func (t *triage) run(ctx context.Context, cases []tcase, skipped int) (*summary,
 		sum.ReduceSeconds = time.Since(rs).Seconds()
 		var ratios []float64
 		for i, b := range top {
-			if b.Reduced == nil || b.Reduced.Error != "" && b.Reduced.Bytes == 0 {
+			if b.Reduced == nil || b.Reduced.Error != "" {
 				continue
 			}
 			st := reducedStat{Rank: i + 1, Signature: b.Signature.Label(), Cases: len(b.Cases), Causes: b.Causes,
@@ -198,6 +198,7 @@ func (t *triage) score(ctx context.Context, oc *client.Client, cases []tcase) ([
 	done := make(chan int, len(cases))
 	sem := make(chan struct{}, t.cfg.parallel)
 	var wg sync.WaitGroup
+	start := time.Now()
 	var readyOnce sync.Once
 	ready := func() { // after an engine error: wait until no engine is starting, once
 		readyOnce.Do(func() {
@@ -206,24 +207,26 @@ func (t *triage) score(ctx context.Context, oc *client.Client, cases []tcase) ([
 			oc.WaitReady(rctx, time.Second)
 		})
 	}
-	for i := range cases {
-		if ctx.Err() != nil {
-			break
+	go func() { // launch, parallel at once, while the loop below reports
+		for i := range cases {
+			if ctx.Err() != nil {
+				break
+			}
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem; done <- i }()
+				results[i] = t.one(ctx, oc, cases[i], ready)
+			})
 		}
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem; done <- i }()
-			results[i] = t.one(ctx, oc, cases[i], ready)
-		})
-	}
-	go func() { wg.Wait(); close(done) }()
+		wg.Wait()
+		close(done)
+	}()
 
 	// Progress: a bar on a terminal, else a line every 10 s or 10% of the cases.
 	bar := progress.New(t.stderr, int64(len(cases)), "triage", " cases")
 	terminal := progress.Terminal(t.stderr)
 	next, written, counted := 0, 0, map[string]int{}
 	last := time.Now()
-	start := time.Now()
 	for i := range done {
 		_ = i
 		bar.Add(1)
