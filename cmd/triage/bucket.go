@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"encoding/json"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -15,12 +14,19 @@ const candidateName = "candidate"
 
 // Signature is what makes two failures one defect (docs/triage.md, "Buckets"): the
 // kind of the cause (compare.CauseKind, or "error" for a candidate that gave no
-// dump), the tag of its box, the properties the candidate fails on that box itself
-// (fragment indices folded: rects[].h), and the sign of the candidate's delta on
-// the first numeric one ("+" larger than the engines, "-" smaller, "" none). For
-// style properties, the candidate's value is kept too ("display=inline"): a
-// wrong computed value is one defect per value. An error's signature is its kind
-// ("timeout", "exit", "dump").
+// dump), the tag of its box, what the candidate fails on that box itself, and,
+// for geometry, the sign of the candidate's delta on the first item it fails ("+"
+// larger than the engines' majority, "-" smaller). What it fails is the cause's
+// own class of items (style properties for a style cause, geometry for a layout
+// or text one), folded to what tells defects apart. Geometry: the first item the
+// candidate fails on the box (a root of the cause: the item that explains the
+// rest), as a size whichever item shows it (bounding.h, rects[1].h and
+// style.height are all bounding.h), rects.count, or an offset (offset.x,
+// offset.y). Style: every property it fails on the box, with the candidate's value
+// when it is a keyword ("display=inline"), and when it is a length, without the
+// value and with its sides folded ("padding", "margin", "border-width",
+// "min-size", "max-size"). An error's signature is its kind ("timeout", "exit",
+// "dump", "output").
 type Signature struct {
 	Kind  string   `json:"kind"`
 	Tag   string   `json:"tag,omitempty"`
@@ -35,7 +41,7 @@ func (s Signature) Key() string {
 	return string(b)
 }
 
-// Label is the signature in one phrase: "layout P bounding.h,rects[].h +".
+// Label is the signature in one phrase: "layout P bounding.h +".
 func (s Signature) Label() string {
 	if s.Kind == "error" {
 		return "candidate error: " + s.Error
@@ -49,8 +55,6 @@ func (s Signature) Label() string {
 	}
 	return l
 }
-
-var fragmentIndex = regexp.MustCompile(`\[\d+\]`)
 
 // signatures are the signatures of the causes the candidate fails in one scored
 // case, one per cause (a case can show the same signature more than once).
@@ -73,27 +77,69 @@ func causeSignature(r *compare.Report, c compare.Cause) Signature {
 	if c.Kind == compare.CauseShape {
 		return s
 	}
+	// The cause's own class of items: its style properties for a style cause, its
+	// geometry for a layout or text one (a style difference moves the geometry of
+	// its box too, and that is not another defect).
+	wantStyle := c.Kind == compare.CauseStyle
 	props := map[string]bool{}
+	var all []string
 	for _, it := range c.Items {
-		if it.Node != c.Node {
-			continue
+		if it.Node != c.Node || !failed(r, c.Node, it.Property) {
+			continue // another box's item, or an engine's own outvoted item the candidate matches
 		}
-		p := fragmentIndex.ReplaceAllString(it.Property, "[]")
-		if v, ok := styleGot(r, c.Node, it.Property); ok {
-			p += "=" + v
-		}
-		if !failed(r, c.Node, it.Property) {
-			continue // an engine's own outvoted item, which the candidate matches
+		p, isStyle := foldProperty(r, c.Node, it.Property)
+		all = append(all, p)
+		if isStyle != wantStyle || !isStyle && len(props) > 0 {
+			continue // geometry: the first item only (a root: a cause lists its roots first)
 		}
 		props[p] = true
-		if s.Sign == "" {
+		if s.Sign == "" && !isStyle {
 			if d, ok := delta(r, c.Node, it.Property); ok && d != 0 {
 				s.Sign = map[bool]string{true: "+", false: "-"}[d > 0]
 			}
 		}
 	}
+	if len(props) == 0 {
+		for _, p := range all {
+			props[p] = true
+		}
+	}
 	s.Props = slices.Sorted(mapKeys(props))
 	return s
+}
+
+// foldProperty is an item's property as a signature names it, and whether it is
+// a style property (not a size).
+func foldProperty(r *compare.Report, node int, prop string) (string, bool) {
+	switch {
+	case prop == "bounding.w" || prop == "style.width" || strings.HasSuffix(prop, "].w"):
+		return "bounding.w", false
+	case prop == "bounding.h" || prop == "style.height" || strings.HasSuffix(prop, "].h"):
+		return "bounding.h", false
+	case prop == "rects.count" || strings.HasPrefix(prop, "offset."):
+		return prop, false
+	}
+	name := strings.TrimPrefix(prop, "style.")
+	if v, ok := styleGot(r, node, prop); ok && !isLength(v) {
+		return name + "=" + v, true
+	}
+	// A length: its sides are one defect (a wrong default padding is wrong on
+	// every side it shows on).
+	for _, f := range []struct{ prefix, suffix, as string }{
+		{"margin-", "", "margin"}, {"padding-", "", "padding"}, {"border-", "-width", "border-width"},
+		{"min-", "", "min-size"}, {"max-", "", "max-size"},
+	} {
+		if strings.HasPrefix(name, f.prefix) && strings.HasSuffix(name, f.suffix) {
+			return f.as, true
+		}
+	}
+	return name, true
+}
+
+// isLength says a computed value is a number with a unit (or none): "16px", "0", "50%".
+func isLength(v string) bool {
+	v = strings.TrimLeft(v, "+-")
+	return v != "" && (v[0] >= '0' && v[0] <= '9' || v[0] == '.')
 }
 
 func mapKeys(m map[string]bool) func(func(string) bool) {
@@ -131,9 +177,6 @@ func delta(r *compare.Report, node int, prop string) (float64, bool) {
 }
 
 func styleGot(r *compare.Report, node int, prop string) (string, bool) {
-	if !strings.HasPrefix(prop, "style.") || prop == "style.width" || prop == "style.height" {
-		return "", false // a resolved size follows the geometry: its value is no defect of its own
-	}
 	for _, f := range r.StyleFindings {
 		if f.Node == node && f.Property == prop {
 			return f.Got, true

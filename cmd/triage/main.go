@@ -56,6 +56,7 @@ type config struct {
 	envName     string // "pinned" or "host"
 	oracleLog   io.Writer
 	corpusFiles []string
+	from        string // --from: an earlier run's directory
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -76,6 +77,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	parallel := fs.Int("parallel", 4, "cases in flight at once (each runs the oracle and the candidate)")
 	tol := fs.Float64("tolerance", dump.DefaultTolerance, "geometry tolerance in CSS px")
 	oracleLog := fs.String("oracle-log", "", "write the oracles' logs to `FILE` (default: discarded)")
+	from := fs.String("from", "", "score again the answers an earlier run wrote into `DIR` (its oracle.ndjson and candidate.ndjson) instead of running the oracle and the candidate on the corpus; reduction still runs both")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: triage --candidate-cmd CMD --out DIR [--oracle BIN] [--oracle-flag F]... [--reduce N] CORPUS.ndjson...")
 		fmt.Fprintln(stderr, "       triage candidate-env [CMD [ARG]...]")
@@ -109,7 +111,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	c := config{cmd: candidate.Command{Cmd: *cmdFlag, Timeout: *candTimeout}, out: *outDir,
 		oracleArgs: oracleFlags, reduceTop: *reduceTop, reduceFor: *reduceFor, parallel: *parallel,
-		tol: *tol, envName: *envName, oracleLog: io.Discard, corpusFiles: fs.Args()}
+		tol: *tol, envName: *envName, oracleLog: io.Discard, corpusFiles: fs.Args(), from: *from}
 	switch *envName {
 	case "pinned":
 		env, err := candidate.Pinned()

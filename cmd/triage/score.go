@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -78,12 +79,18 @@ type reducedStat struct {
 
 func (t *triage) run(ctx context.Context, cases []tcase, skipped int) (*summary, error) {
 	start := time.Now()
-	oc, err := client.Spawn(t.cfg.oracleBin, t.cfg.oracleArgs, client.Options{Stderr: t.cfg.oracleLog, CloseTimeout: 2 * time.Minute})
-	if err != nil {
-		return nil, fmt.Errorf("the oracle: %v", err)
+	var results []*scored
+	var err error
+	if t.cfg.from != "" {
+		results, err = t.rescore(cases)
+	} else {
+		oc, serr := client.Spawn(t.cfg.oracleBin, t.cfg.oracleArgs, client.Options{Stderr: t.cfg.oracleLog, CloseTimeout: 2 * time.Minute})
+		if serr != nil {
+			return nil, fmt.Errorf("the oracle: %v", serr)
+		}
+		results, err = t.score(ctx, oc, cases)
+		oc.Close()
 	}
-	results, err := t.score(ctx, oc, cases)
-	oc.Close()
 	if err != nil {
 		return nil, err
 	}
@@ -118,6 +125,11 @@ func (t *triage) run(ctx context.Context, cases []tcase, skipped int) (*summary,
 	fmt.Fprintf(t.stderr, "triage: scored %d cases in %.1fs: %s; %d causes in %d buckets\n",
 		len(cases), scoreSecs, verdictText(sum.Verdicts), sum.Causes, len(buckets))
 
+	// Written now, and again with the reductions: a long reduction interrupted
+	// still leaves the ranking.
+	if err := writeBuckets(filepath.Join(t.cfg.out, "buckets.json"), buckets); err != nil {
+		return nil, err
+	}
 	if t.cfg.reduceTop > 0 && len(buckets) > 0 && ctx.Err() == nil {
 		rs := time.Now()
 		top := buckets[:min(t.cfg.reduceTop, len(buckets))]
@@ -305,6 +317,8 @@ func (t *triage) judge(r *scored) {
 			var ce *candidate.Error
 			if errors.As(r.candErr, &ce) {
 				r.errKind = ce.Kind
+			} else if k := candidate.KindOf(r.candErr.Error()); k != "" {
+				r.errKind = k // read back from an earlier run's candidate.ndjson
 			}
 		}
 		return
@@ -390,4 +404,89 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// rescore is score from an earlier run's files (--from DIR): each corpus case's
+// oracle answer and candidate record, found by id, judged again.
+func (t *triage) rescore(cases []tcase) ([]*scored, error) {
+	answers := map[string]*client.Response{}
+	if err := eachLine(filepath.Join(t.cfg.from, "oracle.ndjson"), func(line []byte) error {
+		var r client.Response
+		if err := json.Unmarshal(line, &r); err != nil {
+			return err
+		}
+		r.Raw = append(json.RawMessage(nil), line...)
+		answers[displayID(r.ID)] = &r
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	type record struct {
+		ID    json.RawMessage `json:"id"`
+		Dump  json.RawMessage `json:"dump"`
+		Error *string         `json:"error"`
+	}
+	records := map[string]record{}
+	if err := eachLine(filepath.Join(t.cfg.from, "candidate.ndjson"), func(line []byte) error {
+		var r record
+		if err := json.Unmarshal(line, &r); err != nil {
+			return err
+		}
+		records[displayID(r.ID)] = r
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	results := make([]*scored, len(cases))
+	for i, c := range cases {
+		r := &scored{c: c, resp: answers[c.id]}
+		rec, ok := records[c.id]
+		switch {
+		case r.resp == nil || !ok:
+			return nil, fmt.Errorf("--from %s: no answer for case %q (a run on another corpus?)", t.cfg.from, c.id)
+		case rec.Error != nil:
+			r.candErr = errors.New(*rec.Error)
+		default:
+			r.cand, r.candErr = candidate.Decode(rec.Dump)
+		}
+		t.judge(r)
+		results[i] = r
+	}
+	if filepath.Clean(t.cfg.from) != filepath.Clean(t.cfg.out) {
+		if err := t.writeAnswers(results); err != nil {
+			return nil, err
+		}
+	}
+	return results, nil
+}
+
+// writeAnswers writes DIR/oracle.ndjson and DIR/candidate.ndjson from results.
+func (t *triage) writeAnswers(results []*scored) error {
+	var ob, cb bytes.Buffer
+	for _, r := range results {
+		ob.Write(r.resp.Raw)
+		ob.WriteByte('\n')
+		writeCandidateLine(&cb, r)
+	}
+	return errors.Join(os.WriteFile(filepath.Join(t.cfg.out, "oracle.ndjson"), ob.Bytes(), 0o644),
+		os.WriteFile(filepath.Join(t.cfg.out, "candidate.ndjson"), cb.Bytes(), 0o644))
+}
+
+func eachLine(path string, f func([]byte) error) error {
+	file, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	sc := bufio.NewScanner(file)
+	sc.Buffer(nil, 512<<20)
+	for n := 1; sc.Scan(); n++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		if err := f(sc.Bytes()); err != nil {
+			return fmt.Errorf("%s:%d: %v", path, n, err)
+		}
+	}
+	return sc.Err()
 }

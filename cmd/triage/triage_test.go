@@ -149,7 +149,7 @@ func TestTriageOfAReplayedEngine(t *testing.T) {
 		top := buckets[0]
 		assert.Equal(t, "layout", top.Signature.Kind)
 		assert.Equal(t, "P", top.Signature.Tag)
-		assert.Contains(t, top.Signature.Props, "bounding.h")
+		assert.Equal(t, []string{"bounding.h"}, top.Signature.Props, "bounding.h, rects[0].h: the box's height")
 		assert.Equal(t, "+", top.Signature.Sign)
 		assert.ElementsMatch(t, []string{"p-sized", "p-twice", "p-in-box"}, top.Cases)
 		cases, _, err := readCorpus([]string{corpus})
@@ -167,7 +167,8 @@ func TestTriageOfAReplayedEngine(t *testing.T) {
 		assert.Less(t, top.Reduced.Bytes*4, len(cases[slicesIndex(cases, smallest)].html), "at most 25%% of the representative")
 		index, err := os.ReadFile(filepath.Join(out, "index.html"))
 		require.NoError(t, err)
-		assert.Contains(t, string(index), "layout P bounding.h")
+		assert.Contains(t, string(index), "layout P bounding.h +")
+		assert.Contains(t, string(index), "<td>bounding.h</td>", "the values table names the item")
 		assert.Contains(t, string(index), "reduced/cases/000001.html")
 		assert.FileExists(t, filepath.Join(out, "reduced", "cases", "000001.html"))
 	})

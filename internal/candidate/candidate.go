@@ -53,8 +53,9 @@ type Error struct {
 	Stderr string // the bounded share of its stderr
 }
 
+// Error is "candidate KIND: MSG[: STDERR]"; KindOf reads the kind back.
 func (e *Error) Error() string {
-	s := "candidate: " + e.Msg
+	s := "candidate " + e.Kind + ": " + e.Msg
 	if e.Stderr != "" {
 		s += ": " + e.Stderr
 	}
@@ -105,6 +106,21 @@ func (c *Command) Run(ctx context.Context, html string) ([]byte, error) {
 		return nil, &Error{Kind: "output", Msg: fmt.Sprintf("the dump is over %d bytes", MaxDump)}
 	}
 	return out.buf.Bytes(), nil
+}
+
+// KindOf is the kind of an error message Error wrote ("timeout", "exit",
+// "output", "dump", "start"), or "" when msg is not one.
+func KindOf(msg string) string {
+	rest, ok := strings.CutPrefix(msg, "candidate ")
+	if !ok {
+		return ""
+	}
+	kind, _, ok := strings.Cut(rest, ": ")
+	switch kind {
+	case "timeout", "exit", "output", "dump", "start":
+		return kind
+	}
+	return ""
 }
 
 // Dump runs the command on html and decodes and validates its dump.

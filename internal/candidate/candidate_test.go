@@ -50,6 +50,8 @@ func TestExitKeepsABoundedStderr(t *testing.T) {
 	require.True(t, errors.As(err, &ce), "%v", err)
 	assert.Equal(t, "exit", ce.Kind)
 	assert.Contains(t, ce.Msg, "exit status 3")
+	assert.Equal(t, "exit", KindOf(err.Error()))
+	assert.Equal(t, "", KindOf("candidate: something else"))
 	assert.Less(t, len(ce.Stderr), maxStderr+100)
 	assert.True(t, strings.HasSuffix(ce.Stderr, "END"), "the end of stderr is kept")
 }
