@@ -239,13 +239,14 @@ func (t *triage) score(ctx context.Context, oc *client.Client, cases []tcase) ([
 	terminal := progress.Terminal(t.stderr)
 	next, written, counted := 0, 0, map[string]int{}
 	last := time.Now()
+	finished := make([]bool, len(cases)) // results[i] is read only once its done arrived
 	for i := range done {
-		_ = i
 		bar.Add(1)
 		written++
-		for next < len(cases) && results[next] != nil {
+		finished[i] = true
+		counted[results[i].verdict]++
+		for next < len(cases) && finished[next] {
 			r := results[next]
-			counted[r.verdict]++
 			if r.resp != nil {
 				ow.Write(r.resp.Raw)
 				ow.WriteByte('\n')
