@@ -167,7 +167,7 @@ func TestTriageOfAReplayedEngine(t *testing.T) {
 		assert.Less(t, top.Reduced.Bytes*4, len(cases[slicesIndex(cases, smallest)].html), "at most 25%% of the representative")
 		index, err := os.ReadFile(filepath.Join(out, "index.html"))
 		require.NoError(t, err)
-		assert.Contains(t, string(index), "layout P bounding.h +")
+		assert.Contains(t, string(index), "layout P bounding.h &#43;", "html/template escapes the +")
 		assert.Contains(t, string(index), "<td>bounding.h</td>", "the values table names the item")
 		assert.Contains(t, string(index), "reduced/cases/000001.html")
 		assert.FileExists(t, filepath.Join(out, "reduced", "cases", "000001.html"))
