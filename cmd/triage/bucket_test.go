@@ -77,3 +77,16 @@ func TestCandidateEnvPrintsExports(t *testing.T) {
 	require.Equal(t, 3, run([]string{"candidate-env", "sh", "-c", `printf %s "$LC_ALL"; exit 3`}, &stdout, &stderr))
 	assert.Equal(t, "en_US.UTF-8", stdout.String())
 }
+
+// An "oracle" that exits at once (/bin/true: no engine at all) answers no case:
+// that is no score, not a pass.
+func TestNoVoteIsNotAPass(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "c.ndjson")
+	require.NoError(t, os.WriteFile(f, []byte(`{"id":"a","html":"<p>"}`+"\n"), 0o644))
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"--candidate-cmd", "cat", "--out", filepath.Join(dir, "out"), "--oracle", "/bin/true", "--reduce=0", f}, &stdout, &stderr)
+	assert.Equal(t, exitBadInput, code, "%s", stderr.String())
+	assert.Contains(t, stderr.String(), "gave no case a three-engine vote")
+	assert.Contains(t, stdout.String(), "cases 1: 1 no-vote")
+}

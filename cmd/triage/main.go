@@ -159,6 +159,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	sum.print(stdout)
+	if sum.Verdicts["no-vote"] == sum.Cases {
+		fmt.Fprintln(stderr, "triage: the oracle gave no case a three-engine vote (its log: --oracle-log FILE)")
+		return exitBadInput
+	}
 	if sum.Failing > 0 {
 		return exitFail
 	}
