@@ -115,7 +115,7 @@ func KindOf(msg string) string {
 	if !ok {
 		return ""
 	}
-	kind, _, ok := strings.Cut(rest, ": ")
+	kind, _, _ := strings.Cut(rest, ": ")
 	switch kind {
 	case "timeout", "exit", "output", "dump", "start":
 		return kind
