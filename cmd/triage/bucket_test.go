@@ -90,3 +90,10 @@ func TestNoVoteIsNotAPass(t *testing.T) {
 	assert.Contains(t, stderr.String(), "gave no case a three-engine vote")
 	assert.Contains(t, stdout.String(), "cases 1: 1 no-vote")
 }
+
+func TestHasDoctype(t *testing.T) {
+	assert.True(t, hasDoctype("<!DOCTYPE html><p>"))
+	assert.True(t, hasDoctype("\n <!-- c --> <!doctype html>"))
+	assert.False(t, hasDoctype("<p>no doctype</p>"))
+	assert.False(t, hasDoctype("<!-- unterminated"))
+}

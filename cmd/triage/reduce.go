@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -131,10 +132,14 @@ func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, htm
 	out := &Reduced{BytesBefore: len(html)}
 	var mu sync.Mutex
 	unstable := 0
+	mode := hasDoctype(html)
 	test := func(ctx context.Context, vs []reduce.Variant) []bool {
 		ok := make([]bool, len(vs))
 		var wg sync.WaitGroup
 		for i, v := range vs {
+			if hasDoctype(v.HTML) != mode {
+				continue // cutting the doctype changes the document's mode (quirks): another page
+			}
 			wg.Go(func() {
 				if !t.ask(ctx, o, v.HTML).shows(b.Signature) {
 					return
@@ -165,6 +170,20 @@ func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, htm
 	}
 	out.HTML, out.Bytes = best.HTML, len(best.HTML)
 	return out
+}
+
+// hasDoctype says html starts with a doctype (after whitespace and comments): a
+// rough test of standards mode, enough to keep a variant in its original's mode.
+func hasDoctype(html string) bool {
+	s := strings.TrimLeft(html, " \t\r\n\f\ufeff")
+	for strings.HasPrefix(s, "<!--") {
+		end := strings.Index(s, "-->")
+		if end < 0 {
+			return false
+		}
+		s = strings.TrimLeft(s[end+3:], " \t\r\n\f")
+	}
+	return len(s) >= 9 && strings.EqualFold(s[:9], "<!doctype")
 }
 
 // causeOf is the first cause of p's report the candidate fails with signature s.
