@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,9 +42,9 @@ func buildOracle(t *testing.T, dir string) string {
 }
 
 // replayServer answers a case's HTML (the POST body) with Chromium's own dump of
-// it from an oracle of the test's (one engine), changed by plant: a candidate
-// that is a copy of one engine, reached with curl.
-func replayServer(t *testing.T, oracleBin string, plant func(tag string, h *float64)) *httptest.Server {
+// it from an oracle of the test's (one engine), changed by plant while planted is
+// set: a candidate that is a copy of one engine, reached with curl.
+func replayServer(t *testing.T, oracleBin string, planted *atomic.Bool, plant func(tag string, h *float64)) *httptest.Server {
 	t.Helper()
 	c, err := client.Spawn(oracleBin, []string{"--store=off", "--engines=chromium", "--pages=1"}, client.Options{CloseTimeout: time.Minute})
 	require.NoError(t, err)
@@ -60,7 +61,7 @@ func replayServer(t *testing.T, oracleBin string, plant func(tag string, h *floa
 		}
 		d := resp.Dumps["chromium"]
 		d.Engine = "replay"
-		if plant != nil {
+		if planted.Load() {
 			for i := range d.Nodes {
 				n := &d.Nodes[i]
 				plant(n.Tag, &n.Bounding.H)
@@ -90,9 +91,14 @@ func TestTriageOfAReplayedEngine(t *testing.T) {
 	require.NoError(t, os.WriteFile(corpus, []byte(replayCorpus), 0o644))
 	store := filepath.Join(dir, "store.db")
 	common := []string{"--oracle", oracleBin, "--oracle-flag=--store=" + store, "--oracle-flag=--pages=1", "--parallel=2"}
+	var planted atomic.Bool
+	srv := replayServer(t, oracleBin, &planted, func(tag string, h *float64) {
+		if tag == "P" {
+			*h += 3
+		}
+	})
 
 	t.Run("copy", func(t *testing.T) {
-		srv := replayServer(t, oracleBin, nil)
 		out := filepath.Join(dir, "copy")
 		var stdout, stderr bytes.Buffer
 		code := run(append(common, "--candidate-cmd", "curl -sf --data-binary @- "+srv.URL, "--out", out, corpus), &stdout, &stderr)
@@ -121,11 +127,7 @@ func TestTriageOfAReplayedEngine(t *testing.T) {
 	})
 
 	t.Run("planted", func(t *testing.T) {
-		srv := replayServer(t, oracleBin, func(tag string, h *float64) {
-			if tag == "P" {
-				*h += 3
-			}
-		})
+		planted.Store(true)
 		out := filepath.Join(dir, "planted")
 		var stdout, stderr bytes.Buffer
 		code := run(append(common, "--reduce=1", "--reduce-timeout=3m", "--candidate-cmd", "curl -sf --data-binary @- "+srv.URL, "--out", out, corpus), &stdout, &stderr)
