@@ -156,6 +156,27 @@ REDUCE_ARGS ?= --timeout=3m
 bench-reduce: setup build
 	$(BIN)/reduce --bench $(REDUCE_CASES) --bench-limit $(REDUCE_LIMIT) --bench-out $(BIN)/reduced.ndjson $(REDUCE_ARGS)
 
+# Issue 43's triage benchmark (docs/triage.md, "Benchmark"): the bundled corpus, then
+# TRIAGE_CASES generated cases (bin/bench --emit-cases), through bin/triage with the
+# WeasyPrint adapter (examples/weasyprint), each in a fresh store under TRIAGE_DIR.
+# Prints, per corpus: cases/s, the oracle's and the candidate's share of the time,
+# buckets, causes per bucket, and each reduced bucket's bytes and reduction time.
+TRIAGE_CASES ?= 100
+TRIAGE_REDUCE ?= 3
+TRIAGE_DIR ?= $(BIN)/bench-triage
+TRIAGE_ARGS ?=
+.PHONY: bench-triage
+bench-triage: setup build
+	rm -rf $(TRIAGE_DIR) && mkdir -p $(TRIAGE_DIR)
+	$(BIN)/bench --emit-cases --cases $(TRIAGE_CASES) > $(TRIAGE_DIR)/generated.ndjson
+	for corpus in testdata/cases.ndjson $(TRIAGE_DIR)/generated.ndjson; do \
+	  name=$$(basename $$corpus .ndjson); echo "== $$corpus"; \
+	  $(BIN)/triage --candidate-cmd '/usr/bin/python3 $(CURDIR)/examples/weasyprint/adapter.py' \
+	    --out $(TRIAGE_DIR)/$$name --oracle $(BIN)/oracle --oracle-flag=--store=$(TRIAGE_DIR)/store-$$name.db \
+	    --reduce $(TRIAGE_REDUCE) $(TRIAGE_ARGS) $$corpus 2>$(TRIAGE_DIR)/$$name.log; \
+	  test $$? -le 1 || { tail -20 $(TRIAGE_DIR)/$$name.log; exit 1; }; \
+	done
+
 .PHONY: bench-store
 bench-store: setup build
 	$(BIN)/bench --oracle $(BIN)/oracle --store-bench $(STORE_BENCH_CASES)

@@ -17,6 +17,7 @@ packages=(
   ca-certificates
   util-linux          # setpriv: the browsers are started as the unprivileged oracle-browser
   bubblewrap xdg-dbus-proxy  # WebKitGTK's web-process sandbox
+  weasyprint          # an independent layout engine: the worked candidate of examples/weasyprint
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 

@@ -56,6 +56,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var c config
 	fs.IntVar(&c.cases, "cases", 500, "number of generated cases, N")
 	seed := fs.Uint64("seed", 1, "case generator seed")
+	emit := fs.Bool("emit-cases", false, "write the --cases generated cases (of --seed) as NDJSON requests on stdout and exit: a corpus for other commands (make bench-triage)")
 	fs.StringVar(&c.oracleBin, "oracle", "", "oracle binary (default: go build ./cmd/oracle into a temp dir)")
 	engines := fs.String("engines", strings.Join(browser.AllEngines, ","), "engines, comma-separated")
 	ways := fs.String("ways", "a,v,b,c,d", "ways to run, comma-separated: a (oracle defaults), v (oracle --verify 3: what verification costs against a), b (browser per case), c (oracle --pages=1 --inflight=1), d (bare round trip)")
@@ -80,6 +81,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	c.seed = *seed
+	if *emit {
+		enc := json.NewEncoder(stdout)
+		for _, bc := range generateCases(c.seed, c.cases) {
+			if err := enc.Encode(bc); err != nil {
+				fmt.Fprintln(stderr, "bench:", err)
+				return 1
+			}
+		}
+		return 0
+	}
 	c.engines = browser.SplitList(*engines)
 	c.ways = browser.SplitList(*ways)
 	if fs.NArg() > 0 || c.cases < 1 || c.sample < 1 || c.soakEvery < 1 {

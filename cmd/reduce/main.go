@@ -29,6 +29,7 @@ import (
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
+	internalcand "github.com/layout-oracle/oracle/internal/candidate"
 	"github.com/layout-oracle/oracle/internal/progress"
 	"github.com/layout-oracle/oracle/reduce"
 )
@@ -64,7 +65,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	keepFlag := fs.String("keep", "auto", "what to keep: auto (the case's first cause), outlier=ENGINE[:ITEM], or split")
 	candidateCmd := fs.String("candidate", "", "keep what a candidate engine fails: `CMD` (run by sh -c) reads a case's HTML on stdin and writes its dump; the reduced case still has the candidate fail the same kind of item on a box of the same tag, against the three engines' vote")
-	candidateTimeout := fs.Duration("candidate-timeout", time.Minute, "bound on one run of the --candidate command")
+	candidateTimeout := fs.Duration("candidate-timeout", time.Minute, "bound on one run of the --candidate command, its children included (its process group is killed)")
+	candidateEnv := fs.String("candidate-env", "pinned", "the --candidate command's environment: pinned (the browsers' fontconfig, default faces and sizes, locale and time zone added: docs/triage.md) or host (this process's own)")
 	oraclePath := fs.String("oracle", "", "the oracle binary (`PATH`); default: oracle next to this binary, else on PATH")
 	var oracleFlags flagList
 	fs.Var(&oracleFlags, "oracle-flag", "a flag passed to the oracle (repeatable), e.g. --oracle-flag=--pages=chromium=1")
@@ -122,6 +124,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return bad("--candidate: the request has a script, and a candidate reads a case's HTML only")
 		}
 		cand = &candidate{cmd: *candidateCmd, timeout: *candidateTimeout}
+		switch *candidateEnv {
+		case "pinned":
+			if cand.env, err = internalcand.Pinned(); err != nil {
+				return bad("--candidate-env pinned: %v", err)
+			}
+		case "host":
+		default:
+			return bad("--candidate-env %q: want pinned or host", *candidateEnv)
+		}
 		k = keep{mode: "candidate"}
 	}
 	bin, err := client.FindOracle(*oraclePath)

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -215,4 +216,30 @@ func TestCandidateRefusesAScriptedRequest(t *testing.T) {
 	assert.Equal(t, exitBadInput, code)
 	assert.Contains(t, stderr.String(), "--candidate: the request has a script")
 	assert.Empty(t, stdout.String())
+}
+
+// Issue 40 item 9: --candidate-timeout bounds a candidate with children. A child
+// that keeps stdout open after the command exits held the read for its whole life
+// (8 s here), and a timed-out command's children kept the pipe after sh was
+// killed. Real processes, no engine.
+func TestCandidateTimeoutBoundsItsChildren(t *testing.T) {
+	d := filepath.Join(t.TempDir(), "dump.json")
+	b, err := json.Marshal(&dump.Dump{Engine: "candidate", EngineVersion: "1", Viewport: dump.Viewport,
+		Nodes: []dump.Node{{Index: 0, Parent: -1, Tag: "HTML"}}})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(d, b, 0o600))
+
+	c := &candidate{cmd: "sleep 8 & cat " + d, timeout: time.Second}
+	start := time.Now()
+	got, err := c.dump(context.Background(), reduce.Variant{HTML: "<p>"})
+	require.NoError(t, err, "the dump was written and the command exited 0")
+	assert.Equal(t, "HTML", got.Nodes[0].Tag)
+	assert.Less(t, time.Since(start), 4*time.Second, "a background child holding stdout must not hold the read")
+
+	c = &candidate{cmd: "(sleep 8; cat " + d + ") & wait", timeout: time.Second}
+	start = time.Now()
+	_, err = c.dump(context.Background(), reduce.Variant{HTML: "<p>"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no answer within 1s")
+	assert.Less(t, time.Since(start), 4*time.Second, "the timeout must kill the whole process group")
 }

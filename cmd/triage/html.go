@@ -1,0 +1,137 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/layout-oracle/oracle/compare"
+	"github.com/layout-oracle/oracle/report"
+)
+
+// engineOrder is the columns of a bucket's values table.
+var engineOrder = []string{"chromium", "firefox", "webkit", candidateName}
+
+type pageBucket struct {
+	Rank    int
+	B       *Bucket
+	Label   string
+	Page    string // the reduced case's page in reduced/ (report package): its boxes drawn
+	Path    string // the cause's box in the reduced case
+	Rows    []valueRow
+	Cases   []string
+	More    int
+	Pct     string
+	Verdict string
+}
+
+type valueRow struct {
+	Property string
+	Values   []string
+	Want     string
+	Delta    string
+	Failed   bool
+}
+
+// writeIndex writes DIR/index.html (the buckets, best first) and, through package
+// report, DIR/reduced/: one page per reduced case drawing the three engines' boxes
+// and the candidate's side by side.
+func writeIndex(cfg config, buckets []*Bucket, byID map[string]*scored, sum *summary) error {
+	rw, err := report.New(filepath.Join(cfg.out, "reduced"), cfg.tol)
+	if err != nil {
+		return err
+	}
+	var pbs []pageBucket
+	drawn := 0
+	for i, b := range buckets {
+		pb := pageBucket{Rank: i + 1, B: b, Label: b.Signature.Label()}
+		pb.Cases = b.Cases[:min(len(b.Cases), 100)]
+		pb.More = len(b.Cases) - len(pb.Cases)
+		if r := b.Reduced; r != nil && r.BytesBefore > 0 && r.Error == "" {
+			pb.Pct = fmt.Sprintf("%.0f%%", 100*float64(r.Bytes)/float64(r.BytesBefore))
+		}
+		if p := b.confirm; p != nil && p.resp != nil {
+			rep := p.report
+			if rep == nil {
+				rep = &compare.Report{Verdict: "candidate-error", Reason: fmt.Sprint(p.candErr)}
+			}
+			id, _ := json.Marshal(fmt.Sprintf("bucket %d (reduced)", i+1))
+			if err := rw.Add(report.Case{ID: id, Report: rep, Dumps: p.resp.Dumps, Candidate: p.cand,
+				Errors: p.resp.Errors, Unstable: compare.Unstable(p.resp.Unstable)}); err == nil {
+				drawn++
+				pb.Page = fmt.Sprintf("reduced/cases/%06d.html", drawn)
+				b.Reduced.Page = pb.Page
+			}
+			if c := causeOf(p, b.Signature); c != nil {
+				pb.Path = c.Path
+				for _, it := range itemsOf(p, c, cfg.tol) {
+					row := valueRow{Property: it.Property, Want: it.Want, Failed: it.Failed}
+					for _, e := range engineOrder {
+						row.Values = append(row.Values, it.Values[e])
+					}
+					if it.Delta != nil {
+						row.Delta = fmt.Sprintf("%+.3f", *it.Delta)
+					}
+					pb.Rows = append(pb.Rows, row)
+				}
+			}
+		}
+		pbs = append(pbs, pb)
+	}
+	if err := rw.Close(); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(cfg.out, "index.html"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return indexTmpl.Execute(f, struct {
+		Sum     *summary
+		Buckets []pageBucket
+		Engines []string
+		Cmd     string
+		Env     string
+	}{sum, pbs, engineOrder, cfg.cmd.Cmd, cfg.envName})
+}
+
+var indexTmpl = template.Must(template.New("index").Funcs(template.FuncMap{
+	"verdicts": verdictText,
+	"has":      func(xs []string, x string) bool { return slices.Contains(xs, x) },
+}).Parse(`<!doctype html>
+<html><head><meta charset="utf-8"><title>triage: {{len .Buckets}} buckets</title>
+<style>
+body{font:14px/1.4 sans-serif;margin:1.5em;max-width:80em}
+h2{font-size:1.1em;margin-top:2em;border-top:1px solid #ccc;padding-top:.8em}
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left;font-family:monospace}
+tr.failed td{background:#fee}
+pre{background:#f6f6f6;padding:.6em;white-space:pre-wrap;word-break:break-all;max-height:20em;overflow:auto}
+.muted{color:#666}
+</style></head><body>
+<h1>Triage: {{len .Buckets}} buckets</h1>
+<p>Candidate <code>{{.Cmd}}</code>, in the {{.Env}} environment.
+{{.Sum.Cases}} cases: {{verdicts .Sum.Verdicts}}. {{.Sum.Causes}} causes the candidate fails, where the engines are unanimous or have a majority, in {{.Sum.Buckets}} buckets, ranked by the cases each covers.
+Files: <a href="buckets.json">buckets.json</a>, <a href="candidate.ndjson">candidate.ndjson</a>, <a href="oracle.ndjson">oracle.ndjson</a>, <a href="summary.json">summary.json</a>.</p>
+{{range .Buckets}}
+<h2 id="b{{.Rank}}">#{{.Rank}} {{.Label}}</h2>
+<p>{{len .B.Cases}} cases, {{.B.Causes}} causes, {{.B.Items}} items. Representative (smallest case): <code>{{.B.Representative}}</code>.</p>
+{{with .B.Reduced}}
+<p>Reduced: {{.BytesBefore}} &rarr; {{.Bytes}} bytes in {{printf "%.1f" .Seconds}}s ({{.Variants}} variants);
+reproduced in a fresh oracle and candidate run: <b>{{.Reproduced}}</b>{{with .Error}}; {{.}}{{end}}.</p>
+{{if not .Error}}<pre>{{.HTML}}</pre>{{end}}
+{{end}}
+{{if .Rows}}
+<p>Its box in the reduced case: <code>{{.Path}}</code>{{if .Page}} (<a href="{{.Page}}">the four engines' boxes drawn side by side</a>){{end}}.</p>
+<table><tr><th>item</th>{{range $.Engines}}<th>{{.}}</th>{{end}}<th>majority</th><th>candidate &minus; majority</th></tr>
+{{range .Rows}}<tr{{if .Failed}} class="failed"{{end}}><td>{{.Property}}</td>{{range .Values}}<td>{{.}}</td>{{end}}<td>{{.Want}}</td><td>{{.Delta}}</td></tr>
+{{end}}</table>
+{{else if .Page}}<p><a href="{{.Page}}">The reduced case's boxes</a>.</p>{{end}}
+<details><summary>The {{len .B.Cases}} cases it covers</summary><p class="muted">{{range .Cases}}<code>{{.}}</code> {{end}}{{if .More}}and {{.More}} more (buckets.json){{end}}</p></details>
+{{else}}
+<p>The candidate fails nothing the engines agree on.</p>
+{{end}}
+</body></html>
+`))

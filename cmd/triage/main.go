@@ -1,0 +1,288 @@
+// Command triage scores a candidate layout engine at corpus scale (docs/triage.md):
+// it runs every case of the corpus through the oracle and through the candidate's
+// command, scores the candidate against the three engines' vote, groups its
+// failures across cases into buckets (one defect, one bucket), ranks them by the
+// cases they cover, and reduces the smallest case of each top bucket.
+//
+//	triage --candidate-cmd CMD --out DIR [--oracle BIN] [--oracle-flag F]... [--reduce N] CORPUS.ndjson...
+//	triage candidate-env [CMD [ARG]...]
+//
+// Exit status: 0 the candidate fails nothing the engines agree on, 1 it does, 2 bad
+// input (or the oracle could not be run).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/layout-oracle/oracle/client"
+	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/internal/candidate"
+)
+
+const (
+	exitOK       = 0
+	exitFail     = 1
+	exitBadInput = 2
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+type flagList []string
+
+func (f *flagList) String() string     { return strings.Join(*f, " ") }
+func (f *flagList) Set(s string) error { *f = append(*f, s); return nil }
+
+// config is one triage run.
+type config struct {
+	cmd         candidate.Command
+	out         string
+	oracleBin   string
+	oracleArgs  []string
+	reduceTop   int
+	reduceFor   time.Duration
+	parallel    int
+	tol         float64
+	envName     string // "pinned" or "host"
+	oracleLog   io.Writer
+	corpusFiles []string
+	from        string // --from: an earlier run's directory
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "candidate-env" {
+		return candidateEnvCommand(args[1:], stdout, stderr)
+	}
+	fs := flag.NewFlagSet("triage", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cmdFlag := fs.String("candidate-cmd", "", "the engine under test: `CMD` (run by sh -c) reads a case's HTML on stdin and writes its dump (docs/dump-format.md) on stdout; required")
+	outDir := fs.String("out", "", "write buckets.json, candidate.ndjson, oracle.ndjson, summary.json and index.html into `DIR`; required")
+	oraclePath := fs.String("oracle", "", "the oracle binary (`PATH`); default: oracle next to this binary, else on PATH")
+	var oracleFlags flagList
+	fs.Var(&oracleFlags, "oracle-flag", "a flag passed to the scoring oracle (repeatable), e.g. --oracle-flag=--store=/tmp/s.db; its store is on by default, so a rerun measures only what is new")
+	reduceTop := fs.Int("reduce", 10, "reduce the smallest case of each of the top `N` buckets (0: none)")
+	reduceFor := fs.Duration("reduce-timeout", 3*time.Minute, "stop reducing one bucket after this long and keep the best so far")
+	candTimeout := fs.Duration("candidate-timeout", 30*time.Second, "bound on one run of the candidate, its children included; past it the case is that case's candidate error")
+	envName := fs.String("candidate-env", "pinned", "the candidate's environment: pinned (the browsers' fontconfig, default faces and sizes, locale and time zone: `triage candidate-env` prints it) or host (this process's own)")
+	parallel := fs.Int("parallel", 4, "cases in flight at once (each runs the oracle and the candidate)")
+	tol := fs.Float64("tolerance", dump.DefaultTolerance, "geometry tolerance in CSS px")
+	oracleLog := fs.String("oracle-log", "", "write the oracles' logs to `FILE` (default: discarded)")
+	from := fs.String("from", "", "score again the answers an earlier run wrote into `DIR` (its oracle.ndjson and candidate.ndjson) instead of running the oracle and the candidate on the corpus; reduction still runs both")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: triage --candidate-cmd CMD --out DIR [--oracle BIN] [--oracle-flag F]... [--reduce N] CORPUS.ndjson...")
+		fmt.Fprintln(stderr, "       triage candidate-env [CMD [ARG]...]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitBadInput
+	}
+	bad := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "triage: "+format+"\n", a...)
+		return exitBadInput
+	}
+	switch {
+	case *cmdFlag == "":
+		return bad("--candidate-cmd is required")
+	case *outDir == "":
+		return bad("--out is required")
+	case fs.NArg() == 0:
+		return bad("no corpus: name one or more NDJSON files of {\"id\",\"html\"} cases")
+	case *reduceTop < 0:
+		return bad("--reduce must be >= 0")
+	case *parallel < 1:
+		return bad("--parallel must be >= 1")
+	case *candTimeout <= 0:
+		return bad("--candidate-timeout must be > 0")
+	case !(*tol >= 0) || *tol > 1e9:
+		return bad("--tolerance must be a finite number >= 0")
+	}
+	c := config{cmd: candidate.Command{Cmd: *cmdFlag, Timeout: *candTimeout}, out: *outDir,
+		oracleArgs: oracleFlags, reduceTop: *reduceTop, reduceFor: *reduceFor, parallel: *parallel,
+		tol: *tol, envName: *envName, oracleLog: io.Discard, corpusFiles: fs.Args(), from: *from}
+	switch *envName {
+	case "pinned":
+		env, err := candidate.Pinned()
+		if err != nil {
+			return bad("--candidate-env pinned: %v", err)
+		}
+		c.cmd.Env = env
+	case "host":
+	default:
+		return bad("--candidate-env %q: want pinned or host", *envName)
+	}
+	cases, skipped, err := readCorpus(c.corpusFiles)
+	if err != nil {
+		return bad("%v", err)
+	}
+	if skipped > 0 {
+		fmt.Fprintf(stderr, "triage: skipped %d scripted or non-geometry cases (a candidate reads a case's HTML only)\n", skipped)
+	}
+	if c.oracleBin, err = client.FindOracle(*oraclePath); err != nil {
+		return bad("%v", err)
+	}
+	if err := os.MkdirAll(c.out, 0o755); err != nil {
+		return bad("%v", err)
+	}
+	if *oracleLog != "" {
+		f, err := os.Create(*oracleLog)
+		if err != nil {
+			return bad("%v", err)
+		}
+		defer f.Close()
+		c.oracleLog = &lockedWriter{w: f}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if c.envName == "pinned" {
+		fmt.Fprintf(stderr, "triage: the candidate runs in the pinned environment (%s): %s\n",
+			lookup(c.cmd.Env, "LAYOUT_ORACLE_ENVIRONMENT"), strings.Join(shortEnv(c.cmd.Env), " "))
+	} else {
+		fmt.Fprintln(stderr, "triage: the candidate runs in this process's own environment (--candidate-env host): fonts, locale and time zone may differ from the engines'")
+	}
+	t := &triage{cfg: c, stderr: stderr}
+	sum, err := t.run(ctx, cases, skipped)
+	if err != nil {
+		fmt.Fprintf(stderr, "triage: %v\n", err)
+		return exitBadInput
+	}
+	sum.print(stdout)
+	if sum.Verdicts["no-vote"] == sum.Cases {
+		fmt.Fprintln(stderr, "triage: the oracle gave no case a three-engine vote (its log: --oracle-log FILE)")
+		return exitBadInput
+	}
+	if sum.Failing > 0 {
+		return exitFail
+	}
+	return exitOK
+}
+
+// shortEnv is the pinned environment's variables that decide text, for the
+// one-line notice.
+func shortEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "FONTCONFIG_FILE", "LC_ALL", "TZ", "LAYOUT_ORACLE_FONT_SIZE", "LAYOUT_ORACLE_MONOSPACE_SIZE":
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func lookup(env []string, key string) string {
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// candidateEnvCommand is `triage candidate-env [CMD [ARG]...]`: with no command it
+// prints the pinned environment as export lines (eval "$(triage candidate-env)");
+// with one it runs it under that environment, its exit status passed on.
+func candidateEnvCommand(args []string, stdout, stderr io.Writer) int {
+	env, err := candidate.Pinned()
+	if err != nil {
+		fmt.Fprintf(stderr, "triage candidate-env: %v\n", err)
+		return exitBadInput
+	}
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		fmt.Fprintf(stdout, "# The layout oracle's pinned environment (%s), as its browsers get it: docs/triage.md.\n", lookup(env, "LAYOUT_ORACLE_ENVIRONMENT"))
+		fmt.Fprint(stdout, candidate.Exports(env))
+		return exitOK
+	}
+	if strings.HasPrefix(args[0], "-") {
+		fmt.Fprintln(stderr, "usage: triage candidate-env [CMD [ARG]...]")
+		return exitBadInput
+	}
+	return runUnder(args, env, stdout, stderr)
+}
+
+// tcase is one corpus case.
+type tcase struct {
+	id   string
+	html string
+}
+
+// readCorpus reads every file's cases: one JSON object a line with "id" and
+// "html". A url case is refused (the candidate reads a case's HTML on stdin, and
+// reduce cuts inline HTML); a scripted case or another op (reflect, trace) is
+// skipped and counted, since a candidate reads a case's HTML only.
+func readCorpus(files []string) ([]tcase, int, error) {
+	var out []tcase
+	skipped := 0
+	seen := map[string]string{}
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return nil, 0, err
+		}
+		for n, line := range strings.Split(string(b), "\n") {
+			if strings.TrimSpace(line) == "" {
+				continue
+			}
+			where := fmt.Sprintf("%s:%d", filepath.Base(name), n+1)
+			var f struct {
+				ID     json.RawMessage `json:"id"`
+				Op     string          `json:"op"`
+				HTML   *string         `json:"html"`
+				URL    *string         `json:"url"`
+				Script *string         `json:"script"`
+			}
+			if err := json.Unmarshal([]byte(line), &f); err != nil {
+				return nil, 0, fmt.Errorf("%s: not a JSON object: %v", where, err)
+			}
+			id := displayID(f.ID)
+			switch {
+			case id == "":
+				return nil, 0, fmt.Errorf("%s: no \"id\"", where)
+			case f.Op != "" || f.Script != nil && *f.Script != "":
+				skipped++ // a reflect or trace case, or a scripted one: the candidate reads HTML only
+				continue
+			case f.URL != nil:
+				return nil, 0, fmt.Errorf("%s (%s): a url case: triage needs inline html (the candidate reads a case's HTML on stdin, and reduce cuts inline html); build the corpus with its documents inlined (scripts/corpus/wpt_corpus.py does)", where, id)
+			case f.HTML == nil:
+				return nil, 0, fmt.Errorf("%s (%s): no \"html\"", where, id)
+			}
+			if prev, dup := seen[id]; dup {
+				return nil, 0, fmt.Errorf("%s: id %q already at %s", where, id, prev)
+			}
+			seen[id] = where
+			out = append(out, tcase{id: id, html: *f.HTML})
+		}
+	}
+	if len(out) == 0 {
+		return nil, skipped, fmt.Errorf("the corpus has no geometry cases with inline html (%d scripted or other cases skipped)", skipped)
+	}
+	return out, skipped, nil
+}
+
+// displayID is a string id unquoted and any other id as its JSON text; "" for none.
+func displayID(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
