@@ -104,11 +104,6 @@ func (r *Response) Engines() []string {
 	return out
 }
 
-// responseFields are an answer line's fields besides its kind's answers
-// (docs/protocol.md): a field outside them and every registered kind's names a kind
-// this package does not know.
-var responseFields = []string{"id", "errors", "error", "ok", "unstable", "stored", "line"}
-
 // readKind sets r.Kind and r.Answers from the line's fields: the registered kind
 // whose field it has. An error when it has none (and is no refusal, ping or
 // shutdown answer, ok) but has another field: the answer of a kind this package
@@ -121,7 +116,7 @@ func (r *Response) readKind(fields map[string]json.RawMessage, ping bool) error 
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		k := kinds.ByField(name)
 		switch {
-		case slices.Contains(responseFields, name):
+		case slices.Contains(kinds.ResponseFields, name):
 		case k == nil:
 			unknown = append(unknown, name)
 		case r.Kind != "":

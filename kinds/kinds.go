@@ -148,6 +148,11 @@ var (
 	}
 )
 
+// ResponseFields are a response's fields besides its kind's answers
+// (docs/protocol.md): a line with another field, and none of a registered kind, is
+// the answer of a kind its reader is not told of.
+var ResponseFields = []string{"id", "errors", "error", "ok", "unstable", "stored", "line"}
+
 // registry is every kind, in the oracle's order; a new kind is a value and a line here.
 var registry = []Kind{Geometry, Trace, Reflect}
 

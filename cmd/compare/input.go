@@ -53,9 +53,6 @@ type oracleLine struct {
 	Traces  map[string]*trace.Trace
 }
 
-// responseFields are a response's fields besides its answers (docs/protocol.md).
-var responseFields = []string{"id", "errors", "error", "ok", "unstable", "stored", "line"}
-
 // decodeOracleLine reads one oracle line into l. A syntax error leaves the stream
 // unreadable; a field of the wrong type is returned (the first) with l filled as far
 // as it goes, as encoding/json does for a struct.
@@ -78,7 +75,7 @@ func decodeOracleLine(dec *json.Decoder, l *oracleLine) error {
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		raw := fields[name]
 		switch {
-		case slices.Contains(responseFields, name):
+		case slices.Contains(kinds.ResponseFields, name):
 		case kinds.ByField(name) != nil:
 			if !given(raw) {
 				continue
