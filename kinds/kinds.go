@@ -160,7 +160,8 @@ var registry = []Kind{Geometry, Trace, Reflect}
 func All() []Kind { return slices.Clone(registry) }
 
 // Register adds k and returns what removes it again: for a test's throw-away kind
-// (a kind of the tree is a line in registry).
+// (a kind of the tree is a line in registry). The registry is not locked: a test
+// that registers is not parallel, and ends the calls that read it before removing.
 func Register(k Kind) (unregister func()) {
 	saved := registry
 	registry = append(slices.Clone(registry), k)

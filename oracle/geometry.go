@@ -7,13 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/layout-oracle/oracle/kinds"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sync/atomic"
 
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/kinds"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/inert"
 )

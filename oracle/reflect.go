@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/layout-oracle/oracle/kinds"
 
+	"github.com/layout-oracle/oracle/kinds"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	reflection "github.com/layout-oracle/oracle/reflect"
 )

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/layout-oracle/oracle/kinds"
 	"strings"
 
 	"github.com/layout-oracle/oracle/inpage"
+	"github.com/layout-oracle/oracle/kinds"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/trace"
 )
