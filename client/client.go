@@ -268,10 +268,16 @@ func (cn *conn) answer(line []byte) {
 		call.finish(resp, fmt.Errorf("client: undecodable answer: %v", decErr))
 		return
 	}
-	if call.Request.Op == OpPing {
+	ping := call.Request.Op == OpPing
+	if ping {
 		resp.States = nil // ping's states are engine states (Ping), not reflection
 	}
-	call.finish(resp, nil)
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(line, &fields); err != nil {
+		call.finish(resp, fmt.Errorf("client: undecodable answer: %v", err))
+		return
+	}
+	call.finish(resp, resp.readKind(fields, ping))
 }
 
 func (cn *conn) unmatched(line []byte) {

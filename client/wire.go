@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/kinds"
 	reflection "github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/trace"
 )
@@ -49,17 +52,24 @@ type Request struct {
 // Str returns a pointer to s, for Request's optional text fields.
 func Str(s string) *string { return &s }
 
-// Response is one answer line, of any request kind: geometry fills Dumps, trace
-// Traces, reflect States; Errors holds each engine that failed, with why. Error
-// is set instead when the oracle refused the whole request (a bad field, an
-// unknown engine); ping and shutdown set OK (Client.Ping decodes the rest of a
-// ping answer).
+// Response is one answer line, of any request kind: Kind names the kind (package
+// kinds' registry) and Answers holds each engine's answer as JSON text, for every
+// kind; geometry also fills Dumps, trace Traces, reflect States, decoded. Errors
+// holds each engine that failed, with why. Error is set instead when the oracle
+// refused the whole request (a bad field, an unknown engine); ping and shutdown set
+// OK (Client.Ping decodes the rest of a ping answer). An answer under a field no
+// registered kind has is the call's error, never an empty Response.
 type Response struct {
-	ID     json.RawMessage              `json:"id"` // as echoed, JSON text
-	Dumps  map[string]*dump.Dump        `json:"dumps,omitempty"`
-	Traces map[string]*trace.Trace      `json:"traces,omitempty"`
-	States map[string]*reflection.State `json:"states,omitempty"`
-	Errors map[string]string            `json:"errors,omitempty"`
+	ID json.RawMessage `json:"id"` // as echoed, JSON text
+	// Kind is the registered kind whose field the answer has ("geometry", "trace",
+	// "reflect", ...); "" for ping, shutdown and a refused request.
+	Kind string `json:"-"`
+	// Answers is each engine's answer under the kind's field, as the oracle wrote it.
+	Answers map[string]json.RawMessage   `json:"-"`
+	Dumps   map[string]*dump.Dump        `json:"dumps,omitempty"`
+	Traces  map[string]*trace.Trace      `json:"traces,omitempty"`
+	States  map[string]*reflection.State `json:"states,omitempty"`
+	Errors  map[string]string            `json:"errors,omitempty"`
 	// Unstable lists, per engine, the items its runs of a verified case differed on
 	// (compare's item names); compare never votes them.
 	Unstable map[string][]string `json:"unstable,omitempty"`
@@ -83,20 +93,45 @@ func (r *Response) Err() error {
 	return &RequestError{Msg: r.Error}
 }
 
-// Engines lists, sorted, the engines that answered (a dump, trace or state).
+// Engines lists, sorted, the engines that answered (a dump, trace, state or an
+// answer of any kind).
 func (r *Response) Engines() []string {
 	var out []string
-	for e := range r.Dumps {
-		out = append(out, e)
-	}
-	for e := range r.Traces {
-		out = append(out, e)
-	}
-	for e := range r.States {
+	for e := range r.Answers {
 		out = append(out, e)
 	}
 	sort.Strings(out)
 	return out
+}
+
+// readKind sets r.Kind and r.Answers from the line's fields: the registered kind
+// whose field it has. An error when it has none (and is no refusal, ping or
+// shutdown answer, ok) but has another field: the answer of a kind this package
+// does not know, or fields of two kinds.
+func (r *Response) readKind(fields map[string]json.RawMessage, ping bool) error {
+	if r.Error != "" || r.OK || ping {
+		return nil
+	}
+	var unknown []string
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		k := kinds.ByField(name)
+		switch {
+		case slices.Contains(kinds.ResponseFields, name):
+		case k == nil:
+			unknown = append(unknown, name)
+		case r.Kind != "":
+			return fmt.Errorf("client: the answer has the fields of two kinds, %q and %q", r.Kind, k.About().Name)
+		default:
+			r.Kind = k.About().Name
+			if err := json.Unmarshal(fields[name], &r.Answers); err != nil {
+				return fmt.Errorf("client: undecodable answer: %q: %v", name, err)
+			}
+		}
+	}
+	if r.Kind == "" && len(unknown) > 0 {
+		return fmt.Errorf("client: the answer has %q, the field of no kind this client knows (known: %s): build the client from the oracle's tree", unknown, kinds.Fields())
+	}
+	return nil
 }
 
 // ProtocolVersion is the oracle protocol version this package speaks: ping's

@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -258,47 +257,4 @@ func (r *TraceVote) MarkUnstable(u Unstable) {
 			r.Records[i].Result = vote.Result{Kind: vote.Unstable}
 		}
 	}
-}
-
-// UnstableAnswers is run comparison on answers as JSON (as the store keeps them),
-// for op "geometry", "reflect" or "trace", with the default tolerances
-// (dump.DefaultTolerance, trace.DefaultBufferTolerance). An error means an answer
-// does not decode or is refused, or op is unknown.
-func UnstableAnswers(op string, answers [][]byte) ([]string, error) {
-	switch op {
-	case "geometry", "":
-		runs := make([]*dump.Dump, len(answers))
-		for i, a := range answers {
-			d, err := dump.Decode(a)
-			if err != nil {
-				return nil, err
-			}
-			runs[i] = d
-		}
-		return UnstableGeometry(runs, dump.DefaultTolerance)
-	case "reflect":
-		runs, err := decodeAll[reflection.State](answers)
-		if err != nil {
-			return nil, err
-		}
-		return UnstableReflection(runs)
-	case "trace":
-		runs, err := decodeAll[trace.Trace](answers)
-		if err != nil {
-			return nil, err
-		}
-		return UnstableTraces(runs, trace.DefaultBufferTolerance)
-	}
-	return nil, fmt.Errorf("compare: no run comparison for op %q", op)
-}
-
-func decodeAll[T any](answers [][]byte) ([]*T, error) {
-	out := make([]*T, len(answers))
-	for i, a := range answers {
-		out[i] = new(T)
-		if err := json.Unmarshal(a, out[i]); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }

@@ -4,7 +4,6 @@ package compare
 // and of how the vote treats unstable items, on hand-built answers (no browser).
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/layout-oracle/oracle/dump"
@@ -209,30 +208,4 @@ func TestTraceVoteMarkUnstable(t *testing.T) {
 	v.MarkUnstable(Unstable{"webkit": {"count"}})
 	assert.Equal(t, vote.Unstable, v.Whole.Kind)
 	assert.Equal(t, vote.Unstable, v.Records[0].Kind)
-}
-
-func TestUnstableAnswers(t *testing.T) {
-	a, err := json.Marshal(base("chromium"))
-	require.NoError(t, err)
-	d := base("chromium")
-	d.Nodes[1].Bounding.H = 7
-	b, err := json.Marshal(d)
-	require.NoError(t, err)
-	items, err := UnstableAnswers("geometry", [][]byte{a, a})
-	require.NoError(t, err)
-	assert.Nil(t, items)
-	items, err = UnstableAnswers("geometry", [][]byte{a, b})
-	require.NoError(t, err)
-	assert.Equal(t, []string{"1:bounding.h"}, items)
-
-	s1, _ := json.Marshal(state("chromium", str("5"), `"5"`, "false"))
-	s2, _ := json.Marshal(state("chromium", str("5"), `"6"`, "false"))
-	items, err = UnstableAnswers("reflect", [][]byte{s1, s2})
-	require.NoError(t, err)
-	assert.Equal(t, []string{"0:idl_value(value)"}, items)
-
-	_, err = UnstableAnswers("geometry", [][]byte{a, []byte("{")})
-	assert.Error(t, err)
-	_, err = UnstableAnswers("ping", [][]byte{a, a})
-	assert.Error(t, err)
 }

@@ -69,7 +69,7 @@ type answerLimits map[string]int
 func (o *Oracle) answerLimits() answerLimits {
 	l := answerLimits{}
 	for _, k := range operations {
-		l[k.info().name] = k.info().limit(o)
+		l[k.about().Name] = k.info().limit(o)
 	}
 	return l
 }

@@ -12,8 +12,8 @@ import (
 	"regexp"
 	"sync/atomic"
 
-	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/kinds"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/inert"
 )
@@ -21,7 +21,8 @@ import (
 // geometryKind answers a geometry request (no "op"): load html or navigate to url,
 // run script, walk, in every engine.
 var geometryKind = &kind[*dump.Dump]{
-	kindInfo: kindInfo{op: OpGeometry, name: "geometry", field: "dumps", what: "dump", screenshot: true,
+	desc: kinds.Geometry,
+	kindInfo: kindInfo{what: "dump", screenshot: true,
 		validate: func(r *Request) error {
 			if r.HTML == nil && r.URL == nil {
 				return errors.New(`geometry request needs "html" or "url" (or name an "op")`)
@@ -64,9 +65,6 @@ var geometryKind = &kind[*dump.Dump]{
 			d, err := geometryLimited(ctx, e, *req.HTML, deref(req.Script), o.dumpMaxNodes)
 			return shot(ctx, e, d, err)
 		}
-	},
-	unstable: func(runs []*dump.Dump) ([]string, error) {
-		return compare.UnstableGeometry(runs, dump.DefaultTolerance)
 	},
 }
 

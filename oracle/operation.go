@@ -11,6 +11,7 @@ import (
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/kinds"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	reflection "github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/trace"
@@ -19,13 +20,18 @@ import (
 // operations is the registry of case kinds: every request the oracle answers with
 // one answer per engine. The request loop, the store, the answer bound, progress and
 // the self-check know a kind only through it, so adding one is a new file holding
-// its kind value and a line here (docs/architecture.md, "Adding a request kind").
-// ping and shutdown are not kinds: no engine answers them.
+// its kind value and a line here (docs/architecture.md, "Adding a request kind"),
+// besides its description in package kinds, which every reader of answers outside
+// the oracle reads (the store's diff, export, compare, client); each kind here is
+// one registered there (TestEveryOperationIsARegisteredKind). ping and shutdown are
+// not kinds: no engine answers them.
 var operations = []operation{geometryKind, traceKind, reflectKind}
 
 // operation is one case kind, whatever its answer's type.
 type operation interface {
 	info() *kindInfo
+	// about is the kind's names, from its description in package kinds.
+	about() kinds.Info
 	// answer runs the request on its engines, from the store where it may.
 	answer(ctx context.Context, o *Oracle, req *Request) any
 	// failures names each engine of names that did not answer resp (this kind's
@@ -33,12 +39,10 @@ type operation interface {
 	failures(c SelfCheck, resp any, names []string) map[string]string
 }
 
-// kindInfo is what a kind says about itself besides its answer's type.
+// kindInfo is what a kind says about itself besides its answer's type and its
+// description in package kinds (op, name, field, run comparison).
 type kindInfo struct {
-	op    string // the request's "op"; "" for geometry
-	name  string // the store's and the logs' name: "geometry", "trace", "reflect"
-	field string // the response's map of answers by engine: "dumps"
-	what  string // one answer, in error messages: "dump"
+	what string // one answer, in error messages: "dump"
 	// screenshot: the kind takes "screenshot" (geometry only).
 	screenshot bool
 	// keysID: the request's id is part of the case (a trace's page title shows it),
@@ -57,6 +61,10 @@ type kindInfo struct {
 // kind is a case kind whose engines each answer a T.
 type kind[T any] struct {
 	kindInfo
+	// desc is the kind as package kinds describes it to every reader of answers: its
+	// op, name (the store's op), response field and run comparison (--verify); the
+	// same value as registered there.
+	desc *kinds.Of[T]
 	// start prepares one run of a request: the context the engines run in and what
 	// each engine runs.
 	start func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (T, error))
@@ -67,12 +75,11 @@ type kind[T any] struct {
 	// fault, when not nil, names what the self-check finds wrong with an engine's
 	// answer ("" when nothing).
 	fault func(c SelfCheck, engine string, v T) string
-	// unstable names the items that differ between runs of one engine (--verify),
-	// by the vote's own rules (package compare).
-	unstable func(runs []T) ([]string, error)
 }
 
 func (k *kind[T]) info() *kindInfo { return &k.kindInfo }
+
+func (k *kind[T]) about() kinds.Info { return k.desc.Info }
 
 // answer measures the request live (measure), with the store in front unless its
 // document is served (servedDocument).
@@ -132,7 +139,7 @@ func (k *kind[T]) measure(ctx context.Context, o *Oracle, req *Request, names []
 		}
 	}
 	for n := range answers {
-		items, err := k.unstable(all[n])
+		items, err := k.desc.Runs(all[n])
 		if failed[n] > 0 || err != nil {
 			items = []string{compare.AllItems}
 		}
@@ -193,7 +200,7 @@ func kindOf[T any]() *kind[T] {
 // kindFor is the kind a request's op names, nil for ping, shutdown or an unknown op.
 func kindFor(op string) operation {
 	for _, k := range operations {
-		if k.info().op == op {
+		if k.about().Op == op {
 			return k
 		}
 	}
@@ -205,11 +212,11 @@ func knownOps() string {
 	names := []string{OpPing, OpShutdown}
 	geometry := ""
 	for _, k := range operations {
-		if k.info().op == "" {
-			geometry = " or none for " + k.info().name
+		if k.about().Op == "" {
+			geometry = " or none for " + k.about().Name
 			continue
 		}
-		names = append(names, k.info().op)
+		names = append(names, k.about().Op)
 	}
 	return strings.Join(names, ", ") + "," + geometry
 }
@@ -275,7 +282,7 @@ type CaseResponse interface {
 }
 
 // KindName implements CaseResponse.
-func (r Response[T]) KindName() string { return kindOf[T]().name }
+func (r Response[T]) KindName() string { return kindOf[T]().desc.Name }
 
 // EngineAnswer implements CaseResponse. A stored answer only Serve writes out
 // (raw) is not decoded here: Handle's responses carry their answers decoded.
@@ -320,7 +327,7 @@ func (r Response[T]) MarshalJSON() ([]byte, error) {
 	if err := write("id", r.ID); err != nil {
 		return nil, err
 	}
-	if err := write(kindOf[T]().field, answers); err != nil {
+	if err := write(kindOf[T]().desc.Field, answers); err != nil {
 		return nil, err
 	}
 	if len(r.Errors) > 0 {
@@ -349,7 +356,7 @@ func (r Response[T]) bounded(lim answerLimits) ([]byte, error) {
 		r.Errors[n] = fitError(e)
 	}
 	k := kindOf[T]()
-	max := lim[k.name]
+	max := lim[k.desc.Name]
 	if b, err := json.Marshal(r); err != nil || len(b) <= max {
 		return b, err
 	}

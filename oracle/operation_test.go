@@ -10,23 +10,24 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/internal/testutil"
+	"github.com/layout-oracle/oracle/kinds"
+	"github.com/layout-oracle/oracle/kinds/kindstest"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// titleAnswer is the answer of titleKind, a request kind that exists only in this
-// test: each engine's document.title after the case's script.
-type titleAnswer struct {
-	Engine string `json:"engine"`
-	Title  string `json:"title"`
-}
+// titleAnswer is the answer of titleKind, a request kind that exists only in tests:
+// each engine's document.title after the case's script.
+type titleAnswer = kindstest.TitleAnswer
 
 // titleKind is all a new request kind needs (docs/architecture.md, "Adding a request
-// kind"): this value, and a line in operations (withKind below stands for it).
+// kind"): its description (kindstest.Title, a line in package kinds' registry), this
+// value, and a line in operations (withKind below stands for both lines).
 var titleKind = &kind[*titleAnswer]{
-	kindInfo: kindInfo{op: "title", name: "title", field: "titles", what: "title",
+	desc: kindstest.Title,
+	kindInfo: kindInfo{what: "title",
 		validate: func(r *Request) error {
 			if r.HTML == nil {
 				return errors.New(`title request needs "html"`)
@@ -50,8 +51,10 @@ var titleKind = &kind[*titleAnswer]{
 	},
 }
 
-// withKind registers k for the test, as the line in operations would.
-func withKind(t *testing.T, k operation) {
+// withKind registers k for the test, as the line in operations would, and its
+// description, as the line in package kinds' registry would.
+func withKind(t *testing.T, k *kind[*titleAnswer]) {
+	t.Cleanup(kinds.Register(k.desc))
 	saved := operations
 	operations = append(append([]operation(nil), operations...), k)
 	t.Cleanup(func() { operations = saved })
@@ -94,4 +97,18 @@ func TestANewKindNeedsOnlyItsValueAndARegistryLine(t *testing.T) {
 	long := `{"id":"l","op":"title","html":"<title>` + strings.Repeat("x", 2000) + `</title>"}` + "\n"
 	assert.Equal(t, []string{`{"id":"l","titles":{},"errors":{"chromium":"the title is 2032 bytes, over the 1024 one engine's answer may have (docs/untrusted.md)"}}`}, serve(long),
 		"an answer over the kind's limit is an error")
+}
+
+// Each kind the oracle runs is the one package kinds registers under its name, and
+// every registered kind is run: the store's diff, export, compare and client read
+// kinds, so a kind missing there would be answered and then dropped by them.
+func TestEveryOperationIsARegisteredKind(t *testing.T) {
+	all := kinds.All()
+	require.Len(t, operations, len(all))
+	for i, op := range operations {
+		k := kinds.ByName(op.about().Name)
+		require.NotNil(t, k, op.about().Name)
+		assert.Equal(t, op.about(), k.About())
+		assert.Equal(t, all[i].About(), op.about(), "one order in both")
+	}
 }

@@ -6,14 +6,15 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/layout-oracle/oracle/compare"
+	"github.com/layout-oracle/oracle/kinds"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	reflection "github.com/layout-oracle/oracle/reflect"
 )
 
 // reflectKind answers a reflect request: load html, run script, read every probe.
 var reflectKind = &kind[*reflection.State]{
-	kindInfo: kindInfo{op: OpReflect, name: "reflect", field: "states", what: "reflection state",
+	desc: kinds.Reflect,
+	kindInfo: kindInfo{what: "reflection state",
 		validate: func(r *Request) error {
 			if len(r.Probes) == 0 {
 				return errors.New(`reflect request needs a non-empty "probes" array`)
@@ -43,7 +44,6 @@ var reflectKind = &kind[*reflection.State]{
 			return Reflect(ctx, e, deref(req.HTML), deref(req.Script), req.Probes)
 		}
 	},
-	unstable: compare.UnstableReflection,
 }
 
 // Reflect produces one engine's reflection dump of one case.

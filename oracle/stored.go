@@ -11,9 +11,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/inpage"
+	"github.com/layout-oracle/oracle/kinds"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/profiles"
 	"github.com/layout-oracle/oracle/store"
@@ -141,8 +141,9 @@ func caseHash(req *Request) (string, bool) {
 
 // storeMeta is the key of engine's (build b's) answer to the case hashed as c.
 func (o *Oracle) storeMeta(req *Request, c, engine string, b engineBuild) store.Meta {
-	k := kindFor(req.Op).info()
-	op, walk := k.name, walkKey()
+	kd := kindFor(req.Op)
+	k := kd.info()
+	op, walk := kd.about().Name, walkKey()
 	if k.walkExtra != nil {
 		walk += k.walkExtra(o)
 	}
@@ -299,7 +300,7 @@ func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, k *kind[T
 // within the vote's tolerances are one answer; any other difference makes the key
 // unstable (docs/store.md, "Stability: runs and unstable keys").
 func StoreDiff(op string, stored, live []byte) ([]string, error) {
-	return compare.UnstableAnswers(op, [][]byte{stored, live})
+	return kinds.UnstableAnswers(op, [][]byte{stored, live})
 }
 
 // withRaw is a response's answers map as JSON text per engine: the live answers

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/inpage"
+	"github.com/layout-oracle/oracle/kinds"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/trace"
 )
@@ -16,7 +16,8 @@ import (
 // traceKind answers a trace request: serve the page from the oracle's origin, visit
 // it in every engine, and collect the recorder's records.
 var traceKind = &kind[*trace.Trace]{
-	kindInfo: kindInfo{op: OpTrace, name: "trace", field: "traces", what: "trace", keysID: true,
+	desc: kinds.Trace,
+	kindInfo: kindInfo{what: "trace", keysID: true,
 		validate: func(r *Request) error {
 			if r.Script == nil {
 				return errors.New(`trace request needs "script"`)
@@ -45,9 +46,6 @@ var traceKind = &kind[*trace.Trace]{
 	// A trace that ended by its own timeout (timed_out) depends on timing, like any
 	// timeout, and is never stored.
 	storable: func(t *trace.Trace) bool { return !t.TimedOut },
-	unstable: func(runs []*trace.Trace) ([]string, error) {
-		return compare.UnstableTraces(runs, trace.DefaultBufferTolerance)
-	},
 	together: sameCase,
 	fault: func(c SelfCheck, engine string, t *trace.Trace) string {
 		if t.TimedOut {

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/layout-oracle/oracle/client"
+	"github.com/layout-oracle/oracle/kinds"
 )
 
 // The gate (issue 25): every way of giving a case a cheaper start must answer
@@ -216,24 +217,38 @@ type gateDiff struct {
 }
 
 // engineAnswers splits one response line into its engines' answers: each engine's
-// dump, state or trace as JSON text, or "error: ..." for its error.
+// answer under any registered kind's field (package kinds: dump, state, trace, ...)
+// as JSON text, or "error: ..." for its error; a line with a field of no registered
+// kind is compared by those fields, under "*".
 func engineAnswers(line json.RawMessage) map[string]string {
 	var r struct {
-		Dumps  map[string]json.RawMessage `json:"dumps"`
-		States map[string]json.RawMessage `json:"states"`
-		Traces map[string]json.RawMessage `json:"traces"`
-		Errors map[string]string          `json:"errors"`
-		Error  *string                    `json:"error"`
+		Errors map[string]string `json:"errors"`
+		Error  *string           `json:"error"`
 	}
+	var fields map[string]json.RawMessage
 	out := map[string]string{}
-	if json.Unmarshal(line, &r) != nil {
+	if json.Unmarshal(line, &r) != nil || json.Unmarshal(line, &fields) != nil {
 		out["*"] = "malformed: " + string(line)
 		return out
 	}
-	for _, m := range []map[string]json.RawMessage{r.Dumps, r.States, r.Traces} {
+	for _, k := range kinds.All() {
+		var m map[string]json.RawMessage
+		if raw, ok := fields[k.About().Field]; ok && json.Unmarshal(raw, &m) != nil {
+			out["*"] = "malformed: " + string(line)
+			return out
+		}
 		for e, v := range m {
 			out[e] = string(v)
 		}
+		delete(fields, k.About().Field)
+	}
+	for _, f := range kinds.ResponseFields {
+		delete(fields, f)
+	}
+	if len(fields) > 0 {
+		// Answers of a kind not registered: compared as those fields, not dropped.
+		b, _ := json.Marshal(fields) // RawMessage values of a decoded line marshal
+		out["*"] = "no registered kind: " + string(b)
 	}
 	for e, msg := range r.Errors {
 		out[e] = "error: " + msg

@@ -7,69 +7,154 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/big"
+	"slices"
 	"strings"
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/dump/schema"
+	"github.com/layout-oracle/oracle/kinds"
 	reflection "github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/trace"
 )
 
-// oracleLine is one line of the oracle's stdout. Geometry responses ("dumps"),
-// reflection responses ("states"), trace responses ("traces") and error responses
-// ("error") are cases. Ping and shutdown replies (they carry "ok") are not, and are
-// skipped: ping's additive "states" is engine health, not a reflection case.
+// oracleLine is one line of the oracle's stdout. A response of a registered kind
+// (package kinds: geometry's "dumps", reflection's "states", traces' "traces", ...)
+// and an error response ("error") are cases, and so is a response of a kind compare
+// does not know (a field no response and no registered kind has): it is reported as
+// that case's error, never skipped. Ping and shutdown replies (they carry "ok") are
+// not cases, and are skipped: ping's additive "states" is engine health, not a
+// reflection case.
 type oracleLine struct {
-	ID        json.RawMessage       `json:"id"`
-	Dumps     map[string]*dump.Dump `json:"dumps"`
-	RawStates json.RawMessage       `json:"states"`
-	Errors    map[string]string     `json:"errors"`
-	Error     *string               `json:"error"`
-	OK        json.RawMessage       `json:"ok"`
-	RawTraces json.RawMessage       `json:"traces"`
+	ID     json.RawMessage
+	Errors map[string]string
+	Error  *string
+	OK     json.RawMessage
 	// Unstable is the additive "unstable": per engine, the items its runs of the
 	// case answered differently (oracle --verify); they are never made a verdict.
-	Unstable compare.Unstable `json:"unstable"`
+	Unstable compare.Unstable
 
-	// A candidate record's fields (or a bare dump's "nodes"): present only when the
-	// files were given the wrong way round (swappedOracle).
-	CandDump  present `json:"dump"`
-	CandState present `json:"state"`
-	CandTrace present `json:"trace"`
-	Nodes     present `json:"nodes"`
+	// kind is the registered kind whose field the line has (raw), nil when none.
+	kind kinds.Kind
+	raw  json.RawMessage
+	// others are the line's fields of further registered kinds (a line answers one
+	// kind), unknown its fields that neither a response nor a registered kind has.
+	others, unknown []string
+	// swap is a candidate record's answer field (or a bare dump's "nodes") the line
+	// has: present only when the files were given the wrong way round (swapped).
+	swap string
 
-	// States is RawStates decoded, once the line is known to be a reflection case.
-	States map[string]*reflection.State `json:"-"`
-	// Traces is RawTraces decoded, once the line is known to be a trace case.
-	Traces map[string]*trace.Trace `json:"-"`
+	// answers is raw decoded (kind's Answers), once the line is known to be a case;
+	// Dumps and Traces are it for geometry and traces, for the HTML report.
+	answers any
+	Dumps   map[string]*dump.Dump
+	Traces  map[string]*trace.Trace
+}
+
+// decodeOracleLine reads one oracle line into l. A syntax error leaves the stream
+// unreadable; a field of the wrong type is returned (the first) with l filled as far
+// as it goes, as encoding/json does for a struct.
+func decodeOracleLine(dec *json.Decoder, l *oracleLine) error {
+	var fields map[string]json.RawMessage
+	if err := dec.Decode(&fields); err != nil {
+		return err
+	}
+	var first error
+	for _, f := range []struct {
+		name string
+		v    any
+	}{{"id", &l.ID}, {"errors", &l.Errors}, {"error", &l.Error}, {"ok", &l.OK}, {"unstable", &l.Unstable}} {
+		if raw, ok := fields[f.name]; ok {
+			if err := json.Unmarshal(raw, f.v); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		raw := fields[name]
+		switch {
+		case slices.Contains(kinds.ResponseFields, name):
+		case kinds.ByField(name) != nil:
+			if !given(raw) {
+				continue
+			}
+			if l.kind == nil {
+				l.kind, l.raw = kinds.ByField(name), raw
+			} else {
+				l.others = append(l.others, name)
+			}
+		case isRecordField(name) || name == "nodes":
+			if given(raw) && l.swap == "" {
+				l.swap = name
+			}
+		default:
+			l.unknown = append(l.unknown, name)
+		}
+	}
+	return first
+}
+
+// isRecordField says whether name is a registered kind's candidate record field.
+func isRecordField(name string) bool {
+	for _, k := range kinds.All() {
+		if k.About().Record == name {
+			return true
+		}
+	}
+	return false
 }
 
 func (l *oracleLine) isCase() bool {
 	if given(l.OK) {
 		return false
 	}
-	return l.Dumps != nil || given(l.RawStates) || given(l.RawTraces) || l.Error != nil
+	// A candidate record or bare dump in the oracle file is not a case (swapped).
+	return l.kind != nil || l.Error != nil || (len(l.unknown) > 0 && l.swap == "")
+}
+
+// answer decodes the line's answers (its kind's field); an error when they do not
+// decode, the line answers more than one kind, or no kind compare knows.
+func (l *oracleLine) answer(n int) error {
+	if l.kind == nil {
+		if l.Error != nil {
+			return nil // an error response: the case is untrustworthy
+		}
+		return fmt.Errorf("oracle record %d answers under %s: no kind compare knows has that field (known: %s)", n, quoted(l.unknown), kinds.Fields())
+	}
+	if len(l.others) > 0 {
+		return fmt.Errorf("oracle record %d answers under %q and %s: a response answers one kind", n, l.kind.About().Field, quoted(l.others))
+	}
+	a, err := l.kind.Answers(l.raw)
+	if err != nil {
+		return fmt.Errorf("oracle record %d: %v", n, err)
+	}
+	l.answers = a
+	l.Dumps, _ = a.(map[string]*dump.Dump)
+	l.Traces, _ = a.(map[string]*trace.Trace)
+	return nil
+}
+
+// quoted is names quoted and joined: "a", "b".
+func quoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
 }
 
 // swapped is the message for an oracle line that is a candidate record or a bare
 // dump, "" otherwise: the oracle file is then the candidate's.
 func (l *oracleLine) swapped(n int) string {
-	field := ""
-	switch {
-	case bool(l.CandDump):
-		field = "dump"
-	case bool(l.CandState):
-		field = "state"
-	case bool(l.CandTrace):
-		field = "trace"
-	case bool(l.Nodes):
-		return fmt.Sprintf("oracle record %d is a bare dump (it has \"nodes\"), not an oracle response: %s", n, swapHint)
-	default:
+	switch l.swap {
+	case "":
 		return ""
+	case "nodes":
+		return fmt.Sprintf("oracle record %d is a bare dump (it has \"nodes\"), not an oracle response: %s", n, swapHint)
 	}
-	return fmt.Sprintf("oracle record %d is a candidate record (it has %q), not an oracle response: %s", n, field, swapHint)
+	return fmt.Sprintf("oracle record %d is a candidate record (it has %q), not an oracle response: %s", n, l.swap, swapHint)
 }
 
 // swapHint says which flag names which file.
@@ -80,13 +165,30 @@ func given(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "nu
 
 // candidateLine is one candidate record: a dump, a reflection state, a trace (with
 // its own "emulated"), or the candidate's own error when it produced none of them
-// (scored as a failure).
+// (scored as a failure). These are the contract's records (dump-format.md; load
+// refuses any other with schema.Record): a kind the contract does not name yet has
+// its engines voted, and a candidate record for it is refused.
 type candidateLine struct {
 	ID    json.RawMessage   `json:"id"`
 	Dump  *dump.Dump        `json:"dump"`
 	State *reflection.State `json:"state"`
 	Trace *trace.Trace      `json:"trace"`
 	Error *string           `json:"error"`
+}
+
+// answer is the record's answer under field (a kind's Record), nil when it has none.
+func (c *candidateLine) answer(field string) any {
+	byField := map[string]any{}
+	if c.Dump != nil {
+		byField["dump"] = c.Dump
+	}
+	if c.State != nil {
+		byField["state"] = c.State
+	}
+	if c.Trace != nil {
+		byField["trace"] = c.Trace
+	}
+	return byField[field]
 }
 
 // present records whether a field was there (and not null) without keeping it, so

@@ -10,7 +10,6 @@ import (
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
-	reflection "github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/trace"
 )
 
@@ -82,7 +81,7 @@ func (s *session) run(oracle io.Reader) error {
 	dec := json.NewDecoder(bufio.NewReaderSize(oracle, 1<<16))
 	for n := 1; ; n++ {
 		var line oracleLine
-		err := dec.Decode(&line)
+		err := decodeOracleLine(dec, &line)
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -99,7 +98,7 @@ func (s *session) run(oracle io.Reader) error {
 			continue
 		}
 		if idKey(line.ID) == "" {
-			if err == nil && line.Error != nil && line.Dumps == nil && !given(line.RawStates) && !given(line.RawTraces) {
+			if err == nil && line.Error != nil && line.kind == nil {
 				// An error reply to a request whose id was unreadable matches nothing.
 				fmt.Fprintf(s.stderr, "compare: oracle record %d: skipping error reply without id: %s\n", n, *line.Error)
 				s.t.Skipped++
@@ -108,14 +107,13 @@ func (s *session) run(oracle io.Reader) error {
 			return fmt.Errorf(`oracle record %d: no "id"`, n)
 		}
 		s.oracleCases++
-		if err == nil && given(line.RawStates) {
-			err = json.Unmarshal(line.RawStates, &line.States)
-		}
-		if err == nil && given(line.RawTraces) {
-			err = json.Unmarshal(line.RawTraces, &line.Traces)
+		if err != nil {
+			err = fmt.Errorf("oracle record %d: %v", n, err)
+		} else {
+			err = line.answer(n)
 		}
 		if err != nil {
-			if err := s.emit(line, refused(fmt.Errorf("oracle record %d: %v", n, err))); err != nil {
+			if err := s.emit(line, refused(err)); err != nil {
 				return err
 			}
 			continue
@@ -162,7 +160,7 @@ func (s *session) compareCase(line *oracleLine) *compare.Report {
 			return refused(err)
 		}
 	}
-	if line.Dumps == nil && line.States == nil && line.Traces == nil {
+	if line.kind == nil {
 		return &compare.Report{Verdict: compare.Untrustworthy, Reason: "oracle error: " + *line.Error}
 	}
 	if cand != nil && cand.Error != nil {
@@ -172,42 +170,17 @@ func (s *session) compareCase(line *oracleLine) *compare.Report {
 	return s.score(line, cand)
 }
 
-// score votes the oracle case and scores cand against it; cand nil only votes.
+// score votes the oracle case and scores cand against it, by the case's kind (package
+// kinds); cand nil only votes.
 func (s *session) score(line *oracleLine, cand *candidateLine) *compare.Report {
-	if line.Traces != nil {
-		var got *trace.Trace
-		if cand != nil {
-			if got = cand.Trace; got == nil {
-				return refused(errors.New("the oracle case is a trace, the candidate record has no \"trace\""))
-			}
-		}
-		r, err := compare.ScoreTraces(line.Traces, got, trace.DefaultBufferTolerance, line.Unstable)
-		if err != nil {
-			return refused(err)
-		}
-		return r
-	}
-	if line.States != nil {
-		var got *reflection.State
-		if cand != nil {
-			if got = cand.State; got == nil {
-				return refused(errors.New("the oracle case is a reflection, the candidate record has no \"state\""))
-			}
-		}
-		r, err := compare.ReflectionUnstable(line.States, got, line.Unstable)
-		if err != nil {
-			return refused(err)
-		}
-		return r
-	}
-	if cand != nil && cand.Dump == nil {
-		return refused(errors.New("the oracle case is geometry, the candidate record has no \"dump\""))
-	}
-	var got *dump.Dump
+	k := line.kind.About()
+	var got any
 	if cand != nil {
-		got = cand.Dump
+		if got = cand.answer(k.Record); got == nil {
+			return refused(fmt.Errorf("the oracle case is %s, the candidate record has no %q", k.Case, k.Record))
+		}
 	}
-	r, err := compare.GeometryWith(line.Dumps, got, compare.Options{Tolerance: s.tol, Unstable: line.Unstable, Axes: s.axes})
+	r, err := line.kind.Score(line.answers, got, compare.Options{Tolerance: s.tol, Unstable: line.Unstable, Axes: s.axes})
 	if err != nil {
 		return refused(err)
 	}

@@ -8,12 +8,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/layout-oracle/oracle/internal/cli"
+	"github.com/layout-oracle/oracle/kinds"
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/rs/zerolog"
@@ -182,10 +185,13 @@ func storeCommand(args []string, stdout, stderr io.Writer) int {
 }
 
 // export writes one response line per stored case, as the oracle would have answered
-// it (`bin/compare --oracle` reads it): geometry cases as {"id","dumps"}, reflection
-// as {"id","states"}, traces as {"id","traces"}, with only the answers measured by
-// this oracle's walk in this pinned environment and profile. Per engine the newest
-// build's answer is written; the id is that of the newest request among them.
+// it (`bin/compare --oracle` reads it): {"id", field, "unstable"?}, the field its
+// kind's in package kinds' registry ("dumps" for geometry, "states" for reflection,
+// "traces" for traces), with only the answers measured by this oracle's walk in this
+// pinned environment and profile. Per engine the newest build's answer is written;
+// the id is that of the newest request among them. A stored case of a kind no
+// registered kind is named (a store another oracle wrote) is not written, and makes
+// export's error once every other case is out.
 func export(ctx context.Context, st *store.Store, profile string, w io.Writer) error {
 	out := bufio.NewWriter(w)
 	walk, env := oracle.StoreVersions(profile)
@@ -196,8 +202,14 @@ func export(ctx context.Context, st *store.Store, profile string, w io.Writer) e
 		answers map[string]store.Row
 	}
 	var g *group
+	unknown := map[string]int{} // cases not written, by their op
 	flush := func() error {
 		if g == nil || len(g.answers) == 0 {
+			return nil
+		}
+		k := kinds.ByName(g.op)
+		if k == nil {
+			unknown[g.op]++
 			return nil
 		}
 		m := map[string]json.RawMessage{}
@@ -208,31 +220,34 @@ func export(ctx context.Context, st *store.Store, profile string, w io.Writer) e
 				unstable[e] = r.Unstable
 			}
 		}
-		// The fields in the order of the oracle's own responses.
-		var line struct {
-			ID     json.RawMessage            `json:"id"`
-			Dumps  map[string]json.RawMessage `json:"dumps,omitempty"`
-			States map[string]json.RawMessage `json:"states,omitempty"`
-			Traces map[string]json.RawMessage `json:"traces,omitempty"`
-			// Unstable as the oracle serves it: compare then votes none of those items.
-			Unstable map[string][]string `json:"unstable,omitempty"`
+		// The fields in the order of the oracle's own responses, written as
+		// encoding/json writes a struct of them; "unstable" as the oracle serves it
+		// (compare then votes none of those items).
+		fields := []struct {
+			name string
+			v    any
+		}{{"id", g.id}, {k.About().Field, m}, {"unstable", unstable}}
+		out.WriteByte('{')
+		for i, f := range fields {
+			if f.name == "unstable" && len(unstable) == 0 {
+				continue
+			}
+			name, err := json.Marshal(f.name)
+			if err != nil {
+				return err
+			}
+			b, err := json.Marshal(f.v)
+			if err != nil {
+				return err
+			}
+			if i > 0 {
+				out.WriteByte(',')
+			}
+			out.Write(name)
+			out.WriteByte(':')
+			out.Write(b)
 		}
-		line.ID, line.Unstable = g.id, unstable
-		switch g.op {
-		case "geometry":
-			line.Dumps = m
-		case "reflect":
-			line.States = m
-		case "trace":
-			line.Traces = m
-		default:
-			return nil
-		}
-		b, err := json.Marshal(line)
-		if err != nil {
-			return err
-		}
-		out.Write(b)
+		out.WriteByte('}')
 		return out.WriteByte('\n')
 	}
 	err := st.Each(ctx, func(r store.Row) error {
@@ -259,5 +274,12 @@ func export(ctx context.Context, st *store.Store, profile string, w io.Writer) e
 	if err := flush(); err != nil {
 		return err
 	}
-	return errors.Join(out.Flush())
+	if err := out.Flush(); err != nil {
+		return err
+	}
+	var errs []error
+	for _, op := range slices.Sorted(maps.Keys(unknown)) {
+		errs = append(errs, fmt.Errorf("%d stored cases of op %q not exported: no kind of that name is registered (package kinds)", unknown[op], op))
+	}
+	return errors.Join(errs...)
 }

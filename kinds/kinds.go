@@ -1,0 +1,219 @@
+// Package kinds describes each request kind as every reader of its answers knows it:
+// the request's op, the kind's name (the store's op), the response's field, the
+// candidate record's field, how one answer decodes, how two runs of one engine
+// differ (the store's stability diff, --verify) and how the engines' answers are
+// voted and a candidate scored (cmd/compare). The oracle runs a kind (oracle/operation.go
+// holds what it runs); the store's diff, `oracle store export`, cmd/compare and
+// client read this registry, so a kind they are not told of is an error there, never
+// silently dropped (docs/architecture.md, "Adding a request kind").
+//
+// kinds imports the answer packages and compare (whose run comparisons and votes it
+// names), nothing else of the module; oracle, client and the commands import it.
+package kinds
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/layout-oracle/oracle/compare"
+	"github.com/layout-oracle/oracle/dump"
+	reflection "github.com/layout-oracle/oracle/reflect"
+	"github.com/layout-oracle/oracle/trace"
+)
+
+// Info is what a kind is called where.
+type Info struct {
+	Op     string // the request's "op"; "" for geometry
+	Name   string // the store's op and the logs' name: "geometry"
+	Field  string // the response's map of answers by engine: "dumps"
+	Record string // a candidate record's answer field: "dump"
+	// Case names a case of the kind in compare's messages: "geometry", "a trace".
+	Case string
+}
+
+// Kind is one registered kind, whatever its answer's type.
+type Kind interface {
+	About() Info
+	// Answers decodes a response's field (engine -> answer as JSON) into a
+	// map[string]T.
+	Answers(raw json.RawMessage) (any, error)
+	// Unstable is the run comparison on answers as JSON (as the store keeps them):
+	// the items they differ on, none when they are one answer.
+	Unstable(answers [][]byte) ([]string, error)
+	// Score votes answers (what Answers returned) and scores cand, a T, against
+	// them; cand nil only votes.
+	Score(answers, cand any, opts compare.Options) (*compare.Report, error)
+}
+
+// Of is a kind whose engines each answer a T.
+type Of[T any] struct {
+	Info
+	// Decode reads one stored answer for the run comparison (Unstable); nil:
+	// encoding/json.
+	Decode func([]byte) (T, error)
+	// Runs names the items that differ between runs of one engine, by the vote's own
+	// rules (package compare).
+	Runs func(runs []T) ([]string, error)
+	// Vote votes the engines' answers and scores cand (the zero T: only votes), with
+	// opts' tolerance, unstable items and axes where the kind has them.
+	Vote func(answers map[string]T, cand T, opts compare.Options) (*compare.Report, error)
+}
+
+// About implements Kind.
+func (k *Of[T]) About() Info { return k.Info }
+
+// decode is one answer as a T.
+func (k *Of[T]) decode(b []byte) (T, error) {
+	if k.Decode != nil {
+		return k.Decode(b)
+	}
+	var v T
+	err := json.Unmarshal(b, &v)
+	return v, err
+}
+
+// Answers implements Kind: encoding/json, as a response is read (Decode is not
+// applied: compare refuses an answer it cannot vote with its own message).
+func (k *Of[T]) Answers(raw json.RawMessage) (any, error) {
+	var m map[string]T
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Unstable implements Kind.
+func (k *Of[T]) Unstable(answers [][]byte) ([]string, error) {
+	if k.Runs == nil {
+		return nil, fmt.Errorf("kinds: %s has no run comparison", k.Name)
+	}
+	runs := make([]T, len(answers))
+	for i, a := range answers {
+		v, err := k.decode(a)
+		if err != nil {
+			return nil, err
+		}
+		runs[i] = v
+	}
+	return k.Runs(runs)
+}
+
+// Score implements Kind.
+func (k *Of[T]) Score(answers, cand any, opts compare.Options) (*compare.Report, error) {
+	if k.Vote == nil {
+		return nil, fmt.Errorf("kinds: %s has no vote", k.Name)
+	}
+	m, ok := answers.(map[string]T)
+	if !ok {
+		return nil, fmt.Errorf("kinds: %s answers are %T, not its own", k.Name, answers)
+	}
+	var c T
+	if cand != nil {
+		if c, ok = cand.(T); !ok {
+			return nil, fmt.Errorf("kinds: a %s candidate is %T, not its answer", k.Name, cand)
+		}
+	}
+	return k.Vote(m, c, opts)
+}
+
+// The three kinds.
+var (
+	Geometry = &Of[*dump.Dump]{
+		Info:   Info{Op: "", Name: "geometry", Field: "dumps", Record: "dump", Case: "geometry"},
+		Decode: dump.Decode,
+		Runs: func(runs []*dump.Dump) ([]string, error) {
+			return compare.UnstableGeometry(runs, dump.DefaultTolerance)
+		},
+		Vote: func(answers map[string]*dump.Dump, cand *dump.Dump, opts compare.Options) (*compare.Report, error) {
+			return compare.GeometryWith(answers, cand, opts)
+		},
+	}
+	Reflect = &Of[*reflection.State]{
+		Info: Info{Op: "reflect", Name: "reflect", Field: "states", Record: "state", Case: "a reflection"},
+		Runs: compare.UnstableReflection,
+		Vote: func(answers map[string]*reflection.State, cand *reflection.State, opts compare.Options) (*compare.Report, error) {
+			return compare.ReflectionUnstable(answers, cand, opts.Unstable)
+		},
+	}
+	Trace = &Of[*trace.Trace]{
+		Info: Info{Op: "trace", Name: "trace", Field: "traces", Record: "trace", Case: "a trace"},
+		Runs: func(runs []*trace.Trace) ([]string, error) {
+			return compare.UnstableTraces(runs, trace.DefaultBufferTolerance)
+		},
+		Vote: func(answers map[string]*trace.Trace, cand *trace.Trace, opts compare.Options) (*compare.Report, error) {
+			return compare.ScoreTraces(answers, cand, trace.DefaultBufferTolerance, opts.Unstable)
+		},
+	}
+)
+
+// ResponseFields are a response's fields besides its kind's answers
+// (docs/protocol.md): a line with another field, and none of a registered kind, is
+// the answer of a kind its reader is not told of.
+var ResponseFields = []string{"id", "errors", "error", "ok", "unstable", "stored", "line"}
+
+// registry is every kind, in the oracle's order; a new kind is a value and a line here.
+var registry = []Kind{Geometry, Trace, Reflect}
+
+// All is every registered kind.
+func All() []Kind { return slices.Clone(registry) }
+
+// Register adds k and returns what removes it again: for a test's throw-away kind
+// (a kind of the tree is a line in registry). The registry is not locked: a test
+// that registers is not parallel, and ends the calls that read it before removing.
+func Register(k Kind) (unregister func()) {
+	saved := registry
+	registry = append(slices.Clone(registry), k)
+	return func() { registry = saved }
+}
+
+// find is the registered kind whose Info field of choice is v, nil when none.
+func find(v string, of func(Info) string) Kind {
+	for _, k := range registry {
+		if of(k.About()) == v {
+			return k
+		}
+	}
+	return nil
+}
+
+// ByName is the kind named name (the store's op), nil when none is.
+func ByName(name string) Kind { return find(name, func(i Info) string { return i.Name }) }
+
+// ByOp is the kind a request's op names, nil when none does.
+func ByOp(op string) Kind { return find(op, func(i Info) string { return i.Op }) }
+
+// ByField is the kind whose response carries its answers under field, nil when none.
+func ByField(field string) Kind { return find(field, func(i Info) string { return i.Field }) }
+
+// Fields lists the registered kinds' response fields, quoted: `"dumps", "traces", ...`,
+// for messages.
+func Fields() string {
+	var out []string
+	for _, k := range registry {
+		out = append(out, fmt.Sprintf("%q", k.About().Field))
+	}
+	return strings.Join(out, ", ")
+}
+
+// UnstableAnswers is the run comparison of the kind named name on answers as JSON
+// (the store's Options.Diff), with the default tolerances (dump.DefaultTolerance,
+// trace.DefaultBufferTolerance). An error means an answer does not decode or is
+// refused, or no kind is named name.
+func UnstableAnswers(name string, answers [][]byte) ([]string, error) {
+	k := ByName(name)
+	if k == nil {
+		return nil, fmt.Errorf("kinds: no kind %q (known: %s)", name, names())
+	}
+	return k.Unstable(answers)
+}
+
+// names lists the registered kinds' names, for messages.
+func names() string {
+	var out []string
+	for _, k := range registry {
+		out = append(out, k.About().Name)
+	}
+	return strings.Join(out, ", ")
+}
