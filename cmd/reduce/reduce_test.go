@@ -223,11 +223,15 @@ func TestCandidateRefusesAScriptedRequest(t *testing.T) {
 // (8 s here), and a timed-out command's children kept the pipe after sh was
 // killed. Real processes, no engine.
 func TestCandidateTimeoutBoundsItsChildren(t *testing.T) {
-	d := filepath.Join(t.TempDir(), "dump.json")
-	b, err := json.Marshal(&dump.Dump{Engine: "candidate", EngineVersion: "1", Viewport: dump.Viewport,
-		Nodes: []dump.Node{{Index: 0, Parent: -1, Tag: "HTML"}}})
+	// A dump of the contract: the first of the bundled passing candidate records.
+	rec, err := os.ReadFile(filepath.Join("..", "..", "testdata", "compare", "candidate-pass.ndjson"))
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(d, b, 0o600))
+	var first struct {
+		Dump json.RawMessage `json:"dump"`
+	}
+	require.NoError(t, json.Unmarshal(bytes.SplitN(rec, []byte("\n"), 2)[0], &first))
+	d := filepath.Join(t.TempDir(), "dump.json")
+	require.NoError(t, os.WriteFile(d, first.Dump, 0o600))
 
 	c := &candidate{cmd: "sleep 8 & cat " + d, timeout: time.Second}
 	start := time.Now()

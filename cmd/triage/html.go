@@ -67,7 +67,7 @@ func writeIndex(cfg config, buckets []*Bucket, byID map[string]*scored, sum *sum
 			}
 			if c := causeOf(p, b.Signature); c != nil {
 				pb.Path = c.Path
-				for _, it := range itemsOf(p, c, cfg.tol) {
+				for _, it := range itemsOf(p, c, cfg) {
 					row := valueRow{Property: it.Property, Want: it.Want, Failed: it.Failed}
 					for _, e := range engineOrder {
 						row.Values = append(row.Values, it.Values[e])

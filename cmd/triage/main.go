@@ -14,7 +14,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -26,8 +25,10 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/client"
+	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/internal/candidate"
+	"github.com/layout-oracle/oracle/internal/cli"
 )
 
 const (
@@ -53,7 +54,8 @@ type config struct {
 	reduceFor   time.Duration
 	parallel    int
 	tol         float64
-	envName     string // "pinned" or "host"
+	axes        compare.Axes // what is scored (--axes)
+	envName     string       // "pinned" or "host"
 	oracleLog   io.Writer
 	corpusFiles []string
 	from        string // --from: an earlier run's directory
@@ -76,6 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	envName := fs.String("candidate-env", "pinned", "the candidate's environment: pinned (the browsers' fontconfig, default faces and sizes, locale and time zone: `triage candidate-env` prints it) or host (this process's own)")
 	parallel := fs.Int("parallel", 4, "cases in flight at once (each runs the oracle and the candidate)")
 	tol := fs.Float64("tolerance", dump.DefaultTolerance, "geometry tolerance in CSS px")
+	axesFlag := fs.String("axes", "all", "what is scored: layout (box geometry), style (the computed style subset) or all, as compare --axes")
 	oracleLog := fs.String("oracle-log", "", "write the oracles' logs to `FILE` (default: discarded)")
 	from := fs.String("from", "", "score again the answers an earlier run wrote into `DIR` (its oracle.ndjson and candidate.ndjson) instead of running the oracle and the candidate on the corpus; reduction still runs both")
 	fs.Usage = func() {
@@ -83,12 +86,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "       triage candidate-env [CMD [ARG]...]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitBadInput
+	if code, done := cli.Parse(fs, args, stdout); done {
+		return code
 	}
+	axes, axesErr := compare.ParseAxes(*axesFlag)
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "triage: "+format+"\n", a...)
 		return exitBadInput
@@ -106,12 +107,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return bad("--parallel must be >= 1")
 	case *candTimeout <= 0:
 		return bad("--candidate-timeout must be > 0")
+	case axesErr != nil:
+		return bad("--axes: %v", axesErr)
 	case !(*tol >= 0) || *tol > 1e9:
 		return bad("--tolerance must be a finite number >= 0")
 	}
 	c := config{cmd: candidate.Command{Cmd: *cmdFlag, Timeout: *candTimeout}, out: *outDir,
 		oracleArgs: oracleFlags, reduceTop: *reduceTop, reduceFor: *reduceFor, parallel: *parallel,
-		tol: *tol, envName: *envName, oracleLog: io.Discard, corpusFiles: fs.Args(), from: *from}
+		tol: *tol, axes: axes, envName: *envName, oracleLog: io.Discard, corpusFiles: fs.Args(), from: *from}
 	switch *envName {
 	case "pinned":
 		env, err := candidate.Pinned()
@@ -285,4 +288,10 @@ func displayID(raw json.RawMessage) string {
 		return s
 	}
 	return string(raw)
+}
+
+// scoring is how a case is scored: the tolerance, the engines' unstable items and
+// the axes (compare.Options).
+func (c config) scoring(unstable compare.Unstable) compare.Options {
+	return compare.Options{Tolerance: c.tol, Unstable: unstable, Axes: c.axes}
 }

@@ -202,11 +202,11 @@ func causeOf(p *probe, s Signature) *compare.Cause {
 
 // itemsOf lists the cause's own node's items with every engine's value and the
 // candidate's, from the node-by-node vote.
-func itemsOf(p *probe, c *compare.Cause, tol float64) []compare.NodeItem {
+func itemsOf(p *probe, c *compare.Cause, cfg config) []compare.NodeItem {
 	if p == nil || p.resp == nil || c == nil {
 		return nil
 	}
-	o, err := compare.NodeOutcomesUnstable(p.resp.Dumps, p.cand, tol, compare.Unstable(p.resp.Unstable))
+	o, err := compare.NodeOutcomesWith(p.resp.Dumps, p.cand, cfg.scoring(compare.Unstable(p.resp.Unstable)))
 	if err != nil {
 		return nil
 	}

@@ -306,7 +306,7 @@ func (t *triage) judge(r *scored) {
 	}
 	unstable := compare.Unstable(r.resp.Unstable)
 	if r.candErr != nil {
-		base, err := compare.GeometryUnstable(r.resp.Dumps, nil, t.cfg.tol, unstable)
+		base, err := compare.GeometryWith(r.resp.Dumps, nil, t.cfg.scoring(unstable))
 		switch {
 		case err != nil || base.Verdict == compare.Untrustworthy:
 			r.verdict = "untrustworthy"
@@ -324,7 +324,7 @@ func (t *triage) judge(r *scored) {
 		}
 		return
 	}
-	rep, err := compare.GeometryUnstable(r.resp.Dumps, r.cand, t.cfg.tol, unstable)
+	rep, err := compare.GeometryWith(r.resp.Dumps, r.cand, t.cfg.scoring(unstable))
 	if err != nil {
 		// The dumps disagree on the viewport, or the candidate's is refused.
 		r.candErr = fmt.Errorf("candidate: %v", err)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/dump/schema"
 )
 
 // MaxDump bounds what a candidate may write: a dump of the oracle's own bound
@@ -138,12 +139,14 @@ func Decode(b []byte) (*dump.Dump, error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, &Error{Kind: "dump", Msg: "no dump on stdout"}
 	}
+	// The contract first (dump/schema: the schema, then dump.Validate), as compare
+	// and compare --validate check it, so a dump triage takes is one compare takes.
+	if err := schema.Dump(b).Err(); err != nil {
+		return nil, &Error{Kind: "dump", Msg: "not a dump of the contract (docs/dump-format.md): " + err.Error()}
+	}
 	var d dump.Dump
 	if err := json.Unmarshal(b, &d); err != nil {
 		return nil, &Error{Kind: "dump", Msg: "not a dump: " + err.Error()}
-	}
-	if err := d.Validate(); err != nil {
-		return nil, &Error{Kind: "dump", Msg: err.Error()}
 	}
 	return &d, nil
 }

@@ -116,6 +116,7 @@ func TestOracleRefusesStrayArguments(t *testing.T) {
 var docPages = map[string]string{
 	"oracle": "docs/protocol.md", "probe": "docs/probes.md", "compare": "docs/compare.md",
 	"reduce": "docs/reduce.md", "bench": "cmd/bench/README.md", "wpt": "docs/web-content.md",
+	"triage": "docs/triage.md",
 }
 
 var flagLine = regexp.MustCompile(`(?m)^  -([a-z][a-z0-9-]*)`)
