@@ -25,7 +25,7 @@ demo-cases:
 
 demo: setup build
 	set -o pipefail; $(DEMO_CASES) | $(BIN)/oracle > $(BIN)/demo-responses.ndjson
-	$(BIN)/compare --oracle $(BIN)/demo-responses.ndjson --html $(CURDIR)/$(BIN)/demo-report
+	$(BIN)/compare --answers $(BIN)/demo-responses.ndjson --html $(CURDIR)/$(BIN)/demo-report
 
 vet:
 	$(GO) vet ./...
