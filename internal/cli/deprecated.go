@@ -78,6 +78,17 @@ func DeprecatedFunc(fs *flag.FlagSet, old, oldSpelling, instead string, fn func(
 		old, "deprecated: use "+instead)
 }
 
+// SplitAlias defines old, a deprecated flag whose value is a space-separated list
+// of values of the repeatable flag new, which list holds: bench --oracle-args
+// "A B" is --oracle-flag A --oracle-flag B, and says "PROG: --old "F..." is
+// deprecated, use --new F, repeated".
+func SplitAlias(fs *flag.FlagSet, old, new string, list *List) {
+	DeprecatedFunc(fs, old, "--"+old+` "F..."`, "--"+new+" F, repeated", func(s string) error {
+		*list = append(*list, strings.Fields(s)...)
+		return nil
+	})
+}
+
 type funcValue func(string) error
 
 func (f funcValue) Set(s string) error { return f(s) }

@@ -21,10 +21,7 @@ func newSet() (*flag.FlagSet, *bytes.Buffer, *string, *List, *bool) {
 	Alias(fs, "oracle", "answers")
 	var flags List
 	fs.Var(&flags, "oracle-flag", "a flag passed to the oracle (repeatable)")
-	DeprecatedFunc(fs, "oracle-args", `--oracle-args "FLAGS"`, "--oracle-flag F, once a flag", func(s string) error {
-		flags = append(flags, strings.Fields(s)...)
-		return nil
-	})
+	SplitAlias(fs, "oracle-args", "oracle-flag", &flags)
 	asJSON := fs.Bool("json", false, "JSON")
 	Alias(fs, "as-json", "json")
 	return fs, &out, answers, &flags, asJSON
@@ -45,12 +42,12 @@ func TestAliasSetsTheNewFlagAndSaysSoOnce(t *testing.T) {
 	assert.Empty(t, out.String(), "the new spelling says nothing")
 }
 
-func TestDeprecatedFuncHandsTheValueOn(t *testing.T) {
+func TestSplitAliasAddsEachValue(t *testing.T) {
 	fs, out, _, flags, _ := newSet()
 	_, done := Parse(fs, []string{"--oracle-flag=--pages=1", "--oracle-args", "--store=off  --inflight=2"}, &bytes.Buffer{})
 	require.False(t, done, out.String())
 	assert.Equal(t, List{"--pages=1", "--store=off", "--inflight=2"}, *flags)
-	assert.Equal(t, "prog: --oracle-args \"FLAGS\" is deprecated, use --oracle-flag F, once a flag\n", out.String())
+	assert.Equal(t, "prog: --oracle-args \"F...\" is deprecated, use --oracle-flag F, repeated\n", out.String())
 }
 
 func TestBothSpellingsIsAUsageError(t *testing.T) {
