@@ -68,7 +68,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.soak, "soak", 0, "soak mode: pipe this many cases through one oracle (defaults) and sample RSS")
 	fs.IntVar(&c.startupRuns, "startup", 0, "startup mode: start the oracle this many times (its defaults plus each --oracle-flag) and report the median time to the first ping answer and to every engine serving")
 	var oracleFlags cli.List
-	fs.Var(&oracleFlags, "oracle-flag", "startup, gate and fuzz-inert modes: a flag passed to the oracle (repeatable), e.g. --oracle-flag=--docroot=testdata/wpt")
+	fs.Var(&oracleFlags, "oracle-flag", "startup, gate and fuzz-inert modes: a flag `F` passed to the oracle (repeatable), e.g. --oracle-flag=--docroot=testdata/wpt")
 	cli.SplitAlias(fs, "oracle-args", "oracle-flag", &oracleFlags) // deprecated: --oracle-args "A B"
 	fs.BoolVar(&c.gate, "gate", false, "gate mode: the requests of --gate-corpus, --gate-cases generated cases and the hostile cases, through an oracle with --inert-reuse=false and then, in two random orders, through the oracle as it ships; prints the engine answers compared and different, and fails on any difference")
 	fs.StringVar(&c.gateFreshOracle, "gate-fresh-oracle", "", "gate: the fresh path is this oracle binary (an earlier build's, a new document per case) instead of --oracle with --inert-reuse=false")

@@ -69,7 +69,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	candidateEnv := fs.String("candidate-env", "pinned", "the --candidate-cmd command's environment: pinned (the browsers' fontconfig, default faces and sizes, locale and time zone added: docs/triage.md) or host (this process's own)")
 	oraclePath := fs.String("oracle", "", "the oracle binary (`PATH`); default: oracle next to this binary, else on PATH")
 	var oracleFlags cli.List
-	fs.Var(&oracleFlags, "oracle-flag", "a flag passed to the oracle (repeatable), e.g. --oracle-flag=--pages=chromium=1")
+	fs.Var(&oracleFlags, "oracle-flag", "a flag `F` passed to the oracle (repeatable), e.g. --oracle-flag=--pages=chromium=1")
 	parallel := fs.Int("parallel", 4, "variants in flight at once")
 	tol := fs.Float64("tolerance", dump.DefaultTolerance, "geometry tolerance in CSS px")
 	timeout := fs.Duration("timeout", 10*time.Minute, "stop reducing after this long and keep the best so far")

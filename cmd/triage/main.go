@@ -4,7 +4,7 @@
 // failures across cases into buckets (one defect, one bucket), ranks them by the
 // cases they cover, and reduces the smallest case of each top bucket.
 //
-//	triage --candidate-cmd CMD --out DIR [--oracle BIN] [--oracle-flag F]... [--reduce N] CORPUS.ndjson...
+//	triage --candidate-cmd CMD --out DIR [--oracle PATH] [--oracle-flag F]... [--reduce N] CORPUS.ndjson...
 //	triage candidate-env [CMD [ARG]...]
 //
 // Exit status: 0 the candidate fails nothing the engines agree on, 1 it does, 2 bad
@@ -66,7 +66,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	outDir := fs.String("out", "", "write buckets.json, candidate.ndjson, oracle.ndjson, summary.json and index.html into `DIR`; required")
 	oraclePath := fs.String("oracle", "", "the oracle binary (`PATH`); default: oracle next to this binary, else on PATH")
 	var oracleFlags cli.List
-	fs.Var(&oracleFlags, "oracle-flag", "a flag passed to the scoring oracle (repeatable), e.g. --oracle-flag=--store=/tmp/s.db; its store is on by default, so a rerun measures only what is new")
+	fs.Var(&oracleFlags, "oracle-flag", "a flag `F` passed to the scoring oracle (repeatable), e.g. --oracle-flag=--store=/tmp/s.db; its store is on by default, so a rerun measures only what is new")
 	reduceTop := fs.Int("reduce", 10, "reduce the smallest case of each of the top `N` buckets (0: none)")
 	reduceFor := fs.Duration("reduce-timeout", 3*time.Minute, "stop reducing one bucket after this long and keep the best so far")
 	candTimeout := fs.Duration("candidate-timeout", 30*time.Second, "bound on one run of the candidate, its children included; past it the case is that case's candidate error")
@@ -77,7 +77,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	oracleLog := fs.String("oracle-log", "", "write the oracles' logs to `FILE` (default: discarded)")
 	from := fs.String("from", "", "score again the answers an earlier run wrote into `DIR` (its oracle.ndjson and candidate.ndjson) instead of running the oracle and the candidate on the corpus; reduction still runs both")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: triage --candidate-cmd CMD --out DIR [--oracle BIN] [--oracle-flag F]... [--reduce N] CORPUS.ndjson...")
+		fmt.Fprintln(stderr, "usage: triage --candidate-cmd CMD --out DIR [--oracle PATH] [--oracle-flag F]... [--reduce N] CORPUS.ndjson...")
 		fmt.Fprintln(stderr, "       triage candidate-env [CMD [ARG]...]")
 		cli.PrintDefaults(fs)
 	}

@@ -77,7 +77,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	out := fset.String("out", ".", "where to write wptreport-<engine>.json")
 	oracleBin := fset.String("oracle", "", "the oracle binary (`PATH`); default: oracle next to this binary, else on PATH")
 	var oflags cli.List
-	fset.Var(&oflags, "oracle-flag", "a flag passed to the oracle (repeatable), e.g. --oracle-flag=--pages=1")
+	fset.Var(&oflags, "oracle-flag", "a flag `F` passed to the oracle (repeatable), e.g. --oracle-flag=--pages=1")
 	oracleLog := fset.String("oracle-log", "", "the oracle's stderr goes here (default OUT/oracle.log)")
 	inflight := fset.Int("inflight", 4, "tests in flight at once (each sent to every engine at once)")
 	revision := fset.String("revision", "", "the WPT commit ROOT holds, run_info.revision (default: git rev-parse HEAD when ROOT is the top of a git work tree)")
