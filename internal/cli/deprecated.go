@@ -15,7 +15,7 @@ import (
 
 // Deprecation writes the line a deprecated spelling prints on use:
 // "PROG: OLD is deprecated, use NEW". Flags registered with Alias or
-// DeprecatedFunc print it themselves; a spelling that is not a flag (wpt run's
+// SplitAlias print it themselves; a spelling that is not a flag (wpt run's
 // "-- FLAGS") calls it directly.
 func Deprecation(w io.Writer, prog, old, instead string) {
 	fmt.Fprintf(w, "%s: %s is deprecated, use %s\n", prog, old, instead)
@@ -24,9 +24,9 @@ func Deprecation(w io.Writer, prog, old, instead string) {
 // deprecated is the flag.Value of a deprecated spelling: it says so once, on fs's
 // output, and hands the value on.
 type deprecated struct {
-	flag.Value   // the new flag's own Value (Alias), or a funcValue (DeprecatedFunc)
+	flag.Value   // the new flag's own Value (Alias), or a funcValue (deprecatedFunc)
 	fs           *flag.FlagSet
-	target       string // the new flag's name (Alias); "" for DeprecatedFunc
+	target       string // the new flag's name (Alias); "" for deprecatedFunc
 	old, instead string // as Deprecation prints them
 	said         bool
 }
@@ -70,10 +70,10 @@ func Alias(fs *flag.FlagSet, old, new string) {
 		old, "deprecated spelling of --"+new)
 }
 
-// DeprecatedFunc defines the deprecated flag old, whose value fn takes (e.g. splits
+// deprecatedFunc defines the deprecated flag old, whose value fn takes (e.g. splits
 // into the new flag's values). oldSpelling and instead are what the line on use
 // says: "PROG: OLDSPELLING is deprecated, use INSTEAD".
-func DeprecatedFunc(fs *flag.FlagSet, old, oldSpelling, instead string, fn func(string) error) {
+func deprecatedFunc(fs *flag.FlagSet, old, oldSpelling, instead string, fn func(string) error) {
 	fs.Var(&deprecated{Value: funcValue(fn), fs: fs, old: oldSpelling, instead: instead},
 		old, "deprecated: use "+instead)
 }
@@ -83,7 +83,7 @@ func DeprecatedFunc(fs *flag.FlagSet, old, oldSpelling, instead string, fn func(
 // "A B" is --oracle-flag A --oracle-flag B, and says "PROG: --old "F..." is
 // deprecated, use --new F, repeated".
 func SplitAlias(fs *flag.FlagSet, old, new string, list *List) {
-	DeprecatedFunc(fs, old, "--"+old+` "F..."`, "--"+new+" F, repeated", func(s string) error {
+	deprecatedFunc(fs, old, "--"+old+` "F..."`, "--"+new+" F, repeated", func(s string) error {
 		*list = append(*list, strings.Fields(s)...)
 		return nil
 	})
@@ -94,7 +94,7 @@ type funcValue func(string) error
 func (f funcValue) Set(s string) error { return f(s) }
 func (f funcValue) String() string     { return "" }
 
-// IsDeprecated says whether f is a deprecated spelling (Alias, DeprecatedFunc).
+// IsDeprecated says whether f is a deprecated spelling (Alias, SplitAlias).
 func IsDeprecated(f *flag.Flag) bool {
 	_, ok := f.Value.(*deprecated)
 	return ok
