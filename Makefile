@@ -25,7 +25,7 @@ demo-cases:
 
 demo: setup build
 	set -o pipefail; $(DEMO_CASES) | $(BIN)/oracle > $(BIN)/demo-responses.ndjson
-	$(BIN)/compare --oracle $(BIN)/demo-responses.ndjson --html $(CURDIR)/$(BIN)/demo-report
+	$(BIN)/compare --answers $(BIN)/demo-responses.ndjson --html $(CURDIR)/$(BIN)/demo-report
 
 vet:
 	$(GO) vet ./...
@@ -114,15 +114,16 @@ bench: setup build
 # with a new document per case and then, in two random orders, with the inert reuse;
 # prints the engine answers compared and different, and fails on any difference.
 # GATE_CORPUS adds NDJSON request files (comma-separated), e.g. a WPT corpus built by
-# scripts/corpus/wpt_corpus.py, and GATE_ARGS oracle flags (its --docroot).
+# scripts/corpus/wpt_corpus.py, and GATE_ARGS oracle flags, space-separated (its
+# --docroot), each passed on as one --oracle-flag.
 GATE_CASES ?= 200
 GATE_CORPUS ?=
-GATE_ARGS ?= --docroot testdata/wpt
+GATE_ARGS ?= --docroot=testdata/wpt
 .PHONY: gate
 gate: setup build
 	$(BIN)/bench --oracle $(BIN)/oracle --gate --gate-cases $(GATE_CASES) \
 	  --gate-corpus testdata/cases.ndjson,testdata/gate/wpt-small.ndjson$(if $(GATE_CORPUS),$(comma)$(GATE_CORPUS)) \
-	  --oracle-args "$(GATE_ARGS)"
+	  $(addprefix --oracle-flag=,$(GATE_ARGS))
 comma := ,
 
 # The differential fuzzer of inert cases (issue 40; cmd/bench/README.md, "The

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func TestGenerateCasesDeterministic(t *testing.T) {
@@ -232,4 +234,23 @@ func TestRunBadUsage(t *testing.T) {
 	if code := run([]string{"--cases", "0"}, &out, &errb); code != 2 {
 		t.Errorf("exit %d, want 2", code)
 	}
+}
+
+// --oracle-flag F (repeatable) passes a flag to the oracle, as in every command
+// that starts one; --oracle-args "F...", the spelling until this release, still
+// works (cli.SplitAlias, tested there) and says it is deprecated. Each run stops
+// at a bad --ways, before any oracle is built or started.
+func TestOracleFlagSpellings(t *testing.T) {
+	var out, errb bytes.Buffer
+	assert.Equal(t, 2, run([]string{"--oracle-flag=--pages=1", "--oracle-flag", "--store=off", "--ways", "z"}, &out, &errb))
+	assert.NotContains(t, errb.String(), "deprecated")
+
+	errb.Reset()
+	assert.Equal(t, 2, run([]string{"--oracle-args", "--pages=1 --store=off", "--ways", "z"}, &out, &errb))
+	assert.True(t, strings.HasPrefix(errb.String(), "bench: --oracle-args \"F...\" is deprecated, use --oracle-flag F, repeated\n"), errb.String())
+
+	errb.Reset()
+	assert.Equal(t, 0, run([]string{"-h"}, &out, &errb))
+	assert.Contains(t, errb.String(), "-oracle-flag")
+	assert.NotContains(t, errb.String(), "-oracle-args")
 }

@@ -57,7 +57,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.cases, "cases", 500, "number of generated cases, N")
 	seed := fs.Uint64("seed", 1, "case generator seed")
 	emit := fs.Bool("emit-cases", false, "write the --cases generated cases (of --seed) as NDJSON requests on stdout and exit: a corpus for other commands (make bench-triage)")
-	fs.StringVar(&c.oracleBin, "oracle", "", "oracle binary (default: go build ./cmd/oracle into a temp dir)")
+	fs.StringVar(&c.oracleBin, "oracle", "", "the oracle binary (`PATH`); default: go build ./cmd/oracle into a temp dir")
 	engines := fs.String("engines", strings.Join(browser.AllEngines, ","), "engines, comma-separated")
 	ways := fs.String("ways", "a,v,b,c,d", "ways to run, comma-separated: a (oracle defaults), v (oracle --verify 3: what verification costs against a), b (browser per case), c (oracle --pages=1 --inflight=1), d (bare round trip)")
 	fs.IntVar(&c.sample, "baseline-sample", 20, "cases the browser-per-case baseline (b) runs; its cases/s is extrapolated from them")
@@ -66,12 +66,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.logDir, "log-dir", "", "where the oracles' stderr logs go (default: a temp dir, kept)")
 	fs.IntVar(&c.storeBench, "store-bench", 0, "store mode: answer this many cases cold into a fresh --store, then warm from it in a new oracle; fails unless warm is 50x faster")
 	fs.IntVar(&c.soak, "soak", 0, "soak mode: pipe this many cases through one oracle (defaults) and sample RSS")
-	fs.IntVar(&c.startupRuns, "startup", 0, "startup mode: start the oracle this many times (its defaults plus --oracle-args) and report the median time to the first ping answer and to every engine serving")
-	oracleArgs := fs.String("oracle-args", "", "startup and gate modes: extra oracle flags, space-separated")
+	fs.IntVar(&c.startupRuns, "startup", 0, "startup mode: start the oracle this many times (its defaults plus each --oracle-flag) and report the median time to the first ping answer and to every engine serving")
+	var oracleFlags cli.List
+	fs.Var(&oracleFlags, "oracle-flag", "startup, gate and fuzz-inert modes: a flag `F` passed to the oracle (repeatable), e.g. --oracle-flag=--docroot=testdata/wpt")
+	cli.SplitAlias(fs, "oracle-args", "oracle-flag", &oracleFlags) // deprecated: --oracle-args "A B"
 	fs.BoolVar(&c.gate, "gate", false, "gate mode: the requests of --gate-corpus, --gate-cases generated cases and the hostile cases, through an oracle with --inert-reuse=false and then, in two random orders, through the oracle as it ships; prints the engine answers compared and different, and fails on any difference")
 	fs.StringVar(&c.gateFreshOracle, "gate-fresh-oracle", "", "gate: the fresh path is this oracle binary (an earlier build's, a new document per case) instead of --oracle with --inert-reuse=false")
 	fs.IntVar(&c.gateCases, "gate-cases", 200, "gate: generated cases (a tenth with a script)")
-	fs.IntVar(&c.fuzzInert, "fuzz-inert", 0, "fuzz-inert mode: this many generated hostile-then-innocent pairs through one page per engine with the inert reuse, and the innocent cases through --inert-reuse=false; fails when an innocent answer differs (--oracle-args adds oracle flags)")
+	fs.IntVar(&c.fuzzInert, "fuzz-inert", 0, "fuzz-inert mode: this many generated hostile-then-innocent pairs through one page per engine with the inert reuse, and the innocent cases through --inert-reuse=false; fails when an innocent answer differs (--oracle-flag adds oracle flags)")
 	versus := fs.String("versus", "", "versus mode: another oracle binary (an earlier commit's); the script-free and the scripted generated cases (--cases of each) through it and through --oracle, row a's throughput pass, interleaved; prints cases/s, CPU ms per case and new over old")
 	gateCorpus := fs.String("gate-corpus", "", "gate: NDJSON request files, comma-separated (ids are prefixed with the file name)")
 	fs.IntVar(&c.soakEvery, "soak-every", 1000, "soak: sample RSS every this many cases")
@@ -135,13 +137,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runVersus(c, *versus, stdout, stderr)
 	}
 	if c.fuzzInert > 0 {
-		return runFuzzInert(c, c.fuzzInert, strings.Fields(*oracleArgs), stdout, stderr)
+		return runFuzzInert(c, c.fuzzInert, oracleFlags, stdout, stderr)
 	}
 	if c.gate {
-		return runGate(c, browser.SplitList(*gateCorpus), strings.Fields(*oracleArgs), stdout, stderr)
+		return runGate(c, browser.SplitList(*gateCorpus), oracleFlags, stdout, stderr)
 	}
 	if c.startupRuns > 0 {
-		return runStartup(c, strings.Fields(*oracleArgs), stdout, stderr)
+		return runStartup(c, oracleFlags, stdout, stderr)
 	}
 	if c.soak > 0 {
 		return runSoak(c, stdout, stderr)

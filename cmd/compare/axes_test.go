@@ -60,13 +60,13 @@ func TestSwappedFiles(t *testing.T) {
 	// The candidate's records given as the oracle file.
 	code, stdout, stderr := runCmd(t, "", "--oracle", fixtures+"candidate.ndjson")
 	assert.Equal(t, 2, code, stdout)
-	assert.Contains(t, stderr, `compare: oracle record 1 is a candidate record (it has "dump"), not an oracle response: --oracle names the oracle's output`)
+	assert.Contains(t, stderr, `compare: oracle record 1 is a candidate record (it has "dump"), not an oracle response: --answers names the oracle's output`)
 	assert.Contains(t, stderr, "wrong way round")
 
 	// Both swapped: the candidate file holds oracle responses.
 	code, _, stderr = runCmd(t, "", "--oracle", fixtures+"candidate.ndjson", "--candidate", fixtures+"oracle.ndjson")
 	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, `compare: candidate record 1 is an oracle response (it has "ok"), not a candidate record: --oracle names`)
+	assert.Contains(t, stderr, `compare: candidate record 1 is an oracle response (it has "ok"), not a candidate record: --answers names`)
 	code, _, stderr = runCmd(t, "", "--oracle", fixtures+"oracle.ndjson", "--candidate", fixtures+"oracle-one.ndjson")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, `candidate record 1 is an oracle response (it has "dumps")`)

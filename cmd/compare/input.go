@@ -158,7 +158,7 @@ func (l *oracleLine) swapped(n int) string {
 }
 
 // swapHint says which flag names which file.
-const swapHint = `--oracle names the oracle's output (lines with "dumps", "states" or "traces"), --candidate the candidate's records ({"id", "dump"|"state"|"trace"|"error"}); were the two files given the wrong way round?`
+const swapHint = `--answers names the oracle's output (lines with "dumps", "states" or "traces"), --candidate the candidate's records ({"id", "dump"|"state"|"trace"|"error"}); were the two files given the wrong way round?`
 
 // given says a raw field was present and not null.
 func given(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }

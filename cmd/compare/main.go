@@ -1,8 +1,11 @@
 // Command compare scores a candidate engine's geometry dumps, reflection states and
 // traces against the oracle's three-engine vote, case by case (docs/compare.md).
 //
-//	compare --oracle FILE [--candidate FILE] [--axes layout|style|all] [--json] [--tolerance X] [--html DIR]
+//	compare --answers FILE [--candidate FILE] [--axes layout|style|all] [--json] [--tolerance X] [--html DIR]
 //	compare --validate FILE
+//
+// --answers was --oracle until this release; --oracle FILE still works, with a
+// deprecation line on stderr (--oracle is the oracle binary everywhere else).
 //
 // Exit status: 0 no case failed, 1 some case failed, 2 bad input. With --validate:
 // 0 the file meets the contract (docs/dump-format.md), 1 it does not (one line per
@@ -41,7 +44,8 @@ func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	oraclePath := fs.String("oracle", "", "oracle responses, NDJSON (`FILE`, or - for stdin); required")
+	answersPath := fs.String("answers", "", "the oracle's answers, its stdout: NDJSON (`FILE`, or - for stdin); required")
+	cli.Alias(fs, "oracle", "answers")
 	candPath := fs.String("candidate", "", "candidate answers (docs/dump-format.md): NDJSON {\"id\",\"dump\"}, {\"id\",\"state\"}, {\"id\",\"trace\"} or {\"id\",\"error\"} records, or one bare dump (`FILE`, or - for stdin); omitted: only vote the oracle engines")
 	asJSON := fs.Bool("json", false, "one JSON line per case plus a totals line, instead of the human summary")
 	tol := fs.Float64("tolerance", dump.DefaultTolerance, "geometry tolerance in CSS px")
@@ -49,9 +53,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	validate := fs.String("validate", "", "only check a candidate's `FILE` (or - for stdin) against the contract (docs/dump-format.md): one line per error, exit 0 valid, 1 invalid")
 	axesFlag := fs.String("axes", "all", "what geometry cases are scored on: layout (box geometry), style (the computed style subset) or all")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: compare --oracle FILE [--candidate FILE] [--axes layout|style|all] [--json] [--tolerance X] [--html DIR]")
+		fmt.Fprintln(stderr, "usage: compare --answers FILE [--candidate FILE] [--axes layout|style|all] [--json] [--tolerance X] [--html DIR]")
 		fmt.Fprintln(stderr, "       compare --validate FILE")
-		fs.PrintDefaults()
+		cli.PrintDefaults(fs)
 	}
 	if code, done := cli.Parse(fs, args, stdout); done {
 		return code // cli.ExitOK is exitOK, cli.ExitUsage exitBadInput
@@ -63,14 +67,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch {
 	case fs.NArg() > 0:
 		return bad("unexpected argument %q", fs.Arg(0))
-	case *validate != "" && (*oraclePath != "" || *candPath != "" || *htmlDir != ""):
+	case *validate != "" && (*answersPath != "" || *candPath != "" || *htmlDir != ""):
 		return bad("--validate takes no other file: it checks one candidate file on its own")
 	case *validate != "":
 		return runValidate(*validate, stdin, stdout, stderr)
-	case *oraclePath == "":
-		return bad("--oracle is required")
-	case *oraclePath == "-" && *candPath == "-":
-		return bad("only one of --oracle and --candidate can be - (stdin)")
+	case *answersPath == "":
+		return bad("--answers is required")
+	case *answersPath == "-" && *candPath == "-":
+		return bad("only one of --answers and --candidate can be - (stdin)")
 	case math.IsNaN(*tol) || math.IsInf(*tol, 0) || *tol < 0:
 		return bad("--tolerance must be a finite number >= 0, got %v", *tol)
 	}
@@ -80,8 +84,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 
 	oracle := stdin
-	if *oraclePath != "-" {
-		f, err := os.Open(*oraclePath)
+	if *answersPath != "-" {
+		f, err := os.Open(*answersPath)
 		if err != nil {
 			return bad("%v", err)
 		}

@@ -144,10 +144,10 @@ func TestBadInput(t *testing.T) {
 		stderr string // on stderr, for input the run cannot continue past
 		stdout string // on stdout, for a case reported as refused
 	}{
-		{"no oracle", []string{"--candidate", "x"}, "", "--oracle is required", ""},
+		{"no answers", []string{"--candidate", "x"}, "", "--answers is required", ""},
 		{"unknown flag", []string{"--oracle", oracleOne, "--frobnicate"}, "", "flag provided but not defined", ""},
 		{"extra argument", []string{"--oracle", oracleOne, "stray"}, "", `unexpected argument "stray"`, ""},
-		{"two stdins", []string{"--oracle", "-", "--candidate", "-"}, "", "only one of --oracle and --candidate", ""},
+		{"two stdins", []string{"--oracle", "-", "--candidate", "-"}, "", "only one of --answers and --candidate", ""},
 		{"negative tolerance", []string{"--oracle", oracleOne, "--tolerance", "-1"}, "", "--tolerance must be", ""},
 		{"NaN tolerance", []string{"--oracle", oracleOne, "--tolerance", "NaN"}, "", "--tolerance must be", ""},
 		{"unreadable oracle", []string{"--oracle", "/nonexistent/oracle.ndjson"}, "", "no such file", ""},
@@ -207,7 +207,28 @@ func TestCandidateError(t *testing.T) {
 func TestHelp(t *testing.T) {
 	code, _, stderr := runCmd(t, "", "-h")
 	assert.Equal(t, 0, code)
-	assert.Contains(t, stderr, "usage: compare --oracle FILE")
+	assert.Contains(t, stderr, "usage: compare --answers FILE")
+	assert.NotRegexp(t, `(?m)^  -oracle\b`, stderr, "-h lists the new spelling only")
+}
+
+// --answers FILE is the oracle's answers; --oracle FILE, its spelling until this
+// release, still works and says on stderr that it is deprecated. Both at once is
+// a usage error.
+func TestAnswersAndTheDeprecatedOracleSpelling(t *testing.T) {
+	want := "7 cases: 3 pass, 1 fail, 1 discarded, 2 untrustworthy"
+	code, stdout, stderr := runCmd(t, "", "--answers", fixtures+"oracle.ndjson", "--candidate", fixtures+"candidate.ndjson")
+	assert.Equal(t, exitFail, code, stderr)
+	assert.Contains(t, stdout, want)
+	assert.Empty(t, stderr)
+
+	code, stdout, stderr = runCmd(t, "", "--oracle", fixtures+"oracle.ndjson", "--candidate", fixtures+"candidate.ndjson")
+	assert.Equal(t, exitFail, code, stderr)
+	assert.Contains(t, stdout, want)
+	assert.Equal(t, "compare: --oracle FILE is deprecated, use --answers FILE\n", stderr)
+
+	code, _, stderr = runCmd(t, "", "--answers", fixtures+"oracle.ndjson", "--oracle", fixtures+"oracle.ndjson")
+	assert.Equal(t, exitBadInput, code)
+	assert.Contains(t, stderr, "--oracle and --answers are one flag")
 }
 
 // decodeJSONLines decodes --json output, one object per line.

@@ -28,7 +28,7 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 	path := writeFile(t, b.String())
 
 	var out, errOut bytes.Buffer
-	code := run([]string{"--oracle", path}, nil, &out, &errOut)
+	code := run([]string{"--answers", path}, nil, &out, &errOut)
 	require.NotEqual(t, exitBadInput, code, errOut.String())
 	assert.Empty(t, errOut.String(), "not a terminal: no bar")
 

@@ -185,7 +185,7 @@ func storeCommand(args []string, stdout, stderr io.Writer) int {
 }
 
 // export writes one response line per stored case, as the oracle would have answered
-// it (`bin/compare --oracle` reads it): {"id", field, "unstable"?}, the field its
+// it (`bin/compare --answers` reads it): {"id", field, "unstable"?}, the field its
 // kind's in package kinds' registry ("dumps" for geometry, "states" for reflection,
 // "traces" for traces), with only the answers measured by this oracle's walk in this
 // pinned environment and profile. Per engine the newest build's answer is written;

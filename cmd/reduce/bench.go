@@ -4,13 +4,32 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
+
+	"github.com/layout-oracle/oracle/internal/cli"
 )
+
+// benchPass is the flags each case's reduce gets under --bench: every flag set but
+// the bench's own, each under its name now (cli.Canonical: a deprecated spelling
+// would repeat its line per case), and each --oracle-flag.
+func benchPass(fs *flag.FlagSet, oracleFlags []string) []string {
+	var pass []string
+	fs.Visit(func(f *flag.Flag) {
+		if name := cli.Canonical(f); !strings.HasPrefix(name, "bench") && name != "oracle-flag" {
+			pass = append(pass, "--"+name+"="+f.Value.String())
+		}
+	})
+	for _, f := range oracleFlags {
+		pass = append(pass, "--oracle-flag="+f)
+	}
+	return pass
+}
 
 // bench reduces every request of file, one reduce process each (a fresh oracle
 // per case, as a user runs it), and prints a Markdown row per case as it ends,

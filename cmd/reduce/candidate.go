@@ -9,7 +9,7 @@ import (
 	"github.com/layout-oracle/oracle/reduce"
 )
 
-// candidate is --candidate CMD: the engine under test, on its side of the contract
+// candidate is --candidate-cmd CMD: the engine under test, on its side of the contract
 // (docs/dump-format.md): CMD, run by sh -c, reads a case's HTML on stdin and writes
 // its dump as JSON on stdout. It runs through internal/candidate (its own process
 // group, killed as a whole at the bound; a child that keeps stdout open cannot hold

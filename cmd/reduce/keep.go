@@ -13,7 +13,7 @@ import (
 // keep is what a variant must still show to be interesting, judged on the
 // three engines' vote (compare.NodeOutcomes), never on one engine's dump.
 type keep struct {
-	mode    string // "auto", "outlier", "split", "candidate" (--candidate)
+	mode    string // "auto", "outlier", "split", "candidate" (--candidate-cmd)
 	engine  string // outlier: the outvoted engine
 	item    string // outlier: the item's property ("bounding.w"), or "" for any
 	cause   compare.Cause

@@ -1,13 +1,17 @@
 // Command reduce shrinks one geometry request while its cross-engine
 // disagreement holds (docs/reduce.md).
 //
-//	reduce [--keep auto|outlier=ENGINE[:ITEM]|split] [--oracle PATH] [--oracle-flag F]... < request.json
+//	reduce [--keep auto|outlier=ENGINE[:ITEM]|split] [--candidate-cmd CMD] [--oracle PATH] [--oracle-flag F]... < request.json
 //
 // It reads one request ({"id","html","script"?}) on stdin, runs its own oracle
 // (--store=off unless an --oracle-flag sets --store), and writes the smallest
 // request it found as one NDJSON line with the same id and "reproduced": whether
 // the result kept the disagreement in a fresh oracle process. Statistics go to
 // stderr. Exit status: 0 reproduced, 1 not reduced or not reproduced, 2 bad input.
+//
+// --candidate-cmd was --candidate until this release (as triage names it; a
+// --candidate FILE is a file of answers in compare and wpt compare): --candidate
+// CMD still works, with a deprecation line on stderr.
 package main
 
 import (
@@ -42,11 +46,6 @@ const (
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
-type flagList []string
-
-func (f *flagList) String() string     { return strings.Join(*f, " ") }
-func (f *flagList) Set(s string) error { *f = append(*f, s); return nil }
-
 // summary is the statistics line on stderr (and bench-reduce's input).
 type summary struct {
 	ID          string  `json:"id"`
@@ -64,12 +63,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("reduce", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	keepFlag := fs.String("keep", "auto", "what to keep: auto (the case's first cause), outlier=ENGINE[:ITEM], or split")
-	candidateCmd := fs.String("candidate", "", "keep what a candidate engine fails: `CMD` (run by sh -c) reads a case's HTML on stdin and writes its dump; the reduced case still has the candidate fail the same kind of item on a box of the same tag, against the three engines' vote")
-	candidateTimeout := fs.Duration("candidate-timeout", time.Minute, "bound on one run of the --candidate command, its children included (its process group is killed)")
-	candidateEnv := fs.String("candidate-env", "pinned", "the --candidate command's environment: pinned (the browsers' fontconfig, default faces and sizes, locale and time zone added: docs/triage.md) or host (this process's own)")
+	candidateCmd := fs.String("candidate-cmd", "", "keep what a candidate engine fails: `CMD` (run by sh -c) reads a case's HTML on stdin and writes its dump; the reduced case still has the candidate fail the same kind of item on a box of the same tag, against the three engines' vote")
+	cli.Alias(fs, "candidate", "candidate-cmd")
+	candidateTimeout := fs.Duration("candidate-timeout", time.Minute, "bound on one run of the --candidate-cmd command, its children included (its process group is killed)")
+	candidateEnv := fs.String("candidate-env", "pinned", "the --candidate-cmd command's environment: pinned (the browsers' fontconfig, default faces and sizes, locale and time zone added: docs/triage.md) or host (this process's own)")
 	oraclePath := fs.String("oracle", "", "the oracle binary (`PATH`); default: oracle next to this binary, else on PATH")
-	var oracleFlags flagList
-	fs.Var(&oracleFlags, "oracle-flag", "a flag passed to the oracle (repeatable), e.g. --oracle-flag=--pages=chromium=1")
+	var oracleFlags cli.List
+	fs.Var(&oracleFlags, "oracle-flag", "a flag `F` passed to the oracle (repeatable), e.g. --oracle-flag=--pages=chromium=1")
 	parallel := fs.Int("parallel", 4, "variants in flight at once")
 	tol := fs.Float64("tolerance", dump.DefaultTolerance, "geometry tolerance in CSS px")
 	timeout := fs.Duration("timeout", 10*time.Minute, "stop reducing after this long and keep the best so far")
@@ -82,15 +82,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return code // cli.ExitOK is exitOK, cli.ExitUsage exitBadInput
 	}
 	if *benchFile != "" {
-		var pass []string // every flag set, but the bench's own
-		fs.Visit(func(f *flag.Flag) {
-			if !strings.HasPrefix(f.Name, "bench") && f.Name != "oracle-flag" {
-				pass = append(pass, "--"+f.Name+"="+f.Value.String())
-			}
-		})
-		for _, f := range oracleFlags {
-			pass = append(pass, "--oracle-flag="+f)
-		}
+		pass := benchPass(fs, oracleFlags)
 		results := io.Discard
 		if *benchOut != "" {
 			f, err := os.Create(*benchOut)
@@ -121,7 +113,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var cand *candidate
 	if *candidateCmd != "" {
 		if v.Script != "" {
-			return bad("--candidate: the request has a script, and a candidate reads a case's HTML only")
+			return bad("--candidate-cmd: the request has a script, and a candidate reads a case's HTML only")
 		}
 		cand = &candidate{cmd: *candidateCmd, timeout: *candidateTimeout}
 		switch *candidateEnv {
@@ -317,7 +309,7 @@ type runner struct {
 	tol      float64
 	keep     keep
 	parallel int
-	cand     *candidate // --candidate; nil: the engines' vote alone
+	cand     *candidate // --candidate-cmd; nil: the engines' vote alone
 	calls    atomic.Int64
 	unstable atomic.Int64
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/internal/cli"
 	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/layout-oracle/oracle/reduce"
 	"github.com/layout-oracle/oracle/vote"
@@ -210,12 +212,37 @@ func TestRequestRoundTrip(t *testing.T) {
 
 // A candidate reads a case's HTML only, so a request with a script is refused
 // before any oracle starts.
+// --candidate-cmd CMD is the spelling; --candidate CMD, the spelling until this
+// release, still works and says on stderr that it is deprecated.
 func TestCandidateRefusesAScriptedRequest(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	code := run([]string{"--candidate", "cat"}, strings.NewReader(`{"id":1,"html":"<p>","script":"1"}`+"\n"), &stdout, &stderr)
-	assert.Equal(t, exitBadInput, code)
-	assert.Contains(t, stderr.String(), "--candidate: the request has a script")
-	assert.Empty(t, stdout.String())
+	for _, spelling := range []string{"--candidate-cmd", "--candidate"} {
+		var stdout, stderr bytes.Buffer
+		code := run([]string{spelling, "cat"}, strings.NewReader(`{"id":1,"html":"<p>","script":"1"}`+"\n"), &stdout, &stderr)
+		assert.Equal(t, exitBadInput, code, spelling)
+		assert.Contains(t, stderr.String(), "--candidate-cmd: the request has a script", spelling)
+		deprecation := "reduce: --candidate CMD is deprecated, use --candidate-cmd CMD\n"
+		if spelling == "--candidate" {
+			assert.True(t, strings.HasPrefix(stderr.String(), deprecation), stderr.String())
+		} else {
+			assert.NotContains(t, stderr.String(), "deprecated")
+		}
+		assert.Empty(t, stdout.String())
+	}
+}
+
+// reduce --bench runs a reduce per case with the flags it was given, each under
+// its name now: a deprecated spelling is not passed on to repeat its line per case.
+func TestBenchPassesFlagsUnderTheirNewNames(t *testing.T) {
+	fs := flag.NewFlagSet("reduce", flag.ContinueOnError)
+	fs.String("candidate-cmd", "", "")
+	cli.Alias(fs, "candidate", "candidate-cmd")
+	fs.String("bench", "", "")
+	fs.Duration("timeout", 0, "")
+	var oflags cli.List
+	fs.Var(&oflags, "oracle-flag", "")
+	fs.SetOutput(io.Discard)
+	require.NoError(t, fs.Parse([]string{"--bench", "f", "--candidate", "cat", "--timeout=3m", "--oracle-flag=--pages=1", "--oracle-flag", "--deadline=1m"}))
+	assert.Equal(t, []string{"--candidate-cmd=cat", "--timeout=3m0s", "--oracle-flag=--pages=1", "--oracle-flag=--deadline=1m"}, benchPass(fs, oflags))
 }
 
 // Issue 40 item 9: --candidate-timeout bounds a candidate with children. A child

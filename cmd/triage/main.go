@@ -4,7 +4,7 @@
 // failures across cases into buckets (one defect, one bucket), ranks them by the
 // cases they cover, and reduces the smallest case of each top bucket.
 //
-//	triage --candidate-cmd CMD --out DIR [--oracle BIN] [--oracle-flag F]... [--reduce N] CORPUS.ndjson...
+//	triage --candidate-cmd CMD --out DIR [--oracle PATH] [--oracle-flag F]... [--reduce N] CORPUS.ndjson...
 //	triage candidate-env [CMD [ARG]...]
 //
 // Exit status: 0 the candidate fails nothing the engines agree on, 1 it does, 2 bad
@@ -39,11 +39,6 @@ const (
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
-type flagList []string
-
-func (f *flagList) String() string     { return strings.Join(*f, " ") }
-func (f *flagList) Set(s string) error { *f = append(*f, s); return nil }
-
 // config is one triage run.
 type config struct {
 	cmd         candidate.Command
@@ -70,8 +65,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cmdFlag := fs.String("candidate-cmd", "", "the engine under test: `CMD` (run by sh -c) reads a case's HTML on stdin and writes its dump (docs/dump-format.md) on stdout; required")
 	outDir := fs.String("out", "", "write buckets.json, candidate.ndjson, oracle.ndjson, summary.json and index.html into `DIR`; required")
 	oraclePath := fs.String("oracle", "", "the oracle binary (`PATH`); default: oracle next to this binary, else on PATH")
-	var oracleFlags flagList
-	fs.Var(&oracleFlags, "oracle-flag", "a flag passed to the scoring oracle (repeatable), e.g. --oracle-flag=--store=/tmp/s.db; its store is on by default, so a rerun measures only what is new")
+	var oracleFlags cli.List
+	fs.Var(&oracleFlags, "oracle-flag", "a flag `F` passed to the scoring oracle (repeatable), e.g. --oracle-flag=--store=/tmp/s.db; its store is on by default, so a rerun measures only what is new")
 	reduceTop := fs.Int("reduce", 10, "reduce the smallest case of each of the top `N` buckets (0: none)")
 	reduceFor := fs.Duration("reduce-timeout", 3*time.Minute, "stop reducing one bucket after this long and keep the best so far")
 	candTimeout := fs.Duration("candidate-timeout", 30*time.Second, "bound on one run of the candidate, its children included; past it the case is that case's candidate error")
@@ -82,9 +77,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	oracleLog := fs.String("oracle-log", "", "write the oracles' logs to `FILE` (default: discarded)")
 	from := fs.String("from", "", "score again the answers an earlier run wrote into `DIR` (its oracle.ndjson and candidate.ndjson) instead of running the oracle and the candidate on the corpus; reduction still runs both")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: triage --candidate-cmd CMD --out DIR [--oracle BIN] [--oracle-flag F]... [--reduce N] CORPUS.ndjson...")
+		fmt.Fprintln(stderr, "usage: triage --candidate-cmd CMD --out DIR [--oracle PATH] [--oracle-flag F]... [--reduce N] CORPUS.ndjson...")
 		fmt.Fprintln(stderr, "       triage candidate-env [CMD [ARG]...]")
-		fs.PrintDefaults()
+		cli.PrintDefaults(fs)
 	}
 	if code, done := cli.Parse(fs, args, stdout); done {
 		return code

@@ -3,7 +3,7 @@
 //
 //	wpt requests --root DIR [--limit N] [--kinds reftest,ref,testharness] PATTERN...
 //	wpt summary [--tolerance X] [--json] [FILE]
-//	wpt run --root DIR [--out DIR] [--oracle BIN] [--revision SHA] PATTERN... [-- ORACLE FLAGS]
+//	wpt run --root DIR [--out DIR] [--oracle PATH] [--oracle-flag F]... [--revision SHA] PATTERN...
 //	wpt compare --candidate FILE [--json] DIR | --set SET.ndjson
 //	wpt mine [--set FILE] [--splits FILE] DIR
 //
@@ -58,7 +58,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 const usage = `usage: wpt COMMAND [FLAGS] [ARGS]   (wpt COMMAND -h: its flags; docs/web-content.md)
   wpt requests --root DIR [--limit N] [--kinds K,...] PATTERN...
   wpt summary [--tolerance X] [--json] [FILE]
-  wpt run --root DIR [--out DIR] [--oracle BIN] [--revision SHA] PATTERN... [-- ORACLE FLAGS]
+  wpt run --root DIR [--out DIR] [--oracle PATH] [--oracle-flag F]... [--revision SHA] PATTERN...
   wpt compare --candidate FILE [--json] DIR | --set SET.ndjson
   wpt mine [--set FILE] [--splits FILE] DIR
   wpt --version`

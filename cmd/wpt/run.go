@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,12 +70,14 @@ func (a answer) engineError(engine string) string {
 }
 
 func runCmd(args []string, stdout, stderr io.Writer) int {
-	args, oracleArgs := splitDashes(args)
+	args, dashed := splitDashes(args)
 	fset := flag.NewFlagSet("wpt run", flag.ContinueOnError)
 	fset.SetOutput(stderr)
 	root := fset.String("root", "", "the WPT checkout (the oracle's --docroot)")
 	out := fset.String("out", ".", "where to write wptreport-<engine>.json")
-	oracleBin := fset.String("oracle", "", "the oracle binary (default: the one beside wpt, else oracle on PATH)")
+	oracleBin := fset.String("oracle", "", "the oracle binary (`PATH`); default: oracle next to this binary, else on PATH")
+	var oflags cli.List
+	fset.Var(&oflags, "oracle-flag", "a flag `F` passed to the oracle (repeatable), e.g. --oracle-flag=--pages=1")
 	oracleLog := fset.String("oracle-log", "", "the oracle's stderr goes here (default OUT/oracle.log)")
 	inflight := fset.Int("inflight", 4, "tests in flight at once (each sent to every engine at once)")
 	revision := fset.String("revision", "", "the WPT commit ROOT holds, run_info.revision (default: git rev-parse HEAD when ROOT is the top of a git work tree)")
@@ -83,13 +86,14 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if code, done := cli.Parse(fset, args, stdout); done {
 		return code
 	}
+	oracleArgs := withDashed(oflags, dashed, stderr)
 	if *root == "" || fset.NArg() == 0 || *inflight < 1 {
-		fmt.Fprintln(stderr, "usage: wpt run --root ROOT [--out DIR] [--oracle BIN] PATTERN... [-- ORACLE FLAGS]")
+		fmt.Fprintln(stderr, "usage: wpt run --root ROOT [--out DIR] [--oracle PATH] [--oracle-flag F]... PATTERN...")
 		return 2
 	}
 	for _, a := range fset.Args() {
 		if strings.HasPrefix(a, "-") {
-			fmt.Fprintf(stderr, "wpt run: %s after the patterns: flags go before them, the oracle's after --\n", a)
+			fmt.Fprintf(stderr, "wpt run: %s after the patterns: flags go before them (an oracle flag as --oracle-flag F)\n", a)
 			return 2
 		}
 	}
@@ -199,7 +203,17 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// splitDashes splits args at the first "--": the rest are the oracle's flags.
+// withDashed is the oracle's flags: each --oracle-flag, then the flags after "--",
+// the spelling until this release, which still works and says it is deprecated.
+func withDashed(oracleFlags, dashed []string, stderr io.Writer) []string {
+	if len(dashed) > 0 {
+		cli.Deprecation(stderr, "wpt run", "-- FLAGS", "--oracle-flag F, repeated")
+	}
+	return append(slices.Clip(oracleFlags), dashed...)
+}
+
+// splitDashes splits args at the first "--": the rest are the oracle's flags (the
+// deprecated spelling of --oracle-flag).
 func splitDashes(args []string) (own, rest []string) {
 	for i, a := range args {
 		if a == "--" {

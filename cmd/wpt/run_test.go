@@ -154,6 +154,31 @@ func TestRunRefusesFlagsAfterPatternsAndPatternsThatMatchNothing(t *testing.T) {
 	assert.Empty(t, stdout.String())
 }
 
+// --oracle-flag F (repeatable) passes a flag to the oracle, as in every command
+// that starts one; "-- FLAGS" after the patterns, the spelling until this release,
+// still works and says it is deprecated. The runs stop at a pattern that matches
+// nothing, before any oracle starts.
+func TestRunOracleFlagSpellings(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, 2, run([]string{"run", "--root", "../../testdata/wpt", "--oracle-flag=--pages=1", "oracle-tsets"}, nil, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), "matches oracle-tsets")
+	assert.NotContains(t, stderr.String(), "deprecated")
+
+	stderr.Reset()
+	assert.Equal(t, 2, run([]string{"run", "--root", "../../testdata/wpt", "oracle-tsets", "--", "--pages=1"}, nil, &stdout, &stderr))
+	assert.True(t, strings.HasPrefix(stderr.String(), "wpt run: -- FLAGS is deprecated, use --oracle-flag F, repeated\n"), stderr.String())
+	assert.Contains(t, stderr.String(), "matches oracle-tsets")
+
+	stderr.Reset()
+	own := []string{"--pages=1"}
+	assert.Equal(t, []string{"--pages=1", "--verify", "3"}, withDashed(own, []string{"--verify", "3"}, &stderr), "each --oracle-flag, then the dashed flags")
+	assert.Equal(t, []string{"--pages=1"}, own, "the --oracle-flag list is left as it was")
+	assert.Equal(t, 1, strings.Count(stderr.String(), "deprecated"))
+	stderr.Reset()
+	assert.Equal(t, own, withDashed(own, nil, &stderr))
+	assert.Empty(t, stderr.String())
+}
+
 // runRequests keeps at most an engine's pages of requests in flight to it, one
 // request per engine per test, and gives each engine its own duration (a unit test
 // of the sending: the oracle is a fake over pipes that answers after a pause).

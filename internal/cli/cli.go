@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"runtime/debug"
 	"strings"
 
@@ -26,10 +27,25 @@ const (
 // Parse adds --version to fs and parses args. done is true when the program should
 // exit with code: after -h or --help (fs's usage printed, ExitOK), after --version
 // (the version printed on stdout, ExitOK), or on a bad flag (the error, the usage,
-// and the error again as the last line, ExitUsage).
+// and the error again as the last line, ExitUsage). A usage fs does not set is
+// flag's own, less the deprecated spellings (PrintDefaults); a flag given under
+// both its deprecated and its new name (Alias) is a bad flag.
 func Parse(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, done bool) {
 	version := fs.Bool("version", false, "print the version (module version, VCS revision) and exit")
-	if err := fs.Parse(args); err != nil {
+	if fs.Usage == nil || isDefaultUsage(fs.Usage) {
+		fs.Usage = func() {
+			fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name())
+			PrintDefaults(fs)
+		}
+	}
+	err := fs.Parse(args)
+	if err == nil {
+		if err = bothSpellings(fs); err != nil { // as flag reports its own: the error, then the usage
+			fmt.Fprintln(fs.Output(), err)
+			fs.Usage()
+		}
+	}
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK, true
 		}
@@ -43,6 +59,12 @@ func Parse(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, done bo
 		return ExitOK, true
 	}
 	return 0, false
+}
+
+// isDefaultUsage says whether usage is flag's own (NewFlagSet sets Usage to the
+// set's defaultUsage method): method values of one method share one code pointer.
+func isDefaultUsage(usage func()) bool {
+	return reflect.ValueOf(usage).Pointer() == reflect.ValueOf(flag.NewFlagSet("", flag.ContinueOnError).Usage).Pointer()
 }
 
 // IsHelp says whether arg asks for help the way flag does (-h, --help, -help).
@@ -98,10 +120,10 @@ func LogOutput(w io.Writer) io.Writer {
 	return w
 }
 
-// Usage prints "usage: LINE" and fs's flags to fs's output.
+// Usage prints "usage: LINE" and fs's flags (PrintDefaults) to fs's output.
 func Usage(fs *flag.FlagSet, lines ...string) func() {
 	return func() {
 		fmt.Fprintln(fs.Output(), "usage: "+strings.Join(lines, "\n       "))
-		fs.PrintDefaults()
+		PrintDefaults(fs)
 	}
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Usage: bin/compare --oracle responses.ndjson --json > report.ndjson; python3 scripts/corpus/votes.py report.ndjson
+# Usage: bin/compare --answers responses.ndjson --json > report.ndjson; python3 scripts/corpus/votes.py report.ndjson
 """Sums compare --json reports: per-item votes, case verdicts, outvoted engines."""
 import json, sys, collections
 votes = collections.Counter(); verdicts = collections.Counter(); outl = collections.Counter()
