@@ -14,7 +14,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -51,7 +50,7 @@ type config struct {
 // run is the whole command minus os.Exit: 0 done (goals are reported, not enforced),
 // 1 a measurement failed or the soak's memory grew past the limit, 2 bad usage.
 func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs := cli.NewFlagSet("bench")
 	fs.SetOutput(stderr)
 	var c config
 	fs.IntVar(&c.cases, "cases", 500, "number of generated cases, N")

@@ -14,7 +14,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -42,7 +41,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
 // run is the whole command, minus os.Exit, so tests can drive it.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs := cli.NewFlagSet("compare")
 	fs.SetOutput(stderr)
 	answersPath := fs.String("answers", "", "the oracle's answers, its stdout: NDJSON (`FILE`, or - for stdin); required")
 	cli.Alias(fs, "oracle", "answers")

@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -51,7 +50,7 @@ func run() int {
 		return browserEnvCommand(os.Args[2:], protocol, os.Stderr)
 	}
 
-	fs := flag.NewFlagSet("oracle", flag.ContinueOnError)
+	fs := cli.NewFlagSet("oracle")
 	engines := fs.String("engines", strings.Join(browser.AllEngines, ","), "engines to launch, comma-separated")
 	browsers := fs.String("browsers", browser.RouteAuto, "system (Debian builds), playwright (Playwright's bundled builds) or auto (bundled where installed)")
 	chromiumRoute := fs.String("chromium-route", browser.ChromiumRouteAuto, "how the system Chromium is driven: cdp (the oracle's own Chrome DevTools Protocol client), playwright (playwright-go), or auto: cdp, except under a launch profile that emulates hardware, which only the playwright route applies. Playwright's bundled Chromium and remote endpoints are always Playwright's (docs/cdp-route.md)")

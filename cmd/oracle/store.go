@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -112,7 +111,7 @@ func storeCommand(args []string, stdout, stderr io.Writer) int {
 		return cli.ExitUsage
 	}
 	cmd := args[0]
-	fs := flag.NewFlagSet("oracle store "+cmd, flag.ContinueOnError)
+	fs := cli.NewFlagSet("oracle store " + cmd)
 	fs.SetOutput(stderr)
 	path := fs.String("store", storeDefault(), "store file")
 	max := fs.String("max", "", "prune: evict least recently used answers until the store is at most this size; empty: delete every answer")

@@ -12,7 +12,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -73,7 +72,7 @@ type Summary struct {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
+	fs := cli.NewFlagSet("probe")
 	fs.SetOutput(stderr)
 	profile := fs.String("profile", profiles.Default.Name, "launch profile: "+strings.Join(profiles.Names(), ", "))
 	engines := fs.String("engines", strings.Join(browser.AllEngines, ","), "engines to launch and probe, comma-separated")

@@ -18,7 +18,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"github.com/layout-oracle/oracle/client"
 	"github.com/layout-oracle/oracle/internal/cli"
@@ -60,7 +59,7 @@ type summary struct {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("reduce", flag.ContinueOnError)
+	fs := cli.NewFlagSet("reduce")
 	fs.SetOutput(stderr)
 	keepFlag := fs.String("keep", "auto", "what to keep: auto (the case's first cause), outlier=ENGINE[:ITEM], or split")
 	candidateCmd := fs.String("candidate-cmd", "", "keep what a candidate engine fails: `CMD` (run by sh -c) reads a case's HTML on stdin and writes its dump; the reduced case still has the candidate fail the same kind of item on a box of the same tag, against the three engines' vote")

@@ -14,7 +14,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -60,7 +59,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "candidate-env" {
 		return candidateEnvCommand(args[1:], stdout, stderr)
 	}
-	fs := flag.NewFlagSet("triage", flag.ContinueOnError)
+	fs := cli.NewFlagSet("triage")
 	fs.SetOutput(stderr)
 	cmdFlag := fs.String("candidate-cmd", "", "the engine under test: `CMD` (run by sh -c) reads a case's HTML on stdin and writes its dump (docs/dump-format.md) on stdout; required")
 	outDir := fs.String("out", "", "write buckets.json, candidate.ndjson, oracle.ndjson, summary.json and index.html into `DIR`; required")

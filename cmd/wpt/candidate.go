@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -262,7 +261,7 @@ func engineReports(dir, candidate string) (map[string]*wptReport, error) {
 }
 
 func compareCmd(args []string, stdout, stderr io.Writer) int {
-	fset := flag.NewFlagSet("wpt compare", flag.ContinueOnError)
+	fset := cli.NewFlagSet("wpt compare")
 	fset.SetOutput(stderr)
 	candFile := fset.String("candidate", "", "the candidate engine's wptreport")
 	asJSON := fset.Bool("json", false, "one line per test and subtest instead of the summary")

@@ -32,7 +32,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -115,7 +114,7 @@ const (
 )
 
 func requestsCmd(args []string, stdout, stderr io.Writer) int {
-	fset := flag.NewFlagSet("wpt requests", flag.ContinueOnError)
+	fset := cli.NewFlagSet("wpt requests")
 	fset.SetOutput(stderr)
 	root := fset.String("root", "", "the WPT checkout (the oracle's --docroot)")
 	limit := fset.Int("limit", 0, "stop after this many tests (references not counted); 0: no limit")
@@ -362,7 +361,7 @@ func (s *dirStats) add(o *dirStats) {
 }
 
 func summaryCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fset := flag.NewFlagSet("wpt summary", flag.ContinueOnError)
+	fset := cli.NewFlagSet("wpt summary")
 	fset.SetOutput(stderr)
 	tol := fset.Float64("tolerance", dump.DefaultTolerance, "geometry tolerance in CSS px")
 	asJSON := fset.Bool("json", false, "one JSON object per directory plus a total, instead of the table")

@@ -8,7 +8,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -89,7 +88,7 @@ func mineReports(engines map[string]*wptReport) (set []setLine, splits []splitLi
 }
 
 func mineCmd(args []string, stdout, stderr io.Writer) int {
-	fset := flag.NewFlagSet("wpt mine", flag.ContinueOnError)
+	fset := cli.NewFlagSet("wpt mine")
 	fset.SetOutput(stderr)
 	setFile := fset.String("set", "", "the conformance set (default DIR/conformance-set.ndjson)")
 	splitFile := fset.String("splits", "", "the split subtests (default DIR/splits.ndjson)")

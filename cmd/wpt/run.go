@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -71,7 +70,7 @@ func (a answer) engineError(engine string) string {
 
 func runCmd(args []string, stdout, stderr io.Writer) int {
 	args, dashed := splitDashes(args)
-	fset := flag.NewFlagSet("wpt run", flag.ContinueOnError)
+	fset := cli.NewFlagSet("wpt run")
 	fset.SetOutput(stderr)
 	root := fset.String("root", "", "the WPT checkout (the oracle's --docroot)")
 	out := fset.String("out", ".", "where to write wptreport-<engine>.json")

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"reflect"
 	"runtime/debug"
 	"strings"
 
@@ -27,17 +26,10 @@ const (
 // Parse adds --version to fs and parses args. done is true when the program should
 // exit with code: after -h or --help (fs's usage printed, ExitOK), after --version
 // (the version printed on stdout, ExitOK), or on a bad flag (the error, the usage,
-// and the error again as the last line, ExitUsage). A usage fs does not set is
-// flag's own, less the deprecated spellings (PrintDefaults); a flag given under
-// both its deprecated and its new name (Alias) is a bad flag.
+// and the error again as the last line, ExitUsage). A flag given under both its
+// deprecated and its new name (Alias) is a bad flag. fs comes from NewFlagSet.
 func Parse(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, done bool) {
 	version := fs.Bool("version", false, "print the version (module version, VCS revision) and exit")
-	if fs.Usage == nil || isDefaultUsage(fs.Usage) {
-		fs.Usage = func() {
-			fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name())
-			PrintDefaults(fs)
-		}
-	}
 	err := fs.Parse(args)
 	if err == nil {
 		if err = bothSpellings(fs); err != nil { // as flag reports its own: the error, then the usage
@@ -61,10 +53,16 @@ func Parse(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, done bo
 	return 0, false
 }
 
-// isDefaultUsage says whether usage is flag's own (NewFlagSet sets Usage to the
-// set's defaultUsage method): method values of one method share one code pointer.
-func isDefaultUsage(usage func()) bool {
-	return reflect.ValueOf(usage).Pointer() == reflect.ValueOf(flag.NewFlagSet("", flag.ContinueOnError).Usage).Pointer()
+// NewFlagSet is every binary's flag set: errors returned (Parse turns them into
+// exit statuses), and a usage that is flag's own less the deprecated spellings
+// (PrintDefaults). A binary with a usage line of its own sets Usage after.
+func NewFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name())
+		PrintDefaults(fs)
+	}
+	return fs
 }
 
 // IsHelp says whether arg asks for help the way flag does (-h, --help, -help).

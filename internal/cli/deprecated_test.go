@@ -15,7 +15,7 @@ import (
 // splits into it, a boolean --json with --as-json its old spelling.
 func newSet() (*flag.FlagSet, *bytes.Buffer, *string, *List, *bool) {
 	var out bytes.Buffer
-	fs := flag.NewFlagSet("prog", flag.ContinueOnError)
+	fs := NewFlagSet("prog")
 	fs.SetOutput(&out)
 	answers := fs.String("answers", "", "the oracle's answers (`FILE`)")
 	Alias(fs, "oracle", "answers")
@@ -84,12 +84,22 @@ func TestCanonicalNamesTheNewFlag(t *testing.T) {
 	assert.Equal(t, []string{"json", "answers", "oracle-args"}, names)
 }
 
-// Parse replaces flag's own usage (to leave the deprecated spellings out), never a
-// binary's own.
-func TestDefaultUsageIsFlagsOwnOnly(t *testing.T) {
-	assert.True(t, isDefaultUsage(flag.NewFlagSet("x", flag.ContinueOnError).Usage))
-	assert.False(t, isDefaultUsage(func() {}))
-	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+// NewFlagSet's usage leaves the deprecated spellings out; a binary's own usage,
+// set after, is the one Parse prints.
+func TestNewFlagSetsUsageHidesDeprecatedSpellings(t *testing.T) {
+	fs := NewFlagSet("x")
+	var out bytes.Buffer
+	fs.SetOutput(&out)
+	fs.String("answers", "", "the answers file")
+	Alias(fs, "oracle", "answers")
+	code, done := Parse(fs, []string{"-h"}, &bytes.Buffer{})
+	assert.True(t, done)
+	assert.Equal(t, ExitOK, code)
+	assert.Contains(t, out.String(), "Usage of x:")
+	assert.Contains(t, out.String(), "-answers")
+	assert.NotContains(t, out.String(), "-oracle")
+
+	fs = NewFlagSet("x")
 	fs.SetOutput(&bytes.Buffer{})
 	called := false
 	fs.Usage = func() { called = true }
