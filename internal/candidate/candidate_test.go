@@ -63,7 +63,10 @@ func TestStdinIsTheCaseAndBadDumpsAreRefused(t *testing.T) {
 	assert.Equal(t, "<p>hi", string(out))
 	_, err = c.Dump(context.Background(), `{"engine":"x"}`)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "missing engine_version")
+	// Refused by the contract's schema, which names what is missing and where.
+	assert.Contains(t, err.Error(), "not a dump of the contract")
+	assert.Contains(t, err.Error(), "missing properties 'engine_version'")
+	assert.Contains(t, err.Error(), "[dump.schema.json#/required]")
 	_, err = c.Dump(context.Background(), ``)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no dump on stdout")
