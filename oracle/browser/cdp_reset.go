@@ -24,23 +24,7 @@ func (e *cdpEngine) Reset(ctx context.Context) error {
 	e.mu.Lock()
 	e.kept, e.blank = false, false
 	e.mu.Unlock()
-	if relaunched, err := e.renew(ctx); err != nil || relaunched {
-		// A relaunched browser's page is new, as the first case's was: nothing to reset.
-		// (Resetting it would run in what the relaunch left of ctx, often nothing after
-		// a hung case, fail, and relaunch the browser a second time.)
-		return err
-	}
-	ctx = context.WithValue(ctx, opKey{}, "reset to about:blank")
-	err := e.reset(ctx)
-	if err == nil {
-		return nil
-	}
-	reason := "page did not reset in time"
-	if ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
-		reason = "page could not reset: " + firstLine(err)
-	}
-	e.log.Warn().Err(err).Msg(reason + "; relaunching the browser")
-	return e.relaunch(ctx, reason)
+	return e.resetPage(ctx, e.reset)
 }
 
 func (e *cdpEngine) reset(ctx context.Context) error {

@@ -143,6 +143,28 @@ func (b *ownBrowser[P, C]) renew(ctx context.Context) (relaunched bool, err erro
 	return true, b.relaunch(ctx, reason)
 }
 
+// resetPage is both own routes' Reset once the engine has cleared its own page
+// state: a browser that must relaunch is relaunched, and its new page is the reset
+// (as the first case's was: resetting it would run in what the relaunch left of
+// ctx, often nothing after a hung case, fail, and relaunch a second time);
+// otherwise reset, and a page that cannot reset in time costs a relaunch.
+func (b *ownBrowser[P, C]) resetPage(ctx context.Context, reset func(context.Context) error) error {
+	if relaunched, err := b.renew(ctx); err != nil || relaunched {
+		return err
+	}
+	ctx = context.WithValue(ctx, opKey{}, "reset to about:blank")
+	err := reset(ctx)
+	if err == nil {
+		return nil
+	}
+	reason := "page did not reset in time"
+	if ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+		reason = "page could not reset: " + firstLine(err)
+	}
+	b.log.Warn().Err(err).Msg(reason + "; relaunching the browser")
+	return b.relaunch(ctx, reason)
+}
+
 // relaunchReasonLocked says why the next call must relaunch the browser: a call found
 // it broken, its process or connection is gone, or the page's own reason; "" when it
 // need not. b.mu is held.
