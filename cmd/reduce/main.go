@@ -141,7 +141,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return bad("%v", err)
 		}
 		defer f.Close()
-		logw = &lockedWriter{w: f}
+		logw = cli.Locked(f)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -376,15 +376,4 @@ func (r *runner) each(ctx context.Context, vs []reduce.Variant, f func(int, redu
 		})
 	}
 	wg.Wait()
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

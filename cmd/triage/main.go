@@ -139,7 +139,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return bad("%v", err)
 		}
 		defer f.Close()
-		c.oracleLog = &lockedWriter{w: f}
+		c.oracleLog = cli.Locked(f)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -396,17 +396,6 @@ func (s *summary) print(w io.Writer) {
 	fmt.Fprintf(w, "wall %.1fs; wrote %s\n", s.WallSeconds, filepath.Join(s.Out, "index.html"))
 }
 
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
 // rescore is score from an earlier run's files (--from DIR): each corpus case's
 // oracle answer and candidate record, found by id, judged again.
 func (t *triage) rescore(cases []tcase) ([]*scored, error) {

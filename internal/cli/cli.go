@@ -12,6 +12,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
 
 	"github.com/rs/zerolog"
 	"golang.org/x/term"
@@ -106,6 +107,21 @@ func version(name string, bi *debug.BuildInfo) string {
 		v = "(devel)"
 	}
 	return fmt.Sprintf("%s %s (revision %s; %s)", name, v, rev, bi.GoVersion)
+}
+
+// Locked is w with each Write under one lock: one file the logs of several
+// oracles (goroutines) write to, a line at a time.
+func Locked(w io.Writer) io.Writer { return &lockedWriter{w: w} }
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // LogOutput is where a binary's zerolog logger writes: w itself (one JSON object a
