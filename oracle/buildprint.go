@@ -12,6 +12,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/layout-oracle/oracle/oracle/browser/cdp"
+	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -63,7 +65,7 @@ func buildPrint(cfg Config, name string) (print string, ok bool) {
 		switch {
 		case cfg.chromiumRoute() == browser.ChromiumRouteCDP:
 			// The CDP route runs Debian's browser itself, never its wrapper script.
-			if run := browser.CDPExecutable(exe); isELF(run) {
+			if run := cdp.Executable(exe); isELF(run) {
 				files = []string{run}
 			} else {
 				return "", false
@@ -92,14 +94,14 @@ func buildPrint(cfg Config, name string) (print string, ok bool) {
 		dir := filepath.Dir(real)
 		files = []string{exe, filepath.Join(dir, "libxul.so"), filepath.Join(dir, "application.ini")}
 	case browser.WebKit:
-		driver := cmp.Or(exe, browser.DefaultWebKitWebDriver)
+		driver := cmp.Or(exe, webdriver.DefaultWebKitWebDriver)
 		if !isELF(driver) {
 			return "", false
 		}
 		// The driver starts MiniBrowser, which reports the build of the
 		// libwebkit2gtk (and its JavaScriptCore) it loads from its library directory.
-		lib := filepath.Dir(filepath.Dir(browser.DefaultMiniBrowser))
-		files = []string{driver, browser.DefaultMiniBrowser,
+		lib := filepath.Dir(filepath.Dir(webdriver.DefaultMiniBrowser))
+		files = []string{driver, webdriver.DefaultMiniBrowser,
 			filepath.Join(lib, "libwebkit2gtk-4.1.so.0"), filepath.Join(lib, "libjavascriptcoregtk-4.1.so.0")}
 	default:
 		return "", false

@@ -5,6 +5,7 @@ package oracle
 // in cmd/oracle/warmstart_test.go.
 
 import (
+	"github.com/layout-oracle/oracle/oracle/browser/cdp"
 	"os"
 	"path/filepath"
 	"testing"
@@ -60,14 +61,14 @@ func TestBuildPrintChangesWithTheFilesAndTheRoute(t *testing.T) {
 }
 
 // What decides the system Chromium's program is fingerprinted (issue 40, item 10):
-// the CDP route runs Debian's browser itself (browser.CDPExecutable), so what
+// the CDP route runs Debian's browser itself (cdp.Executable), so what
 // /etc/chromium.d holds cannot change its program or its fingerprint; the Playwright
 // route still runs the wrapper script, and every file the script sources is part of
 // that route's fingerprint. 05864a4 fingerprinted the script and
 // /usr/lib/chromium/chromium on both routes and nothing the script sources: a file
 // there that set LIBDIR ran another program under the recorded build.
 func TestBuildPrintOfSystemChromiumCoversWhatDecidesItsProgram(t *testing.T) {
-	if browser.CDPExecutable("") != "/usr/lib/chromium/chromium" {
+	if cdp.Executable("") != "/usr/lib/chromium/chromium" {
 		t.Skip("needs Debian's Chromium")
 	}
 	dir := t.TempDir()

@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"context"
+	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 	"os"
 	"testing"
 	"time"
@@ -11,15 +12,15 @@ import (
 )
 
 // TestWebDriverGeometry is Geometry, the shared path the server calls, on the real
-// WebKitGTK (the part of browser.TestWebDriverWalk that needs package oracle).
+// WebKitGTK (the part of webdriver.TestWebDriverWalk that needs package oracle).
 func TestWebDriverGeometry(t *testing.T) {
 	testutil.NeedsBrowsers(t)
-	if _, err := os.Stat(browser.DefaultWebKitWebDriver); err != nil && os.Getenv("CI") == "" {
-		t.Skipf("needs %s: %v", browser.DefaultWebKitWebDriver, err)
+	if _, err := os.Stat(webdriver.DefaultWebKitWebDriver); err != nil && os.Getenv("CI") == "" {
+		t.Skipf("needs %s: %v", webdriver.DefaultWebKitWebDriver, err)
 	}
 	lctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	e, err := browser.LaunchWebDriver(lctx, browser.WebDriverOptions{}, testLogger(t))
+	e, err := webdriver.Launch(lctx, webdriver.Options{}, testLogger(t))
 	if err != nil {
 		t.Fatalf("launch WebKitGTK: %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/layout-oracle/oracle/oracle/browser/routes"
 	"net"
 	"strconv"
 	"strings"
@@ -371,7 +372,7 @@ func (o *Oracle) startEngine(ctx context.Context, name string, cfg Config, check
 	if name == browser.WebKit && cfg.Browsers == browser.RouteAuto && cfg.executablePath(name) == "" && want > 1 {
 		// Whether a bundled WebKit is installed takes a Playwright driver (a node
 		// process) to ask: ask once for the engine, not once per page.
-		cfg.Browsers, absent = browser.WebKitRoute(log)
+		cfg.Browsers, absent = routes.WebKitRoute(log)
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -778,14 +779,14 @@ func (cfg Config) ownRouteUnlessEmulated(flag, own string) string {
 }
 
 // launchEngine launches one page of engine with this process's launch settings
-// (browser.Launch).
+// (routes.Launch).
 func launchEngine(ctx context.Context, name string, cfg Config, log zerolog.Logger) (browser.Engine, error) {
 	s, err := settingsFor(cfg)
 	if err != nil {
 		return nil, err
 	}
 	s.MemoryCgroup = cfg.mem.Procs(name)
-	return browser.Launch(ctx, name, cfg.Browsers, cfg.executablePath(name), s, log)
+	return routes.Launch(ctx, name, cfg.Browsers, cfg.executablePath(name), s, log)
 }
 
 // verifyViewport checks the page really is the spec's 800x600 before it serves a case.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/layout-oracle/oracle/oracle/browser/playwright"
+	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 	"net"
 	"net/url"
 	"slices"
@@ -298,19 +300,19 @@ func launchRemote(ctx context.Context, ep Endpoint, cfg Config, log zerolog.Logg
 		// session was seen to leave the request hanging): the launch has a bound.
 		lctx, cancel := context.WithTimeout(ctx, remoteLaunchWithin)
 		defer cancel()
-		return browser.LaunchWebDriver(lctx, browser.WebDriverOptions{RemoteURL: ep.URL, BrowserArgs: s.WebKitArgs,
+		return webdriver.Launch(lctx, webdriver.Options{RemoteURL: ep.URL, BrowserArgs: s.WebKitArgs,
 			Capabilities: s.WebDriverCaps, MaxReply: s.MaxReply}, log)
 	case EndpointPlaywright:
-		pw, err := browser.StartPlaywright(log)
+		pw, err := playwright.Start(log)
 		if err != nil {
 			return nil, err
 		}
 		opts, proxy := remotePlaywrightOptions(cfg, ep.Engine, s)
-		e, err := pw.ConnectPlaywright(ep.URL, remoteRoute(cfg.Browsers), proxy, opts, log)
+		e, err := pw.Connect(ep.URL, remoteRoute(cfg.Browsers), proxy, opts, log)
 		if err != nil {
 			return nil, errors.Join(err, pw.Stop())
 		}
-		browser.OwnDriver(e, pw)
+		playwright.OwnDriver(e, pw)
 		return e, nil
 	}
 	return nil, fmt.Errorf("unknown endpoint protocol %q", ep.Protocol)
@@ -318,16 +320,9 @@ func launchRemote(ctx context.Context, ep Endpoint, cfg Config, log zerolog.Logg
 
 // remotePlaywrightOptions is what a Playwright server endpoint of engine is asked
 // for, and the proxy it is told to use.
-func remotePlaywrightOptions(cfg Config, engine string, s browser.LaunchSettings) (browser.PlaywrightOptions, string) {
-	opts := browser.PlaywrightOptions{Engine: engine, Permissions: s.Permissions, InitScripts: s.InitScripts,
-		ExecutablePath: cfg.executablePath(engine), MaxMessage: s.MaxReply, Emulation: s.Emulation}
-	switch engine {
-	case browser.Chromium:
-		opts.Args = s.ChromiumArgs
-	case browser.Firefox:
-		opts.FirefoxPrefs = s.FirefoxPrefs
-		opts.Permissions = nil
-	}
+func remotePlaywrightOptions(cfg Config, engine string, s browser.LaunchSettings) (playwright.Options, string) {
+	opts := playwright.OptionsFor(engine, s)
+	opts.ExecutablePath, opts.MaxMessage = cfg.executablePath(engine), s.MaxReply
 	proxy := cfg.originProxy()
 	if proxy == "" && cfg.originPort != 0 {
 		proxy = net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.originPort))

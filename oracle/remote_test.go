@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"github.com/layout-oracle/oracle/oracle/browser/playwright"
 	"testing"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
@@ -78,7 +79,7 @@ func TestRemoteLaunchOptionsFitAStockServer(t *testing.T) {
 		require.NoError(t, err)
 		for _, engine := range []string{browser.Chromium, browser.Firefox} {
 			opts, proxy := remotePlaywrightOptions(cfg, engine, s)
-			h, err := browser.RemoteLaunchHeader("ws://10.0.0.5:3000/", remoteRoute(cfg.Browsers), proxy, opts)
+			h, err := playwright.RemoteLaunchHeader("ws://10.0.0.5:3000/", remoteRoute(cfg.Browsers), proxy, opts)
 			require.NoError(t, err)
 			t.Logf("profile %s, %s: launch options header %d bytes", name, engine, len(h))
 			assert.Less(t, len(h), maxLaunchHeader, "profile %s, %s", name, engine)

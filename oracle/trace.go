@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/layout-oracle/oracle/oracle/browser/playwright"
 	"strings"
 
 	"github.com/layout-oracle/oracle/inpage"
@@ -109,11 +110,11 @@ func (o *Oracle) Trace(ctx context.Context, e browser.Engine, host, id, html, sc
 }
 
 // decodeTrace is the trace of run's collected result raw in e, naming what e's
-// route emulated for the page it ran on (browser.Emulated).
+// route emulated for the page it ran on (playwright.Emulated).
 func (o *Oracle) decodeTrace(e browser.Engine, run *trace.Run, raw json.RawMessage) (*trace.Trace, error) {
 	t, err := run.Decode(raw, e.Name(), e.Version(), o.profile)
 	if err == nil {
-		t.Emulated = browser.Emulated(e)
+		t.Emulated = playwright.Emulated(e)
 	}
 	return t, err
 }

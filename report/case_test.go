@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/layout-oracle/oracle/oracle/browser/playwright"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -219,10 +220,10 @@ func TestDemoReportOfTheRealEngines(t *testing.T) {
 	}
 	t.Logf("case %s: %s outvoted on %d items", split.ID, outlier, wantRows)
 
-	d, err := browser.StartPlaywright(zerolog.Nop())
+	d, err := playwright.Start(zerolog.Nop())
 	require.NoError(t, err)
 	defer d.Stop()
-	e, err := d.LaunchPlaywright(browser.PlaywrightOptions{Engine: browser.Chromium}, zerolog.Nop())
+	e, err := d.Launch(playwright.Options{Engine: browser.Chromium}, zerolog.Nop())
 	require.NoError(t, err)
 	defer e.Close()
 	var got struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/layout-oracle/oracle/oracle/browser/playwright"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,10 +70,10 @@ func TestIndexAtTenThousandCases(t *testing.T) {
 	require.NoError(t, w.Close())
 	t.Logf("wrote %d case pages in %s", n, time.Since(t0))
 
-	d, err := browser.StartPlaywright(zerolog.Nop())
+	d, err := playwright.Start(zerolog.Nop())
 	require.NoError(t, err)
 	defer d.Stop()
-	e, err := d.LaunchPlaywright(browser.PlaywrightOptions{Engine: browser.Chromium}, zerolog.Nop())
+	e, err := d.Launch(playwright.Options{Engine: browser.Chromium}, zerolog.Nop())
 	require.NoError(t, err)
 	defer e.Close()
 

@@ -16,6 +16,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/layout-oracle/oracle/oracle/browser/playwright"
+	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 	"math"
 	"net"
 	"net/http"
@@ -71,7 +73,7 @@ func TestMain(m *testing.M) {
 	srv = httptest.NewServer(http.HandlerFunc(serve))
 	base = "http://localhost:" + strconv.Itoa(srv.Listener.Addr().(*net.TCPAddr).Port)
 
-	d, err := browser.StartPlaywright(log)
+	d, err := playwright.Start(log)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "playwright:", err)
 		os.Exit(1)
@@ -90,16 +92,16 @@ func TestMain(m *testing.M) {
 	webkit := &engine{name: browser.WebKit, inline: true}
 	chromeIn = &engine{name: browser.Chromium, inline: true}
 	launch(chromium, func() (browser.Engine, error) {
-		return d.LaunchPlaywright(browser.PlaywrightOptions{Engine: browser.Chromium, InitScripts: init}, log)
+		return d.Launch(playwright.Options{Engine: browser.Chromium, InitScripts: init}, log)
 	})
 	launch(firefox, func() (browser.Engine, error) {
-		return d.LaunchPlaywright(browser.PlaywrightOptions{Engine: browser.Firefox, InitScripts: init}, log)
+		return d.Launch(playwright.Options{Engine: browser.Firefox, InitScripts: init}, log)
 	})
 	launch(chromeIn, func() (browser.Engine, error) {
-		return d.LaunchPlaywright(browser.PlaywrightOptions{Engine: browser.Chromium}, log)
+		return d.Launch(playwright.Options{Engine: browser.Chromium}, log)
 	})
 	launch(webkit, func() (browser.Engine, error) {
-		return browser.LaunchWebDriver(context.Background(), browser.WebDriverOptions{}, log)
+		return webdriver.Launch(context.Background(), webdriver.Options{}, log)
 	})
 	wg.Wait()
 	engines = []*engine{chromium, firefox, webkit}

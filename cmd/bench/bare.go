@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 	"io"
 	"net"
 	"net/http"
@@ -251,7 +252,7 @@ func newBareWebDriver(ctx context.Context, log zerolog.Logger) (*bareWebDriver, 
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	w.cmd = exec.Command(browser.DefaultWebKitWebDriver, "--port="+strconv.Itoa(port), "--host=127.0.0.1")
+	w.cmd = exec.Command(webdriver.DefaultWebKitWebDriver, "--port="+strconv.Itoa(port), "--host=127.0.0.1")
 	w.cmd.Env = append(os.Environ(), "DISPLAY="+display, "GDK_BACKEND=x11", "NO_AT_BRIDGE=1")
 	if w.xvfb != nil {
 		w.cmd.Env = append(w.cmd.Env, "XAUTHORITY="+w.xvfb.Authority) // our Xvfb wants its cookie
@@ -273,7 +274,7 @@ func newBareWebDriver(ctx context.Context, log zerolog.Logger) (*bareWebDriver, 
 		time.Sleep(20 * time.Millisecond)
 	}
 	caps := map[string]any{"capabilities": map[string]any{"alwaysMatch": map[string]any{
-		"webkitgtk:browserOptions": map[string]any{"binary": browser.DefaultMiniBrowser, "args": []string{"--automation"}},
+		"webkitgtk:browserOptions": map[string]any{"binary": webdriver.DefaultMiniBrowser, "args": []string{"--automation"}},
 	}}}
 	raw, err := w.do(http.MethodPost, "/session", caps)
 	if err != nil {

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/layout-oracle/oracle/oracle/browser/playwright"
+	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 	"sync"
 	"time"
 
@@ -32,11 +34,11 @@ func runBaseline(ctx context.Context, sample []benchCase, engines []string, log 
 	res := baselineResult{Cases: len(sample), Engine: map[string][]time.Duration{}}
 	// One Playwright driver per engine, started once: the engines' launches of a
 	// case run in parallel, and a driver launches one browser at a time.
-	drivers := map[string]*browser.PlaywrightDriver{}
+	drivers := map[string]*playwright.Driver{}
 	var display, xauth string
 	for _, e := range engines {
 		if e != browser.WebKit {
-			pw, err := browser.StartPlaywright(log)
+			pw, err := playwright.Start(log)
 			if err != nil {
 				return res, err
 			}
@@ -83,16 +85,16 @@ func runBaseline(ctx context.Context, sample []benchCase, engines []string, log 
 }
 
 // browserPerCase launches one engine, answers one case, and closes the engine.
-func browserPerCase(ctx context.Context, pw *browser.PlaywrightDriver, name, display, xauth string, c benchCase, log zerolog.Logger) error {
+func browserPerCase(ctx context.Context, pw *playwright.Driver, name, display, xauth string, c benchCase, log zerolog.Logger) error {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	var e browser.Engine
 	var err error
 	if name == browser.WebKit {
-		e, err = browser.LaunchWebDriver(ctx, browser.WebDriverOptions{Display: display, Env: []string{"XAUTHORITY=" + xauth}}, log)
+		e, err = webdriver.Launch(ctx, webdriver.Options{Display: display, Env: []string{"XAUTHORITY=" + xauth}}, log)
 	} else {
 		_, bundled := pw.BundledPath(name) // the oracle's default route (--browsers=auto)
-		e, err = pw.LaunchPlaywright(browser.PlaywrightOptions{Engine: name, Bundled: bundled}, log)
+		e, err = pw.Launch(playwright.Options{Engine: name, Bundled: bundled}, log)
 	}
 	if err != nil {
 		return err

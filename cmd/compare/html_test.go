@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/layout-oracle/oracle/oracle/browser/playwright"
 	"math"
 	"os"
 	"path/filepath"
@@ -46,10 +47,10 @@ type viewer struct{ e browser.Engine }
 
 func newViewer(t *testing.T) *viewer {
 	t.Helper()
-	d, err := browser.StartPlaywright(zerolog.Nop())
+	d, err := playwright.Start(zerolog.Nop())
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Stop() })
-	e, err := d.LaunchPlaywright(browser.PlaywrightOptions{Engine: browser.Chromium}, zerolog.Nop())
+	e, err := d.Launch(playwright.Options{Engine: browser.Chromium}, zerolog.Nop())
 	require.NoError(t, err)
 	t.Cleanup(func() { e.Close() })
 	return &viewer{e: e}

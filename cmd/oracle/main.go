@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/layout-oracle/oracle/oracle/browser/playwright"
+	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -73,7 +75,7 @@ func run() int {
 	chromiumPath := fs.String("chromium-path", "", "Chromium binary (default "+browser.SystemChromium+"); implies the system route for chromium")
 	firefoxPath := fs.String("firefox-path", "", "Firefox binary (default "+browser.SystemFirefox+"); implies the system route for firefox")
 	requireSandbox := fs.Bool("require-sandbox", false, "refuse to start unless every engine runs under an unprivileged user with its own sandbox on (docs/sandbox.md)")
-	webkitDriverPath := fs.String("webkit-driver-path", "", "WebKitWebDriver binary (default "+browser.DefaultWebKitWebDriver+"); implies the WebDriver route for webkit")
+	webkitDriverPath := fs.String("webkit-driver-path", "", "WebKitWebDriver binary (default "+webdriver.DefaultWebKitWebDriver+"); implies the WebDriver route for webkit")
 	docRoot := fs.String("docroot", "", "directory served read-only at / on the oracle's case origins; \"url\" requests name paths under it")
 	storePath := fs.String("store", storeDefault(), "ground-truth store file (docs/store.md), or off; default $ORACLE_STORE, else under $XDG_CACHE_HOME or ~/.cache")
 	storeMinRuns := fs.Int("store-min-runs", 1, "serve from the store only answers resting on at least this many identical live runs (docs/store.md); a case whose stored answer rests on fewer is measured live again")
@@ -126,7 +128,7 @@ func run() int {
 				os.Setenv("PLAYWRIGHT_NODEJS_PATH", node)
 			}
 		}
-		if err := browser.InstallDriver(log); err != nil {
+		if err := playwright.InstallDriver(log); err != nil {
 			log.Error().Err(err).Msg("install driver")
 			return 1
 		}

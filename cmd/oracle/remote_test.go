@@ -10,6 +10,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 	"io"
 	"net"
 	"net/http"
@@ -138,7 +139,7 @@ func startWebKitWebDriver(t *testing.T, port int) *hostProc {
 	env, err := oracle.BrowserHostEnv(browser.WebKit)
 	require.NoError(t, err)
 	env = append(env, "DISPLAY="+x.Display, "XAUTHORITY="+x.Authority, "GDK_BACKEND=x11", "NO_AT_BRIDGE=1")
-	h := startHost(t, env, browser.DefaultWebKitWebDriver, "--host=127.0.0.1", "--port="+strconv.Itoa(port))
+	h := startHost(t, env, webdriver.DefaultWebKitWebDriver, "--host=127.0.0.1", "--port="+strconv.Itoa(port))
 	waitListening(t, port, h)
 	return h
 }

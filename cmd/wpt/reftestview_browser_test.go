@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/layout-oracle/oracle/oracle/browser/playwright"
 	"image"
 	"image/png"
 	"os"
@@ -63,10 +64,10 @@ func TestReftestViewOutlinesAndZoomsTheDiff(t *testing.T) {
 	require.False(t, box.Empty(), "firefox's diff has red pixels")
 	t.Logf("red pixels in %v of %v", box, size)
 
-	d, err := browser.StartPlaywright(zerolog.Nop())
+	d, err := playwright.Start(zerolog.Nop())
 	require.NoError(t, err)
 	defer d.Stop()
-	e, err := d.LaunchPlaywright(browser.PlaywrightOptions{Engine: browser.Chromium}, zerolog.Nop())
+	e, err := d.Launch(playwright.Options{Engine: browser.Chromium}, zerolog.Nop())
 	require.NoError(t, err)
 	defer e.Close()
 	type rect struct{ X, Y, W, H float64 }

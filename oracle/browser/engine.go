@@ -95,8 +95,8 @@ type Health struct {
 	Reason   string `json:"reason,omitempty"` // why the last relaunch happened or failed
 }
 
-// reported is h as Health returns it: an engine that never relaunched is ready.
-func (h Health) reported() Health {
+// Reported is h as Health returns it: an engine that never relaunched is ready.
+func (h Health) Reported() Health {
 	if h.State == "" {
 		h.State = StateReady
 	}
@@ -109,7 +109,7 @@ const DefaultDeadline = 30 * time.Second
 
 // probeTimeout bounds Prepare's check of a page: a live idle page answers in
 // milliseconds; one whose content process died hangs (Firefox) or errs.
-const probeTimeout = 3 * time.Second
+const ProbeTimeout = 3 * time.Second
 
 // ErrNotLaunched is the per-engine error for an engine the request names but the
 // process did not launch.
@@ -157,7 +157,7 @@ func CaseArg(html, fn string, args []any, budget time.Duration) map[string]any {
 // (Keeper): the program scrolls the window back to the origin before it writes, as
 // a new document starts (an inert case's own layout can scroll it: scroll snapping,
 // an initial scroll target).
-func keptCaseArg(html, fn string, args []any, budget time.Duration) map[string]any {
+func KeptCaseArg(html, fn string, args []any, budget time.Duration) map[string]any {
 	a := CaseArg(html, fn, args, budget)
 	a["kept"] = true
 	return a
@@ -165,7 +165,7 @@ func keptCaseArg(html, fn string, args []any, budget time.Duration) map[string]a
 
 // caseURLArg is the case program's argument for one LoadURL: nothing to write (the
 // page navigated to its document), and the root's reftest-wait class honoured.
-func caseURLArg(fn string, args []any, budget time.Duration) map[string]any {
+func CaseURLArg(fn string, args []any, budget time.Duration) map[string]any {
 	a := CaseArg("", fn, args, budget)
 	a["navigated"] = true
 	a["reftestWait"] = true
@@ -176,7 +176,7 @@ func caseURLArg(fn string, args []any, budget time.Duration) map[string]any {
 // quarters of what is left of ctx's deadline, so that a page that never settles is
 // answered with the program's own error (naming what did not settle) before the
 // driver's or the oracle's clock runs out.
-func settleBudget(ctx context.Context) time.Duration {
+func SettleBudget(ctx context.Context) time.Duration {
 	remaining := DefaultDeadline
 	if dl, ok := ctx.Deadline(); ok {
 		remaining = time.Until(dl)
@@ -197,22 +197,17 @@ func CallExpression(fn string) string {
 	return inpage.Fill(inpage.CallExpression, "FN", fn)
 }
 
-// engineError is an engine's own error: its message begins with the engine's name,
+// EngineError is an engine's own error: its message begins with the engine's name,
 // added here rather than in every message. errors.Is and errors.As see through it.
-type engineError struct {
-	engine string
-	err    error
+type EngineError struct {
+	Engine string
+	Err    error
 }
 
-func (e *engineError) Error() string { return e.engine + ": " + e.err.Error() }
-func (e *engineError) Unwrap() error { return e.err }
+func (e *EngineError) Error() string { return e.Engine + ": " + e.Err.Error() }
+func (e *EngineError) Unwrap() error { return e.Err }
 
-// engineErrorf is fmt.Errorf's error as engine's.
-func engineErrorf(engine, format string, args ...any) error {
-	return &engineError{engine: engine, err: fmt.Errorf(format, args...)}
-}
-
-// errorf is fmt.Errorf's error as e's engine's.
-func (e *playwrightEngine) errorf(format string, args ...any) error {
-	return engineErrorf(e.name, format, args...)
+// EngineErrorf is fmt.Errorf's error as engine's.
+func EngineErrorf(engine, format string, args ...any) error {
+	return &EngineError{Engine: engine, Err: fmt.Errorf(format, args...)}
 }

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/layout-oracle/oracle/oracle/browser/host"
-	"github.com/mxschmitt/playwright-go"
 )
 
 // SystemFirefox is Debian's Firefox ESR, driven over WebDriver BiDi (Playwright's
@@ -13,29 +12,6 @@ import (
 const SystemFirefox = "/usr/bin/firefox-esr"
 
 var firefoxKnowledge = engineKnowledge{
-	systemExe: SystemFirefox,
-	channel:   "moz-firefox",
-	routeNote: " (WebDriver BiDi, channel moz-firefox)",
-	launch: func(l *playwright.BrowserTypeLaunchOptions, opts PlaywrightOptions) {
-		if len(opts.FirefoxPrefs) > 0 {
-			l.FirefoxUserPrefs = opts.FirefoxPrefs
-		}
-	},
-	remoteLaunch: func(l map[string]any, opts PlaywrightOptions) {
-		if len(opts.FirefoxPrefs) > 0 {
-			l["firefoxUserPrefs"] = opts.FirefoxPrefs
-		}
-	},
-	settings: func(opts *PlaywrightOptions, s LaunchSettings) {
-		opts.FirefoxPrefs = s.FirefoxPrefs
-		opts.Permissions = nil // Firefox's fake media comes from prefs; it has no camera grant
-	},
-	newPageAfterNavigation: true,
-	// The position only (BiDi emulation.setGeolocationOverride and
-	// permissions.setPermission): there is no CDP session on this route, Playwright
-	// sends no other BiDi command of ours, and Accelerometer is not implemented
-	// (docs/profiles.md).
-	emulation:      emulationKnowledge{geolocation: true},
 	contentProcess: func(p host.ProcInfo) bool { return p.HasArg("-contentproc") && p.HasArg("-isForBrowser") },
 	sandbox: func(c, main host.ProcInfo) (string, string) {
 		kind := "content sandbox: seccomp-bpf"

@@ -36,14 +36,14 @@ func TestEngineSandboxKnowledge(t *testing.T) {
 	assert.Empty(t, why)
 }
 
-// An engine's error is prefixed with its name in one place (engineError), and
+// An engine's error is prefixed with its name in one place (EngineError), and
 // errors.Is and errors.As see through the prefix.
 func TestEngineErrorPrefix(t *testing.T) {
-	err := engineErrorf(Firefox, "relaunch failed: %w", ErrVersionChanged)
+	err := EngineErrorf(Firefox, "relaunch failed: %w", ErrVersionChanged)
 	assert.Equal(t, "firefox: relaunch failed: browser version changed", err.Error())
 	assert.ErrorIs(t, err, ErrVersionChanged)
-	var ee *engineError
+	var ee *EngineError
 	if assert.ErrorAs(t, err, &ee) {
-		assert.Equal(t, Firefox, ee.engine)
+		assert.Equal(t, Firefox, ee.Engine)
 	}
 }

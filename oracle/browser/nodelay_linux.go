@@ -144,7 +144,7 @@ func tcpTable(path string) ([]tcpRow, error) {
 
 // noDelayBrowser applies noDelayAccepted to a freshly launched Firefox's main
 // processes. A failure costs only speed, so it is logged, never fatal.
-func noDelayBrowser(engine string, pids []int, log zerolog.Logger) {
+func NoDelayBrowser(engine string, pids []int, log zerolog.Logger) {
 	if engine != Firefox {
 		return // Chromium's driver speaks over a pipe
 	}

@@ -1,7 +1,9 @@
-package browser
+package browser_test
 
 import (
 	"context"
+	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/browser/routes"
 	"testing"
 
 	"github.com/layout-oracle/oracle/internal/testutil"
@@ -16,14 +18,15 @@ import (
 // whose answer followed an event waited about 40 ms for a delayed ACK.
 func TestFirefoxBiDiConnectionHasNoDelay(t *testing.T) {
 	testutil.NeedsBrowsers(t)
-	eng, err := Launch(context.Background(), Firefox, RouteSystem, "", LaunchSettings{}, testLogger(t))
+	settings := browser.LaunchSettings{FirefoxRoute: browser.FirefoxRoutePlaywright}
+	e, err := routes.Launch(context.Background(), browser.Firefox, browser.RouteSystem, "", settings, testutil.Logger(t))
 	require.NoError(t, err)
-	defer eng.Close()
-	e := eng.(*playwrightEngine)
-	require.NotEmpty(t, e.pids)
+	defer e.Close()
+	pids := e.(interface{ ProcessRoots() []int }).ProcessRoots()
+	require.NotEmpty(t, pids)
 
 	var on, off int
-	n, err := eachAccepted(e.pids[0], func(fd int) error {
+	n, err := browser.EachAccepted(pids[0], func(fd int) error {
 		v, err := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY)
 		if v != 0 {
 			on++

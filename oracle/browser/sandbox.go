@@ -49,7 +49,7 @@ func contentProcess(engine string, p host.ProcInfo) bool {
 // A content process sets up its filter a moment after it starts (a new Firefox
 // content process was seen unfiltered at first): a state off for that reason alone is
 // looked at again for up to 2 s before it is reported.
-func inspectSandbox(engine string, roots []int) SandboxState {
+func InspectSandbox(engine string, roots []int) SandboxState {
 	st := inspectSandboxOnce(engine, roots)
 	for deadline := time.Now().Add(2 * time.Second); !st.On && st.transient && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond)

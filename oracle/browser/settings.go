@@ -2,6 +2,7 @@ package browser
 
 import (
 	"maps"
+	"strings"
 
 	"github.com/layout-oracle/oracle/profiles"
 )
@@ -78,4 +79,41 @@ func (s *LaunchSettings) Merge(o LaunchSettings) {
 func ProfileSettings(p profiles.Profile) LaunchSettings {
 	return LaunchSettings{ChromiumArgs: p.ChromiumArgs, FirefoxPrefs: p.FirefoxPrefs,
 		WebKitArgs: p.WebKitGTKArgs, Permissions: p.Permissions, Emulation: p.Emulation}
+}
+
+// Firefox routes, chosen by --firefox-route.
+const (
+	FirefoxRoutePlaywright = "playwright" // playwright-go, channel moz-firefox
+	FirefoxRouteBiDi       = "bidi"       // the oracle's own WebDriver BiDi client (package bidi)
+	// FirefoxRouteAuto is the oracle's default: bidi, except under a launch profile
+	// that emulates hardware, which only the Playwright route applies (oracle.Config).
+	FirefoxRouteAuto = "auto"
+)
+
+// Chromium routes, chosen by --chromium-route.
+const (
+	ChromiumRoutePlaywright = "playwright" // playwright-go
+	ChromiumRouteCDP        = "cdp"        // the oracle's own CDP client (package cdp)
+	// ChromiumRouteAuto is the oracle's default: cdp, except under a launch profile
+	// that emulates hardware, which only the Playwright route applies (oracle.Config).
+	ChromiumRouteAuto = "auto"
+)
+
+// Browser routes, chosen by --browsers.
+const (
+	RouteSystem     = "system"     // Debian's builds: Chromium over CDP, Firefox ESR over BiDi (or playwright-go: --chromium-route, --firefox-route), WebKitGTK over WebDriver
+	RoutePlaywright = "playwright" // Playwright's bundled builds of all three (needs `playwright install`)
+	RouteAuto       = "auto"       // per engine, the bundled build where installed, else the system one
+)
+
+// SplitList parses a comma-separated flag value (--engines=chromium,webkit),
+// dropping blanks.
+func SplitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

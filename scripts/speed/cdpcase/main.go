@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	oraclecdp "github.com/layout-oracle/oracle/oracle/browser/cdp"
 	"log"
 	"maps"
 	"os"
@@ -138,7 +139,7 @@ func main() {
 	}
 	defer os.RemoveAll(profile)
 	// The CDP route's own list of Playwright's switches (oracle/browser/cdp_process.go).
-	args := append(append(slices.Clone(browser.PlaywrightChromiumSwitches), browser.ChromiumArgs...),
+	args := append(append(slices.Clone(oraclecdp.PlaywrightChromiumSwitches), browser.ChromiumArgs...),
 		"--user-data-dir="+profile, "--remote-debugging-port=0", "--no-startup-window")
 	if !*sandbox {
 		args = append(args, "--no-sandbox")

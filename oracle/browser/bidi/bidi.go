@@ -1,0 +1,635 @@
+package bidi
+
+// Firefox over raw WebDriver BiDi with the oracle's own client (--firefox-route=bidi,
+// docs/bidi-route.md), in three files: the engine (this file: launch, Load, Reset,
+// Keep, Prepare, relaunch, Close), the Firefox process and its profile
+// (bidi_process.go), and the wire client (bidi_wire.go). No Playwright driver and no
+// injected script: one BiDi command per case where Playwright's route relays several
+// through node and evaluates its 340 KB script in every new document.
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/browser/ownclient"
+
+	"github.com/layout-oracle/oracle/inpage"
+	"github.com/rs/zerolog"
+)
+
+// ErrNotOnRoute is the per-engine error of a request the BiDi route does not
+// serve yet (docs/bidi-route.md).
+var ErrNotOnRoute = errors.New("not supported on the bidi route")
+
+// Options chooses the Firefox build and its launch settings.
+type Options struct {
+	ExecutablePath string         // default SystemFirefox
+	Prefs          map[string]any // LaunchSettings.FirefoxPrefs, into user.js
+	Env            []string       // KEY=VALUE added to the browser's environment
+	MemoryCgroup   string         // cgroup.procs of the engine's memory cgroup; "": none
+	MaxReply       int64          // bound of one reply in bytes; 0: browser.DefaultMaxReply
+	BundledAbsent  string         // see browser.BundledAbsent
+	InitScripts    []string       // run before any page script in every document (script.addPreloadScript)
+}
+
+// bidiEngine is one Firefox with one page (a top-level browsing context), reached
+// over one BiDi session. The oracle calls it one call at a time; Health, Keep and
+// Close may run beside a call.
+type bidiEngine struct {
+	ownclient.Browser[*bidiProc, *bidiConn] // the process, the session's connection, relaunch, health
+	opts                                    Options
+
+	// Under mu:
+	page  string // the page's browsing context id
+	blank bool   // the page is on the about:blank the reset's navigation made, no case in it yet
+	kept  bool   // the page holds an inert case (Keep) the next Load writes over
+}
+
+// Launch launches Firefox and opens its page at the spec's viewport.
+func Launch(ctx context.Context, opts Options, log zerolog.Logger) (browser.Engine, error) {
+	if opts.MaxReply <= 0 {
+		opts.MaxReply = browser.DefaultMaxReply
+	}
+	e := &bidiEngine{opts: opts}
+	e.Exe, e.Log = cmp.Or(opts.ExecutablePath, browser.SystemFirefox), log.With().Str("engine", browser.Firefox).Logger()
+	if err := e.Browser.Launch(ctx, ownclient.Setup{Engine: browser.Firefox,
+		Route:    "bidi " + e.Exe + " WebDriver BiDi (oracle's own client)",
+		ConnLost: errBiDiGone.Error(), Start: e.startBrowser, BundledAbsent: opts.BundledAbsent}); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// RunsInitScripts says the recorder arrives by preload script, not inline.
+func (e *bidiEngine) RunsInitScripts() bool { return len(e.opts.InitScripts) > 0 }
+
+// startBrowser launches Firefox, opens the session and sets up its page; on any
+// failure nothing it started is left running.
+func (e *bidiEngine) startBrowser(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 180*time.Second) // session.new alone took 11 s at load average 40
+	defer cancel()
+	p, err := e.startFirefox(ctx)
+	if err != nil {
+		return e.Errorf("launch: %w", err)
+	}
+	conn, page, version, err := e.openSession(ctx, p)
+	if err != nil {
+		err = fmt.Errorf("session: %w (its output: %s)", err, p.out.Tail())
+		if conn != nil {
+			conn.Close(err)
+		}
+		p.Kill()
+		return e.Errorf("%w", err)
+	}
+	return e.Adopt(p, conn, version, func() { e.page, e.blank, e.kept = page, false, false })
+}
+
+// openSession dials p's BiDi endpoint, starts the session and prepares the page.
+func (e *bidiEngine) openSession(ctx context.Context, p *bidiProc) (*bidiConn, string, string, error) {
+	conn, err := dialBiDi(ctx, p.url+"/session", e.opts.MaxReply+1<<20, e.Log)
+	if err != nil {
+		return nil, "", "", err
+	}
+	browser.NoDelayBrowser(browser.Firefox, []int{p.cmd.Process.Pid}, e.Log) // Firefox's end of our socket
+	raw, err := conn.call(ctx, "session.new", map[string]any{"capabilities": map[string]any{}})
+	if err != nil {
+		return conn, "", "", err
+	}
+	var s struct {
+		Capabilities struct {
+			BrowserVersion string `json:"browserVersion"`
+		} `json:"capabilities"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil || s.Capabilities.BrowserVersion == "" {
+		return conn, "", "", fmt.Errorf("session.new gave no browserVersion: %s", raw)
+	}
+	// A case's download is refused, as on the Playwright route (AcceptDownloads false):
+	// in Firefox one took the focus from the page for good (issue 26).
+	if _, err := conn.call(ctx, "browser.setDownloadBehavior", map[string]any{
+		"downloadBehavior": map[string]any{"type": "denied"}}); err != nil {
+		return conn, "", "", err
+	}
+	// The init scripts (the trace recorder), before any page script in every document
+	// of every context, as Playwright's addInitScript; each is a script's text, run as
+	// a function body.
+	for _, src := range e.opts.InitScripts {
+		if _, err := conn.call(ctx, "script.addPreloadScript", map[string]any{"functionDeclaration": inpage.Fill(inpage.BiDiPreload, "SRC", src)}); err != nil {
+			return conn, "", "", err
+		}
+	}
+	// The page is a tab of its own, as Playwright's new page is: Firefox's startup tab
+	// never has the focus (document.hasFocus() false even after browsingContext.activate).
+	tops, err := topContexts(ctx, conn)
+	if err != nil {
+		return conn, "", "", err
+	}
+	page, err := createTab(ctx, conn)
+	if err != nil {
+		return conn, "", "", err
+	}
+	for _, t := range tops {
+		if err := closeContext(ctx, conn, t.Context); err != nil {
+			return conn, "", "", err
+		}
+	}
+	return conn, page, s.Capabilities.BrowserVersion, nil
+}
+
+// bidiContext is one entry of browsingContext.getTree.
+type bidiContext struct {
+	Context string `json:"context"`
+	URL     string `json:"url"`
+}
+
+// topContexts lists the browser's top-level browsing contexts (tabs and windows).
+func topContexts(ctx context.Context, c *bidiConn) ([]bidiContext, error) {
+	raw, err := c.call(ctx, "browsingContext.getTree", map[string]any{"maxDepth": 0})
+	if err != nil {
+		return nil, err
+	}
+	var t struct {
+		Contexts []bidiContext `json:"contexts"`
+	}
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return nil, err
+	}
+	return t.Contexts, nil
+}
+
+// closeContext closes a top-level browsing context without running its beforeunload
+// (a case's handler must not hold the close).
+func closeContext(ctx context.Context, c *bidiConn, id string) error {
+	_, err := c.call(ctx, "browsingContext.close", map[string]any{"context": id, "promptUnload": false})
+	return err
+}
+
+// setViewport sets page's viewport to the spec's (a viewport is per top-level context).
+func setViewport(ctx context.Context, c *bidiConn, page string) error {
+	_, err := c.call(ctx, "browsingContext.setViewport", map[string]any{"context": page,
+		"viewport": map[string]any{"width": dump.Viewport.Width, "height": dump.Viewport.Height}})
+	return err
+}
+
+// current is the connection and page a call works on.
+func (e *bidiEngine) current() (*bidiConn, string) {
+	e.Mu.Lock()
+	defer e.Mu.Unlock()
+	return e.Conn, e.page
+}
+
+// navigateBlank navigates page to a new about:blank document and waits for its load:
+// a new document and global (about:blank to about:blank adds no history entry).
+func navigateBlank(ctx context.Context, c *bidiConn, page string) error {
+	_, err := c.call(ctx, "browsingContext.navigate", map[string]any{"context": page, "url": "about:blank", "wait": "complete"})
+	return err
+}
+
+// Load evaluates the case program on the reset's about:blank (or a kept inert case's
+// document), in one script.callFunction.
+func (e *bidiEngine) Load(ctx context.Context, html, fn string, args ...any) (json.RawMessage, error) {
+	if err := e.Ensure(ctx); err != nil {
+		return nil, err
+	}
+	e.Mu.Lock()
+	ready, kept := e.blank, e.kept
+	e.blank, e.kept = false, false
+	e.Mu.Unlock()
+	conn, page := e.current()
+	if !ready && !kept {
+		// A new page (the first, a relaunched browser's, a new tab), or a reset that
+		// did not finish: the same kind of document the reset makes.
+		if err := navigateBlank(ctx, conn, page); err != nil {
+			return nil, e.failed(ctx, "navigate to about:blank", err)
+		}
+	}
+	arg := browser.CaseArg(html, fn, args, browser.SettleBudget(ctx))
+	if kept {
+		arg = browser.KeptCaseArg(html, fn, args, browser.SettleBudget(ctx))
+	}
+	return e.evaluate(ctx, conn, page, browser.CaseProgram(), arg)
+}
+
+// evaluate calls fn (a function expression of one argument returning JSON text)
+// with arg, sent as a BiDi value (bidiValue).
+func (e *bidiEngine) evaluate(ctx context.Context, conn *bidiConn, page, fn string, arg any) (json.RawMessage, error) {
+	v, err := bidiValue(arg)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := conn.call(ctx, "script.callFunction", map[string]any{
+		"functionDeclaration": fn, "awaitPromise": true, "resultOwnership": "none",
+		"target": map[string]any{"context": page}, "arguments": []any{v},
+	})
+	if err != nil {
+		if text, ok := rejectedWithoutStack(err); ok {
+			return nil, e.Errorf("evaluate: %s", text)
+		}
+		return nil, e.failed(ctx, "evaluate", err)
+	}
+	var r bidiRemoteValue
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, e.Errorf("evaluate: %w", err)
+	}
+	if r.Type == "exception" {
+		text := "(no text)"
+		if r.ExceptionDetails != nil {
+			text = r.ExceptionDetails.Text
+		}
+		return nil, e.Errorf("evaluate: %s", text)
+	}
+	var s string
+	if r.Result.Type != "string" || json.Unmarshal(r.Result.Value, &s) != nil {
+		return nil, e.Errorf("evaluate returned %s, want a JSON string", r.Result.Type)
+	}
+	return json.RawMessage(s), nil
+}
+
+// missingStack begins the error Firefox's remote agent answers for a function whose
+// promise was rejected when the page's realm recorded neither the promise's
+// allocation nor its resolution site, which it needs for exceptionDetails (its
+// windowglobal/script.sys.mjs): the case program's promise rejected from a later
+// task, as it is when a page does not settle or a navigated document is not
+// well-formed XML. The call finished in a live page; the rest of the message is the
+// rejection's text.
+const missingStack = "Error: Missing stack, unable to build exceptionDetails for exception: "
+
+// rejectedWithoutStack is the rejection's text when err is that answer, so that it is
+// the case's error, as any other exception is, and not a broken browser (a relaunch).
+func rejectedWithoutStack(err error) (string, bool) {
+	var be *bidiError
+	if !errors.As(err, &be) || be.method != "script.callFunction" || be.code != "unknown error" {
+		return "", false
+	}
+	return strings.CutPrefix(be.message, missingStack)
+}
+
+// failed records that a call on the browser failed, so the next call relaunches it:
+// a call that outlived its deadline leaves the content process busy (while(true){}
+// wedges it, and no BiDi command interrupts it), and any other driver error means a
+// dead connection, browser or content process. The error is the deadline's, or the
+// engine's naming op and the wire's reason: only a connection the browser ended is
+// called a crash (a reply over the bound, or the engine's Close, says so instead).
+func (e *bidiEngine) failed(ctx context.Context, op string, err error) error {
+	e.BreakFor(ctx, op, err)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(err, errBiDiGone) {
+		return e.Errorf("browser crashed or disconnected: %w", err)
+	}
+	return e.Errorf("%s: %w", op, err)
+}
+
+// bidiValue is v (made plain by encoding/json) as a BiDi LocalValue.
+func bidiValue(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode argument: %w", err)
+	}
+	var plain any
+	if err := json.Unmarshal(b, &plain); err != nil {
+		return nil, err
+	}
+	return localValue(plain), nil
+}
+
+func localValue(v any) any {
+	switch v := v.(type) {
+	case nil:
+		return map[string]any{"type": "null"}
+	case bool:
+		return map[string]any{"type": "boolean", "value": v}
+	case float64:
+		return map[string]any{"type": "number", "value": v}
+	case string:
+		return map[string]any{"type": "string", "value": v}
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = localValue(x)
+		}
+		return map[string]any{"type": "array", "value": out}
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		out := make([]any, len(keys))
+		for i, k := range keys {
+			out[i] = []any{k, localValue(v[k])}
+		}
+		return map[string]any{"type": "object", "value": out}
+	}
+	return map[string]any{"type": "undefined"}
+}
+
+// Visit replaces the page's document with url's (location.replace: no history entry),
+// waits for its load, then evaluates fn by CallExpression. The recorder of trace
+// pages arrives by preload script (RunsInitScripts).
+func (e *bidiEngine) Visit(ctx context.Context, url, fn string, args ...any) (json.RawMessage, error) {
+	conn, page, err := e.navigateTo(ctx, url, true)
+	if err != nil {
+		return nil, err
+	}
+	if args == nil {
+		args = []any{}
+	}
+	return e.evaluate(ctx, conn, page, browser.CallExpression(fn), args)
+}
+
+// LoadURL replaces the page's document with url's and waits for the commit only;
+// the case program settles the document (no write) and calls fn.
+func (e *bidiEngine) LoadURL(ctx context.Context, url, fn string, args ...any) (json.RawMessage, error) {
+	conn, page, err := e.navigateTo(ctx, url, false)
+	if err != nil {
+		return nil, err
+	}
+	return e.evaluate(ctx, conn, page, browser.CaseProgram(), browser.CaseURLArg(fn, args, browser.SettleBudget(ctx)))
+}
+
+// navigateTo replaces the page's document with url's by the page's own
+// location.replace (the driver's navigation would add a history entry), and waits
+// until the page is there: its load with load, else its commit. A file: url (only the
+// oracle's callers choose one, never a case; no page may navigate to file:) takes the
+// driver's navigation; its history entry costs a new tab at the reset, as every
+// navigation does on this route.
+func (e *bidiEngine) navigateTo(ctx context.Context, url string, load bool) (*bidiConn, string, error) {
+	if err := e.Ensure(ctx); err != nil {
+		return nil, "", err
+	}
+	e.Mu.Lock()
+	e.blank, e.kept = false, false
+	e.Mu.Unlock()
+	conn, page := e.current()
+	if strings.HasPrefix(url, "file:") {
+		_, err := conn.call(ctx, "browsingContext.navigate", map[string]any{"context": page, "url": url, "wait": "complete"})
+		if err != nil {
+			return nil, "", e.failed(ctx, "navigate", err)
+		}
+		return conn, page, nil
+	}
+	_, err := conn.call(ctx, "script.callFunction", map[string]any{
+		"functionDeclaration": browser.ReplaceScript(false), "awaitPromise": false, "resultOwnership": "none",
+		"target": map[string]any{"context": page}, "arguments": []any{localValue(url)},
+	})
+	var be *bidiError
+	if err != nil && !errors.As(err, &be) { // the navigation may end the call's realm first
+		return nil, "", e.failed(ctx, "navigate", err)
+	}
+	if err := e.waitFor(ctx, conn, page, url, load); err != nil {
+		return nil, "", e.failed(ctx, "wait for "+url, err)
+	}
+	return conn, page, nil
+}
+
+// waitFor polls the page, from a sandbox the page's scripts cannot reach, until its
+// document is url's, and with load until that document has loaded.
+func (e *bidiEngine) waitFor(ctx context.Context, conn *bidiConn, page, url string, load bool) error {
+	for {
+		raw, err := conn.call(ctx, "script.evaluate", map[string]any{
+			"expression": inpage.BiDiLocationState, "awaitPromise": false,
+			"resultOwnership": "none", "target": map[string]any{"context": page, "sandbox": "layout-oracle"},
+		})
+		var be *bidiError
+		switch {
+		case err == nil:
+			var r bidiRemoteValue
+			var text string
+			var st [2]string
+			if json.Unmarshal(raw, &r) == nil && json.Unmarshal(r.Result.Value, &text) == nil &&
+				json.Unmarshal([]byte(text), &st) == nil && st[0] == url && (!load || st[1] == "complete") {
+				return nil
+			}
+		case !errors.As(err, &be): // a dead connection or the deadline; a realm that went away is retried
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// Reset gives the next case a new about:blank document and global, with the first
+// case's guarantees (docs/untrusted.md, "Per-case state"): no window but the page,
+// window.name cleared, history.length 1, the focus. A case that added history
+// entries, closed its window or took the focus for good costs a new tab; a page that
+// cannot reset in time, a relaunch.
+func (e *bidiEngine) Reset(ctx context.Context) error {
+	e.Mu.Lock()
+	e.kept, e.blank = false, false
+	e.Mu.Unlock()
+	return e.ResetPage(ctx, e.reset)
+}
+
+func (e *bidiEngine) reset(ctx context.Context) error {
+	conn, page := e.current()
+	pageOpen, onBlank, err := e.closeOthers(ctx, conn, page)
+	if err != nil {
+		return err
+	}
+	if !pageOpen || !onBlank {
+		// The case closed its window, or navigated it (its own location, a form): an
+		// about:blank it reached would inherit its origin, and Gecko adds a history
+		// entry for the driver's navigation from there. A new tab has neither.
+		return e.newTab(ctx, conn, page, pageOpen)
+	}
+	if err := navigateBlank(ctx, conn, page); err != nil {
+		return err
+	}
+	if ok, err := e.freshAndFocused(ctx, conn, page); err != nil || ok {
+		if ok {
+			e.Mu.Lock()
+			e.blank = true
+			e.Mu.Unlock()
+		}
+		return err
+	}
+	// The case added session-history entries (pushState, hash changes, an iframe's
+	// navigations) or took the focus for good: only a new tab has the first case's.
+	return e.newTab(ctx, conn, page, true)
+}
+
+// freshAndFocused runs the reset's check on page (it clears window.name) and says
+// whether history.length is the first case's and the page has the focus, giving the
+// focus back first when a case took it.
+func (e *bidiEngine) freshAndFocused(ctx context.Context, conn *bidiConn, page string) (bool, error) {
+	raw, err := e.evaluate(ctx, conn, page, inpage.Fill(inpage.BiDiResetCheck, "RESET_CHECK", browser.ResetCheckJS), nil)
+	if err != nil {
+		return false, err
+	}
+	var st [2]any // history.length, document.hasFocus()
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return false, e.Errorf("reset check: %w", err)
+	}
+	if st[0] != browser.FirstHistoryLength {
+		e.Log.Debug().Str("history", string(raw)).Msg("a new tab replaces the page")
+		return false, nil
+	}
+	return st[1] == true || e.refocus(ctx, conn, page), nil
+}
+
+// refocus activates page (a download or a popup took the focus) and says whether it
+// has the focus now.
+func (e *bidiEngine) refocus(ctx context.Context, conn *bidiConn, page string) bool {
+	if _, err := conn.call(ctx, "browsingContext.activate", map[string]any{"context": page}); err != nil {
+		return false
+	}
+	raw, err := e.evaluate(ctx, conn, page, inpage.BiDiHasFocus, nil)
+	return err == nil && string(raw) == "true"
+}
+
+// closeOthers closes every top-level context but page (the popups and windows a
+// case opened) and says whether page is still open and on about:blank.
+func (e *bidiEngine) closeOthers(ctx context.Context, conn *bidiConn, page string) (open, blank bool, err error) {
+	for round := 0; round < 5; round++ {
+		tops, err := topContexts(ctx, conn)
+		if err != nil {
+			return false, false, err
+		}
+		others := 0
+		open, blank = false, false
+		for _, t := range tops {
+			if t.Context == page {
+				open, blank = true, t.URL == "about:blank"
+				continue
+			}
+			others++
+			if err := closeContext(ctx, conn, t.Context); err != nil {
+				var be *bidiError
+				if !errors.As(err, &be) || be.code != "no such frame" {
+					return false, false, fmt.Errorf("close a window the case opened: %w", err)
+				}
+			}
+		}
+		if others == 0 {
+			return open, blank, nil
+		}
+	}
+	return false, false, errors.New("the case's popups kept opening more")
+}
+
+// newTab replaces the page by a new tab (an empty session history, an opaque
+// about:blank) with the spec's viewport and the focus, and closes the old one.
+func (e *bidiEngine) newTab(ctx context.Context, conn *bidiConn, old string, closeOld bool) error {
+	page, err := createTab(ctx, conn)
+	if err != nil {
+		return err
+	}
+	if closeOld {
+		if err := closeContext(ctx, conn, old); err != nil {
+			return err
+		}
+	}
+	e.Mu.Lock()
+	e.page = page
+	e.Mu.Unlock()
+	// The next Load navigates the new tab's initial about:blank to a reset's.
+	if ok, err := e.freshAndFocused(ctx, conn, page); err != nil || !ok {
+		return errors.Join(err, errors.New("the new tab is not fresh or has no focus"))
+	}
+	return nil
+}
+
+// createTab opens a tab (it takes the focus) with the spec's viewport.
+func createTab(ctx context.Context, conn *bidiConn) (string, error) {
+	raw, err := conn.call(ctx, "browsingContext.create", map[string]any{"type": "tab"})
+	if err != nil {
+		return "", err
+	}
+	var c struct {
+		Context string `json:"context"`
+	}
+	if err := json.Unmarshal(raw, &c); err != nil || c.Context == "" {
+		return "", fmt.Errorf("browsingContext.create gave no context: %s", raw)
+	}
+	return c.Context, setViewport(ctx, conn, c.Context)
+}
+
+// Keep keeps the page as the inert case that just ran on it left it (Keeper): the
+// only window, on about:blank (one round trip to Firefox's parent process).
+func (e *bidiEngine) Keep() bool {
+	e.Mu.Lock()
+	conn, page, ok := e.Conn, e.page, !e.Closed && e.RelaunchReasonLocked() == ""
+	e.kept = false
+	e.Mu.Unlock()
+	if !ok {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), browser.ProbeTimeout)
+	defer cancel()
+	tops, err := topContexts(ctx, conn)
+	if err != nil || len(tops) != 1 || tops[0].Context != page || tops[0].URL != "about:blank" {
+		return false
+	}
+	e.Mu.Lock()
+	e.kept = true
+	e.Mu.Unlock()
+	return true
+}
+
+// Prepare checks the idle page before a case (pool.go): it must answer a trivial
+// evaluation within probeTimeout and have the focus; otherwise the browser relaunches.
+func (e *bidiEngine) Prepare(ctx context.Context) error {
+	if err := e.Ensure(ctx); err != nil {
+		return err
+	}
+	conn, page := e.current()
+	pctx, cancel := context.WithTimeout(ctx, browser.ProbeTimeout)
+	defer cancel()
+	raw, err := e.evaluate(browser.WithOp(pctx, "check of the idle page"), conn, page,
+		inpage.BiDiHasFocus, nil)
+	if err == nil && (string(raw) == "true" || e.refocus(pctx, conn, page)) {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	reason := "idle page lost the focus, and it could not be given back"
+	if err != nil {
+		reason = "idle page failed a check: " + browser.FirstLine(err)
+	}
+	e.Log.Warn().Msg(reason + "; relaunching the browser")
+	return e.Relaunch(ctx, reason)
+}
+
+// Screenshot is BiDi's browsingContext.captureScreenshot of the viewport.
+func (e *bidiEngine) Screenshot(ctx context.Context) ([]byte, error) {
+	if err := e.Ensure(ctx); err != nil {
+		return nil, err
+	}
+	conn, page := e.current()
+	raw, err := conn.call(ctx, "browsingContext.captureScreenshot", map[string]any{"context": page, "origin": "viewport"})
+	if err != nil {
+		return nil, e.failed(browser.WithOp(ctx, "screenshot"), "screenshot", err)
+	}
+	var s struct {
+		Data string `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, e.Errorf("screenshot: %w", err)
+	}
+	return base64.StdEncoding.DecodeString(s.Data)
+}
+
+// OpenWindows counts the session's top-level browsing contexts, in its one session
+// (browser.OpenWindows).
+func (e *bidiEngine) OpenWindows(ctx context.Context) (pages, contexts int, err error) {
+	conn, _ := e.current()
+	if conn == nil {
+		return 0, 0, fmt.Errorf("firefox: no BiDi session")
+	}
+	tops, err := topContexts(ctx, conn)
+	return len(tops), 1, err
+}

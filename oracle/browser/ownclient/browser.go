@@ -1,0 +1,311 @@
+package ownclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/layout-oracle/oracle/oracle/browser"
+
+	"github.com/rs/zerolog"
+)
+
+// Browser is what the oracle's own-client routes (package cdp for Chromium, package
+// bidi for Firefox) share: one browser process and the connection to it, why the next
+// call must relaunch them, the engine's health, and the relaunch with backoff. An
+// engine embeds it (its fields and methods are the engine's) and launches through it
+// (Launch), naming how to start the browser.
+type Browser[P Process, C Conn] struct {
+	Exe string         // the browser's binary
+	Log zerolog.Logger // the engine's log
+
+	// Mu guards Proc, Conn, Closed, Broken and the embedding engine's page state.
+	Mu     sync.Mutex
+	Proc   P      // zero: none
+	Conn   C      // zero: none
+	Closed bool   // Close ran
+	Broken string // why the next call relaunches the browser ("": it need not)
+
+	setup   Setup
+	version string // the first launch's; a relaunch must match it
+	health  browser.Health
+}
+
+// Setup is what an engine tells its Browser once, at Launch.
+type Setup struct {
+	Engine, Route string
+	// ConnLost is the relaunch reason when the connection closed.
+	ConnLost string
+	// Start launches the browser and adopts it (Adopt); on any failure nothing it
+	// started is left running.
+	Start func(context.Context) error
+	// PageReasonLocked says why the engine's page needs a relaunch ("": it does not);
+	// nil: no such reason. Mu is held.
+	PageReasonLocked func() string
+	// BundledAbsent: see browser.BundledAbsent.
+	BundledAbsent string
+}
+
+// errBrowserReplaced is a call on the connection to a browser that a relaunch killed.
+var errBrowserReplaced = errors.New("browser replaced")
+
+type Process interface {
+	comparable
+	Kill()       // ends the browser's process group and removes its profile
+	Alive() bool // the process has not exited
+	PID() int    // the browser's own process, the root of its tree
+}
+
+type Conn interface {
+	comparable
+	Close(why error) // ends the connection: every call on it, now or later, gets why
+	Alive() bool
+	Reason() error // why the connection ended; nil while it has not
+}
+
+func (b *Browser[P, C]) Name() string    { return b.setup.Engine }
+func (b *Browser[P, C]) Version() string { return b.version }
+func (b *Browser[P, C]) Route() string   { return b.setup.Route }
+
+// BundledAbsent: see browser.BundledAbsent.
+func (b *Browser[P, C]) BundledAbsent() string { return b.setup.BundledAbsent }
+
+// Errorf is fmt.Errorf's error as the engine's. An argument that is already this
+// engine's error loses its own prefix: the message names the engine once
+// ("chromium: relaunch failed: launch: ...").
+func (b *Browser[P, C]) Errorf(format string, args ...any) error {
+	for i, a := range args {
+		if ee, ok := a.(*browser.EngineError); ok && ee.Engine == b.setup.Engine {
+			args[i] = ee.Err
+		}
+	}
+	return browser.EngineErrorf(b.setup.Engine, format, args...)
+}
+
+// Configure records s and starts nothing: Launch does both, and a test of an engine
+// around a fake connection needs only the first.
+func (b *Browser[P, C]) Configure(s Setup) { b.setup = s }
+
+// Launch is the first start, as s says, logged.
+func (b *Browser[P, C]) Launch(ctx context.Context, s Setup) error {
+	b.Configure(s)
+	began := time.Now()
+	if err := b.setup.Start(ctx); err != nil {
+		return err
+	}
+	b.Log.Info().Str("version", b.version).Str("route", b.setup.Route).Dur("launch", time.Since(began)).Msg("engine launched")
+	return nil
+}
+
+// Adopt makes p and conn the engine's browser if the engine is still open and the
+// build is the first launch's; engineFields sets the engine's own state under the same
+// lock. Refused, it closes both.
+func (b *Browser[P, C]) Adopt(p P, conn C, version string, engineFields func()) error {
+	b.Mu.Lock()
+	defer b.Mu.Unlock()
+	refuse := func(err error) error {
+		conn.Close(err)
+		p.Kill()
+		return err
+	}
+	if b.Closed {
+		return refuse(b.Errorf("%w", ErrEngineClosed))
+	}
+	if b.version == "" {
+		b.version = version
+	} else if version != b.version {
+		return refuse(b.Errorf("%w from %s to %s on relaunch", browser.ErrVersionChanged, b.version, version))
+	}
+	b.Proc, b.Conn, b.Broken = p, conn, ""
+	engineFields()
+	return nil
+}
+
+// BreakFor records that a call on the browser failed, so the next call relaunches
+// it, and logs why: the deadline, when the call outlived it (the page is left busy),
+// else op and err.
+func (b *Browser[P, C]) BreakFor(ctx context.Context, op string, err error) {
+	reason := op + ": " + browser.FirstLine(err)
+	if ctx.Err() != nil {
+		reason = browser.OpOf(ctx) + " did not finish in time"
+	}
+	b.Mu.Lock()
+	if b.Broken == "" {
+		b.Broken = reason
+	}
+	b.Mu.Unlock()
+	b.Log.Warn().Str("op", browser.OpOf(ctx)).Err(err).Msg(reason + "; the browser relaunches on the next call")
+}
+
+// Ensure relaunches the browser when a call found it broken, or its process,
+// connection or page is gone.
+func (b *Browser[P, C]) Ensure(ctx context.Context) error {
+	_, err := b.Renew(ctx)
+	return err
+}
+
+// Renew is ensure, and says whether it relaunched the browser: its page is then new,
+// as the first case's was.
+func (b *Browser[P, C]) Renew(ctx context.Context) (relaunched bool, err error) {
+	b.Mu.Lock()
+	if b.Closed {
+		b.Mu.Unlock()
+		return false, b.Errorf("%w", ErrEngineClosed)
+	}
+	reason := b.RelaunchReasonLocked()
+	b.Mu.Unlock()
+	if reason == "" {
+		return false, nil
+	}
+	return true, b.Relaunch(ctx, reason)
+}
+
+// ResetPage is both own routes' Reset once the engine has cleared its own page
+// state: a browser that must relaunch is relaunched, and its new page is the reset
+// (as the first case's was: resetting it would run in what the relaunch left of
+// ctx, often nothing after a hung case, fail, and relaunch a second time);
+// otherwise reset, and a page that cannot reset in time costs a relaunch.
+func (b *Browser[P, C]) ResetPage(ctx context.Context, reset func(context.Context) error) error {
+	if relaunched, err := b.Renew(ctx); err != nil || relaunched {
+		return err
+	}
+	ctx = browser.WithOp(ctx, "reset to about:blank")
+	err := reset(ctx)
+	if err == nil {
+		return nil
+	}
+	reason := "page did not reset in time"
+	if ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+		reason = "page could not reset: " + browser.FirstLine(err)
+	}
+	b.Log.Warn().Err(err).Msg(reason + "; relaunching the browser")
+	return b.Relaunch(ctx, reason)
+}
+
+// RelaunchReasonLocked says why the next call must relaunch the browser: a call found
+// it broken, its process or connection is gone, or the page's own reason; "" when it
+// need not. b.Mu is held.
+func (b *Browser[P, C]) RelaunchReasonLocked() string {
+	var noProc P
+	var noConn C
+	switch {
+	case b.Broken != "":
+		return b.Broken
+	case b.Proc == noProc:
+		return "no browser"
+	case !b.Proc.Alive():
+		return "browser exited"
+	case b.Conn == noConn:
+		return b.setup.ConnLost
+	case !b.Conn.Alive():
+		return browser.FirstLine(b.Conn.Reason())
+	case b.setup.PageReasonLocked != nil:
+		return b.setup.PageReasonLocked()
+	}
+	return ""
+}
+
+// Relaunch kills the browser and launches it again, with backoff. It runs outside
+// the caller's deadline (a relaunch takes seconds): a hung case must not leave the
+// engine without a browser.
+func (b *Browser[P, C]) Relaunch(ctx context.Context, reason string) error {
+	var noProc P
+	var noConn C
+	b.Mu.Lock()
+	if b.Closed {
+		b.Mu.Unlock()
+		return b.Errorf("%w", ErrEngineClosed)
+	}
+	b.health = browser.Health{State: browser.StateRestarting, Restarts: b.health.Restarts + 1, Reason: reason}
+	p, conn := b.Proc, b.Conn
+	b.Proc, b.Conn, b.Broken = noProc, noConn, "relaunching"
+	b.Mu.Unlock()
+	if conn != noConn {
+		conn.Close(fmt.Errorf("%w: the browser relaunched (%s)", errBrowserReplaced, reason))
+	}
+	if p != noProc {
+		p.Kill()
+	}
+	ctx = context.WithoutCancel(ctx)
+	began := time.Now()
+	var err error
+	for i, wait := range browser.RelaunchBackoff {
+		time.Sleep(wait)
+		if err = b.setup.Start(ctx); err == nil {
+			b.Mu.Lock()
+			b.health.State = browser.StateReady
+			b.Mu.Unlock()
+			b.Log.Info().Int("attempt", i+1).Str("reason", reason).Dur("took", time.Since(began)).Msg("browser relaunched")
+			return nil
+		}
+		b.Mu.Lock()
+		closed := b.Closed
+		b.Mu.Unlock()
+		if closed {
+			return b.Errorf("%w", ErrEngineClosed)
+		}
+		b.Log.Warn().Int("attempt", i+1).Err(err).Msg("relaunch failed")
+	}
+	b.Mu.Lock()
+	b.health.State, b.health.Reason = browser.StateFailed, err.Error()
+	b.Broken = "relaunch failed"
+	b.Mu.Unlock()
+	return b.Errorf("relaunch failed: %w", err)
+}
+
+// Health says what the next call meets: a dead browser or connection, a crashed page,
+// or a page a call left broken, is "restarting" (the next call relaunches it).
+func (b *Browser[P, C]) Health() browser.Health {
+	b.Mu.Lock()
+	defer b.Mu.Unlock()
+	h := b.health.Reported()
+	if h.State != browser.StateReady || b.Closed {
+		return h
+	}
+	if reason := b.RelaunchReasonLocked(); reason != "" {
+		h.State, h.Reason = browser.StateRestarting, reason+"; the browser relaunches on the next call"
+	}
+	return h
+}
+
+// ProcessRoots is the browser's own process, the root of its tree; nil when none runs.
+func (b *Browser[P, C]) ProcessRoots() []int {
+	var noProc P
+	b.Mu.Lock()
+	defer b.Mu.Unlock()
+	if b.Proc == noProc || b.Closed {
+		return nil
+	}
+	return []int{b.Proc.PID()}
+}
+
+// Sandbox is the browser's sandbox as /proc shows it now.
+func (b *Browser[P, C]) Sandbox() browser.SandboxState {
+	return browser.InspectSandbox(b.setup.Engine, b.ProcessRoots())
+}
+
+// Close kills the browser and removes its profile. Safe to call twice. The closed
+// connection stays the engine's: a call still under way, and any later one, gets
+// "engine closed" from it (ErrEngineClosed), never a connection that is not there.
+func (b *Browser[P, C]) Close() error {
+	var noProc P
+	var noConn C
+	b.Mu.Lock()
+	if b.Closed {
+		b.Mu.Unlock()
+		return nil
+	}
+	b.Closed = true
+	p, conn := b.Proc, b.Conn
+	b.Proc = noProc
+	b.Mu.Unlock()
+	if conn != noConn {
+		conn.Close(ErrEngineClosed)
+	}
+	if p != noProc {
+		p.Kill()
+	}
+	return nil
+}

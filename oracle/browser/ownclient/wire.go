@@ -1,0 +1,176 @@
+package ownclient
+
+// What the oracle's two own wires (package cdp: CDP over a pipe; package bidi:
+// BiDi over a WebSocket) share: the calls waiting for their replies, matched by id, and
+// why the connection ended. The reader's reason reaches every waiting call and every
+// later one; a reply whose id parses but whose body does not fails its call at once.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// SlowCall is how long a call may take before the debug log names it.
+const SlowCall = time.Second
+
+// ErrEngineClosed is a call on an engine that Close ended: the oracle closed it, the
+// browser did nothing wrong.
+var ErrEngineClosed = errors.New("engine closed")
+
+// ReplyTooLargeError is the end of a connection on which a reply exceeded the bound
+// of one reply (CDPOptions.MaxReply, BiDiOptions.MaxReply and the framing's slack):
+// the browser is alive, the answer was too large to take.
+type ReplyTooLargeError struct {
+	Bound int64
+	Err   error // the reader's own words: "bufio.Scanner: token too long", "read limited at N bytes"
+}
+
+func (e *ReplyTooLargeError) Error() string {
+	return fmt.Sprintf("a reply over the %d-byte bound of one reply ended the connection (%v)", e.Bound, e.Err)
+}
+func (e *ReplyTooLargeError) Unwrap() error { return e.Err }
+
+// BadReplyError is a reply that names its call's id but does not decode.
+type BadReplyError struct {
+	ID  int
+	Err error
+}
+
+func (e *BadReplyError) Error() string {
+	return fmt.Sprintf("reply %d does not decode: %v", e.ID, e.Err)
+}
+func (e *BadReplyError) Unwrap() error { return e.Err }
+
+// Result is what a waiting call receives: the decoded reply, or why there is none.
+type Result[R any] struct {
+	Reply R
+	Err   error
+}
+
+// PendingCalls are one connection's calls waiting for their replies.
+type PendingCalls[R any] struct {
+	mu      sync.Mutex
+	next    int
+	waiting map[int]chan Result[R]
+	done    chan struct{} // closed when the connection ended
+	err     error         // why it ended; set before done closes
+}
+
+func NewPendingCalls[R any]() *PendingCalls[R] {
+	return &PendingCalls[R]{waiting: map[int]chan Result[R]{}, done: make(chan struct{})}
+}
+
+// Add registers a new call: its id and the channel its reply arrives on.
+func (p *PendingCalls[R]) Add() (int, chan Result[R]) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.next++
+	ch := make(chan Result[R], 1)
+	p.waiting[p.next] = ch
+	return p.next, ch
+}
+
+// Forget drops a call that no longer waits; its reply, if it comes, is dropped.
+func (p *PendingCalls[R]) Forget(id int) {
+	p.mu.Lock()
+	delete(p.waiting, id)
+	p.mu.Unlock()
+}
+
+// Deliver hands id's call its result; false when no call waits for it.
+func (p *PendingCalls[R]) Deliver(id int, r Result[R]) bool {
+	p.mu.Lock()
+	ch := p.waiting[id]
+	delete(p.waiting, id)
+	p.mu.Unlock()
+	if ch != nil {
+		ch <- r
+	}
+	return ch != nil
+}
+
+// End records why the connection ended (the first reason stays) and wakes every
+// call waiting on it.
+func (p *PendingCalls[R]) End(why error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err != nil {
+		return
+	}
+	p.err = why
+	close(p.done)
+}
+
+// Ended is closed when the connection ended.
+func (p *PendingCalls[R]) Ended() <-chan struct{} { return p.done }
+
+// Alive says whether the connection has not ended.
+func (p *PendingCalls[R]) Alive() bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// Reason is why the connection ended; nil while it has not.
+func (p *PendingCalls[R]) Reason() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+// Wait waits for id's result under ctx. The connection's end is the call's error,
+// with its reason; so is ctx's.
+func (p *PendingCalls[R]) Wait(ctx context.Context, id int, ch chan Result[R]) (R, error) {
+	var zero R
+	select {
+	case r := <-ch:
+		return r.Reply, r.Err
+	case <-p.done:
+		p.Forget(id)
+		select { // a reply the reader handed over just before the end still counts
+		case r := <-ch:
+			return r.Reply, r.Err
+		default:
+		}
+		return zero, p.Reason()
+	case <-ctx.Done():
+		p.Forget(id)
+		return zero, ctx.Err()
+	}
+}
+
+// ReplyID is the id of a message that does not decode as a whole, when its top-level
+// object names one before the point where it stops making sense (both protocols
+// write a reply's id before its result).
+func ReplyID(msg []byte) (int, bool) {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return 0, false
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return 0, false
+		}
+		if key, _ := t.(string); key == "id" {
+			var id int
+			if dec.Decode(&id) != nil {
+				return 0, false
+			}
+			return id, true
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return 0, false
+		}
+	}
+	return 0, false
+}

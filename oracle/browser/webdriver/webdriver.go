@@ -1,0 +1,916 @@
+package webdriver
+
+// WebKitGTK over W3C WebDriver classic, in four files: the engine (this file: launch,
+// Load/Visit/LoadURL, Reset, Prepare, restart, Close), the driver process
+// (webdriver_process.go), the wire client (webdriver_wire.go: session, commands,
+// errors) and the in-page scripts every call sends (webdriver_scripts.go and its
+// webdriver_*.js).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/oracle/browser"
+
+	"github.com/layout-oracle/oracle/inpage"
+	"github.com/layout-oracle/oracle/oracle/browser/host"
+	"github.com/rs/zerolog"
+)
+
+// Options chooses the WebKitGTK build, its launch profile and its display.
+type Options struct {
+	// DriverPath is the WebDriver server; default DefaultWebKitWebDriver.
+	DriverPath string
+	// BrowserPath is the browser the driver starts; default DefaultMiniBrowser.
+	BrowserPath string
+	// BrowserArgs are the launch profile's extra browser arguments, after --automation.
+	BrowserArgs []string
+	// Display is the X display for the browser. Empty means $DISPLAY, and when that
+	// is unset too, an Xvfb the engine starts and owns.
+	Display string
+	// StartXvfb makes the engine start and own an Xvfb even when a display is set.
+	StartXvfb bool
+	// XvfbPath is the Xvfb binary; default host.DefaultXvfb.
+	XvfbPath string
+	// Capabilities are extra W3C capabilities of every session (alwaysMatch).
+	Capabilities map[string]any
+	// Env is KEY=VALUE added to the driver's and browser's environment.
+	Env []string
+	// RemoteURL, when not "", is a running W3C WebDriver endpoint (a driver on another
+	// host, a Grid) to open sessions on, instead of starting a driver here
+	// (remote_webdriver.go); DriverPath, Display and Env are then unused.
+	RemoteURL string
+	// MaxReply bounds an Execute Script reply in bytes (a remote endpoint's too); 0:
+	// browser.DefaultMaxReply. Other commands' replies are bounded at 1 MiB.
+	MaxReply int64
+	// BundledAbsent: see browser.BundledAbsent.
+	BundledAbsent string
+	// MemoryCgroup is the cgroup.procs file the driver goes in before it starts
+	// MiniBrowser, so every WebKit process is born there (host/memlimit.go); "": none.
+	MemoryCgroup string
+}
+
+// webDriverEngine is WebKitGTK over W3C WebDriver classic (HTTP JSON): one driver
+// process, one session, one window, reused for the process lifetime.
+//
+// Load writes each case into the same about:blank document (document.open/write/close,
+// Playwright's setContent semantics) and evaluates the function in the same Execute
+// Script call, one HTTP round trip per case. A case that outlives its deadline
+// (while(true){} wedges the web process, which no WebDriver command can interrupt)
+// costs a restart of the driver and browser, about as long as the launch.
+type webDriverEngine struct {
+	opts    Options
+	route   string
+	version string // guarded by mu: a restart sets it while ping and the store read it
+	log     zerolog.Logger
+	client  *http.Client
+
+	callMu sync.Mutex // one Load/Visit at a time
+
+	// mu guards proc (and its session), closed, xvfb and display: a restart replaces
+	// them while Close and Health run beside it.
+	mu      sync.Mutex
+	proc    *wdProc
+	closed  bool
+	xvfb    *host.Xvfb // nil when the display is not ours
+	display string
+
+	health browser.Health // guarded by mu
+
+	scriptTimeout time.Duration // as last set on the session
+	chrome        [2]int        // window size minus viewport size, as measured at launch
+	window        windowState   // the window as the first case saw it, measured at launch
+	callSeq       uint64
+	closeOnce     sync.Once
+	// kept: the session's document holds an inert case (Keep), which the next Load
+	// writes over; a Reset or a restart clears it.
+	kept atomic.Bool
+}
+
+// Launch starts WebKitWebDriver (and an Xvfb when there is no display), opens
+// one session whose window's viewport is verified to be exactly the spec's 800x600,
+// and leaves it on about:blank.
+func Launch(ctx context.Context, opts Options, log zerolog.Logger) (browser.Engine, error) {
+	start := time.Now()
+	if opts.DriverPath == "" {
+		opts.DriverPath = DefaultWebKitWebDriver
+	}
+	if opts.BrowserPath == "" {
+		opts.BrowserPath = DefaultMiniBrowser
+	}
+	for _, p := range []string{opts.DriverPath, opts.BrowserPath} {
+		if _, err := os.Stat(p); err != nil && opts.RemoteURL == "" {
+			return nil, browser.EngineErrorf(browser.WebKit, "%w (install webkit2gtk-driver)", err)
+		}
+	}
+	log = log.With().Str("engine", browser.WebKit).Logger()
+	e := &webDriverEngine{
+		opts:  opts,
+		route: fmt.Sprintf("webdriver %s + %s (WebKitGTK)", opts.DriverPath, filepath.Base(opts.BrowserPath)),
+		log:   log,
+		client: &http.Client{Transport: &http.Transport{
+			Proxy:               nil, // the driver is on loopback; never through a proxy
+			MaxIdleConnsPerHost: 4,
+			DisableCompression:  true,
+			IdleConnTimeout:     5 * time.Minute,
+		}},
+	}
+	e.display = opts.Display
+	if e.display == "" {
+		e.display = os.Getenv("DISPLAY")
+	}
+	if opts.RemoteURL != "" { // remote_webdriver.go
+		e.route, e.display = remoteWebDriverRoute(opts), "remote"
+	} else if e.display == "" || opts.StartXvfb {
+		x, err := host.StartXvfb(ctx, opts.XvfbPath, log)
+		if err != nil {
+			return nil, browser.EngineErrorf(browser.WebKit, "no DISPLAY and %w", err)
+		}
+		e.xvfb, e.display = x, x.Display
+	}
+	if err := e.start(ctx); err != nil {
+		e.Close()
+		return nil, err
+	}
+	log.Info().Str("version", e.Version()).Str("route", e.route).Str("display", e.display).
+		Int("chrome_w", e.chrome[0]).Int("chrome_h", e.chrome[1]).
+		Dur("launch", time.Since(start)).Msg("engine launched")
+	return e, nil
+}
+
+func (e *webDriverEngine) Name() string { return browser.WebKit }
+func (e *webDriverEngine) Version() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.version
+}
+
+func (e *webDriverEngine) Route() string { return e.route }
+
+// start launches a driver and session and fixes the viewport; the engine's version is
+// the session's browserVersion. Used at launch and to recover a wedged browser.
+func (e *webDriverEngine) start(ctx context.Context) error {
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		p, err := e.startDriver(ctx)
+		if err != nil {
+			lastErr = err
+			if ctx.Err() != nil {
+				break
+			}
+			e.log.Debug().Err(err).Msg("driver did not come up; retrying on another port")
+			continue
+		}
+		e.mu.Lock()
+		if e.closed {
+			e.mu.Unlock()
+			p.kill()
+			return browser.EngineErrorf(browser.WebKit, "engine closed")
+		}
+		e.proc = p
+		e.mu.Unlock()
+		version, err := e.newSession(ctx, p)
+		if err != nil {
+			return browser.EngineErrorf(browser.WebKit, "new session: %w (driver output: %s)", err, p.out.Tail())
+		}
+		e.mu.Lock()
+		was := e.version
+		if was == "" {
+			e.version = version
+		}
+		e.mu.Unlock()
+		if was != "" && version != was {
+			return browser.EngineErrorf(browser.WebKit, "%w from %s to %s on restart", browser.ErrVersionChanged, was, version)
+		}
+		e.scriptTimeout = 30 * time.Second // WebDriver's default
+		if err := e.navigateBlank(ctx); err != nil {
+			return browser.EngineErrorf(browser.WebKit, "navigate to about:blank: %w", err)
+		}
+		if err := e.fixViewport(ctx); err != nil {
+			return err
+		}
+		w, err := e.windowNow(ctx)
+		if err != nil {
+			return browser.EngineErrorf(browser.WebKit, "measure the window: %w", err)
+		}
+		e.window = w
+		return nil
+	}
+	return browser.EngineErrorf(browser.WebKit, "start %s: %w", e.opts.DriverPath, lastErr)
+}
+
+// windowState is what a case can see of its window: the viewport, the window's place
+// on the screen, and whether the document has the focus.
+type windowState struct {
+	Inner  [2]int
+	Screen [2]int
+	Focus  bool
+}
+
+// windowStateJS is the window as windowState holds it, the elements of a script's
+// array result, in parseWindowState's order (inpage/webdriver/window_state.js);
+// windowJS is a script answering that array.
+var (
+	windowStateJS = inpage.WebDriverWindowState
+	windowJS      = inpage.Fill(inpage.WebDriverWindow, "WINDOW_STATE", windowStateJS)
+)
+
+func (e *webDriverEngine) windowNow(ctx context.Context) (windowState, error) {
+	raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{
+		"script": windowJS, "args": []any{}})
+	if err != nil {
+		return windowState{}, err
+	}
+	var v [5]any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return windowState{}, fmt.Errorf("window state: %v (%s)", err, raw)
+	}
+	return parseWindowState(v[:], raw)
+}
+
+// parseWindowState reads windowStateJS's values as a script returned them (raw, for
+// the error).
+func parseWindowState(v []any, raw json.RawMessage) (windowState, error) {
+	var w windowState
+	for i, p := range []*int{&w.Inner[0], &w.Inner[1], &w.Screen[0], &w.Screen[1]} {
+		f, ok := v[i].(float64)
+		if !ok {
+			return w, fmt.Errorf("window state: %s", raw)
+		}
+		*p = int(f)
+	}
+	w.Focus, _ = v[4].(bool)
+	return w, nil
+}
+
+// restoreWindow puts back the window a case resized or moved (window.resizeTo,
+// moveTo: WebKitGTK obeys them, where the Playwright engines keep their emulated
+// viewport), or says it could not: every case must start in the window the first
+// case had. It was seen: after a case's resizeTo(400, 300), every later case on that
+// page ran in a 447x262 viewport, without the focus. w is the window as the reset
+// found it, already read (blankState), and not the first case's.
+func (e *webDriverEngine) restoreWindow(ctx context.Context, w windowState) error {
+	want := e.window
+	rect := map[string]int{"x": want.Screen[0], "y": want.Screen[1],
+		"width": want.Inner[0] + e.chrome[0], "height": want.Inner[1] + e.chrome[1]}
+	if _, err := e.session(ctx, http.MethodPost, "/window/rect", rect); err != nil {
+		return fmt.Errorf("set window rect: %w", err)
+	}
+	focused := false
+	for try := 0; try < 10; try++ { // a resize may land after the command returns
+		var err error
+		if w, err = e.windowNow(ctx); err != nil || w == want {
+			return err
+		}
+		if w.Inner == want.Inner && w.Screen == want.Screen && w.Focus != want.Focus && !focused {
+			// Put back, but without the focus: WebDriver's switch to the window gives
+			// it back.
+			focused = true
+			if err := e.focusCurrentWindow(ctx); err != nil {
+				return err
+			}
+			continue
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("the window is %+v after the case, %+v put back, want %+v", w, rect, want)
+}
+
+// fixViewport sets the window so the viewport is exactly the spec's, correcting by the
+// measured difference (MiniBrowser's window chrome, 38 px of height with Debian's WebKitGTK 2.50),
+// and fails when it cannot verify innerWidth/innerHeight.
+func (e *webDriverEngine) fixViewport(ctx context.Context) error {
+	want := [2]int{int(dump.Viewport.Width), int(dump.Viewport.Height)}
+	win := want
+	var inner [2]int
+	for i := 0; i < 5; i++ {
+		if _, err := e.session(ctx, http.MethodPost, "/window/rect", map[string]int{"width": win[0], "height": win[1]}); err != nil {
+			return browser.EngineErrorf(browser.WebKit, "set window rect %dx%d: %w", win[0], win[1], err)
+		}
+		var err error
+		for try := 0; try < 10; try++ { // a resize may land after the command returns
+			if inner, err = e.innerSize(ctx); err != nil {
+				return browser.EngineErrorf(browser.WebKit, "measure viewport: %w", err)
+			}
+			if inner == want || try == 9 {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		e.log.Debug().Int("window_w", win[0]).Int("window_h", win[1]).
+			Int("inner_w", inner[0]).Int("inner_h", inner[1]).Msg("viewport measured")
+		if inner == want {
+			e.chrome = [2]int{win[0] - want[0], win[1] - want[1]}
+			return nil
+		}
+		win[0] += want[0] - inner[0]
+		win[1] += want[1] - inner[1]
+		if win[0] < want[0] || win[1] < want[1] || win[0] > 4*want[0] || win[1] > 4*want[1] {
+			break
+		}
+	}
+	return browser.EngineErrorf(browser.WebKit, "cannot reach a %dx%d viewport: window %dx%d gives innerWidth/innerHeight %dx%d",
+		want[0], want[1], win[0], win[1], inner[0], inner[1])
+}
+
+func (e *webDriverEngine) innerSize(ctx context.Context) ([2]int, error) {
+	raw, err := e.session(ctx, http.MethodPost, "/execute/sync",
+		map[string]any{"script": inpage.WebDriverInnerSize, "args": []any{}})
+	if err != nil {
+		return [2]int{}, err
+	}
+	var v [2]int
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return v, fmt.Errorf("innerWidth/innerHeight: %v (%s)", err, raw)
+	}
+	return v, nil
+}
+
+func (e *webDriverEngine) navigateBlank(ctx context.Context) error {
+	_, err := e.session(ctx, http.MethodPost, "/url", map[string]string{"url": "about:blank"})
+	return err
+}
+
+func (e *webDriverEngine) Load(ctx context.Context, html, fn string, args ...any) (json.RawMessage, error) {
+	e.callMu.Lock()
+	defer e.callMu.Unlock()
+	return e.call(ctx, "", html, fn, args)
+}
+
+func (e *webDriverEngine) Visit(ctx context.Context, url, fn string, args ...any) (json.RawMessage, error) {
+	e.callMu.Lock()
+	defer e.callMu.Unlock()
+	if url == "" {
+		return nil, browser.EngineErrorf(browser.WebKit, "visit: empty url")
+	}
+	return e.call(ctx, url, "", fn, args)
+}
+
+// LoadURL navigates to url (Navigate To waits for the load event, bounded by the
+// session's page-load timeout), then evaluates the case program on that document.
+func (e *webDriverEngine) LoadURL(ctx context.Context, url, fn string, args ...any) (json.RawMessage, error) {
+	e.callMu.Lock()
+	defer e.callMu.Unlock()
+	if url == "" {
+		return nil, browser.EngineErrorf(browser.WebKit, "load url: empty url")
+	}
+	return e.call(ctx, caseURLPrefix+url, "", fn, args)
+}
+
+// caseURLPrefix marks, inside call and callOnce, a url that LoadURL navigates to:
+// the case program runs there instead of Visit's CallExpression.
+const caseURLPrefix = "\x00case:"
+
+// call runs one Load (url == "") or Visit under ctx, recovering the engine when the
+// case wedged it.
+func (e *webDriverEngine) call(ctx context.Context, url, html, fn string, args []any) (json.RawMessage, error) {
+	if ctx.Err() != nil {
+		return nil, &timeoutError{msg: "webkit: case timed out before it started: " + ctx.Err().Error()}
+	}
+	if err := e.ready(ctx); err != nil {
+		return nil, err
+	}
+	raw, err := e.callOnce(ctx, url, html, fn, args)
+	if errors.Is(err, errViewportChanged) && url == "" && ctx.Err() == nil {
+		// The browser's own UI took part of the viewport during the case (a download
+		// bar that came late): the window is put back, and an html case runs once
+		// more. Not a trace or url case: its page is served once.
+		e.log.Warn().Err(err).Msg("the viewport changed during the case; resetting the window and running it again")
+		if rerr := e.resetLocked(ctx); rerr == nil {
+			raw, err = e.callOnce(ctx, url, html, fn, args)
+		}
+	}
+	if err == nil {
+		return raw, nil
+	}
+	if e.isClosed() {
+		return nil, browser.EngineErrorf(browser.WebKit, "engine closed")
+	}
+	var wdErr *webDriverError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		// Whatever timed out (the script, a navigation into a page that never yields),
+		// the web process may still be busy with it, and nothing can interrupt it.
+		e.restart("the case timed out")
+	case errors.As(err, &wdErr) && !wdErr.sessionLost():
+		// The page's own failure (javascript error, script timeout, a navigation
+		// during the call): the driver answered, the session is fine.
+	case ctx.Err() != nil:
+		// The command may still be running in the driver (a busy loop in the page)
+		// and nothing can interrupt it: replace driver and browser.
+		e.restart("the case outlived its deadline")
+	default:
+		e.restart(err.Error())
+		// A session that was already gone never ran the command (a crashed or closed
+		// window since the last case): after the restart, the case runs once more.
+		if errors.As(err, &wdErr) && wdErr.Code == "invalid session id" && ctx.Err() == nil {
+			if raw, rerr := e.callOnce(ctx, url, html, fn, args); rerr == nil {
+				return raw, nil
+			}
+		}
+	}
+	return nil, err
+}
+
+func (e *webDriverEngine) callOnce(ctx context.Context, url, html, fn string, args []any) (json.RawMessage, error) {
+	if args == nil {
+		args = []any{}
+	}
+	if err := e.setTimeouts(ctx); err != nil {
+		return nil, e.wrap(ctx, "set timeouts", err)
+	}
+	url, caseURL := strings.CutPrefix(url, caseURLPrefix)
+	if url != "" {
+		if err := e.replaceTo(ctx, url); err != nil {
+			return nil, e.wrap(ctx, "navigate to "+url, err)
+		}
+	}
+	e.callSeq++
+	token := strconv.FormatUint(e.callSeq, 10) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	var arg any = args
+	if url == "" && e.kept.Swap(false) {
+		arg = browser.KeptCaseArg(html, fn, args, browser.SettleBudget(ctx))
+	} else if url == "" {
+		arg = browser.CaseArg(html, fn, args, browser.SettleBudget(ctx))
+	} else if caseURL {
+		arg = browser.CaseURLArg(fn, args, browser.SettleBudget(ctx))
+	}
+	body := map[string]any{"script": callScriptFor(fn, url == "", caseURL), "args": []any{token, arg, e.window.Inner}}
+	for attempt := 0; ; attempt++ {
+		raw, err := e.execute(ctx, body)
+		if err != nil {
+			return nil, e.wrap(ctx, "execute script", err)
+		}
+		var navigated struct {
+			Href *string `json:"oracleNavigated"`
+		}
+		switch {
+		case len(raw) > 0 && raw[0] == '"':
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return nil, browser.EngineErrorf(browser.WebKit, "malformed script result: %v", err)
+			}
+			return json.RawMessage(s), nil
+		case string(raw) == "null":
+			// A dialog opened during the call: the driver dismissed it and answered
+			// null, while the script went on. Collect its result.
+			e.log.Debug().Msg("a dialog interrupted the call; collecting its result")
+			for i := 0; string(raw) == "null" && i < 50; i++ {
+				t0 := time.Now()
+				raw, err = e.execute(ctx, map[string]any{"script": collectScript, "args": []any{token}})
+				e.log.Debug().Int("i", i).Str("raw", string(raw)).Err(err).Dur("took", time.Since(t0)).Msg("collect")
+				if err != nil {
+					return nil, e.wrap(ctx, "collect the result after a dialog", err)
+				}
+			}
+			if len(raw) > 0 && raw[0] == '"' {
+				var s string
+				if err := json.Unmarshal(raw, &s); err == nil {
+					return json.RawMessage(s), nil
+				}
+			}
+			return nil, browser.EngineErrorf(browser.WebKit, "dialogs kept interrupting the call (last result %s)", raw)
+		case url == "" && attempt == 0 && json.Unmarshal(raw, &navigated) == nil && navigated.Href != nil:
+			e.log.Debug().Str("href", *navigated.Href).Msg("page navigated away; back to about:blank")
+			if err := e.navigateBlank(ctx); err != nil {
+				return nil, e.wrap(ctx, "navigate back to about:blank", err)
+			}
+			continue
+		default:
+			return nil, browser.EngineErrorf(browser.WebKit, "unexpected script result %.200s", raw)
+		}
+	}
+}
+
+// ready makes sure there is a live session, restarting after an earlier failure.
+func (e *webDriverEngine) ready(ctx context.Context) error {
+	e.mu.Lock()
+	closed, p := e.closed, e.proc
+	live := p != nil && p.session != ""
+	e.mu.Unlock()
+	if closed {
+		return browser.EngineErrorf(browser.WebKit, "engine closed")
+	}
+	if live {
+		select {
+		case <-p.exited:
+		default:
+			return nil
+		}
+	}
+	e.log.Warn().Msg("no live webkit session; restarting the driver")
+	if err := e.restartWith(ctx); err != nil {
+		return browser.EngineErrorf(browser.WebKit, "restart: %w", err)
+	}
+	return nil
+}
+
+// restart replaces driver and browser after a wedged or lost session. On failure the
+// next call tries again.
+func (e *webDriverEngine) restart(reason string) {
+	if e.isClosed() {
+		return
+	}
+	e.log.Warn().Str("reason", reason).Msg("restarting WebKitWebDriver and MiniBrowser")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := e.restartWith(ctx); err != nil {
+		e.log.Error().Err(err).Msg("webkit restart failed; the next call retries")
+	}
+}
+
+func (e *webDriverEngine) restartWith(ctx context.Context) (err error) {
+	start := time.Now()
+	e.kept.Store(false)
+	e.mu.Lock()
+	p := e.proc
+	e.proc = nil
+	e.health.State = browser.StateRestarting
+	e.health.Restarts++
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		e.health.State = browser.StateReady
+		if err != nil {
+			e.health.State, e.health.Reason = browser.StateFailed, err.Error()
+		}
+		e.mu.Unlock()
+	}()
+	if p != nil {
+		p.kill()
+	}
+	e.mu.Lock()
+	oldX := e.xvfb
+	e.mu.Unlock()
+	if oldX != nil && oldX.ExitedEarly() {
+		e.log.Warn().Str("display", oldX.Display).Msg("our Xvfb died; starting another")
+		oldX.Close()
+		x, err := host.StartXvfb(ctx, e.opts.XvfbPath, e.log)
+		if err != nil {
+			return err
+		}
+		e.mu.Lock()
+		if e.closed { // Close has run and ended the old one; it will not see this one
+			e.mu.Unlock()
+			x.Close()
+			return browser.EngineErrorf(browser.WebKit, "engine closed")
+		}
+		e.xvfb, e.display = x, x.Display
+		e.mu.Unlock()
+	}
+	if err := e.start(ctx); err != nil {
+		e.mu.Lock()
+		p := e.proc
+		e.proc = nil
+		e.mu.Unlock()
+		if p != nil {
+			p.kill()
+		}
+		return err
+	}
+	e.log.Info().Dur("took", time.Since(start)).Msg("webkit restarted")
+	return nil
+}
+
+// Keep keeps the session's document as the inert case that just ran left it
+// (Keeper): Load writes into the document it finds, so nothing needs to happen but
+// a check that the session is live. An inert case cannot navigate, open a window,
+// resize or move one, or add history, which the reset checks for.
+func (e *webDriverEngine) Keep() bool {
+	e.callMu.Lock()
+	defer e.callMu.Unlock()
+	e.mu.Lock()
+	live := !e.closed && e.proc != nil && e.proc.session != ""
+	e.mu.Unlock()
+	e.kept.Store(live)
+	return live
+}
+
+// Reset navigates to a fresh about:blank: a new document and a new global object.
+func (e *webDriverEngine) Reset(ctx context.Context) error {
+	e.callMu.Lock()
+	defer e.callMu.Unlock()
+	return e.resetLocked(ctx)
+}
+
+// resetLocked is Reset under callMu.
+func (e *webDriverEngine) resetLocked(ctx context.Context) error {
+	e.kept.Store(false)
+	if err := e.ready(ctx); err != nil {
+		return err
+	}
+	st, err := e.resetToBlank(ctx)
+	if err != nil {
+		// A page that cannot even leave (its web process busy) is replaced whole.
+		e.restart("reset to about:blank failed: " + err.Error())
+		return e.wrap(ctx, "reset to about:blank", err)
+	}
+	if st.History != browser.FirstHistoryLength {
+		// The case added session-history entries; WebDriver classic cannot clear
+		// them, and a new session has the first case's history.
+		e.restart("the case left session history (history.length " + st.History + ")")
+		return nil
+	}
+	if st.Window != e.window {
+		if err := e.restoreWindow(ctx, st.Window); err != nil {
+			e.restart("the case's window could not be put back: " + err.Error())
+		}
+	}
+	return nil
+}
+
+// blankState is what Reset checks on the about:blank it reached, read by one script
+// (blankStateJS): each WebDriver call costs the driver, MiniBrowser and the web
+// process CPU, and three-engine throughput is CPU bound (issue 10).
+type blankState struct {
+	Referrer string      // left by a replace from a trace or url page
+	History  string      // freshCheckJS's result: history.length
+	Window   windowState // as windowNow measures it
+}
+
+// blankStateJS returns the referrer, freshCheckJS's result (it clears window.name
+// and reads history.length, as on the Playwright route) and the window
+// (inpage/webdriver/blank_state.js).
+var blankStateJS = inpage.Fill(inpage.WebDriverBlankState, "FRESH_CHECK", browser.FreshCheckJS, "WINDOW_STATE", windowStateJS)
+
+func (e *webDriverEngine) blankState(ctx context.Context) (blankState, error) {
+	raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{"script": blankStateJS, "args": []any{}})
+	if err != nil {
+		return blankState{}, err
+	}
+	var v [7]any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return blankState{}, fmt.Errorf("blank state: %v (%s)", err, raw)
+	}
+	var st blankState
+	st.Referrer, _ = v[0].(string)
+	st.History, _ = v[1].(string)
+	st.Window, err = parseWindowState(v[2:], raw)
+	return st, err
+}
+
+// Sandbox is WebKitGTK's sandbox as /proc shows it now: the processes under the
+// driver (MiniBrowser, bubblewrap, the web and network processes).
+func (e *webDriverEngine) Sandbox() browser.SandboxState {
+	e.mu.Lock()
+	p := e.proc
+	e.mu.Unlock()
+	if p == nil || p.cmd == nil {
+		return browser.SandboxState{User: host.BrowserUser().Name, Reason: "no browser process to inspect (being restarted, or remote)"}
+	}
+	return browser.InspectSandbox(browser.WebKit, []int{p.cmd.Process.Pid})
+}
+
+// resetToBlank goes back to a new about:blank document without adding a history
+// entry, by location.replace from wherever the case left the page. Not by WebDriver's
+// navigation: from an about:blank that a location.replace made (after a trace or url
+// case), WebKit adds an entry for the same URL, which cost a restart of driver and
+// browser at the next reset. WebKit gives the replaced about:blank an opaque origin
+// (TestACaseAfterATraceRunsInAFreshOpaqueDocument).
+//
+// An about:blank replaced from a trace or url page would have that page's origin as
+// its document.referrer (which the next html case's document.open keeps): replaceJS
+// sets the leaving page's referrer policy to no-referrer, and where that did not
+// take (a case broke the DOM methods it uses), a second replace, from about:blank,
+// leaves none. It closes the windows the case opened and returns the state of the
+// about:blank it reached, for Reset's checks.
+func (e *webDriverEngine) resetToBlank(ctx context.Context) (blankState, error) {
+	for i := 0; ; i++ {
+		if err := e.replaceTo(ctx, "about:blank"); err != nil {
+			if err := e.navigateBlank(ctx); err != nil { // adds an entry, which Reset's check catches
+				return blankState{}, err
+			}
+		}
+		if err := e.closeOtherWindows(ctx); err != nil {
+			return blankState{}, fmt.Errorf("close the case's windows: %w", err)
+		}
+		st, err := e.blankState(ctx)
+		if err != nil || st.Referrer == "" || i == 1 {
+			return st, err
+		}
+		e.log.Debug().Str("referrer", st.Referrer).Msg("the reset's about:blank kept a referrer; replacing it again")
+	}
+}
+
+// staleMarkProp is the window property replaceTo sets on the document it leaves.
+const staleMarkProp = "__layoutOracleLeaving"
+
+// replaceJS marks the document it leaves (staleMarkProp), sets that document's
+// referrer policy to no-referrer, and replaces it with arguments[0]. Without the
+// policy, the about:blank a reset replaces a trace or url page with has that page's
+// URL as its document.referrer, which resetToBlank's second replace, a whole
+// navigation more, used to clear every time (issue 10). Only an http(s) page sends a
+// referrer, so only such a page gets the policy (an html case's about:blank does not
+// run the DOM calls at all). A case that broke the DOM methods used here only costs
+// that second replace. The text is inpage/webdriver/replace.js; replacedJS
+// (inpage/webdriver/replaced.js) answers where the page is and whether it is still
+// the one marked.
+var (
+	replaceJS  = inpage.Fill(inpage.WebDriverReplace, "STALE_MARK", staleMarkProp)
+	replacedJS = inpage.Fill(inpage.WebDriverReplaced, "STALE_MARK", staleMarkProp)
+)
+
+// webElementKey names an element reference in W3C WebDriver's JSON.
+const webElementKey = "element-6066-11e4-a52e-4f735466cecf"
+
+// replaceTo navigates to url replacing the current session-history entry
+// (location.replace), and waits until the document at url has loaded: WebDriver's
+// navigation adds an entry, and history.length would grow with every trace case.
+//
+// A replace to the URL the page is already at (about:blank) must wait for the new
+// document, not see the old one: the old document's root element, held as a
+// WebDriver element reference, goes stale when it is gone, which nothing in the page
+// can fake (a case that overrides built-ins or keeps timers running). A document
+// without a root element is told by a property set on its window (staleMarkProp)
+// instead.
+func (e *webDriverEngine) replaceTo(ctx context.Context, url string) error {
+	var root map[string]string
+	if raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{"script": inpage.WebDriverRoot, "args": []any{}}); err == nil {
+		_ = json.Unmarshal(raw, &root) // null: no root element
+	}
+	leaving := root[webElementKey]
+	if _, err := e.execute(ctx, map[string]any{"script": replaceJS, "args": []any{url}}); err != nil {
+		var wdErr *webDriverError
+		if errors.As(err, &wdErr) && wdErr.sessionLost() || ctx.Err() != nil {
+			return err
+		}
+		e.log.Debug().Err(err).Msg("replace navigation: the command was cut short; polling for the page")
+	}
+	for {
+		raw, err := e.session(ctx, http.MethodPost, "/execute/sync",
+			map[string]any{"script": replacedJS, "args": []any{}})
+		var v [3]string
+		if err == nil && json.Unmarshal(raw, &v) == nil && v[0] == url && v[1] == "complete" && v[2] == "false" && e.gone(ctx, leaving) {
+			return nil
+		}
+		var wdErr *webDriverError
+		if errors.As(err, &wdErr) && wdErr.sessionLost() {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// gone says whether the element reference el (from a document replaceTo left) no
+// longer names a live element; "" (no reference was taken) counts as gone.
+func (e *webDriverEngine) gone(ctx context.Context, el string) bool {
+	if el == "" {
+		return true
+	}
+	_, err := e.session(ctx, http.MethodGet, "/element/"+el+"/name", nil)
+	var wdErr *webDriverError
+	return errors.As(err, &wdErr) && (wdErr.Code == "stale element reference" || wdErr.Code == "no such element")
+}
+
+// Prepare checks the session before a case (pool.go): a web process that died while
+// idle ("session deleted because of page crash or hang") or a page that does not
+// answer within probeTimeout costs a restart here, outside the case's deadline.
+//
+// The check reads the window, before every case of every operation: the reset's
+// check of it can come too early. MiniBrowser's download bar, shown by a case's
+// download, took 117 px of the viewport (800x483) for every later case, and a trace
+// or reflect answer has no viewport check of its own (issue 26). A window that is
+// not the first case's is put back, or the driver and browser restarted.
+func (e *webDriverEngine) Prepare(ctx context.Context) error {
+	e.callMu.Lock()
+	defer e.callMu.Unlock()
+	if err := e.ready(ctx); err != nil {
+		return err
+	}
+	pctx, cancel := context.WithTimeout(ctx, browser.ProbeTimeout)
+	w, err := e.windowNow(pctx)
+	cancel()
+	var wdErr *webDriverError
+	switch {
+	case err == nil && w == e.window:
+		return nil
+	case err == nil:
+		if err := e.restoreWindow(ctx, w); err != nil {
+			e.restart("the window changed while idle, and could not be put back: " + err.Error())
+		}
+		return nil
+	case errors.As(err, &wdErr) && wdErr.Code == "unexpected alert open":
+		return nil
+	}
+	e.restart("idle page failed a check: " + err.Error())
+	return nil
+}
+
+// currentWindow is the handle of the session's current window.
+func (e *webDriverEngine) currentWindow(ctx context.Context) (string, error) {
+	raw, err := e.session(ctx, http.MethodGet, "/window", nil)
+	if err != nil {
+		return "", err
+	}
+	var h string
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return "", fmt.Errorf("current window: %v (%s)", err, raw)
+	}
+	return h, nil
+}
+
+// focusCurrentWindow switches to the session's current window, which focuses it.
+func (e *webDriverEngine) focusCurrentWindow(ctx context.Context) error {
+	h, err := e.currentWindow(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = e.session(ctx, http.MethodPost, "/window", map[string]string{"handle": h})
+	return err
+}
+
+// closeOtherWindows closes every window but the session's current one: the popups
+// and target=_blank windows a case opened (MiniBrowser blocks window.open without a
+// user gesture by default; a launch profile or a future build may not).
+func (e *webDriverEngine) closeOtherWindows(ctx context.Context) error {
+	hs, err := e.windowHandles(ctx)
+	if err != nil || len(hs) <= 1 {
+		return err
+	}
+	main, err := e.currentWindow(ctx)
+	if err != nil {
+		return err
+	}
+	for _, h := range hs {
+		if h == main {
+			continue
+		}
+		if _, err := e.session(ctx, http.MethodPost, "/window", map[string]string{"handle": h}); err != nil {
+			return err
+		}
+		if _, err := e.session(ctx, http.MethodDelete, "/window", nil); err != nil {
+			return err
+		}
+	}
+	_, err = e.session(ctx, http.MethodPost, "/window", map[string]string{"handle": main})
+	return err
+}
+
+func (e *webDriverEngine) Health() browser.Health {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.health.Reported()
+}
+
+func (e *webDriverEngine) isClosed() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.closed
+}
+
+// Close deletes the session (MiniBrowser closes its window and exits), then kills the
+// driver's process group and ends the owned Xvfb. Safe to call twice, and while a call
+// is in flight (the call then fails).
+func (e *webDriverEngine) Close() error {
+	e.closeOnce.Do(func() {
+		e.mu.Lock()
+		e.closed = true
+		p, x := e.proc, e.xvfb
+		e.proc = nil
+		session := ""
+		if p != nil {
+			session = p.session
+		}
+		e.mu.Unlock()
+		if p != nil {
+			if session != "" {
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+				if _, err := e.do(ctx, p, http.MethodDelete, "/session/"+session, nil); err != nil {
+					e.log.Debug().Err(err).Msg("delete session")
+				}
+				cancel()
+			}
+			p.kill()
+		}
+		if x != nil {
+			x.Close()
+		}
+		e.client.CloseIdleConnections()
+		e.log.Debug().Msg("engine closed")
+	})
+	return nil
+}
+
+// BundledAbsent: see browser.BundledAbsent.
+func (e *webDriverEngine) BundledAbsent() string { return e.opts.BundledAbsent }
+
+// OpenWindows counts the session's window handles, in its one session
+// (browser.OpenWindows).
+func (e *webDriverEngine) OpenWindows(ctx context.Context) (pages, contexts int, err error) {
+	hs, err := e.windowHandles(ctx)
+	return len(hs), 1, err
+}
