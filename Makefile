@@ -73,7 +73,7 @@ test: setup fmt-check vet lint cross
 # A renamed test would leave the -run pattern matching nothing, so that fails too.
 NORACE_TESTS = ^TestRelayClosesAMalformedServerAlone$$
 norace:
-	@out=$$($(GO) test -count=1 -v -run '$(NORACE_TESTS)' ./oracle/browser 2>&1) || { echo "$$out"; exit 1; }; \
+	@out=$$($(GO) test -count=1 -v -run '$(NORACE_TESTS)' ./oracle/browser/playwright 2>&1) || { echo "$$out"; exit 1; }; \
 	  echo "$$out" | grep -- '^--- PASS' || { echo "$$out"; echo 'norace: no test ran'; exit 1; }
 
 # The pure tests of every package, in seconds (no browser starts): the quick loop
