@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/layout-oracle/oracle/oracle/browser/routes"
 	"net"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/layout-oracle/oracle/internal/cli"
+	"github.com/layout-oracle/oracle/oracle/browser/environment"
+	"github.com/layout-oracle/oracle/oracle/browser/routes"
 
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/inpage"
@@ -116,7 +119,7 @@ func ParsePages(s string, def int) (int, map[string]int, error) {
 		return n, nil, nil
 	}
 	per := map[string]int{}
-	for _, item := range browser.SplitList(s) {
+	for _, item := range cli.SplitList(s) {
 		name, count, ok := strings.Cut(item, "=")
 		name = strings.TrimSpace(name)
 		n, err := strconv.Atoi(strings.TrimSpace(count))
@@ -738,7 +741,7 @@ func sameBuild(pages []browser.Engine) error {
 // settingsFor is the merged launch settings every engine of this process gets.
 func settingsFor(cfg Config) (browser.LaunchSettings, error) {
 	var s browser.LaunchSettings
-	env, err := browser.EnvironmentSettings()
+	env, err := environment.Settings()
 	if err != nil {
 		return s, err
 	}

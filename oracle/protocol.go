@@ -92,7 +92,7 @@ type PingResponse struct {
 	// Pages is each configured engine's page count (--pages), additive; states[e].pages
 	// is how many of them are up.
 	Pages map[string]int `json:"pages,omitempty"`
-	// Environment is "pinned-" + browser.EnvironmentVersion (browser/environment.go).
+	// Environment is "pinned-" + environment.Version (package oracle/browser/environment).
 	Environment string `json:"environment"`
 	// Sandbox is each engine's sandbox as /proc shows it at the ping: the user its
 	// processes run as, whether its sandbox is on and which, or why not

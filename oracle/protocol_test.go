@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/layout-oracle/oracle/oracle/browser/environment"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -200,7 +201,7 @@ func TestServeAnswersEveryLineAndKeepsServing(t *testing.T) {
 	assert.Equal(t, map[string]any{}, ids["th"]["dumps"])
 	if diff := cmp.Diff(map[string]any{
 		"id": "p", "ok": true, "protocol": 1.0, "engines": []any{"chromium"}, "versions": map[string]any{"chromium": "0.0-fake"},
-		"profile": "default", "routes": map[string]any{"chromium": "fake"}, "environment": browser.Environment(),
+		"profile": "default", "routes": map[string]any{"chromium": "fake"}, "environment": environment.Name(),
 		"states": map[string]any{"chromium": map[string]any{"state": "ready", "restarts": 0.0, "pages": 1.0}},
 	}, ids["p"]); diff != "" {
 		t.Errorf("ping (-want +got):\n%s", diff)

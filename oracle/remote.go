@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/layout-oracle/oracle/oracle/browser/environment"
 	"github.com/layout-oracle/oracle/oracle/browser/playwright"
 	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 	"net"
@@ -606,7 +607,7 @@ func ParseOriginListen(addr string) (string, error) {
 // carries. It writes the pinned environment's files on this machine (`oracle
 // browser-env` run on the browser host; docs/remote.md).
 func BrowserHostEnv(engine string) ([]string, error) {
-	s, err := browser.EnvironmentSettings()
+	s, err := environment.Settings()
 	if err != nil {
 		return nil, err
 	}

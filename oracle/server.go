@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/layout-oracle/oracle/oracle/browser/environment"
 	"io"
 	"runtime/debug"
 	"sync"
@@ -270,7 +271,7 @@ func (o *Oracle) ping(id json.RawMessage) PingResponse {
 	// waits for it (state "starting"); its build as soon as its pages report one.
 	p := PingResponse{ID: id, OK: true, Protocol: ProtocolVersion, Engines: o.requestEnginesLocked(),
 		Versions: map[string]string{}, Routes: map[string]string{}, States: map[string]PoolHealth{}, Profile: o.profile,
-		Environment: browser.Environment()}
+		Environment: environment.Name()}
 	for name := range o.starting {
 		p.States[name] = PoolHealth{State: browser.StateStarting}
 		b, ok := o.launched[name]

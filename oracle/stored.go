@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/layout-oracle/oracle/oracle/browser/environment"
 	"reflect"
 	"strings"
 	"sync"
@@ -48,7 +49,7 @@ var walkKey = sync.OnceValue(func() string {
 // environmentKey is the pinned environment's version plus a hash of the files and
 // prefs it gives the browsers, so an edit that forgot to bump EnvironmentVersion
 // still misses.
-var environmentKey = browser.EnvironmentKey
+var environmentKey = environment.Key
 
 // profileEnvironment is environmentKey plus, for any profile but default (whose keys
 // predate profiles), a hash of the profile's whole definition: its flags, prefs,

@@ -7,6 +7,7 @@ package oracle
 import (
 	"context"
 	"encoding/json"
+	"github.com/layout-oracle/oracle/oracle/browser/environment"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -99,7 +100,7 @@ func TestStoreKeyNamesTheEngineBuildAndEverythingElse(t *testing.T) {
 		assert.NotEqual(t, k, store.KeyOf(m), name)
 	}
 	assert.Regexp(t, `^walk-`+WalkVersion+`/[0-9a-f]{16}$`, walkKey())
-	assert.Regexp(t, `^pinned-`+browser.EnvironmentVersion+`/[0-9a-f]{16}$`, environmentKey())
+	assert.Regexp(t, `^pinned-`+environment.Version+`/[0-9a-f]{16}$`, environmentKey())
 }
 
 // The default profile's keys are those from before profiles were hashed; any other
@@ -107,7 +108,7 @@ func TestStoreKeyNamesTheEngineBuildAndEverythingElse(t *testing.T) {
 func TestStoreKeyHashesTheProfilesDefinition(t *testing.T) {
 	assert.Equal(t, environmentKey(), profileEnvironment("default"))
 	media := profileEnvironment("media")
-	assert.Regexp(t, `^pinned-`+browser.EnvironmentVersion+`/[0-9a-f]{16}\+media-[0-9a-f]{12}$`, media)
+	assert.Regexp(t, `^pinned-`+environment.Version+`/[0-9a-f]{16}\+media-[0-9a-f]{12}$`, media)
 	assert.NotEqual(t, media, profileEnvironment("emulation"))
 	saved := profiles.FixedEmulation.Geolocation
 	defer func() { profiles.FixedEmulation.Geolocation = saved }()

@@ -3,6 +3,7 @@ package probes
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/layout-oracle/oracle/oracle/browser/environment"
 	"strings"
 
 	"github.com/layout-oracle/oracle/oracle"
@@ -58,20 +59,20 @@ var environmentMedia = []struct {
 // it. The table of docs/environment.md is this list.
 var PinnedEnvironment = func() []EnvironmentProperty {
 	p := []EnvironmentProperty{
-		{Label: "font default", Want: browser.FaceStandard},
-		{Label: "font serif", Want: browser.FaceSerif},
-		{Label: "font sans-serif", Want: browser.FaceSansSerif},
-		{Label: "font monospace", Want: browser.FaceMonospace},
-		{Label: "font cursive", Want: browser.FaceCursive},
-		{Label: "font fantasy", Want: browser.FaceFantasy},
-		{Label: "font system-ui", Want: browser.FaceSystemUI},
+		{Label: "font default", Want: environment.FaceStandard},
+		{Label: "font serif", Want: environment.FaceSerif},
+		{Label: "font sans-serif", Want: environment.FaceSansSerif},
+		{Label: "font monospace", Want: environment.FaceMonospace},
+		{Label: "font cursive", Want: environment.FaceCursive},
+		{Label: "font fantasy", Want: environment.FaceFantasy},
+		{Label: "font system-ui", Want: environment.FaceSystemUI},
 		// No engine here implements the ui-* generics; each treats the name as a
 		// family, which the fontconfig file aliases like the generic it names.
-		{Label: "font ui-serif", Want: browser.FaceSerif},
-		{Label: "font ui-sans-serif", Want: browser.FaceSansSerif},
-		{Label: "font ui-monospace", Want: browser.FaceMonospace},
-		{Label: "default font size", Want: fmt.Sprintf("%dpx", browser.DefaultFontSize)},
-		{Label: "monospace font size", Want: fmt.Sprintf("%dpx", browser.DefaultMonospaceSize)},
+		{Label: "font ui-serif", Want: environment.FaceSerif},
+		{Label: "font ui-sans-serif", Want: environment.FaceSansSerif},
+		{Label: "font ui-monospace", Want: environment.FaceMonospace},
+		{Label: "default font size", Want: fmt.Sprintf("%dpx", environment.DefaultFontSize)},
+		{Label: "monospace font size", Want: fmt.Sprintf("%dpx", environment.DefaultMonospaceSize)},
 		{Label: "scrollbar width", Want: "0px"},
 		{Label: "scrollbar height", Want: "0px"},
 		{Label: "device pixel ratio", Want: "1"},

@@ -92,8 +92,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	c.engines = browser.SplitList(*engines)
-	c.ways = browser.SplitList(*ways)
+	c.engines = cli.SplitList(*engines)
+	c.ways = cli.SplitList(*ways)
 	if fs.NArg() > 0 || c.cases < 1 || c.sample < 1 || c.soakEvery < 1 {
 		fmt.Fprintln(stderr, "bench: bad arguments (see -h)")
 		return 2
@@ -139,7 +139,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runFuzzInert(c, c.fuzzInert, oracleFlags, stdout, stderr)
 	}
 	if c.gate {
-		return runGate(c, browser.SplitList(*gateCorpus), oracleFlags, stdout, stderr)
+		return runGate(c, cli.SplitList(*gateCorpus), oracleFlags, stdout, stderr)
 	}
 	if c.startupRuns > 0 {
 		return runStartup(c, oracleFlags, stdout, stderr)

@@ -15,8 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layout-oracle/oracle/oracle/browser/environment"
+
 	"github.com/layout-oracle/oracle/internal/testutil"
-	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -44,9 +45,9 @@ func traceValues(t *testing.T, script string) map[string]map[string]any {
 // are within 1.5% of the others', where a different face differs by 10% or more
 // (Liberation Mono and DejaVu Sans Mono, 0.3% apart, the face check tells apart).
 func TestGenericFamiliesAreTheSameFaceInEveryEngine(t *testing.T) {
-	generics := map[string]string{"serif": browser.FaceSerif, "sans-serif": browser.FaceSansSerif,
-		"monospace": browser.FaceMonospace, "cursive": browser.FaceCursive, "fantasy": browser.FaceFantasy,
-		"system-ui": browser.FaceSystemUI}
+	generics := map[string]string{"serif": environment.FaceSerif, "sans-serif": environment.FaceSansSerif,
+		"monospace": environment.FaceMonospace, "cursive": environment.FaceCursive, "fantasy": environment.FaceFantasy,
+		"system-ui": environment.FaceSystemUI}
 	faces := []string{"Liberation Serif", "Liberation Sans", "Liberation Mono", "DejaVu Serif", "DejaVu Sans", "DejaVu Sans Mono"}
 	gj, _ := json.Marshal(generics)
 	fj, _ := json.Marshal(faces)
@@ -182,7 +183,7 @@ trace.done();`)
 
 func TestPingNamesThePinnedEnvironment(t *testing.T) {
 	resp := shared.get(t).send(t, map[string]any{"op": "ping"})
-	assert.Equal(t, "pinned-"+browser.EnvironmentVersion, resp["environment"])
+	assert.Equal(t, "pinned-"+environment.Version, resp["environment"])
 }
 
 // unpinnedFontsChromium is Chromium launched without the oracle's fontconfig file:

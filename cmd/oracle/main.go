@@ -6,8 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/layout-oracle/oracle/oracle/browser/playwright"
-	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -17,6 +15,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/layout-oracle/oracle/oracle/browser/playwright"
+	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 
 	"github.com/layout-oracle/oracle/internal/cli"
 	"github.com/layout-oracle/oracle/oracle"
@@ -217,7 +218,7 @@ func run() int {
 	// of fingerprinted builds at once, a case that needs an engine waits for it).
 	o, err := oracle.Start(ctx, oracle.Config{
 		EngineMemory:  memLimit,
-		Engines:       browser.SplitList(*engines),
+		Engines:       cli.SplitList(*engines),
 		Browsers:      *browsers,
 		FirefoxRoute:  *firefoxRoute,
 		ChromiumRoute: *chromiumRoute,

@@ -100,12 +100,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "probe:", err)
 		return 2
 	}
-	selected, err := probes.Select(browser.SplitList(*only))
+	selected, err := probes.Select(cli.SplitList(*only))
 	if err != nil {
 		fmt.Fprintln(stderr, "probe:", err)
 		return 2
 	}
-	names := browser.SplitList(*engines)
+	names := cli.SplitList(*engines)
 	log := zerolog.New(cli.LogOutput(stderr)).Level(level).With().Timestamp().Str("proc", "probe").Logger()
 
 	start := time.Now()

@@ -6,12 +6,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/layout-oracle/oracle/oracle/browser/environment"
+
 	"github.com/layout-oracle/oracle/dump"
-	"github.com/layout-oracle/oracle/oracle/browser"
 )
 
 // pinnedKeys are the variables of the browsers' pinned environment
-// (browser.EnvironmentSettings) that a candidate gets too: the oracle's own
+// (environment.Settings) that a candidate gets too: the oracle's own
 // fontconfig file, the locale and the time zone. The GTK and Firefox ones are
 // the browsers' business.
 var pinnedKeys = []string{"FONTCONFIG_FILE", "LC_ALL", "LANGUAGE", "TZ"}
@@ -28,7 +29,7 @@ var pinnedKeys = []string{"FONTCONFIG_FILE", "LC_ALL", "LANGUAGE", "TZ"}
 // LAYOUT_ORACLE_ENVIRONMENT (the pinned environment's version, as ping reports it).
 // It writes the fontconfig file when this process has not yet.
 func Pinned() ([]string, error) {
-	s, err := browser.EnvironmentSettings()
+	s, err := environment.Settings()
 	if err != nil {
 		return nil, err
 	}
@@ -43,17 +44,17 @@ func Pinned() ([]string, error) {
 		env = append(env, "LANG="+lc)
 	}
 	return append(env,
-		"LAYOUT_ORACLE_FONT_SERIF="+browser.FaceSerif,
-		"LAYOUT_ORACLE_FONT_SANS_SERIF="+browser.FaceSansSerif,
-		"LAYOUT_ORACLE_FONT_MONOSPACE="+browser.FaceMonospace,
-		"LAYOUT_ORACLE_FONT_CURSIVE="+browser.FaceCursive,
-		"LAYOUT_ORACLE_FONT_FANTASY="+browser.FaceFantasy,
-		"LAYOUT_ORACLE_FONT_SYSTEM_UI="+browser.FaceSystemUI,
-		"LAYOUT_ORACLE_FONT_STANDARD="+browser.FaceStandard,
-		"LAYOUT_ORACLE_FONT_SIZE="+strconv.Itoa(browser.DefaultFontSize),
-		"LAYOUT_ORACLE_MONOSPACE_SIZE="+strconv.Itoa(browser.DefaultMonospaceSize),
+		"LAYOUT_ORACLE_FONT_SERIF="+environment.FaceSerif,
+		"LAYOUT_ORACLE_FONT_SANS_SERIF="+environment.FaceSansSerif,
+		"LAYOUT_ORACLE_FONT_MONOSPACE="+environment.FaceMonospace,
+		"LAYOUT_ORACLE_FONT_CURSIVE="+environment.FaceCursive,
+		"LAYOUT_ORACLE_FONT_FANTASY="+environment.FaceFantasy,
+		"LAYOUT_ORACLE_FONT_SYSTEM_UI="+environment.FaceSystemUI,
+		"LAYOUT_ORACLE_FONT_STANDARD="+environment.FaceStandard,
+		"LAYOUT_ORACLE_FONT_SIZE="+strconv.Itoa(environment.DefaultFontSize),
+		"LAYOUT_ORACLE_MONOSPACE_SIZE="+strconv.Itoa(environment.DefaultMonospaceSize),
 		fmt.Sprintf("LAYOUT_ORACLE_VIEWPORT=%gx%g", dump.Viewport.Width, dump.Viewport.Height),
-		"LAYOUT_ORACLE_ENVIRONMENT="+browser.Environment(),
+		"LAYOUT_ORACLE_ENVIRONMENT="+environment.Name(),
 	), nil
 }
 

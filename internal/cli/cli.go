@@ -141,3 +141,15 @@ func Usage(fs *flag.FlagSet, lines ...string) func() {
 		PrintDefaults(fs)
 	}
 }
+
+// SplitList parses a comma-separated flag value (--engines=chromium,webkit),
+// dropping blanks.
+func SplitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -14,16 +14,3 @@ var webkitKnowledge = engineKnowledge{
 		return kind, ""
 	},
 }
-
-// webkitFontArgs are the pinned environment's generic faces for WebKitGTK's
-// MiniBrowser (environment.go).
-func webkitFontArgs() []string {
-	return []string{
-		"--default-font-family=" + FaceStandard,
-		"--serif-font-family=" + FaceSerif,
-		"--sans-serif-font-family=" + FaceSansSerif,
-		"--monospace-font-family=" + FaceMonospace,
-		"--cursive-font-family=" + FaceCursive,
-		"--fantasy-font-family=" + FaceFantasy,
-	}
-}

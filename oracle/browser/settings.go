@@ -2,7 +2,6 @@ package browser
 
 import (
 	"maps"
-	"strings"
 
 	"github.com/layout-oracle/oracle/profiles"
 )
@@ -105,15 +104,3 @@ const (
 	RoutePlaywright = "playwright" // Playwright's bundled builds of all three (needs `playwright install`)
 	RouteAuto       = "auto"       // per engine, the bundled build where installed, else the system one
 )
-
-// SplitList parses a comma-separated flag value (--engines=chromium,webkit),
-// dropping blanks.
-func SplitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/layout-oracle/oracle/oracle/browser/ownclient"
 
 	"github.com/layout-oracle/oracle/inpage"
@@ -99,7 +100,7 @@ func (e *bidiEngine) openSession(ctx context.Context, p *bidiProc) (*bidiConn, s
 	if err != nil {
 		return nil, "", "", err
 	}
-	browser.NoDelayBrowser(browser.Firefox, []int{p.cmd.Process.Pid}, e.Log) // Firefox's end of our socket
+	host.NoDelayFirefox(browser.Firefox, []int{p.cmd.Process.Pid}, e.Log) // Firefox's end of our socket
 	raw, err := conn.call(ctx, "session.new", map[string]any{"capabilities": map[string]any{}})
 	if err != nil {
 		return conn, "", "", err

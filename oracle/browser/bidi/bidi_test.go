@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/layout-oracle/oracle/oracle/browser/environment"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -31,7 +32,7 @@ import (
 // pinned environment (fonts, prefs) and the oracle's process model.
 func bidiTestSettings(t *testing.T) browser.LaunchSettings {
 	t.Helper()
-	s, err := browser.EnvironmentSettings()
+	s, err := environment.Settings()
 	require.NoError(t, err)
 	s.Merge(browser.LaunchSettings{FirefoxPrefs: map[string]any{"fission.webContentIsolationStrategy": 0,
 		"dom.ipc.processCount": 1, "dom.ipc.processCount.webIsolated": 1}})

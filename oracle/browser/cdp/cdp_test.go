@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/layout-oracle/oracle/oracle/browser/environment"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -34,7 +35,7 @@ import (
 // environment (fonts, switches).
 func cdpTestSettings(t *testing.T) browser.LaunchSettings {
 	t.Helper()
-	s, err := browser.EnvironmentSettings()
+	s, err := environment.Settings()
 	require.NoError(t, err)
 	return s
 }

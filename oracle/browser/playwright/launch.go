@@ -137,7 +137,9 @@ func (d *Driver) launchPlaywright(opts Options, log zerolog.Logger, pages *pageT
 	if err := host.PlaceTree(opts.MemoryCgroup, pids); err != nil {
 		log.Warn().Str("engine", e.name).Err(err).Msg("browser processes left outside the engine's memory cgroup")
 	}
-	browser.NoDelayBrowser(opts.Engine, pids, log) // nodelay.go: about 40 ms off every Firefox call
+	if opts.Engine == browser.Firefox {
+		host.NoDelayFirefox(opts.Engine, pids, log) // host/nodelay_linux.go: about 40 ms off every Firefox call
+	}
 	log.Info().Str("engine", e.name).Str("version", e.version).Str("route", route).
 		Dur("launch", time.Since(start)).Msg("engine launched")
 	return e, nil

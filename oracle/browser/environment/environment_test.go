@@ -1,6 +1,7 @@
-package browser
+package environment
 
 import (
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"archive/zip"
 	"encoding/json"
 	"io"
@@ -27,7 +28,7 @@ func TestFontconfigFileResolvesEveryGenericToItsFace(t *testing.T) {
 		t.Skip("fc-match not installed")
 	}
 	before := os.Getenv("FONTCONFIG_FILE")
-	s, err := EnvironmentSettings()
+	s, err := Settings()
 	require.NoError(t, err)
 	assert.Equal(t, before, os.Getenv("FONTCONFIG_FILE"), "the oracle's own environment changed")
 	var file string
@@ -63,7 +64,7 @@ func TestFontconfigFileResolvesEveryGenericToItsFace(t *testing.T) {
 // that changes one of these defaults fails here.
 func TestFirefoxDefaultsAreFirefoxs(t *testing.T) {
 	testutil.NeedsBrowsers(t) // reads the installed Firefox; launches nothing
-	exe, err := filepath.EvalSymlinks(SystemFirefox)
+	exe, err := filepath.EvalSymlinks(browser.SystemFirefox)
 	require.NoError(t, err)
 	z, err := zip.OpenReader(filepath.Join(filepath.Dir(exe), "omni.ja"))
 	require.NoError(t, err)

@@ -1,4 +1,8 @@
-package browser
+// Package environment is the pinned environment every engine is launched in: the
+// faces behind each generic family and the default sizes, the scrollbar geometry, the
+// media-feature answers and the locale, as fontconfig and GTK files, environment
+// variables, Firefox prefs and WebKitGTK's MiniBrowser arguments (docs/environment.md).
+package environment
 
 import (
 	"crypto/sha256"
@@ -11,20 +15,22 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/layout-oracle/oracle/oracle/browser"
+
 	"github.com/layout-oracle/oracle/oracle/browser/host"
 )
 
-// EnvironmentVersion names the pinned environment below: the faces behind each generic
+// Version names the pinned environment below: the faces behind each generic
 // family, the default sizes, the scrollbar geometry and the media-feature answers every
 // engine is launched with. Anything that caches answers keys on it; bump it whenever a
-// change here can change a dump. Ping reports it as "pinned-" + EnvironmentVersion.
-const EnvironmentVersion = "2"
+// change here can change a dump. Ping reports it as "pinned-" + Version.
+const Version = "2"
 
 // The probe that checks every engine against this pin, at startup and in cmd/probe,
 // is probes.SelfCheckEnvironment (probes/environment.go).
 
-// Environment is the ping value of the pinned environment.
-func Environment() string { return "pinned-" + EnvironmentVersion }
+// Name is the ping value of the pinned environment.
+func Name() string { return "pinned-" + Version }
 
 // The faces of the pinned generic families, all from scripts/setup.sh's
 // fonts-dejavu-core and fonts-liberation2. Serif, sans-serif and monospace are the
@@ -84,7 +90,7 @@ func fontconfigXML() string {
 	var b strings.Builder
 	b.WriteString(`<?xml version="1.0"?>
 <!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">
-<!-- Written by the layout oracle (pinned environment ` + EnvironmentVersion + `); used by its browsers only. -->
+<!-- Written by the layout oracle (pinned environment ` + Version + `); used by its browsers only. -->
 <fontconfig>
   <dir>/usr/share/fonts</dir>
   <dir>/usr/local/share/fonts</dir>
@@ -151,7 +157,7 @@ gtk-primary-button-warps-slider=0
 // without one (issue 26: a case chose the name, 64 MB in 3 s, shared by every oracle
 // on the machine and outliving them). A directory under /dev/null can exist for no
 // user, root included: every download fails at once, before a byte is written. Not
-// part of EnvironmentKey: it changes no answer.
+// part of Key: it changes no answer.
 const userDirs = "XDG_DOWNLOAD_DIR=\"/dev/null/layout-oracle-refuses-downloads\"\n"
 
 // environmentFiles writes the fontconfig file and GTK settings once per process, in a
@@ -220,12 +226,12 @@ var environmentFiles = sync.OnceValues(func() ([2]string, error) {
 var pinnedEnv = []string{"LC_ALL=en_US.UTF-8", "LANGUAGE=", "TZ=UTC",
 	"MOZ_HEADLESS_WIDTH=" + strconv.Itoa(host.ScreenWidth), "MOZ_HEADLESS_HEIGHT=" + strconv.Itoa(host.ScreenHeight)}
 
-// EnvironmentSettings is the pinned environment's share of every engine's launch.
+// Settings is the pinned environment's share of every engine's launch.
 // The files go to the browsers' environment only (Env), never the oracle's own.
-func EnvironmentSettings() (LaunchSettings, error) {
+func Settings() (browser.LaunchSettings, error) {
 	files, err := environmentFiles()
 	if err != nil {
-		return LaunchSettings{}, fmt.Errorf("pinned environment: %w", err)
+		return browser.LaunchSettings{}, fmt.Errorf("pinned environment: %w", err)
 	}
 	xdg := []string{"XDG_CONFIG_HOME=" + files[1]}
 	var webkit []string
@@ -238,7 +244,7 @@ func EnvironmentSettings() (LaunchSettings, error) {
 		xdg = []string{"XDG_CONFIG_DIRS=" + files[1] + ":/etc/xdg", "XDG_CONFIG_HOME=" + filepath.Join(u.Home, ".config")}
 		webkit = []string{"XDG_CONFIG_HOME=" + files[1]}
 	}
-	return LaunchSettings{
+	return browser.LaunchSettings{
 		Env: append(append(append([]string{"FONTCONFIG_FILE=" + files[0]}, xdg...),
 			"GTK_THEME=Adwaita", "GTK_OVERLAY_SCROLLING=1", "GDK_SCALE=1", "GDK_DPI_SCALE=1"), pinnedEnv...),
 		WebKitEnv:    webkit,
@@ -249,10 +255,10 @@ func EnvironmentSettings() (LaunchSettings, error) {
 	}, nil
 }
 
-// EnvironmentKey is the pinned environment's version plus a hash of the files and
-// prefs it gives the browsers, so an edit that forgot to bump EnvironmentVersion
+// Key is the pinned environment's version plus a hash of the files and
+// prefs it gives the browsers, so an edit that forgot to bump Version
 // still misses (the store's key).
-var EnvironmentKey = sync.OnceValue(func() string {
+var Key = sync.OnceValue(func() string {
 	h := sha256.New()
 	// All the pinned prefs, not only those sent: leaving out Firefox's own defaults
 	// changed no answer, so stored answers stay valid.
@@ -260,5 +266,5 @@ var EnvironmentKey = sync.OnceValue(func() string {
 	for _, s := range []string{fontconfigXML(), gtkSettingsINI(), string(prefs), strings.Join(pinnedEnv, "\n")} {
 		fmt.Fprintf(h, "%d:%s", len(s), s)
 	}
-	return Environment() + "/" + hex.EncodeToString(h.Sum(nil))[:16]
+	return Name() + "/" + hex.EncodeToString(h.Sum(nil))[:16]
 })

@@ -1,4 +1,4 @@
-package browser
+package host
 
 import (
 	"bufio"
@@ -142,12 +142,10 @@ func tcpTable(path string) ([]tcpRow, error) {
 	return rows, sc.Err()
 }
 
-// noDelayBrowser applies noDelayAccepted to a freshly launched Firefox's main
-// processes. A failure costs only speed, so it is logged, never fatal.
-func NoDelayBrowser(engine string, pids []int, log zerolog.Logger) {
-	if engine != Firefox {
-		return // Chromium's driver speaks over a pipe
-	}
+// NoDelayFirefox applies noDelayAccepted to a freshly launched Firefox's main
+// processes (engine names it in the log; Chromium's driver speaks over a pipe). A
+// failure costs only speed, so it is logged, never fatal.
+func NoDelayFirefox(engine string, pids []int, log zerolog.Logger) {
 	total := 0
 	for _, pid := range pids {
 		n, err := noDelayAccepted(pid)

@@ -1,10 +1,13 @@
-package browser_test
+package host_test
 
 import (
 	"context"
+	"testing"
+
+	"github.com/layout-oracle/oracle/oracle/browser/host"
+
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/browser/routes"
-	"testing"
 
 	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/stretchr/testify/assert"
@@ -26,7 +29,7 @@ func TestFirefoxBiDiConnectionHasNoDelay(t *testing.T) {
 	require.NotEmpty(t, pids)
 
 	var on, off int
-	n, err := browser.EachAccepted(pids[0], func(fd int) error {
+	n, err := host.EachAccepted(pids[0], func(fd int) error {
 		v, err := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY)
 		if v != 0 {
 			on++
