@@ -1,9 +1,9 @@
 package environment
 
 import (
-	"github.com/layout-oracle/oracle/oracle/browser"
 	"archive/zip"
 	"encoding/json"
+	"github.com/layout-oracle/oracle/oracle/browser"
 	"io"
 	"os"
 	"os/exec"
