@@ -8,13 +8,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/layout-oracle/oracle/oracle/browser/environment"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/layout-oracle/oracle/oracle/browser/environment"
 
 	"github.com/layout-oracle/oracle/oracle/browser/internal/routetest"
 
