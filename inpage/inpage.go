@@ -81,7 +81,7 @@ var (
 	WebDriverReplace     = file("webdriver/replace.js")  // @@STALE_MARK@@: the leaving page's mark
 	WebDriverReplaced    = file("webdriver/replaced.js") // @@STALE_MARK@@
 
-	// The BiDi route's calls (oracle/browser/bidi.go): the init scripts as preload
+	// The BiDi route's calls (oracle/browser/bidi/bidi.go): the init scripts as preload
 	// functions (@@SRC@@ a script's text), the navigation's state read from a sandbox,
 	// the reset's check (@@RESET_CHECK@@, PlaywrightResetCheck filled), the focus.
 	BiDiPreload       = file("bidi/preload.js")
@@ -89,7 +89,7 @@ var (
 	BiDiResetCheck    = file("bidi/reset_check.js")
 	BiDiHasFocus      = file("bidi/has_focus.js")
 
-	// The CDP route's (oracle/browser/cdp.go): the network error's name on Chromium's
+	// The CDP route's (oracle/browser/cdp/cdp.go): the network error's name on Chromium's
 	// error page of a navigation that failed ("" when it shows none).
 	CDPNetError = file("cdp/net_error.js")
 

@@ -100,14 +100,14 @@ var looksLikeJS = regexp.MustCompile(`\bfunction\s*\(|=>|(^|[^\w/])(document|win
 // probes' are cases (a request's script, keyed as the request), and the relay's
 // schema names Playwright protocol fields ("location.url:s?"), not page code; scripts/
 // holds measurement probes, whose cases' scripts are theirs (as cmd/bench's).
-var notPrograms = []string{"cmd/bench/", "report/", "probes/", "oracle/browser/remote_schema.go", "scripts/"}
+var notPrograms = []string{"cmd/bench/", "report/", "probes/", "oracle/browser/playwright/schema.go", "scripts/"}
 
 // leftInGo are literals too short to be worth a file: Playwright's reset reads
-// document.hasFocus() (oracle/browser/playwright_reset.go) and replaces the location.
+// document.hasFocus() (oracle/browser/playwright/reset.go) and replaces the location.
 var leftInGo = map[string]bool{
-	`"u => { location.replace(u); }"`:   true, // oracle/browser/playwright.go
-	`"document.hasFocus()"`:             true, // oracle/browser/playwright.go
-	`"browser.dom.window.dump.enabled"`: true, // a Firefox pref name (oracle/browser/bidi_process.go), not a program
+	`"u => { location.replace(u); }"`:   true, // oracle/browser/playwright/playwright.go
+	`"document.hasFocus()"`:             true, // oracle/browser/playwright/playwright.go
+	`"browser.dom.window.dump.enabled"`: true, // a Firefox pref name (oracle/browser/bidi/process.go), not a program
 }
 
 // No Go file outside tests holds an in-page program: each is a file here, where the

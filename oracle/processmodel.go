@@ -25,7 +25,7 @@ func processSettings() browser.LaunchSettings {
 		// Firefox: Fission keeps its frame model, web content is not split by site
 		// (0 = IsolateNothing).
 		// One web content process per browser (a browser is one oracle page): the new
-		// page Firefox gets after a trace or url case (playwright.go, Reset) then
+		// page Firefox gets after a trace or url case (playwright/playwright.go, Reset) then
 		// reuses it instead of starting one (3 new processes for 3 traces without).
 		FirefoxPrefs: map[string]any{"fission.webContentIsolationStrategy": 0,
 			"dom.ipc.processCount": 1, "dom.ipc.processCount.webIsolated": 1},

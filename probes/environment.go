@@ -14,7 +14,7 @@ import (
 // EnvironmentProperty is one answer of the pinned environment: the trace label the
 // environment probe records it under, the value every engine must give, and the
 // platform differences that remain (engine -> its documented other answer). What
-// the oracle pins is oracle/browser/environment.go; this is the probe that checks it.
+// the oracle pins is oracle/browser/environment/environment.go; this is the probe that checks it.
 type EnvironmentProperty struct {
 	Label string
 	Want  string

@@ -1,6 +1,6 @@
 package main
 
-// The pinned environment (oracle/browser/environment.go), against the real three engines.
+// The pinned environment (oracle/browser/environment/environment.go), against the real three engines.
 // Each test reproduces a difference measured before the environment was pinned
 // (docs/environment.md) with its own in-page measurement, not the
 // environment probe's, so a fault in the probe cannot hide one here.

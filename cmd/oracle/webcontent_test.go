@@ -164,7 +164,7 @@ func TestReftestWaitNeverRemovedIsANamedError(t *testing.T) {
 	for _, e := range engines {
 		assert.Contains(t, errs[e], "the root element is still classed reftest-wait", e)
 		// Firefox's BiDi route once took its remote agent's "Missing stack" answer to
-		// the rejection for a broken browser, and relaunched it (bidi.go, missingStack).
+		// the rejection for a broken browser, and relaunched it (bidi/bidi.go, missingStack).
 		assert.NotContains(t, errs[e], "unknown error", e)
 	}
 	assert.Equal(t, before, restartsOf(t, c), "a page's own settle error relaunches no engine")

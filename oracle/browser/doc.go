@@ -7,8 +7,8 @@
 // (playwright*.go) under --chromium-route=playwright, --firefox-route=playwright, the
 // emulation profile, Playwright's bundled builds and remote Playwright servers; the
 // sandbox check (sandbox.go); the pinned
-// environment given to browser processes (environment.go); and launching one page of
-// an engine by route with its launch settings (launch.go, settings.go). The Xvfb and
+// environment given to browser processes (environment/environment.go); and launching one page of
+// an engine by route with its launch settings (routes/routes.go, settings.go). The Xvfb and
 // its dialogs closer, the browser user, the /proc process tree and the memory
 // cgroups are package host's (oracle/browser/host).
 //

@@ -3,7 +3,7 @@ package browser
 import "github.com/layout-oracle/oracle/oracle/browser/host"
 
 // WebKit has no system route through Playwright: stock WebKitGTK is driven over
-// WebDriver (webdriver.go), and Playwright's own build only where it is installed.
+// WebDriver (webdriver/webdriver.go), and Playwright's own build only where it is installed.
 var webkitKnowledge = engineKnowledge{
 	contentProcess: func(p host.ProcInfo) bool { return p.Cmdline0 == "WebKitWebProcess" },
 	sandbox: func(c, main host.ProcInfo) (string, string) {

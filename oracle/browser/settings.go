@@ -22,17 +22,17 @@ type LaunchSettings struct {
 	InitScripts   []string       // Playwright: run before any page script in every document
 	MaxReply      int64          // WebDriver: Execute Script reply bound in bytes; 0: defaultMaxReply
 	// Emulation is the launch profile's emulated hardware (nil: none); each engine
-	// applies what its route can (emulation.go).
+	// applies what its route can (playwright/emulation.go).
 	Emulation *profiles.Emulation
 	// MemoryCgroup is the cgroup.procs file of the engine's memory cgroup
 	// (host/memlimit.go); "": unbounded.
 	MemoryCgroup string
 	// FirefoxRoute is how the system Firefox is driven: FirefoxRoutePlaywright ("": the
-	// default) or FirefoxRouteBiDi (bidi.go). Playwright's bundled Firefox is always
+	// default) or FirefoxRouteBiDi (bidi/bidi.go). Playwright's bundled Firefox is always
 	// Playwright's.
 	FirefoxRoute string
 	// ChromiumRoute is how the system Chromium is driven: ChromiumRoutePlaywright ("":
-	// the default) or ChromiumRouteCDP (cdp.go). Playwright's bundled Chromium is
+	// the default) or ChromiumRouteCDP (cdp/cdp.go). Playwright's bundled Chromium is
 	// always Playwright's.
 	ChromiumRoute string
 }

@@ -3,7 +3,7 @@ package bidi
 // Firefox over raw WebDriver BiDi with the oracle's own client (--firefox-route=bidi,
 // docs/bidi-route.md), in three files: the engine (this file: launch, Load, Reset,
 // Keep, Prepare, relaunch, Close), the Firefox process and its profile
-// (bidi_process.go), and the wire client (bidi_wire.go). No Playwright driver and no
+// (bidi/process.go), and the wire client (bidi/wire.go). No Playwright driver and no
 // injected script: one BiDi command per case where Playwright's route relays several
 // through node and evaluates its 340 KB script in every new document.
 

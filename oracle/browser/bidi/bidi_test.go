@@ -1,6 +1,6 @@
 package bidi
 
-// Tests of the BiDi route (bidi.go) against the real Firefox ESR: the same answers as
+// Tests of the BiDi route (bidi/bidi.go) against the real Firefox ESR: the same answers as
 // the Playwright route, the per-case isolation of its reset, a hung case, and no
 // process left behind.
 

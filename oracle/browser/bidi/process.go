@@ -1,6 +1,6 @@
 package bidi
 
-// The Firefox process of the BiDi route (bidi.go): its profile (prefs in user.js),
+// The Firefox process of the BiDi route (bidi/bidi.go): its profile (prefs in user.js),
 // its launch as the browser user in the engine's memory cgroup, the WebSocket URL it
 // prints, and its kill.
 

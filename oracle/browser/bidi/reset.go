@@ -3,6 +3,7 @@ package bidi
 // The reset between cases: a fresh about:blank by navigation (no history entry from
 // about:blank), checked for history and focus; a new tab when the case left one it
 // cannot reset; the kept window of an inert case; and the idle page's check.
+
 import (
 	"context"
 	"encoding/json"

@@ -1,8 +1,8 @@
 package bidi
 
-// The oracle's own WebDriver BiDi client (bidi.go's wire): one WebSocket, commands
+// The oracle's own WebDriver BiDi client (bidi/bidi.go's wire): one WebSocket, commands
 // matched to their replies by id, events ignored (the engine subscribes to none). The calls waiting for
-// replies and the reasons a connection ends are ownbrowser_wire.go's, shared with CDP.
+// replies and the reasons a connection ends are ownclient/wire.go's, shared with CDP.
 
 import (
 	"context"

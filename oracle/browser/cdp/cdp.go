@@ -3,9 +3,9 @@ package cdp
 // The system Chromium over the Chrome DevTools Protocol with the oracle's own client
 // (--chromium-route=cdp, docs/cdp-route.md), in these files: the engine (this file:
 // launch, the page's setup, Load, Visit, navigation, Screenshot), the page and its
-// events (cdp_page.go), the reset, Keep and Prepare (cdp_reset.go), the typed
-// commands and the route's errors (cdp_session.go), the Chromium process
-// (cdp_process.go), and the wire (cdp_wire.go). No Playwright
+// events (cdp/page.go), the reset, Keep and Prepare (cdp/reset.go), the typed
+// commands and the route's errors (cdp/session.go), the Chromium process
+// (cdp/process.go), and the wire (cdp/wire.go). No Playwright
 // driver: a case is one Runtime.evaluate where Playwright's route relays it and its
 // events through node. The page is set up as Playwright sets up its pages (viewport
 // and screen, focus emulation, media features, downloads refused, dialogs dismissed),

@@ -1,6 +1,6 @@
 package cdp
 
-// Tests of the CDP route (cdp.go) against the real Chromium: the same answers as the
+// Tests of the CDP route (cdp/cdp.go) against the real Chromium: the same answers as the
 // Playwright route, the per-case isolation of its reset, dialogs, a hung case, and no
 // process left behind.
 
@@ -319,7 +319,7 @@ func TestCDPVisitAndLoadURL(t *testing.T) {
 }
 
 // A launch profile's grants reach the page (Browser.grantPermissions: the pinned
-// protocol no longer has it, Chromium 156 serves it; cdp_session.go), and a grant the
+// protocol no longer has it, Chromium 156 serves it; cdp/session.go), and a grant the
 // route cannot name is refused at launch.
 func TestCDPGrantsTheProfilesPermissions(t *testing.T) {
 	testutil.NeedsBrowsers(t)

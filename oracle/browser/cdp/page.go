@@ -1,6 +1,6 @@
 package cdp
 
-// The CDP route's page (cdp.go's engine): its target and session, and what the
+// The CDP route's page (cdp/cdp.go's engine): its target and session, and what the
 // browser's events, decoded into cdproto's types, say of it.
 
 import (

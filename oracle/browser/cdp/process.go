@@ -1,6 +1,6 @@
 package cdp
 
-// The Chromium process of the CDP route (cdp.go): its switches (Playwright's, so a
+// The Chromium process of the CDP route (cdp/cdp.go): its switches (Playwright's, so a
 // page here sees the browser a page on the Playwright route sees), its launch as
 // the browser user in the engine's memory cgroup with the debugging pipe on fds 3
 // and 4, and its kill.

@@ -1,6 +1,6 @@
 package cdp
 
-// The CDP route's reset and the checks around it (cdp.go's engine): Reset gives the
+// The CDP route's reset and the checks around it (cdp/cdp.go's engine): Reset gives the
 // next case the first case's state (docs/untrusted.md, "Per-case state"), Keep keeps
 // an inert case's document, Prepare checks the idle page.
 

@@ -1,7 +1,7 @@
 package cdp
 
-// The CDP route's typed commands (cdp.go calls them): cdpSession is cdproto's
-// cdp.Session over the oracle's own pipe (cdp_wire.go), so every command is
+// The CDP route's typed commands (cdp/cdp.go calls them): cdpSession is cdproto's
+// cdp.Session over the oracle's own pipe (cdp/wire.go), so every command is
 // cdp.Call(ctx, session, page.Navigate, page.NavigateParams{...}) with cdproto's
 // parameter and result types, and the wire stays the oracle's (docs/cdp-route.md).
 // Also the route's errors: CDP's error replies by code, with their data, and the

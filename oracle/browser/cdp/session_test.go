@@ -1,6 +1,6 @@
 package cdp
 
-// Unit tests of the CDP route's typed session (cdp_session.go) over an in-memory pipe
+// Unit tests of the CDP route's typed session (cdp/session.go) over an in-memory pipe
 // (newFakeCDPPipe: no browser runs, so they test our own code only): what a cdproto
 // command puts on the wire, CDP's error replies by code with their data, and
 // cdp.Session's event subscriptions. The route against the real Chromium is

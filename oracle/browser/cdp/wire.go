@@ -1,12 +1,12 @@
 package cdp
 
-// The oracle's own Chrome DevTools Protocol client (cdp.go's wire): Chromium's
+// The oracle's own Chrome DevTools Protocol client (cdp/cdp.go's wire): Chromium's
 // --remote-debugging-pipe, one JSON message per NUL-terminated record on fds 3 (the
 // browser reads) and 4 (it writes), with flat sessions (a page's commands and events
 // carry its sessionId). Commands are matched to replies by id; events go to one
 // handler, on the reader's goroutine, which must not call back into the connection.
 // The calls waiting for replies and the reasons a connection ends are
-// ownbrowser_wire.go's, shared with BiDi.
+// ownclient/wire.go's, shared with BiDi.
 
 import (
 	"bufio"
@@ -33,7 +33,7 @@ type cdpConn struct {
 	wtoken  chan struct{} // holds a token while one message is written
 	calls   *ownclient.PendingCalls[cdpMessage]
 	onEvent func(session, method string, params json.RawMessage)
-	subs    cdpSubscriptions // cdp.Session's Subscribe (cdp_session.go)
+	subs    cdpSubscriptions // cdp.Session's Subscribe (cdp/session.go)
 	log     zerolog.Logger
 }
 

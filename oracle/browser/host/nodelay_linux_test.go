@@ -16,7 +16,7 @@ import (
 )
 
 // The WebDriver BiDi connection of a Firefox the oracle launched has Nagle off
-// (nodelay.go): read back from the browser's own socket. Before the change the
+// (host/nodelay_linux.go): read back from the browser's own socket. Before the change the
 // option was 0 (Firefox never sets it on the connection it accepts), and every call
 // whose answer followed an event waited about 40 ms for a delayed ACK.
 func TestFirefoxBiDiConnectionHasNoDelay(t *testing.T) {

@@ -75,7 +75,7 @@ var (
 )
 
 // fakeBads is every panic path of playwright-go v0.6401.0 the relay knows of
-// (remote_schema.go), each reached by one message.
+// (playwright/schema.go), each reached by one message.
 var fakeBads = []fakeBad{
 	// Dispatch and createRemoteObject.
 	{name: "create without type", stage: "initialize", msgs: []string{`{"guid":"","method":"__create__","params":{"guid":"x","initializer":{}}}`}},

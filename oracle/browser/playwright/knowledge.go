@@ -36,12 +36,12 @@ type engineKnowledge struct {
 	// the driver's navigation to about:blank (no entry from about:blank).
 	newPageAfterNavigation bool
 	// emulation is what its Playwright route applies of a launch profile's
-	// emulated hardware (emulation.go).
+	// emulated hardware (playwright/emulation.go).
 	emulation emulationKnowledge
 	// evaluateWithoutGesture: Playwright's Evaluate runs with a user gesture
 	// (Chromium's Runtime.callFunctionOn with userGesture), which gives the case a
 	// user activation no loaded page has: a local engine evaluates over a CDP session
-	// of the page instead (evaluate, playwright.go). A remote server's relay refuses
+	// of the page instead (evaluate, playwright/playwright.go). A remote server's relay refuses
 	// CDP sessions (relayRefusedTypes), so a remote engine keeps Evaluate.
 	evaluateWithoutGesture bool
 }

@@ -29,7 +29,7 @@ type Options struct {
 	FirefoxPrefs map[string]any      // launch profile's Firefox prefs
 	Permissions  []string            // launch profile's permission grants
 	InitScripts  []string            // run before any page script, in every page
-	Emulation    *profiles.Emulation // launch profile's emulated hardware (emulation.go)
+	Emulation    *profiles.Emulation // launch profile's emulated hardware (playwright/emulation.go)
 	Env          []string            // KEY=VALUE added to the browser's environment
 	// ExecutablePath replaces the system build's binary (SystemChromium,
 	// SystemFirefox); not used with Bundled.
@@ -151,7 +151,7 @@ func (e *playwrightEngine) openContext(pwb playwright.Browser) (playwright.Brows
 	geolocation, grants := e.contextEmulation()
 	bctx, err := pwb.NewContext(playwright.BrowserNewContextOptions{
 		Viewport: &playwright.Size{Width: int(dump.Viewport.Width), Height: int(dump.Viewport.Height)},
-		// The pinned screen (environment.go): Playwright's default is the viewport.
+		// The pinned screen (environment/environment.go): Playwright's default is the viewport.
 		Screen:      &playwright.Size{Width: host.ScreenWidth, Height: host.ScreenHeight},
 		Permissions: append(append([]string(nil), e.opts.Permissions...), grants...),
 		Geolocation: geolocation,
@@ -159,7 +159,7 @@ func (e *playwrightEngine) openContext(pwb playwright.Browser) (playwright.Brows
 		// focus from the page for every later case (issue 26), and an accepted one is
 		// a file of the case's size.
 		AcceptDownloads: playwright.Bool(false),
-		// The pinned environment's media features (environment.go), explicit rather
+		// The pinned environment's media features (environment/environment.go), explicit rather
 		// than Playwright's defaults.
 		ColorScheme:   playwright.ColorSchemeLight,
 		ReducedMotion: playwright.ReducedMotionNoPreference,

@@ -33,7 +33,7 @@ type pageTracker struct {
 	// before, issue 27).
 	contexts sync.Map // playwright.BrowserContext -> *atomic.Bool
 	// emulated holds, per open page, what the launch profile's emulation applied to
-	// it (emulation.go).
+	// it (playwright/emulation.go).
 	emulated sync.Map // playwright.Page -> *pageEmulation
 	// cdp holds, per open page, the CDP session the engine evaluates over
 	// (evaluateWithoutGesture), opened by the page's first evaluation.

@@ -1,7 +1,7 @@
 // The Playwright engine: one browser, one context and one page, and the calls a
 // case makes on it (Load, Visit, LoadURL) under a deadline. The driver process is
-// in playwright_process.go, the launch in playwright_launch.go, page tracking in
-// playwright_pages.go, and reset and recovery in playwright_reset.go.
+// in playwright/process.go, the launch in playwright/launch.go, page tracking in
+// playwright/pages.go, and reset and recovery in playwright/reset.go.
 
 package playwright
 
@@ -24,7 +24,7 @@ import (
 
 type playwrightEngine struct {
 	name, version, route string
-	remote               bool // connected to a Playwright browser server (remote_playwright.go)
+	remote               bool // connected to a Playwright browser server (playwright/remote.go)
 	initScripts          bool // the context installs init scripts (the trace recorder)
 	// relaunch launches the same browser again on a driver (the same one, or a new
 	// one when the old driver died).

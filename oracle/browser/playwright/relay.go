@@ -135,7 +135,7 @@ func relayOne(w http.ResponseWriter, r *http.Request, upstream string, maxMessag
 }
 
 // relayValidator checks server messages against what playwright-go asserts on
-// (remote_schema.go), tracking the objects the server created (guid -> type) as the
+// (playwright/schema.go), tracking the objects the server created (guid -> type) as the
 // client does, and the calls the driver made (id -> Type.method), whose replies it
 // checks.
 type relayValidator struct {

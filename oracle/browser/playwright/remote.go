@@ -132,7 +132,7 @@ func (d *Driver) connectPlaywright(endpoint string, launch map[string]any, opts 
 	}
 	start := time.Now()
 	// The connection goes through a relay that checks the server's messages
-	// (remote_relay.go): a malformed one closes this connection, not the process.
+	// (playwright/relay.go): a malformed one closes this connection, not the process.
 	relay, stopRelay, err := startRelay(endpoint, opts.MaxMessage, handshakeTimeout, log)
 	if err != nil {
 		return nil, err

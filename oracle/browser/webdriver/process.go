@@ -45,7 +45,7 @@ type wdProc struct {
 // waits until /status says ready.
 func (e *webDriverEngine) startDriver(ctx context.Context) (*wdProc, error) {
 	if e.opts.RemoteURL != "" {
-		return e.remoteDriver(ctx) // remote_webdriver.go
+		return e.remoteDriver(ctx) // webdriver/remote.go
 	}
 	port, err := freeLoopbackPort()
 	if err != nil {

@@ -2,6 +2,7 @@ package webdriver
 
 // The reset between cases: back to a fresh about:blank by replacing the document (no
 // history entry), checked from outside the page, and the kept window of an inert case.
+
 import (
 	"context"
 	"encoding/json"

@@ -2,8 +2,8 @@ package webdriver
 
 // WebKitGTK over W3C WebDriver classic, in four files: the engine (this file: launch,
 // Load/Visit/LoadURL, Reset, Prepare, restart, Close), the driver process
-// (webdriver_process.go), the wire client (webdriver_wire.go: session, commands,
-// errors) and the in-page scripts every call sends (webdriver_scripts.go and its
+// (webdriver/process.go), the wire client (webdriver/wire.go: session, commands,
+// errors) and the in-page scripts every call sends (webdriver/scripts.go and its
 // webdriver_*.js).
 
 import (
@@ -47,7 +47,7 @@ type Options struct {
 	Env []string
 	// RemoteURL, when not "", is a running W3C WebDriver endpoint (a driver on another
 	// host, a Grid) to open sessions on, instead of starting a driver here
-	// (remote_webdriver.go); DriverPath, Display and Env are then unused.
+	// (webdriver/remote.go); DriverPath, Display and Env are then unused.
 	RemoteURL string
 	// MaxReply bounds an Execute Script reply in bytes (a remote endpoint's too); 0:
 	// browser.DefaultMaxReply. Other commands' replies are bounded at 1 MiB.
@@ -128,7 +128,7 @@ func Launch(ctx context.Context, opts Options, log zerolog.Logger) (browser.Engi
 	if e.display == "" {
 		e.display = os.Getenv("DISPLAY")
 	}
-	if opts.RemoteURL != "" { // remote_webdriver.go
+	if opts.RemoteURL != "" { // webdriver/remote.go
 		e.route, e.display = remoteWebDriverRoute(opts), "remote"
 	} else if e.display == "" || opts.StartXvfb {
 		x, err := host.StartXvfb(ctx, opts.XvfbPath, log)

@@ -2,6 +2,7 @@ package webdriver
 
 // The WebKitGTK window a case sees: its viewport, its place on the screen and its
 // focus, restored and checked around every case, and the other windows a case opened.
+
 import (
 	"context"
 	"encoding/json"

@@ -138,7 +138,7 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(profile)
-	// The CDP route's own list of Playwright's switches (oracle/browser/cdp_process.go).
+	// The CDP route's own list of Playwright's switches (oracle/browser/cdp/process.go).
 	args := append(append(slices.Clone(oraclecdp.PlaywrightChromiumSwitches), browser.ChromiumArgs...),
 		"--user-data-dir="+profile, "--remote-debugging-port=0", "--no-startup-window")
 	if !*sandbox {

@@ -1,7 +1,7 @@
 // Package bidisession is the minimal WebDriver BiDi client of the speed probes
 // (scripts/speed/bidinewtab, scripts/speed/bidicase): a Firefox of its own profile,
 // one session, commands by id, events ignored, and any failure fatal. The oracle's
-// own client is oracle/browser/bidi_wire.go.
+// own client is oracle/browser/bidi/wire.go.
 package bidisession
 
 import (
