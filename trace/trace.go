@@ -6,7 +6,7 @@
 // # The two JavaScript entry points
 //
 // RecorderJS is the recorder. It must run before any of the trace page's own script:
-// on Playwright, pass it in PlaywrightOptions.InitScripts (context.addInitScript); on
+// on Playwright, pass it in playwright.Options.InitScripts (context.addInitScript); on
 // WebDriver, which has no init-script hook, serve a copy (Recorder, with a fresh key)
 // as the first <script> of the document. Both may happen; the second install is a
 // no-op. The recorder defines nothing on a page whose location.pathname does not

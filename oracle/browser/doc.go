@@ -1,17 +1,19 @@
-// Package browser keeps the three browsers open and runs in-page programs in them:
-// the Engine interface every route implements (engine.go), with the case program
-// (case.js) that every Load evaluates; the system Chromium over the oracle's own CDP
-// client (cdp*.go) and the system Firefox over its own WebDriver BiDi client
-// (bidi*.go), both on ownbrowser*.go; WebKitGTK over W3C WebDriver (webdriver*.go),
-// on an Xvfb it owns; Chromium and Firefox over playwright-go
-// (playwright*.go) under --chromium-route=playwright, --firefox-route=playwright, the
-// emulation profile, Playwright's bundled builds and remote Playwright servers; the
-// sandbox check (sandbox.go); the pinned
-// environment given to browser processes (environment/environment.go); and launching one page of
-// an engine by route with its launch settings (routes/routes.go, settings.go). The Xvfb and
-// its dialogs closer, the browser user, the /proc process tree and the memory
-// cgroups are package host's (oracle/browser/host).
+// Package browser is the core every browser route is written against: the Engine
+// interface (engine.go) with the case program (inpage/case.js) every Load evaluates;
+// what every route shares of the page contract (route.go); the launch settings and
+// route choices (settings.go); what the oracle knows of each engine whatever the
+// route (engines.go, engine_*.go); the sandbox check (sandbox.go); and what the oracle
+// asks of any engine from outside (windows.go).
+//
+// The routes are packages of their own, each importing this one and none importing
+// another: cdp (the system Chromium over the oracle's own CDP client) and bidi (the
+// system Firefox over its own WebDriver BiDi client), both on ownclient; webdriver
+// (WebKitGTK over W3C WebDriver, on an Xvfb it owns); playwright (Chromium and
+// Firefox over playwright-go, Playwright's bundled builds, remote Playwright
+// servers). Package routes launches one page of an engine by route; package
+// environment is the pinned environment; package host is what the browsers need of
+// the machine (the browser user, /proc, memory cgroups, Xvfb).
 //
 // It knows nothing of the protocol, pools or the store: package oracle builds the
-// service on top of it, and cmd/bench launches engines from it directly.
+// service on top of it.
 package browser

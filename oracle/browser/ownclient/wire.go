@@ -23,7 +23,7 @@ const SlowCall = time.Second
 var ErrEngineClosed = errors.New("engine closed")
 
 // ReplyTooLargeError is the end of a connection on which a reply exceeded the bound
-// of one reply (CDPOptions.MaxReply, BiDiOptions.MaxReply and the framing's slack):
+// of one reply (cdp.Options.MaxReply, bidi.Options.MaxReply and the framing's slack):
 // the browser is alive, the answer was too large to take.
 type ReplyTooLargeError struct {
 	Bound int64
