@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/inpage"
 )
 
@@ -114,13 +113,6 @@ const ProbeTimeout = 3 * time.Second
 // ErrNotLaunched is the per-engine error for an engine the request names but the
 // process did not launch.
 var ErrNotLaunched = errors.New("engine not launched")
-
-// viewportWidth and viewportHeight are the spec's viewport, which every engine is
-// set to and then verified against before it serves a case.
-var (
-	viewportWidth  = dump.Viewport.Width
-	viewportHeight = dump.Viewport.Height
-)
 
 // WithCaseScript wraps fn, a walk (a function expression that finds the case
 // program's captured built-ins as `this`), into one whose first argument is the case's
