@@ -4,9 +4,9 @@
 // engines and runs the self-check before they serve (launch.go, selfcheck.go), and
 // answers each kind of request in its registry (operation.go) on a page: geometry
 // (geometry.go), trace (trace.go) and reflect (reflect.go), from the store when it
-// holds the answer (stored.go). The
-// case origin, its network allowlist and --docroot are here too (origin.go,
-// network.go, docroot.go, webcontent.go).
+// holds the answer (stored.go). A case whose document is navigated to (a "url" under
+// --docroot, an inline XML document) is webcontent.go.
 //
-// The browsers themselves, and how each is reached, are package oracle/browser.
+// The browsers themselves, and how each is reached, are package oracle/browser; the
+// case origin, its network allowlist and --docroot are package oracle/origin.
 package oracle

@@ -14,6 +14,7 @@ import (
 	"github.com/layout-oracle/oracle/inpage"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/browser/host"
+	"github.com/layout-oracle/oracle/oracle/origin"
 	"github.com/layout-oracle/oracle/profiles"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/layout-oracle/oracle/trace"
@@ -88,7 +89,7 @@ type Config struct {
 
 	mem *host.MemoryBounds // set by start from EngineMemory
 	// originHost and originPort are the origin server's address, which every engine
-	// uses as its proxy (network.go); Launch sets them.
+	// uses as its proxy (origin.ProxySettings); Launch sets them.
 	originHost string
 	originPort int
 }
@@ -285,21 +286,21 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 	}
 
 	var err error
-	if o.origin, err = startOriginAt(cfg.OriginListen, log); err != nil {
+	if o.origin, err = origin.Start(cfg.OriginListen, log); err != nil {
 		return nil, err
 	}
 	o.closers = append(o.closers, o.origin.Close)
 	if cfg.DocRoot != "" {
-		d, err := openDocRoot(cfg.DocRoot)
+		d, err := origin.OpenDocRoot(cfg.DocRoot)
 		if err != nil {
 			o.origin.Close()
 			return nil, err
 		}
-		o.origin.setDocRoot(d)
+		o.origin.SetDocRoot(d)
 		o.closers = append(o.closers, d.Close)
 		log.Info().Str("docroot", cfg.DocRoot).Msg("serving the docroot read-only on case origins")
 	}
-	cfg.originPort = o.origin.port
+	cfg.originPort = o.origin.Port()
 	// Closed after the engines (closers run last first), when their processes are gone.
 	o.mem = host.NewMemoryBounds(cfg.EngineMemory, names)
 	cfg.mem = o.mem
@@ -746,7 +747,7 @@ func settingsFor(cfg Config) (browser.LaunchSettings, error) {
 	s.Merge(browser.LaunchSettings{InitScripts: []string{trace.RecorderJS}, MaxReply: browser.MaxReplyFor(cfg.TraceLimits.Bytes)})
 	s.Merge(processSettings())
 	s.Merge(browser.LaunchSettings{FirefoxRoute: cfg.firefoxRoute(), ChromiumRoute: cfg.chromiumRoute()})
-	s.Merge(networkSettings(cfg.originHost, cfg.originPort)) // last: nothing may loosen the allowlist
+	s.Merge(origin.ProxySettings(cfg.originHost, cfg.originPort)) // last: nothing may loosen the allowlist
 	return s, nil
 }
 

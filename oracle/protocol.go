@@ -10,6 +10,7 @@ import (
 
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/browser/host"
+	"github.com/layout-oracle/oracle/oracle/origin"
 	reflection "github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/store"
 )
@@ -331,7 +332,7 @@ func (r *Request) validateDocument() error {
 		return errors.New(`give either "html" or "url", not both`)
 	}
 	if r.URL != nil {
-		if _, err := splitCaseURL(*r.URL); err != nil {
+		if _, err := origin.SplitDocURL(*r.URL); err != nil {
 			return fmt.Errorf(`"url": %v`, err)
 		}
 	}
@@ -348,34 +349,4 @@ func (r *Request) validateDocument() error {
 		}
 	}
 	return nil
-}
-
-// caseURL is a "url" request's document: its path under the docroot and what
-// follows the path (?query#fragment), kept for the navigation.
-type caseURL struct {
-	Rel    string // cleanDocPath's result, "css/CSS2/a.xht"
-	Escape string // the path as it goes into the navigation URL, "/css/CSS2/a.xht"
-	Tail   string // "?query#fragment" as given, or ""
-}
-
-// splitCaseURL checks a "url" field: an absolute path under the docroot, no
-// scheme or host, no "..", no escaped separators (cleanDocPath).
-func splitCaseURL(u string) (caseURL, error) {
-	if !strings.HasPrefix(u, "/") || strings.HasPrefix(u, "//") {
-		return caseURL{}, fmt.Errorf("%q must be a path under --docroot starting with a single '/' (no scheme or host)", u)
-	}
-	p, tail := u, ""
-	if i := strings.IndexAny(u, "?#"); i >= 0 {
-		p, tail = u[:i], u[i:]
-	}
-	for _, r := range u {
-		if r < 0x21 || r == 0x7f {
-			return caseURL{}, fmt.Errorf("%q holds a space or control character (escape it)", u)
-		}
-	}
-	rel, err := cleanDocPath(p)
-	if err != nil {
-		return caseURL{}, err
-	}
-	return caseURL{Rel: rel, Escape: "/" + escapeDocPath(rel), Tail: tail}, nil
 }

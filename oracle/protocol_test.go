@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/origin"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -131,7 +132,7 @@ func (f *fakeEngine) Load(ctx context.Context, html, fn string, args ...any) (js
 
 func fakeOracle(engines ...*fakeEngine) *Oracle {
 	o := &Oracle{engines: map[string]*pool{}, profile: "default", deadline: time.Second, inflight: 1, log: zerolog.Nop(),
-		origin: &origin{pages: map[string]tracePage{}}} // registers pages; the fake never fetches them
+		origin: &origin.Server{}} // registers pages; the fake never fetches them
 	for _, e := range engines {
 		o.engines[e.name] = newPool(e.name, []browser.Engine{e})
 		o.order = append(o.order, e.name)

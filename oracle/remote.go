@@ -585,26 +585,6 @@ func (c Config) originProxy() string {
 	return net.JoinHostPort(c.originHost, strconv.Itoa(c.originPort))
 }
 
-// ParseOriginListen checks an --origin-listen address: a host remote browsers can
-// reach (an unspecified address such as 0.0.0.0 names no host to give them as their
-// proxy) and a port (0: any free one).
-func ParseOriginListen(addr string) (string, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", fmt.Errorf("--origin-listen %q: want HOST:PORT: %v", addr, err)
-	}
-	if host == "" {
-		return "", fmt.Errorf("--origin-listen %q: name the host or address remote browsers reach this machine by", addr)
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		return "", fmt.Errorf("--origin-listen %q: %s is every address, not one a remote browser can be told to use; name one", addr, host)
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return "", fmt.Errorf("--origin-listen %q: bad port", addr)
-	}
-	return addr, nil
-}
-
 // BrowserHostEnv is the environment (KEY=VALUE) a browser host's server must give
 // the browsers of engine for the pinned environment: what a local launch puts in the
 // browser's environment, which neither Playwright's server protocol nor WebDriver

@@ -50,17 +50,6 @@ func TestEndpointPagesAndLocalPages(t *testing.T) {
 	assert.Equal(t, []string{browser.WebKit, browser.Chromium, browser.Firefox}, withEndpointEngines([]string{browser.WebKit}, cfg))
 }
 
-func TestParseOriginListen(t *testing.T) {
-	for _, ok := range []string{"10.0.0.5:9000", "oracle.internal:0", "[fd00::1]:9000"} {
-		_, err := ParseOriginListen(ok)
-		assert.NoError(t, err, ok)
-	}
-	for _, bad := range []string{"0.0.0.0:9000", "[::]:9000", ":9000", "host", "h:99999"} {
-		_, err := ParseOriginListen(bad)
-		assert.Error(t, err, bad)
-	}
-}
-
 // maxLaunchHeader bounds the x-playwright-launch-options header: a stock `playwright
 // run-server` (Node's default 16 KiB for the request line and all headers) answered
 // 431 to the 18 KB Firefox launch options of before; the margin is for the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/browser/host"
+	"github.com/layout-oracle/oracle/oracle/origin"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/layout-oracle/oracle/trace"
 	"github.com/rs/zerolog"
@@ -54,7 +55,7 @@ type Oracle struct {
 	startCancel context.CancelFunc // ends launches and checks still under way, at Close
 	startWG     tracker            // one per engine still starting
 	started     chan struct{}      // closed when every engine serves or failed
-	origin      *origin            // serves trace pages
+	origin      *origin.Server     // serves trace pages
 
 	traceLimits  trace.Limits // --trace-max-records, --trace-max-bytes
 	dumpMaxNodes int          // --dump-max-nodes

@@ -33,7 +33,7 @@ var traceKind = &kind[*trace.Trace]{
 		},
 	},
 	start: func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (*trace.Trace, error)) {
-		host := o.origin.newHost()
+		host := o.origin.NewHost()
 		if servedDocument(req) {
 			return ctx, func(ctx context.Context, e browser.Engine) (*trace.Trace, error) {
 				return o.traceDocument(ctx, e, host, req)
@@ -85,7 +85,7 @@ func sameCase(hits map[string][]byte, asked int) bool {
 }
 
 // Trace produces one engine's trace of one case, served on host (the case's origin,
-// origin.newHost). The served page holds the case's
+// origin.Server.NewHost). The served page holds the case's
 // html only, with the recorder first where the engine has no init script; the script
 // never enters the markup (so nothing in the html can turn it into text), it goes to
 // the recorder with the call that collects the trace, and runs once the document has
@@ -99,7 +99,7 @@ func (o *Oracle) Trace(ctx context.Context, e browser.Engine, host, id, html, sc
 		recorder = trace.Recorder(key, &o.traceLimits)
 	}
 	run := trace.NewRun(script, key, o.traceLimits)
-	url, release := o.origin.register(host, id, html, recorder)
+	url, release := o.origin.Register(host, id, html, recorder)
 	defer release()
 	raw, err := e.Visit(ctx, url, collectAndClearJS, run.Args()...)
 	if err != nil {

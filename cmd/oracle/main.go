@@ -19,6 +19,7 @@ import (
 	"github.com/layout-oracle/oracle/internal/cli"
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/origin"
 	"github.com/layout-oracle/oracle/probes"
 	"github.com/layout-oracle/oracle/profiles"
 	"github.com/layout-oracle/oracle/trace"
@@ -104,7 +105,7 @@ func run() int {
 		return 2
 	}
 	if *originListen != "" {
-		if _, err := oracle.ParseOriginListen(*originListen); err != nil {
+		if _, err := origin.ParseListen(*originListen); err != nil {
 			fmt.Fprintln(os.Stderr, "oracle:", err)
 			return 2
 		}
