@@ -178,7 +178,7 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 // on each engine as soon as its own pages are up (engines in parallel, an engine's
 // checks in order), and returns at once, before any engine serves: ping is answered
 // from the first moment, and a case whose answers are all stored under builds known
-// from their fingerprints (buildprint.go) needs no engine. The engines keep starting:
+// from their fingerprints (warmstart.go) needs no engine. The engines keep starting:
 // ping reports them as "starting", a request that needs one waits for it within its
 // deadline, and one that fails to launch or fails a check is taken out of service
 // ("engine not launched", ping's "failed"). Whether any engine came up is known once
@@ -434,7 +434,7 @@ func (o *Oracle) startEngine(ctx context.Context, name string, cfg Config, check
 	if absent == "" {
 		absent = browser.BundledAbsent(pages[0])
 	}
-	o.settleBuild(ctx, name, asked, p.build(), absent) // buildprint.go
+	o.settleBuild(ctx, name, asked, p.build(), absent) // warmstart.go
 	var checked time.Duration
 	if len(checks) > 0 {
 		c0 := time.Now()
@@ -661,7 +661,7 @@ func (o *Oracle) enginePool(ctx context.Context, name string) (*pool, error) {
 
 // storeBuild is name's build for the store's key, without waiting for it: its
 // serving pool's, else the one its live launch reported, else the one its
-// fingerprint's record names (buildprint.go). ok is false while none is known.
+// fingerprint's record names (warmstart.go). ok is false while none is known.
 func (o *Oracle) storeBuild(name string) (engineBuild, bool) {
 	o.stateMu.RLock()
 	defer o.stateMu.RUnlock()

@@ -38,7 +38,7 @@ type Oracle struct {
 	starting map[string]chan struct{} // engines still launching or self-checking; closed when decided
 	launched map[string]engineBuild   // engines still starting whose pages report their build
 	// predicted is, per engine still starting and not yet launched, the build its
-	// fingerprint's store record names (buildprint.go): stored answers of it are
+	// fingerprint's store record names (warmstart.go): stored answers of it are
 	// served before the engine is up.
 	predicted map[string]engineBuild
 	prints    map[string]string // each local engine's build fingerprint, set before any starts
