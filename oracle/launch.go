@@ -15,6 +15,7 @@ import (
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/layout-oracle/oracle/oracle/origin"
+	"github.com/layout-oracle/oracle/oracle/remote"
 	"github.com/layout-oracle/oracle/profiles"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/layout-oracle/oracle/trace"
@@ -78,7 +79,7 @@ type Config struct {
 
 	// Endpoints are remote browsers whose pages join their engine's pool
 	// (--connect, --webdriver; remote.go, docs/remote.md).
-	Endpoints []Endpoint
+	Endpoints []remote.Endpoint
 	// OriginListen, when not "", is the address the origin listens on, and every
 	// browser's proxy (--origin-listen): one remote browsers reach.
 	OriginListen string

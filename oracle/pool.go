@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/remote"
 )
 
 // pool is one engine's pages: each an Engine serving one call at a time. A request
@@ -221,7 +222,7 @@ func (p *pool) health() PoolHealth { return newPoolHealth(p.all()) }
 // out of service counts as failed.
 func newPoolHealth(pages []browser.Engine) PoolHealth {
 	h := PoolHealth{State: browser.StateReady, Pages: len(pages)}
-	rank := map[string]int{browser.StateReady: 0, browser.StateRestarting: 1, browser.StateFailed: 2, stateOutOfService: 2}
+	rank := map[string]int{browser.StateReady: 0, browser.StateRestarting: 1, browser.StateFailed: 2, remote.StateOutOfService: 2}
 	for _, e := range pages {
 		ph := e.Health()
 		h.Restarts += ph.Restarts
@@ -350,7 +351,7 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 		take:
 			select {
 			case e = <-p.free:
-				if outOfService(e) {
+				if remote.OutOfService(e) {
 					p.drop(e)
 					goto take
 				}
@@ -440,7 +441,7 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 			}
 			o.resetPage(name, e)
 			p.fresh(e)
-			if outOfService(e) {
+			if remote.OutOfService(e) {
 				p.drop(e)
 				return
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/buildprint"
+	"github.com/layout-oracle/oracle/oracle/remote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -31,7 +32,7 @@ func TestBuildPrintIsOfTheResolvedLaunch(t *testing.T) {
 	pw, _ := buildprint.Of(buildprint.Launch{Engine: browser.Chromium, Browsers: browser.RouteSystem, Exe: exe, Route: browser.ChromiumRoutePlaywright})
 	assert.NotEqual(t, pw, got, "the route is part of it")
 
-	cfg.Endpoints = []Endpoint{{Engine: browser.Chromium, URL: "ws://10.0.0.5:3000/", Protocol: EndpointPlaywright}}
+	cfg.Endpoints = []remote.Endpoint{{Engine: browser.Chromium, URL: "ws://10.0.0.5:3000/", Protocol: remote.Playwright}}
 	_, ok = buildPrint(cfg, browser.Chromium)
 	assert.False(t, ok, "an engine with remote endpoints")
 }

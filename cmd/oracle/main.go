@@ -20,6 +20,7 @@ import (
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/origin"
+	"github.com/layout-oracle/oracle/oracle/remote"
 	"github.com/layout-oracle/oracle/probes"
 	"github.com/layout-oracle/oracle/profiles"
 	"github.com/layout-oracle/oracle/trace"
@@ -80,18 +81,18 @@ func run() int {
 	storeMinRuns := fs.Int("store-min-runs", 1, "serve from the store only answers resting on at least this many identical live runs (docs/store.md); a case whose stored answer rests on fewer is measured live again")
 	storeMax := fs.String("store-max", "4G", "bound on the store's size (bytes, or with K, M, G); past it the least recently used answers are evicted")
 	engineMemory := fs.String("engine-memory", "auto", "memory bound on each engine's processes, all its pages together, in a cgroup (bytes, or with K, M, G); a case that hits it is that engine's error and a relaunch; auto: a quarter of the machine's RAM; 0: off (docs/untrusted.md)")
-	var endpoints []oracle.Endpoint
+	var endpoints []remote.Endpoint
 	endpointFlag := func(protocol string) func(string) error {
 		return func(s string) error {
-			ep, err := oracle.ParseEndpoint(protocol, s)
+			ep, err := remote.ParseEndpoint(protocol, s)
 			if err == nil {
 				endpoints = append(endpoints, ep)
 			}
 			return err
 		}
 	}
-	fs.Func("connect", "a Playwright browser server whose browsers join ENGINE's pages: `ENGINE[:PAGES]=ws://host:port/...` (chromium or firefox; repeatable; docs/remote.md)", endpointFlag(oracle.EndpointPlaywright))
-	fs.Func("webdriver", "a remote W3C WebDriver endpoint (a WebKitWebDriver or a Grid), one session per page: `webkit[:PAGES]=http://host:port` (repeatable; docs/remote.md)", endpointFlag(oracle.EndpointWebDriver))
+	fs.Func("connect", "a Playwright browser server whose browsers join ENGINE's pages: `ENGINE[:PAGES]=ws://host:port/...` (chromium or firefox; repeatable; docs/remote.md)", endpointFlag(remote.Playwright))
+	fs.Func("webdriver", "a remote W3C WebDriver endpoint (a WebKitWebDriver or a Grid), one session per page: `webkit[:PAGES]=http://host:port` (repeatable; docs/remote.md)", endpointFlag(remote.WebDriver))
 	originListen := fs.String("origin-listen", "", "serve the trace/case origin, every browser's proxy, on `HOST:PORT`, an address remote browsers reach (default: a free port on 127.0.0.1)")
 	fs.Usage = cli.Usage(fs, "oracle [FLAGS]   (serves NDJSON on stdin/stdout; docs/protocol.md)",
 		"oracle store stats|prune|export [FLAGS]", "oracle browser-env [FLAGS]")
