@@ -15,6 +15,7 @@ import (
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/layout-oracle/oracle/oracle/origin"
+	"github.com/layout-oracle/oracle/oracle/pool"
 	"github.com/layout-oracle/oracle/oracle/remote"
 	"github.com/layout-oracle/oracle/profiles"
 	"github.com/layout-oracle/oracle/store"
@@ -258,7 +259,7 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 	if cfg.Inflight <= 0 {
 		cfg.Inflight = defaultInflight(cfg, names)
 	}
-	o := &Oracle{engines: map[string]*pool{}, failed: map[string]string{}, profile: cfg.Profile.Name,
+	o := &Oracle{engines: map[string]*pool.Pool{}, failed: map[string]string{}, profile: cfg.Profile.Name,
 		deadline: cfg.Deadline, maxLine: cfg.MaxLine, inflight: cfg.Inflight, log: log,
 		starting: map[string]chan struct{}{}, pages: map[string]int{}, endpoints: map[string][]*endpointState{},
 		predicted: map[string]engineBuild{}, prints: map[string]string{}, need: map[string]chan struct{}{}}
@@ -430,12 +431,12 @@ func (o *Oracle) startEngine(ctx context.Context, name string, cfg Config, check
 	if len(pages) < want {
 		log.Warn().Str("engine", name).Int("pages", len(pages)).Int("wanted", want).Msg("serving with fewer pages")
 	}
-	p := newPool(name, pages)
-	o.noteBuild(name, p.build())
+	p := pool.New(name, pages)
+	o.noteBuild(name, buildOf(p))
 	if absent == "" {
 		absent = browser.BundledAbsent(pages[0])
 	}
-	o.settleBuild(ctx, name, asked, p.build(), absent) // warmstart.go
+	o.settleBuild(ctx, name, asked, buildOf(p), absent) // warmstart.go
 	var checked time.Duration
 	if len(checks) > 0 {
 		c0 := time.Now()
@@ -456,7 +457,7 @@ func (o *Oracle) startEngine(ctx context.Context, name string, cfg Config, check
 	}
 	o.logSandbox(name, p)
 	o.decide(name, p, "")
-	log.Info().Str("engine", name).Int("pages", len(pages)).Str("version", p.version()).Str("route", p.route()).
+	log.Info().Str("engine", name).Int("pages", len(pages)).Str("version", p.Version()).Str("route", p.Route()).
 		Dur("launch", launched).Dur("self_check", checked).Dur("ready_after", time.Since(o.startAt)).Msg("engine serving")
 }
 
@@ -500,7 +501,7 @@ func (o *Oracle) needLive(name string) {
 }
 
 // decide ends name's start: it serves from p, or (p nil) it failed for reason.
-func (o *Oracle) decide(name string, p *pool, reason string) {
+func (o *Oracle) decide(name string, p *pool.Pool, reason string) {
 	o.stateMu.Lock()
 	defer o.stateMu.Unlock()
 	if p != nil {
@@ -597,7 +598,7 @@ func (o *Oracle) isClosed() bool {
 // checkEngine runs checks, in order, on p alone, before it serves; it returns what
 // failed, or "". The checks run live: a stored answer (same build, same route) would
 // pass a broken engine, and is the engine's answer of another day.
-func (o *Oracle) checkEngine(ctx context.Context, p *pool, checks []SelfCheck) string {
+func (o *Oracle) checkEngine(ctx context.Context, p *pool.Pool, checks []SelfCheck) string {
 	ctx = withoutStore(context.WithValue(ctx, checkPoolKey{}, p))
 	var reasons []string
 	for i, c := range checks {
@@ -605,8 +606,8 @@ func (o *Oracle) checkEngine(ctx context.Context, p *pool, checks []SelfCheck) s
 			reasons = append(reasons, "not run: "+ctx.Err().Error())
 			break
 		}
-		resp := o.Handle(ctx, c.NewRequest(fmt.Sprintf("self-check-%d-%s-%s", i, c.Name, p.name), []string{p.name}))
-		if msg := checkFailures(c, resp, []string{p.name})[p.name]; msg != "" {
+		resp := o.Handle(ctx, c.NewRequest(fmt.Sprintf("self-check-%d-%s-%s", i, c.Name, p.Name()), []string{p.Name()}))
+		if msg := checkFailures(c, resp, []string{p.Name()})[p.Name()]; msg != "" {
 			reasons = append(reasons, c.Name+": "+msg)
 		}
 	}
@@ -627,8 +628,8 @@ var startupWait = 5 * time.Minute
 // enginePool is name's pool for a request: the pool under self-check in ctx, a
 // serving pool, or, while name is still starting, that pool once it serves (waiting
 // within ctx and startupWait). It is ErrNotLaunched when name did not come up.
-func (o *Oracle) enginePool(ctx context.Context, name string) (*pool, error) {
-	if p, ok := ctx.Value(checkPoolKey{}).(*pool); ok && p.name == name {
+func (o *Oracle) enginePool(ctx context.Context, name string) (*pool.Pool, error) {
+	if p, ok := ctx.Value(checkPoolKey{}).(*pool.Pool); ok && p.Name() == name {
 		return p, nil
 	}
 	o.stateMu.RLock()
@@ -667,7 +668,7 @@ func (o *Oracle) storeBuild(name string) (engineBuild, bool) {
 	o.stateMu.RLock()
 	defer o.stateMu.RUnlock()
 	if p := o.engines[name]; p != nil {
-		return p.build(), true
+		return buildOf(p), true
 	}
 	if b, ok := o.launched[name]; ok {
 		return b, true
@@ -696,8 +697,8 @@ func (o *Oracle) requestEnginesLocked() []string {
 }
 
 // logSandbox logs engine's sandbox as /proc shows it once its pages are open.
-func (o *Oracle) logSandbox(name string, p *pool) {
-	st, ok := p.scanSandbox()
+func (o *Oracle) logSandbox(name string, p *pool.Pool) {
+	st, ok := p.ScanSandbox()
 	if !ok {
 		return
 	}
@@ -718,7 +719,7 @@ func (o *Oracle) checkSandboxes(require bool) error {
 		o.stateMu.RLock()
 		p := o.engines[name]
 		o.stateMu.RUnlock()
-		if st, ok := p.scanSandbox(); ok {
+		if st, ok := p.ScanSandbox(); ok {
 			states[name] = st
 		}
 	}

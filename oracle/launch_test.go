@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/pool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -80,7 +81,7 @@ func TestRequestsWaitForStartingEngines(t *testing.T) {
 		t.Fatal("answered before its engines were decided")
 	case <-time.After(100 * time.Millisecond):
 	}
-	o.decide(browser.Firefox, newPool(browser.Firefox, []browser.Engine{&fakeEngine{name: browser.Firefox}}), "")
+	o.decide(browser.Firefox, pool.New(browser.Firefox, []browser.Engine{&fakeEngine{name: browser.Firefox}}), "")
 	o.decide(browser.WebKit, nil, "launch failed")
 
 	n := (<-named).(GeometryResponse)

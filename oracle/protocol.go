@@ -11,6 +11,7 @@ import (
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/layout-oracle/oracle/oracle/origin"
+	"github.com/layout-oracle/oracle/oracle/pool"
 	reflection "github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/store"
 )
@@ -83,13 +84,13 @@ type PingResponse struct {
 	ID json.RawMessage `json:"id"`
 	OK bool            `json:"ok"`
 	// Protocol (additive) is ProtocolVersion.
-	Protocol int                   `json:"protocol"`
-	Engines  []string              `json:"engines"`
-	Versions map[string]string     `json:"versions"`
-	Profile  string                `json:"profile"`
-	Routes   map[string]string     `json:"routes"`
-	States   map[string]PoolHealth `json:"states"`
-	Failed   map[string]string     `json:"failed,omitempty"` // engines that did not launch, with why
+	Protocol int                    `json:"protocol"`
+	Engines  []string               `json:"engines"`
+	Versions map[string]string      `json:"versions"`
+	Profile  string                 `json:"profile"`
+	Routes   map[string]string      `json:"routes"`
+	States   map[string]pool.Health `json:"states"`
+	Failed   map[string]string      `json:"failed,omitempty"` // engines that did not launch, with why
 	// Pages is each configured engine's page count (--pages), additive; states[e].pages
 	// is how many of them are up.
 	Pages map[string]int `json:"pages,omitempty"`

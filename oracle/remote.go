@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/pool"
 	"github.com/layout-oracle/oracle/oracle/remote"
 	"github.com/rs/zerolog"
 )
@@ -146,7 +147,7 @@ func (s *endpointState) health() EndpointHealth {
 		h.State = browser.StateStarting
 		return h
 	}
-	ph := newPoolHealth(pages)
+	ph := pool.HealthOf(pages)
 	h.State, h.Pages, h.Restarts, h.Reason = ph.State, ph.Pages, ph.Restarts, ph.Reason
 	return h
 }
@@ -172,7 +173,7 @@ func (o *Oracle) startWithEndpoints(ctx context.Context, name string, cfg Config
 			arrived <- g
 		}()
 	}
-	var p *pool
+	var p *pool.Pool
 	var ref *endpointState
 	var held []*endpointState // up before the reference: they join once it serves
 	var reasons []string
@@ -189,7 +190,7 @@ func (o *Oracle) startWithEndpoints(ctx context.Context, name string, cfg Config
 			log.Error().Str("engine", name).Str("endpoint", g.label()).Str("reason", g.refused).Msg("endpoint out of service")
 			return
 		}
-		if extra := p.add(g.pages); len(extra) > 0 { // cannot happen: the pool has room for every page
+		if extra := p.Add(g.pages); len(extra) > 0 { // cannot happen: the pool has room for every page
 			closeAll(extra)
 		}
 		if g != ref {
@@ -199,7 +200,7 @@ func (o *Oracle) startWithEndpoints(ctx context.Context, name string, cfg Config
 	}
 	serve := func(g *endpointState, rest []*endpointState) {
 		ref = g
-		p = newPoolFor(name, nil, cfg.totalPages(name))
+		p = pool.NewWithRoom(name, nil, cfg.totalPages(name))
 		join(g)
 		for _, h := range rest {
 			join(h)
@@ -207,7 +208,7 @@ func (o *Oracle) startWithEndpoints(ctx context.Context, name string, cfg Config
 		held = nil
 		o.logSandbox(name, p)
 		o.decide(name, p, "")
-		log.Info().Str("engine", name).Int("pages", len(p.all())).Str("version", p.version()).Str("route", p.route()).
+		log.Info().Str("engine", name).Int("pages", len(p.All())).Str("version", p.Version()).Str("route", p.Route()).
 			Dur("launch", time.Since(t0)).Dur("ready_after", time.Since(o.startAt)).Msg("engine serving")
 	}
 	for range groups {
@@ -322,7 +323,7 @@ func (o *Oracle) startGroup(ctx context.Context, name string, cfg Config, checks
 	if len(checks) == 0 {
 		return
 	}
-	p := newPool(name, pages)
+	p := pool.New(name, pages)
 	if reasons := o.checkEngine(ctx, p, checks); reasons != "" {
 		log.Error().Str("engine", name).Str("endpoint", g.label()).Str("reason", reasons).Msg("self-check failed; endpoint out of service")
 		o.closePool(name, p)
@@ -332,7 +333,7 @@ func (o *Oracle) startGroup(ctx context.Context, name string, cfg Config, checks
 	// The pages move to the engine's pool: the reset after the last check must be
 	// over first, or the first request meets a page in the middle of it (Firefox's
 	// remote page closed under a trace case).
-	back := p.drain(recoveryAllowance)
+	back := p.Drain(recoveryAllowance)
 	for _, e := range pages {
 		if !slices.Contains(back, e) {
 			e.Close()

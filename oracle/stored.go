@@ -214,7 +214,7 @@ func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, k *kind[T
 				dropped[n] = !named && errors.Is(err, browser.ErrNotLaunched)
 				continue
 			}
-			b = p.build()
+			b = buildOf(p)
 		}
 		metas[n] = o.storeMeta(req, c, n, b)
 		list = append(list, metas[n])
