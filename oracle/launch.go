@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/layout-oracle/oracle/oracle/origin"
+	"github.com/layout-oracle/oracle/oracle/pagecount"
 	"github.com/layout-oracle/oracle/oracle/pool"
 	"github.com/layout-oracle/oracle/oracle/remote"
 	"github.com/layout-oracle/oracle/profiles"
@@ -30,7 +30,7 @@ type Config struct {
 	Profile  profiles.Profile
 	Deadline time.Duration // per engine per request; 0 means DefaultDeadline
 	MaxLine  int           // bytes; 0 means DefaultMaxLine
-	Pages    int           // pages (browser instances) per engine; 0 means DefaultPages
+	Pages    int           // pages (browser instances) per engine; 0 means pagecount.Default
 	// EnginePages overrides Pages for the engines it names (--pages firefox=3,...).
 	EnginePages map[string]int
 	Inflight    int // requests served at once; 0 means the largest page count (defaultInflight)
@@ -99,46 +99,6 @@ type Config struct {
 // executablePath is the binary override for engine, or "".
 func (c Config) executablePath(engine string) string {
 	return map[string]string{browser.Chromium: c.ChromiumPath, browser.Firefox: c.FirefoxPath, browser.WebKit: c.WebKitDriverPath}[engine]
-}
-
-// DefaultPages suits the 2-core machines this runs on: two cases per engine in
-// flight keep both cores busy while the other case waits on its driver's round trip
-// (make bench measures the alternatives).
-const DefaultPages = 2
-
-// ParsePages parses --pages: one number for every engine ("2"), or a list of
-// engine=count ("firefox=3,chromium=1"), where an engine not named gets def. It
-// returns the default and the per-engine counts (nil for a plain number).
-func ParsePages(s string, def int) (int, map[string]int, error) {
-	s = strings.TrimSpace(s)
-	if n, err := strconv.Atoi(s); err == nil {
-		if n <= 0 {
-			return 0, nil, fmt.Errorf("--pages %q: a page count must be at least 1", s)
-		}
-		return n, nil, nil
-	}
-	per := map[string]int{}
-	for _, item := range browser.SplitList(s) {
-		name, count, ok := strings.Cut(item, "=")
-		name = strings.TrimSpace(name)
-		n, err := strconv.Atoi(strings.TrimSpace(count))
-		switch {
-		case !ok:
-			return 0, nil, fmt.Errorf("--pages %q: want a number or engine=count,... (e.g. firefox=3,chromium=1)", s)
-		case !isKnownEngine(name):
-			return 0, nil, fmt.Errorf("--pages %q: unknown engine %q (known: %s)", s, name, strings.Join(browser.AllEngines, ", "))
-		case err != nil || n <= 0:
-			return 0, nil, fmt.Errorf("--pages %q: %s's page count must be a number of at least 1", s, name)
-		}
-		if _, dup := per[name]; dup {
-			return 0, nil, fmt.Errorf("--pages %q: %s named twice", s, name)
-		}
-		per[name] = n
-	}
-	if len(per) == 0 {
-		return 0, nil, fmt.Errorf("--pages %q: want a number or a list of engine=count", s)
-	}
-	return def, per, nil
 }
 
 // pagesFor is engine's page count: its own from EnginePages, else Pages.
@@ -254,7 +214,7 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 	}
 	defaultEnginePages(&cfg) // pages.go
 	if cfg.Pages <= 0 {
-		cfg.Pages = DefaultPages
+		cfg.Pages = pagecount.Default
 	}
 	if cfg.Inflight <= 0 {
 		cfg.Inflight = defaultInflight(cfg, names)

@@ -4,30 +4,16 @@ import (
 	"testing"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/pagecount"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
-// Unit test of the default page counts (no browser): --pages' default text parses
-// back to DefaultEnginePages, a Config that chose nothing gets them, and any choice
-// (one number, or a list) replaces them.
-func TestEnginePagesFollowTheCPUs(t *testing.T) {
-	assert.Equal(t, map[string]int{browser.Chromium: 1, browser.Firefox: 2, browser.WebKit: 1}, enginePagesFor(1))
-	assert.Equal(t, map[string]int{browser.Chromium: 2, browser.Firefox: 3, browser.WebKit: 2}, enginePagesFor(2), "the 2-core counts measured")
-	assert.Equal(t, map[string]int{browser.Chromium: 4, browser.Firefox: 6, browser.WebKit: 4}, enginePagesFor(4))
-	assert.Equal(t, map[string]int{browser.Chromium: 16, browser.Firefox: 16, browser.WebKit: 16}, enginePagesFor(64))
-	assert.Equal(t, enginePagesFor(1), enginePagesFor(0))
-}
-
+// Unit test of the default page counts (no browser): a Config that chose nothing
+// gets pagecount.PerEngine, and any choice (one number, or a list) replaces them.
 func TestDefaultEnginePages(t *testing.T) {
-	def, per, err := ParsePages(DefaultPagesFlag(), DefaultPages)
-	require.NoError(t, err)
-	assert.Equal(t, DefaultPages, def)
-	assert.Equal(t, DefaultEnginePages, per)
-
 	var cfg Config
 	defaultEnginePages(&cfg)
-	for name, n := range DefaultEnginePages {
+	for name, n := range pagecount.PerEngine {
 		assert.Equal(t, n, cfg.pagesFor(name), name)
 	}
 

@@ -20,6 +20,7 @@ import (
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/origin"
+	"github.com/layout-oracle/oracle/oracle/pagecount"
 	"github.com/layout-oracle/oracle/oracle/remote"
 	"github.com/layout-oracle/oracle/probes"
 	"github.com/layout-oracle/oracle/profiles"
@@ -60,7 +61,7 @@ func run() int {
 	profile := fs.String("profile", profiles.Default.Name, "launch profile: "+strings.Join(profiles.Names(), ", "))
 	deadline := fs.Duration("deadline", browser.DefaultDeadline, "per-engine deadline for one request")
 	maxLine := fs.Int("max-line", oracle.DefaultMaxLine, "longest request line accepted, in bytes")
-	pages := fs.String("pages", oracle.DefaultPagesFlag(), "pages (browser instances) per engine, each serving one case at a time: a number, or engine=count,... (firefox=3,chromium=1; engines not named get "+strconv.Itoa(oracle.DefaultPages)+")")
+	pages := fs.String("pages", pagecount.Flag(), "pages (browser instances) per engine, each serving one case at a time: a number, or engine=count,... (firefox=3,chromium=1; engines not named get "+strconv.Itoa(pagecount.Default)+")")
 	inflight := fs.Int("inflight", 0, "requests served at once (0: the largest page count of the engines)")
 	traceMaxRecords := fs.Int("trace-max-records", trace.DefaultLimits.Records, "records one trace may hold; past it that engine's answer is an error")
 	traceMaxBytes := fs.Int("trace-max-bytes", trace.DefaultLimits.Bytes, "bytes of records (their JSON in the answer line, escapes included) one trace may hold; past it that engine's answer is an error")
@@ -156,7 +157,7 @@ func run() int {
 		log.Error().Err(err).Msg("bad --profile")
 		return 2
 	}
-	defPages, enginePages, err := oracle.ParsePages(*pages, oracle.DefaultPages)
+	defPages, enginePages, err := pagecount.Parse(*pages, pagecount.Default)
 	if err != nil {
 		log.Error().Err(err).Msg("bad --pages")
 		return 2
