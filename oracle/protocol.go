@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/layout-oracle/oracle/oracle/answerbound"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/layout-oracle/oracle/oracle/origin"
@@ -151,9 +152,9 @@ func ParseRequest(line []byte) (*Request, json.RawMessage, error) {
 	if !validID(id) {
 		return nil, nullID, errors.New(`"id" must be a string or a number`)
 	}
-	if len(id) > maxIDBytes {
+	if len(id) > answerbound.MaxIDBytes {
 		// The line echoes it (escaped, up to 6 bytes a byte): docs/untrusted.md.
-		return nil, nullID, fmt.Errorf(`"id" is %d bytes long, over the %d an id may have`, len(id), maxIDBytes)
+		return nil, nullID, fmt.Errorf(`"id" is %d bytes long, over the %d an id may have`, len(id), answerbound.MaxIDBytes)
 	}
 	if !utf8.Valid(id) {
 		// Echoed byte for byte it would make the response invalid JSON for strict

@@ -416,7 +416,7 @@ type lineWriter struct {
 	w      *bufio.Writer
 	err    error
 	broken chan struct{}
-	limits answerLimits // no line is longer than MaxAnswerLine (boundLine)
+	limits answerLimits // no line is longer than answerbound.MaxLine (boundLine)
 }
 
 func (l *lineWriter) write(v any) {

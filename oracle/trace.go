@@ -9,6 +9,7 @@ import (
 
 	"github.com/layout-oracle/oracle/inpage"
 	"github.com/layout-oracle/oracle/kinds"
+	"github.com/layout-oracle/oracle/oracle/answerbound"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/trace"
 )
@@ -24,7 +25,7 @@ var traceKind = &kind[*trace.Trace]{
 			}
 			return nil
 		},
-		limit: func(o *Oracle) int { return traceAnswerMax(o.traceLimits.Bytes) },
+		limit: func(o *Oracle) int { return answerbound.Trace(o.traceLimits.Bytes) },
 		// Past its limits a trace is an error (never stored); within them the answer
 		// is the same, but a trace stored under looser limits must not answer a
 		// request that would now fail.
