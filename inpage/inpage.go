@@ -97,7 +97,7 @@ var (
 	TestharnessReport = file("docroot/testharnessreport.js")
 
 	// WPT's script-test wrappers as wptserve writes them (tools/serve/serve.py), which
-	// the docroot generates (oracle/wptwrapper.go): @@META@@, @@SCRIPT@@, @@PATH@@ and,
+	// the docroot generates (oracle/origin/wptwrapper.go): @@META@@, @@SCRIPT@@, @@PATH@@ and,
 	// in the worker ones, @@QUERY@@.
 	WPTAnyHTML      = file("docroot/wpt_any.html")          // X.any.html
 	WPTWindow       = file("docroot/wpt_window.html")       // X.window.html

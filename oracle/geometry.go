@@ -14,6 +14,7 @@ import (
 
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/kinds"
+	"github.com/layout-oracle/oracle/oracle/answerbound"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/inert"
 )
@@ -29,7 +30,7 @@ var geometryKind = &kind[*dump.Dump]{
 			}
 			return nil
 		},
-		limit: func(o *Oracle) int { return geometryAnswerMax(o.dumpMaxNodes) },
+		limit: func(o *Oracle) int { return answerbound.Geometry(o.dumpMaxNodes) },
 	},
 	start: func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (*dump.Dump, error)) {
 		shot := func(ctx context.Context, e browser.Engine, d *dump.Dump, err error) (*dump.Dump, error) {
@@ -94,7 +95,7 @@ func walkArgs(maxNodes int) (int, []any) {
 	if maxNodes <= 0 {
 		maxNodes = DefaultDumpMaxNodes
 	}
-	return maxNodes, []any{dump.StyleProperties, maxNodes, styleBytesPerNode, tagBytesPerNode}
+	return maxNodes, []any{dump.StyleProperties, maxNodes, answerbound.StyleBytesPerNode, answerbound.TagBytesPerNode}
 }
 
 // geometryInert is geometryLimited of an inert case, checked in the engine against
@@ -128,9 +129,9 @@ func geometryDump(e browser.Engine, raw json.RawMessage, err error, maxNodes int
 		case "boxes":
 			return nil, caseErrorf("the dump exceeded %d boxes (4 per --dump-max-nodes=%d)", 4*maxNodes, maxNodes)
 		case "tag names":
-			return nil, caseErrorf("the dump exceeded %d bytes of tag names (%d per --dump-max-nodes=%d)", tagBytesPerNode*maxNodes, tagBytesPerNode, maxNodes)
+			return nil, caseErrorf("the dump exceeded %d bytes of tag names (%d per --dump-max-nodes=%d)", answerbound.TagBytesPerNode*maxNodes, answerbound.TagBytesPerNode, maxNodes)
 		default:
-			return nil, caseErrorf("the dump exceeded %d bytes of %s (%d per --dump-max-nodes=%d)", styleBytesPerNode*maxNodes, over.What, styleBytesPerNode, maxNodes)
+			return nil, caseErrorf("the dump exceeded %d bytes of %s (%d per --dump-max-nodes=%d)", answerbound.StyleBytesPerNode*maxNodes, over.What, answerbound.StyleBytesPerNode, maxNodes)
 		}
 	}
 	var d *dump.Dump
@@ -180,8 +181,8 @@ func attachScreenshot(ctx context.Context, e browser.Engine, d *dump.Dump, artif
 	if err != nil {
 		return fmt.Errorf("screenshot: %w", err)
 	}
-	if len(png) > maxScreenshot {
-		return fmt.Errorf("screenshot: the PNG is %d bytes, over the %d a screenshot may have", len(png), maxScreenshot)
+	if len(png) > answerbound.MaxScreenshot {
+		return fmt.Errorf("screenshot: the PNG is %d bytes, over the %d a screenshot may have", len(png), answerbound.MaxScreenshot)
 	}
 	if !bytes.HasPrefix(png, pngMagic) {
 		return errors.New("screenshot: the engine returned something that is not a PNG")

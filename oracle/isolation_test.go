@@ -78,7 +78,7 @@ func TestPopupsAreClosedBeforeTheNextCase(t *testing.T) {
 	o := launchAll(t, Config{})
 	before := map[string][2]int{}
 	for _, name := range o.order {
-		p, c := windows(t, o.engines[name].pages[0])
+		p, c := windows(t, o.engines[name].All()[0])
 		before[name] = [2]int{p, c}
 	}
 	t.Logf("before: %v", before)
@@ -101,7 +101,7 @@ func TestPopupsAreClosedBeforeTheNextCase(t *testing.T) {
 		}
 		waitResets(o)
 		for _, name := range o.order {
-			p, c := windows(t, o.engines[name].pages[0])
+			p, c := windows(t, o.engines[name].All()[0])
 			assert.Equal(t, before[name], [2]int{p, c}, "%s: pages, contexts after round %d", name, i)
 		}
 	}

@@ -5,164 +5,22 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/layout-oracle/oracle/internal/cli"
-	"github.com/layout-oracle/oracle/oracle/browser/environment"
 	"github.com/layout-oracle/oracle/oracle/browser/routes"
 
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/inpage"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/browser/host"
-	"github.com/layout-oracle/oracle/profiles"
-	"github.com/layout-oracle/oracle/store"
+	"github.com/layout-oracle/oracle/oracle/origin"
+	"github.com/layout-oracle/oracle/oracle/pagecount"
+	"github.com/layout-oracle/oracle/oracle/pool"
 	"github.com/layout-oracle/oracle/trace"
 	"github.com/rs/zerolog"
 )
-
-// Config is everything chosen once at startup.
-type Config struct {
-	Engines  []string // engines to launch; empty means all
-	Browsers string   // browser.RouteSystem, browser.RoutePlaywright or browser.RouteAuto
-	Profile  profiles.Profile
-	Deadline time.Duration // per engine per request; 0 means DefaultDeadline
-	MaxLine  int           // bytes; 0 means DefaultMaxLine
-	Pages    int           // pages (browser instances) per engine; 0 means DefaultPages
-	// EnginePages overrides Pages for the engines it names (--pages firefox=3,...).
-	EnginePages map[string]int
-	Inflight    int // requests served at once; 0 means the largest page count (defaultInflight)
-	// ChromiumPath, FirefoxPath and WebKitDriverPath override an engine's binary
-	// (empty: the system build's). A named binary means the system route for that
-	// engine, whatever Browsers says.
-	ChromiumPath, FirefoxPath, WebKitDriverPath string
-	// FirefoxRoute drives the system Firefox through Playwright (browser.FirefoxRoutePlaywright)
-	// or the oracle's own WebDriver BiDi client (browser.FirefoxRouteBiDi); "" and
-	// browser.FirefoxRouteAuto choose as firefoxRoute says.
-	FirefoxRoute string
-	// ChromiumRoute drives the system Chromium through Playwright
-	// (browser.ChromiumRoutePlaywright) or the oracle's own CDP client
-	// (browser.ChromiumRouteCDP); "" and browser.ChromiumRouteAuto choose as
-	// chromiumRoute says.
-	ChromiumRoute string
-	// TraceLimits bound one trace's records and bytes; zero fields mean
-	// trace.DefaultLimits.
-	TraceLimits trace.Limits
-	// Artifacts is a directory for screenshot files; empty: screenshots are base64
-	// in the dump.
-	Artifacts string
-	// ProgressEvery is how often the progress line is logged while serving; 0 means
-	// DefaultProgressEvery, negative never.
-	ProgressEvery time.Duration
-	// DocRoot, when not "", is a directory the oracle's origin serves read-only at /
-	// on every case origin, and the root of "url" requests (docs/web-content.md).
-	DocRoot string
-	// RequireSandbox makes Launch fail unless every engine that came up runs with
-	// its sandbox on (docs/sandbox.md).
-	RequireSandbox bool
-	// Store, when not nil, answers cases whose answers it holds and keeps new ones
-	// (docs/store.md). The caller opens it and closes it after the oracle.
-	Store *store.Store
-	// DumpMaxNodes bounds one geometry dump's elements (--dump-max-nodes); 0 means
-	// DefaultDumpMaxNodes.
-	DumpMaxNodes int
-	// FreshAlways gives every case a new document, inert or not (--inert-reuse=off):
-	// the path the inert reuse is gated against (docs/untrusted.md, "Inert cases").
-	FreshAlways bool
-	// Verify measures every case this many times per engine and lists the items the
-	// runs differ on (--verify; a request's "verify" overrides it); 0 or 1: once.
-	Verify int
-	// StoreMinRuns serves from the store only answers resting on at least this many
-	// identical live runs (--store-min-runs; 0 or 1: any stable answer).
-	StoreMinRuns int
-
-	// Endpoints are remote browsers whose pages join their engine's pool
-	// (--connect, --webdriver; remote.go, docs/remote.md).
-	Endpoints []Endpoint
-	// OriginListen, when not "", is the address the origin listens on, and every
-	// browser's proxy (--origin-listen): one remote browsers reach.
-	OriginListen string
-
-	// EngineMemory bounds each engine's processes, all its pages together, in bytes
-	// (--engine-memory; host.MemoryBounds); 0: unbounded.
-	EngineMemory int64
-
-	mem *host.MemoryBounds // set by start from EngineMemory
-	// originHost and originPort are the origin server's address, which every engine
-	// uses as its proxy (network.go); Launch sets them.
-	originHost string
-	originPort int
-}
-
-// executablePath is the binary override for engine, or "".
-func (c Config) executablePath(engine string) string {
-	return map[string]string{browser.Chromium: c.ChromiumPath, browser.Firefox: c.FirefoxPath, browser.WebKit: c.WebKitDriverPath}[engine]
-}
-
-// DefaultPages suits the 2-core machines this runs on: two cases per engine in
-// flight keep both cores busy while the other case waits on its driver's round trip
-// (make bench measures the alternatives).
-const DefaultPages = 2
-
-// ParsePages parses --pages: one number for every engine ("2"), or a list of
-// engine=count ("firefox=3,chromium=1"), where an engine not named gets def. It
-// returns the default and the per-engine counts (nil for a plain number).
-func ParsePages(s string, def int) (int, map[string]int, error) {
-	s = strings.TrimSpace(s)
-	if n, err := strconv.Atoi(s); err == nil {
-		if n <= 0 {
-			return 0, nil, fmt.Errorf("--pages %q: a page count must be at least 1", s)
-		}
-		return n, nil, nil
-	}
-	per := map[string]int{}
-	for _, item := range cli.SplitList(s) {
-		name, count, ok := strings.Cut(item, "=")
-		name = strings.TrimSpace(name)
-		n, err := strconv.Atoi(strings.TrimSpace(count))
-		switch {
-		case !ok:
-			return 0, nil, fmt.Errorf("--pages %q: want a number or engine=count,... (e.g. firefox=3,chromium=1)", s)
-		case !isKnownEngine(name):
-			return 0, nil, fmt.Errorf("--pages %q: unknown engine %q (known: %s)", s, name, strings.Join(browser.AllEngines, ", "))
-		case err != nil || n <= 0:
-			return 0, nil, fmt.Errorf("--pages %q: %s's page count must be a number of at least 1", s, name)
-		}
-		if _, dup := per[name]; dup {
-			return 0, nil, fmt.Errorf("--pages %q: %s named twice", s, name)
-		}
-		per[name] = n
-	}
-	if len(per) == 0 {
-		return 0, nil, fmt.Errorf("--pages %q: want a number or a list of engine=count", s)
-	}
-	return def, per, nil
-}
-
-// pagesFor is engine's page count: its own from EnginePages, else Pages.
-func (c Config) pagesFor(engine string) int {
-	if n := c.EnginePages[engine]; n > 0 {
-		return n
-	}
-	return c.Pages
-}
-
-// defaultInflight is --inflight's default: the largest page count among the engines.
-// A request naming no engine holds one page of every engine, so the engine with the
-// most pages bounds how many such requests can run at once; more in flight would
-// only queue inside the other engines, where the wait for a page counts against the
-// deadline. The sum would let single-engine requests use every page at once, at the
-// price of queueing all-engine requests behind each other's deadlines.
-func defaultInflight(cfg Config, names []string) int {
-	n := 0
-	for _, name := range names {
-		n = max(n, cfg.totalPages(name))
-	}
-	return n
-}
 
 // Launch starts every configured engine at once and returns the oracle once every
 // engine has come up or failed (no self-check: Start runs one). An engine that fails
@@ -181,7 +39,7 @@ func Launch(ctx context.Context, cfg Config, log zerolog.Logger) (*Oracle, error
 // on each engine as soon as its own pages are up (engines in parallel, an engine's
 // checks in order), and returns at once, before any engine serves: ping is answered
 // from the first moment, and a case whose answers are all stored under builds known
-// from their fingerprints (buildprint.go) needs no engine. The engines keep starting:
+// from their fingerprints (warmstart.go) needs no engine. The engines keep starting:
 // ping reports them as "starting", a request that needs one waits for it within its
 // deadline, and one that fails to launch or fails a check is taken out of service
 // ("engine not launched", ping's "failed"). Whether any engine came up is known once
@@ -255,12 +113,12 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 	}
 	defaultEnginePages(&cfg) // pages.go
 	if cfg.Pages <= 0 {
-		cfg.Pages = DefaultPages
+		cfg.Pages = pagecount.Default
 	}
 	if cfg.Inflight <= 0 {
 		cfg.Inflight = defaultInflight(cfg, names)
 	}
-	o := &Oracle{engines: map[string]*pool{}, failed: map[string]string{}, profile: cfg.Profile.Name,
+	o := &Oracle{engines: map[string]*pool.Pool{}, failed: map[string]string{}, profile: cfg.Profile.Name,
 		deadline: cfg.Deadline, maxLine: cfg.MaxLine, inflight: cfg.Inflight, log: log,
 		starting: map[string]chan struct{}{}, pages: map[string]int{}, endpoints: map[string][]*endpointState{},
 		predicted: map[string]engineBuild{}, prints: map[string]string{}, need: map[string]chan struct{}{}}
@@ -289,21 +147,21 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 	}
 
 	var err error
-	if o.origin, err = startOriginAt(cfg.OriginListen, log); err != nil {
+	if o.origin, err = origin.Start(cfg.OriginListen, log); err != nil {
 		return nil, err
 	}
 	o.closers = append(o.closers, o.origin.Close)
 	if cfg.DocRoot != "" {
-		d, err := openDocRoot(cfg.DocRoot)
+		d, err := origin.OpenDocRoot(cfg.DocRoot)
 		if err != nil {
 			o.origin.Close()
 			return nil, err
 		}
-		o.origin.setDocRoot(d)
+		o.origin.SetDocRoot(d)
 		o.closers = append(o.closers, d.Close)
 		log.Info().Str("docroot", cfg.DocRoot).Msg("serving the docroot read-only on case origins")
 	}
-	cfg.originPort = o.origin.port
+	cfg.originPort = o.origin.Port()
 	// Closed after the engines (closers run last first), when their processes are gone.
 	o.mem = host.NewMemoryBounds(cfg.EngineMemory, names)
 	cfg.mem = o.mem
@@ -432,12 +290,12 @@ func (o *Oracle) startEngine(ctx context.Context, name string, cfg Config, check
 	if len(pages) < want {
 		log.Warn().Str("engine", name).Int("pages", len(pages)).Int("wanted", want).Msg("serving with fewer pages")
 	}
-	p := newPool(name, pages)
-	o.noteBuild(name, p.build())
+	p := pool.New(name, pages)
+	o.noteBuild(name, buildOf(p))
 	if absent == "" {
 		absent = browser.BundledAbsent(pages[0])
 	}
-	o.settleBuild(ctx, name, asked, p.build(), absent) // buildprint.go
+	o.settleBuild(ctx, name, asked, buildOf(p), absent) // warmstart.go
 	var checked time.Duration
 	if len(checks) > 0 {
 		c0 := time.Now()
@@ -458,7 +316,7 @@ func (o *Oracle) startEngine(ctx context.Context, name string, cfg Config, check
 	}
 	o.logSandbox(name, p)
 	o.decide(name, p, "")
-	log.Info().Str("engine", name).Int("pages", len(pages)).Str("version", p.version()).Str("route", p.route()).
+	log.Info().Str("engine", name).Int("pages", len(pages)).Str("version", p.Version()).Str("route", p.Route()).
 		Dur("launch", launched).Dur("self_check", checked).Dur("ready_after", time.Since(o.startAt)).Msg("engine serving")
 }
 
@@ -489,65 +347,6 @@ func (o *Oracle) awaitLaunch(ctx context.Context, name string, cfg Config) bool 
 		return false
 	}
 	return true
-}
-
-// needLive starts name's launch now if it is waiting for warmLaunchDelay.
-func (o *Oracle) needLive(name string) {
-	o.stateMu.Lock()
-	defer o.stateMu.Unlock()
-	if ch, ok := o.need[name]; ok {
-		close(ch)
-		delete(o.need, name)
-	}
-}
-
-// decide ends name's start: it serves from p, or (p nil) it failed for reason.
-func (o *Oracle) decide(name string, p *pool, reason string) {
-	o.stateMu.Lock()
-	defer o.stateMu.Unlock()
-	if p != nil {
-		o.engines[name] = p
-		o.order = o.order[:0:0]
-		for _, n := range browser.AllEngines {
-			if o.engines[n] != nil {
-				o.order = append(o.order, n)
-			}
-		}
-		delete(o.failed, name)
-	} else {
-		o.failed[name] = reason
-	}
-	if ch, ok := o.starting[name]; ok {
-		delete(o.starting, name)
-		close(ch)
-	}
-	delete(o.launched, name)
-	delete(o.predicted, name)
-}
-
-// engineBuild is the build an engine's pages launched, as ping reports it.
-type engineBuild struct{ version, route string }
-
-// noteBuild records the build of name, still starting, for ping: known once its
-// pages launched and agree, before its self-check ends.
-func (o *Oracle) noteBuild(name string, b engineBuild) {
-	o.stateMu.Lock()
-	defer o.stateMu.Unlock()
-	if _, ok := o.starting[name]; !ok {
-		return
-	}
-	if o.launched == nil {
-		o.launched = map[string]engineBuild{}
-	}
-	o.launched[name] = b
-}
-
-// WaitStarted returns once every engine serves or has failed to. An oracle not made
-// by Start or Launch has nothing starting.
-func (o *Oracle) WaitStarted() {
-	if o.started != nil {
-		<-o.started
-	}
 }
 
 // addCloser registers close for Close, or, when Close already ran, runs it now and
@@ -599,7 +398,7 @@ func (o *Oracle) isClosed() bool {
 // checkEngine runs checks, in order, on p alone, before it serves; it returns what
 // failed, or "". The checks run live: a stored answer (same build, same route) would
 // pass a broken engine, and is the engine's answer of another day.
-func (o *Oracle) checkEngine(ctx context.Context, p *pool, checks []SelfCheck) string {
+func (o *Oracle) checkEngine(ctx context.Context, p *pool.Pool, checks []SelfCheck) string {
 	ctx = withoutStore(context.WithValue(ctx, checkPoolKey{}, p))
 	var reasons []string
 	for i, c := range checks {
@@ -607,99 +406,17 @@ func (o *Oracle) checkEngine(ctx context.Context, p *pool, checks []SelfCheck) s
 			reasons = append(reasons, "not run: "+ctx.Err().Error())
 			break
 		}
-		resp := o.Handle(ctx, c.NewRequest(fmt.Sprintf("self-check-%d-%s-%s", i, c.Name, p.name), []string{p.name}))
-		if msg := checkFailures(c, resp, []string{p.name})[p.name]; msg != "" {
+		resp := o.Handle(ctx, c.NewRequest(fmt.Sprintf("self-check-%d-%s-%s", i, c.Name, p.Name()), []string{p.Name()}))
+		if msg := checkFailures(c, resp, []string{p.Name()})[p.Name()]; msg != "" {
 			reasons = append(reasons, c.Name+": "+msg)
 		}
 	}
 	return strings.Join(reasons, "; ")
 }
 
-// checkPoolKey carries, in a self-check's context, the pool under check, which
-// serves that check before it is published to requests.
-type checkPoolKey struct{}
-
-// startupWait bounds a request's wait for an engine that is still starting. It is
-// the startup's own bound, not the case's: a case's --deadline starts when an engine
-// takes it, and a startup under load (Firefox's launch alone may take up to the 180 s
-// bidi/bidi.go allows it, then the self-checks) must not use it up (issue 40, item 11). A
-// variable for the tests.
-var startupWait = 5 * time.Minute
-
-// enginePool is name's pool for a request: the pool under self-check in ctx, a
-// serving pool, or, while name is still starting, that pool once it serves (waiting
-// within ctx and startupWait). It is ErrNotLaunched when name did not come up.
-func (o *Oracle) enginePool(ctx context.Context, name string) (*pool, error) {
-	if p, ok := ctx.Value(checkPoolKey{}).(*pool); ok && p.name == name {
-		return p, nil
-	}
-	o.stateMu.RLock()
-	p, ok := o.engines[name]
-	wait := o.starting[name]
-	o.stateMu.RUnlock()
-	if ok {
-		return p, nil
-	}
-	if wait == nil {
-		return nil, browser.ErrNotLaunched
-	}
-	o.needLive(name)
-	bound := time.NewTimer(startupWait)
-	defer bound.Stop()
-	select {
-	case <-wait:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("%s is still starting: %w", name, ctx.Err())
-	case <-bound.C:
-		return nil, fmt.Errorf("%s is still starting after %s", name, startupWait)
-	}
-	o.stateMu.RLock()
-	p, ok = o.engines[name]
-	o.stateMu.RUnlock()
-	if !ok {
-		return nil, browser.ErrNotLaunched
-	}
-	return p, nil
-}
-
-// storeBuild is name's build for the store's key, without waiting for it: its
-// serving pool's, else the one its live launch reported, else the one its
-// fingerprint's record names (buildprint.go). ok is false while none is known.
-func (o *Oracle) storeBuild(name string) (engineBuild, bool) {
-	o.stateMu.RLock()
-	defer o.stateMu.RUnlock()
-	if p := o.engines[name]; p != nil {
-		return p.build(), true
-	}
-	if b, ok := o.launched[name]; ok {
-		return b, true
-	}
-	b, ok := o.predicted[name]
-	return b, ok
-}
-
-// requestEngines is who answers a request naming no engine: every engine serving or
-// still starting, in AllEngines order.
-func (o *Oracle) requestEngines() []string {
-	o.stateMu.RLock()
-	defer o.stateMu.RUnlock()
-	return o.requestEnginesLocked()
-}
-
-// requestEnginesLocked is requestEngines under stateMu.
-func (o *Oracle) requestEnginesLocked() []string {
-	out := []string{}
-	for _, n := range browser.AllEngines {
-		if o.engines[n] != nil || o.starting[n] != nil {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
 // logSandbox logs engine's sandbox as /proc shows it once its pages are open.
-func (o *Oracle) logSandbox(name string, p *pool) {
-	st, ok := p.scanSandbox()
+func (o *Oracle) logSandbox(name string, p *pool.Pool) {
+	st, ok := p.ScanSandbox()
 	if !ok {
 		return
 	}
@@ -720,7 +437,7 @@ func (o *Oracle) checkSandboxes(require bool) error {
 		o.stateMu.RLock()
 		p := o.engines[name]
 		o.stateMu.RUnlock()
-		if st, ok := p.scanSandbox(); ok {
+		if st, ok := p.ScanSandbox(); ok {
 			states[name] = st
 		}
 	}
@@ -736,49 +453,6 @@ func sameBuild(pages []browser.Engine) error {
 		}
 	}
 	return nil
-}
-
-// settingsFor is the merged launch settings every engine of this process gets.
-func settingsFor(cfg Config) (browser.LaunchSettings, error) {
-	var s browser.LaunchSettings
-	env, err := environment.Settings()
-	if err != nil {
-		return s, err
-	}
-	s.Merge(env) // first: a launch profile may still override a pinned pref
-	s.Merge(browser.ProfileSettings(cfg.Profile))
-	s.Merge(browser.LaunchSettings{InitScripts: []string{trace.RecorderJS}, MaxReply: browser.MaxReplyFor(cfg.TraceLimits.Bytes)})
-	s.Merge(processSettings())
-	s.Merge(browser.LaunchSettings{FirefoxRoute: cfg.firefoxRoute(), ChromiumRoute: cfg.chromiumRoute()})
-	s.Merge(networkSettings(cfg.originHost, cfg.originPort)) // last: nothing may loosen the allowlist
-	return s, nil
-}
-
-// firefoxRoute is the route of the system Firefox: the oracle's own BiDi client by
-// default (half the CPU of a case with a script, and no user activation given to the
-// case: docs/bidi-route.md).
-func (cfg Config) firefoxRoute() string {
-	return cfg.ownRouteUnlessEmulated(cfg.FirefoxRoute, browser.FirefoxRouteBiDi)
-}
-
-// chromiumRoute is the route of the system Chromium: the oracle's own CDP client by
-// default (no Playwright driver relaying every case: docs/cdp-route.md).
-func (cfg Config) chromiumRoute() string {
-	return cfg.ownRouteUnlessEmulated(cfg.ChromiumRoute, browser.ChromiumRouteCDP)
-}
-
-// ownRouteUnlessEmulated is a route flag's value, where "" and auto mean own, the
-// oracle's own client, except under a launch profile that emulates hardware, which
-// only Playwright's route applies. Both flags spell auto and playwright alike.
-func (cfg Config) ownRouteUnlessEmulated(flag, own string) string {
-	switch flag {
-	case "", browser.ChromiumRouteAuto:
-		if cfg.Profile.Emulation != nil {
-			return browser.ChromiumRoutePlaywright
-		}
-		return own
-	}
-	return flag
 }
 
 // launchEngine launches one page of engine with this process's launch settings

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/pool"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // No engine serving is ErrNoEngine, which cmd/oracle finds with errors.Is (it read
@@ -21,29 +21,16 @@ func TestNoEngineIsErrNoEngine(t *testing.T) {
 	assert.Equal(t, "no engine launched", err.Error(), "the text the user sees is unchanged")
 }
 
-// A unit test of the flag parsing alone; the real engines' page counts are tested
-// through the binary (cmd/oracle startup_test.go).
-func TestParsePages(t *testing.T) {
-	def, per, err := ParsePages("3", 2)
-	require.NoError(t, err)
-	assert.Equal(t, 3, def)
-	assert.Nil(t, per)
-
-	def, per, err = ParsePages(" firefox=3, chromium=1 ", 2)
-	require.NoError(t, err)
-	assert.Equal(t, 2, def)
-	assert.Equal(t, map[string]int{browser.Firefox: 3, browser.Chromium: 1}, per)
-
-	cfg := Config{Pages: def, EnginePages: per}
+// A unit test of a Config's page counts alone (the flag's parsing is pagecount's);
+// the real engines' page counts are tested through the binary (cmd/oracle
+// startup_test.go).
+func TestPagesPerEngineAndInflight(t *testing.T) {
+	cfg := Config{Pages: 2, EnginePages: map[string]int{browser.Firefox: 3, browser.Chromium: 1}}
 	assert.Equal(t, 3, cfg.pagesFor(browser.Firefox))
 	assert.Equal(t, 2, cfg.pagesFor(browser.WebKit), "an engine not named gets the default")
 	assert.Equal(t, 3, defaultInflight(cfg, browser.AllEngines), "the largest count")
 	assert.Equal(t, 2, defaultInflight(cfg, []string{browser.Chromium, browser.WebKit}), "only launched engines count")
 
-	for _, bad := range []string{"", "0", "-1", "firefox", "firefox=", "firefox=0", "firefox=x", "opera=2", "firefox=1,firefox=2", ","} {
-		_, _, err := ParsePages(bad, 2)
-		assert.Error(t, err, "%q", bad)
-	}
 }
 
 // A unit test of the waiting logic alone, with fake engines (the real engines'
@@ -80,7 +67,7 @@ func TestRequestsWaitForStartingEngines(t *testing.T) {
 		t.Fatal("answered before its engines were decided")
 	case <-time.After(100 * time.Millisecond):
 	}
-	o.decide(browser.Firefox, newPool(browser.Firefox, []browser.Engine{&fakeEngine{name: browser.Firefox}}), "")
+	o.decide(browser.Firefox, pool.New(browser.Firefox, []browser.Engine{&fakeEngine{name: browser.Firefox}}), "")
 	o.decide(browser.WebKit, nil, "launch failed")
 
 	n := (<-named).(GeometryResponse)

@@ -12,6 +12,7 @@ import (
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/kinds"
+	"github.com/layout-oracle/oracle/oracle/answerbound"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	reflection "github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/trace"
@@ -349,17 +350,17 @@ func (r Response[T]) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// bounded returns r with every error fitted (fitError) and, when the line is over
+// bounded returns r with every error fitted (answerbound.FitError) and, when the line is over
 // one engine's answer bound, every answer over it replaced by an error naming it.
 func (r Response[T]) bounded(lim answerLimits) ([]byte, error) {
 	for n, e := range r.Errors {
-		r.Errors[n] = fitError(e)
+		r.Errors[n] = answerbound.FitError(e)
 	}
 	k := kindOf[T]()
 	max := lim[k.desc.Name]
 	if b, err := json.Marshal(r); err != nil || len(b) <= max {
 		return b, err
 	}
-	r.Errors = boundAnswers(r.Answers, r.raw, r.Errors, max, k.what)
+	r.Errors = answerbound.Answers(r.Answers, r.raw, r.Errors, max, k.what)
 	return json.Marshal(r)
 }

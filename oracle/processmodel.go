@@ -4,7 +4,7 @@ import "github.com/layout-oracle/oracle/oracle/browser"
 
 // processSettings keeps a page's cases in the content process it has, instead of a
 // new process per case. Every trace case runs on an origin of its own
-// (<token>.localhost, origin.go), which for Chromium's site isolation and Firefox's
+// (<token>.localhost, oracle/origin), which for Chromium's site isolation and Firefox's
 // Fission is a new site: each trace navigation started or took another renderer or
 // content process (Firefox: realms destroyed and created twice, the navigation
 // committing about 0.4 s after the response on the loaded machine), which made a

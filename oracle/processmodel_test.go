@@ -26,7 +26,7 @@ func TestTraceCasesKeepTheirContentProcess(t *testing.T) {
 	defer o.Close()
 	for _, name := range []string{browser.Chromium, browser.Firefox} {
 		t.Run(name, func(t *testing.T) {
-			e := o.engines[name].pages[0]
+			e := o.engines[name].All()[0]
 			trace := func(i int) {
 				m := handle(t, o, fmt.Sprintf(`{"id":"t%d","op":"trace","engines":["%s"],"html":"<p>case %d</p>","script":"trace.done()"}`, i, name, i))
 				require.Nil(t, m["errors"], "trace %d", i)

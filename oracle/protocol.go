@@ -8,8 +8,11 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/layout-oracle/oracle/oracle/answerbound"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/browser/host"
+	"github.com/layout-oracle/oracle/oracle/origin"
+	"github.com/layout-oracle/oracle/oracle/pool"
 	reflection "github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/store"
 )
@@ -82,13 +85,13 @@ type PingResponse struct {
 	ID json.RawMessage `json:"id"`
 	OK bool            `json:"ok"`
 	// Protocol (additive) is ProtocolVersion.
-	Protocol int                   `json:"protocol"`
-	Engines  []string              `json:"engines"`
-	Versions map[string]string     `json:"versions"`
-	Profile  string                `json:"profile"`
-	Routes   map[string]string     `json:"routes"`
-	States   map[string]PoolHealth `json:"states"`
-	Failed   map[string]string     `json:"failed,omitempty"` // engines that did not launch, with why
+	Protocol int                    `json:"protocol"`
+	Engines  []string               `json:"engines"`
+	Versions map[string]string      `json:"versions"`
+	Profile  string                 `json:"profile"`
+	Routes   map[string]string      `json:"routes"`
+	States   map[string]pool.Health `json:"states"`
+	Failed   map[string]string      `json:"failed,omitempty"` // engines that did not launch, with why
 	// Pages is each configured engine's page count (--pages), additive; states[e].pages
 	// is how many of them are up.
 	Pages map[string]int `json:"pages,omitempty"`
@@ -149,9 +152,9 @@ func ParseRequest(line []byte) (*Request, json.RawMessage, error) {
 	if !validID(id) {
 		return nil, nullID, errors.New(`"id" must be a string or a number`)
 	}
-	if len(id) > maxIDBytes {
+	if len(id) > answerbound.MaxIDBytes {
 		// The line echoes it (escaped, up to 6 bytes a byte): docs/untrusted.md.
-		return nil, nullID, fmt.Errorf(`"id" is %d bytes long, over the %d an id may have`, len(id), maxIDBytes)
+		return nil, nullID, fmt.Errorf(`"id" is %d bytes long, over the %d an id may have`, len(id), answerbound.MaxIDBytes)
 	}
 	if !utf8.Valid(id) {
 		// Echoed byte for byte it would make the response invalid JSON for strict
@@ -331,7 +334,7 @@ func (r *Request) validateDocument() error {
 		return errors.New(`give either "html" or "url", not both`)
 	}
 	if r.URL != nil {
-		if _, err := splitCaseURL(*r.URL); err != nil {
+		if _, err := origin.SplitDocURL(*r.URL); err != nil {
 			return fmt.Errorf(`"url": %v`, err)
 		}
 	}
@@ -348,34 +351,4 @@ func (r *Request) validateDocument() error {
 		}
 	}
 	return nil
-}
-
-// caseURL is a "url" request's document: its path under the docroot and what
-// follows the path (?query#fragment), kept for the navigation.
-type caseURL struct {
-	Rel    string // cleanDocPath's result, "css/CSS2/a.xht"
-	Escape string // the path as it goes into the navigation URL, "/css/CSS2/a.xht"
-	Tail   string // "?query#fragment" as given, or ""
-}
-
-// splitCaseURL checks a "url" field: an absolute path under the docroot, no
-// scheme or host, no "..", no escaped separators (cleanDocPath).
-func splitCaseURL(u string) (caseURL, error) {
-	if !strings.HasPrefix(u, "/") || strings.HasPrefix(u, "//") {
-		return caseURL{}, fmt.Errorf("%q must be a path under --docroot starting with a single '/' (no scheme or host)", u)
-	}
-	p, tail := u, ""
-	if i := strings.IndexAny(u, "?#"); i >= 0 {
-		p, tail = u[:i], u[i:]
-	}
-	for _, r := range u {
-		if r < 0x21 || r == 0x7f {
-			return caseURL{}, fmt.Errorf("%q holds a space or control character (escape it)", u)
-		}
-	}
-	rel, err := cleanDocPath(p)
-	if err != nil {
-		return caseURL{}, err
-	}
-	return caseURL{Rel: rel, Escape: "/" + escapeDocPath(rel), Tail: tail}, nil
 }

@@ -19,6 +19,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/origin"
+	"github.com/layout-oracle/oracle/oracle/pool"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -91,7 +93,7 @@ type fakeEngine struct {
 	name   string
 	delay  time.Duration
 	resets atomic.Int32
-	// failCheck: an inert case whose html holds it fails its check (pool_test.go).
+	// failCheck: an inert case whose html holds it fails its check (fanout_test.go).
 	failCheck string
 }
 
@@ -131,10 +133,10 @@ func (f *fakeEngine) Load(ctx context.Context, html, fn string, args ...any) (js
 }
 
 func fakeOracle(engines ...*fakeEngine) *Oracle {
-	o := &Oracle{engines: map[string]*pool{}, profile: "default", deadline: time.Second, inflight: 1, log: zerolog.Nop(),
-		origin: &origin{pages: map[string]tracePage{}}} // registers pages; the fake never fetches them
+	o := &Oracle{engines: map[string]*pool.Pool{}, profile: "default", deadline: time.Second, inflight: 1, log: zerolog.Nop(),
+		origin: &origin.Server{}} // registers pages; the fake never fetches them
 	for _, e := range engines {
-		o.engines[e.name] = newPool(e.name, []browser.Engine{e})
+		o.engines[e.name] = pool.New(e.name, []browser.Engine{e})
 		o.order = append(o.order, e.name)
 	}
 	return o
@@ -276,7 +278,7 @@ func (c *countingEngine) Load(ctx context.Context, html, fn string, args ...any)
 func TestServeKeepsInflightRequestsOnSeparatePages(t *testing.T) {
 	a := &countingEngine{fakeEngine: fakeEngine{name: browser.Chromium, delay: 20 * time.Millisecond}}
 	b := &countingEngine{fakeEngine: fakeEngine{name: browser.Chromium, delay: 20 * time.Millisecond}}
-	o := &Oracle{engines: map[string]*pool{browser.Chromium: newPool(browser.Chromium, []browser.Engine{a, b})}, order: []string{browser.Chromium},
+	o := &Oracle{engines: map[string]*pool.Pool{browser.Chromium: pool.New(browser.Chromium, []browser.Engine{a, b})}, order: []string{browser.Chromium},
 		profile: "default", deadline: 5 * time.Second, inflight: 2, log: zerolog.Nop()}
 	var lines []string
 	for i := 0; i < 20; i++ {
@@ -336,7 +338,7 @@ func (p *panickingEngine) Load(ctx context.Context, html, fn string, args ...any
 
 func TestServeTurnsAPanicIntoThatEnginesError(t *testing.T) {
 	o := fakeOracle(&fakeEngine{name: browser.Firefox})
-	o.engines[browser.Chromium] = newPool(browser.Chromium, []browser.Engine{&panickingEngine{fakeEngine{name: browser.Chromium}}})
+	o.engines[browser.Chromium] = pool.New(browser.Chromium, []browser.Engine{&panickingEngine{fakeEngine{name: browser.Chromium}}})
 	o.order = append(o.order, browser.Chromium)
 	got := serveLines(t, o, `{"id":"p","html":"<p>"}`+"\n"+`{"id":"next","op":"ping"}`+"\n")
 	ids, _ := byID(t, got)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/layout-oracle/oracle/kinds"
+	"github.com/layout-oracle/oracle/oracle/answerbound"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	reflection "github.com/layout-oracle/oracle/reflect"
 )
@@ -29,7 +30,7 @@ var reflectKind = &kind[*reflection.State]{
 			}
 			return nil
 		},
-		limit: func(*Oracle) int { return reflectAnswerMax() },
+		limit: func(*Oracle) int { return answerbound.Reflect() },
 	},
 	start: func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (*reflection.State, error)) {
 		if doc := o.caseDocument(req); doc != nil {

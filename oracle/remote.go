@@ -2,14 +2,9 @@ package oracle
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/layout-oracle/oracle/oracle/browser/environment"
-	"github.com/layout-oracle/oracle/oracle/browser/playwright"
-	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 	"net"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,7 +12,8 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
-	"github.com/layout-oracle/oracle/oracle/browser/host"
+	"github.com/layout-oracle/oracle/oracle/pool"
+	"github.com/layout-oracle/oracle/oracle/remote"
 	"github.com/rs/zerolog"
 )
 
@@ -30,71 +26,9 @@ import (
 // browser is another build than the engine's, or whose build changed on reconnect is
 // out of service: its pages leave the pool and ping names it with the reason.
 
-// Endpoint protocols.
-const (
-	EndpointPlaywright = "playwright" // Playwright's browser server (run-server, launchServer), BrowserType.Connect
-	EndpointWebDriver  = "webdriver"  // a W3C WebDriver endpoint: a bare driver or a Grid, one session per page
-)
-
-// stateOutOfService is an endpoint's state once it was taken out of service (ping's
-// "endpoints"); its reason says why.
-const stateOutOfService = "out-of-service"
-
-// Endpoint is one remote browser endpoint.
-type Endpoint struct {
-	Engine   string
-	URL      string
-	Protocol string // EndpointPlaywright or EndpointWebDriver
-	Pages    int    // pages (connections, sessions) on it; 0: endpointPages's default
-}
-
-// ParseEndpoint parses one --connect (protocol EndpointPlaywright) or --webdriver
-// (EndpointWebDriver) value: ENGINE=URL, or ENGINE:PAGES=URL.
-func ParseEndpoint(protocol, s string) (Endpoint, error) {
-	flag := map[string]string{EndpointPlaywright: "--connect", EndpointWebDriver: "--webdriver"}[protocol]
-	if flag == "" {
-		return Endpoint{}, fmt.Errorf("unknown endpoint protocol %q", protocol)
-	}
-	key, raw, ok := strings.Cut(strings.TrimSpace(s), "=")
-	if !ok || raw == "" {
-		return Endpoint{}, fmt.Errorf("%s %q: want ENGINE=URL or ENGINE:PAGES=URL", flag, s)
-	}
-	ep := Endpoint{Protocol: protocol, URL: raw}
-	name, pages, hasPages := strings.Cut(key, ":")
-	ep.Engine = strings.TrimSpace(name)
-	if hasPages {
-		n, err := strconv.Atoi(strings.TrimSpace(pages))
-		if err != nil || n <= 0 {
-			return Endpoint{}, fmt.Errorf("%s %q: the page count must be a number of at least 1", flag, s)
-		}
-		ep.Pages = n
-	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return Endpoint{}, fmt.Errorf("%s %q: not a URL with a host", flag, s)
-	}
-	switch protocol {
-	case EndpointPlaywright:
-		if ep.Engine != browser.Chromium && ep.Engine != browser.Firefox {
-			return Endpoint{}, fmt.Errorf("%s %q: Playwright's server serves chromium or firefox here (stock WebKitGTK is reached over --webdriver)", flag, s)
-		}
-		if u.Scheme != "ws" && u.Scheme != "wss" {
-			return Endpoint{}, fmt.Errorf("%s %q: want a ws:// or wss:// URL", flag, s)
-		}
-	case EndpointWebDriver:
-		if ep.Engine != browser.WebKit {
-			return Endpoint{}, fmt.Errorf("%s %q: the WebDriver route serves webkit", flag, s)
-		}
-		if u.Scheme != "http" && u.Scheme != "https" {
-			return Endpoint{}, fmt.Errorf("%s %q: want an http:// or https:// URL", flag, s)
-		}
-	}
-	return ep, nil
-}
-
 // endpointsFor is engine's configured endpoints, in flag order.
-func (c Config) endpointsFor(engine string) []Endpoint {
-	var out []Endpoint
+func (c Config) endpointsFor(engine string) []remote.Endpoint {
+	var out []remote.Endpoint
 	for _, ep := range c.Endpoints {
 		if ep.Engine == engine {
 			out = append(out, ep)
@@ -117,11 +51,11 @@ func (c Config) localPages(engine string) int {
 // (one browser per connection), else 1 for a WebDriver endpoint: a bare
 // WebKitWebDriver holds one session at a time ("Maximum number of active
 // sessions"); a Grid with more nodes is given webkit:N=URL.
-func (c Config) endpointPages(ep Endpoint) int {
+func (c Config) endpointPages(ep remote.Endpoint) int {
 	switch {
 	case ep.Pages > 0:
 		return ep.Pages
-	case ep.Protocol == EndpointWebDriver:
+	case ep.Protocol == remote.WebDriver:
 		return 1
 	}
 	return c.Pages
@@ -158,7 +92,7 @@ type EndpointHealth struct {
 
 // endpointState is one endpoint's (or one engine's local pages') standing.
 type endpointState struct {
-	ep    Endpoint // URL "" for local pages
+	ep    remote.Endpoint // URL "" for local pages
 	local bool
 	// launchMu opens a WebDriver endpoint's sessions one at a time: a bare
 	// WebKitWebDriver asked for two at once was seen to break both (one "invalid
@@ -181,8 +115,8 @@ func (s *endpointState) label() string {
 	return s.ep.URL
 }
 
-// refuse takes the endpoint out of service, once (the first reason stays).
-func (s *endpointState) refuse(reason string) {
+// Refuse takes the endpoint out of service, once (the first reason stays).
+func (s *endpointState) Refuse(reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.started = true
@@ -191,11 +125,14 @@ func (s *endpointState) refuse(reason string) {
 	}
 }
 
-func (s *endpointState) isRefused() bool {
+// Refused is why the endpoint is out of service, "" while it may serve.
+func (s *endpointState) Refused() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.refused != ""
+	return s.refused
 }
+
+func (s *endpointState) isRefused() bool { return s.Refused() != "" }
 
 func (s *endpointState) health() EndpointHealth {
 	s.mu.Lock()
@@ -204,142 +141,15 @@ func (s *endpointState) health() EndpointHealth {
 	s.mu.Unlock()
 	switch {
 	case refused != "":
-		h.State, h.Reason = stateOutOfService, refused
+		h.State, h.Reason = remote.StateOutOfService, refused
 		return h
 	case !started:
 		h.State = browser.StateStarting
 		return h
 	}
-	ph := newPoolHealth(pages)
+	ph := pool.HealthOf(pages)
 	h.State, h.Pages, h.Restarts, h.Reason = ph.State, ph.Pages, ph.Restarts, ph.Reason
 	return h
-}
-
-// endpointPage is a page on a remote endpoint: the backend's Engine, plus the
-// endpoint it belongs to, which a version change on reconnection takes out of
-// service. It has no Sandbox: a remote host's processes are not in this /proc.
-type endpointPage struct {
-	browser.Engine
-	ep *endpointState
-}
-
-// note refuses the endpoint when err says its build changed.
-func (p *endpointPage) note(err error) error {
-	if err != nil && errors.Is(err, browser.ErrVersionChanged) {
-		p.ep.refuse("refused on reconnection: " + browser.FirstLine(err))
-	}
-	return err
-}
-
-func (p *endpointPage) Load(ctx context.Context, html, fn string, args ...any) (json.RawMessage, error) {
-	r, err := p.Engine.Load(ctx, html, fn, args...)
-	return r, p.note(err)
-}
-
-func (p *endpointPage) LoadURL(ctx context.Context, u, fn string, args ...any) (json.RawMessage, error) {
-	r, err := p.Engine.LoadURL(ctx, u, fn, args...)
-	return r, p.note(err)
-}
-
-func (p *endpointPage) Visit(ctx context.Context, u, fn string, args ...any) (json.RawMessage, error) {
-	r, err := p.Engine.Visit(ctx, u, fn, args...)
-	return r, p.note(err)
-}
-
-func (p *endpointPage) Reset(ctx context.Context) error { return p.note(p.Engine.Reset(ctx)) }
-
-func (p *endpointPage) Health() browser.Health {
-	p.ep.mu.Lock()
-	refused := p.ep.refused
-	p.ep.mu.Unlock()
-	if refused != "" {
-		h := p.Engine.Health()
-		h.State, h.Reason = stateOutOfService, refused
-		return h
-	}
-	return p.Engine.Health()
-}
-
-// Prepare checks the page before a case as the backend does.
-func (p *endpointPage) Prepare(ctx context.Context) error {
-	if pr, ok := p.Engine.(preparer); ok {
-		return p.note(pr.Prepare(ctx))
-	}
-	return nil
-}
-
-// RunsInitScripts is the backend's: Playwright's pages get the recorder by init script.
-func (p *endpointPage) RunsInitScripts() bool { return hasRecorderInitScript(p.Engine) }
-
-// Screenshot is the backend's.
-func (p *endpointPage) Screenshot(ctx context.Context) ([]byte, error) {
-	if s, ok := p.Engine.(screenshotter); ok {
-		return s.Screenshot(ctx)
-	}
-	return nil, fmt.Errorf("%s: this route takes no screenshots", p.Name())
-}
-
-// outOfService says whether a page left service for good (its endpoint was refused):
-// the pool then drops it instead of handing it out again.
-func outOfService(e browser.Engine) bool {
-	p, ok := e.(*endpointPage)
-	return ok && p.ep.isRefused()
-}
-
-// remoteLaunchWithin bounds opening one page on a remote WebDriver endpoint.
-const remoteLaunchWithin = 2 * time.Minute
-
-// launchRemote opens one page on ep.
-func launchRemote(ctx context.Context, ep Endpoint, cfg Config, log zerolog.Logger) (browser.Engine, error) {
-	s, err := settingsFor(cfg)
-	if err != nil {
-		return nil, err
-	}
-	switch ep.Protocol {
-	case EndpointWebDriver:
-		// A remote driver may never answer (a bare WebKitWebDriver asked for a second
-		// session was seen to leave the request hanging): the launch has a bound.
-		lctx, cancel := context.WithTimeout(ctx, remoteLaunchWithin)
-		defer cancel()
-		return webdriver.Launch(lctx, webdriver.Options{RemoteURL: ep.URL, BrowserArgs: s.WebKitArgs,
-			Capabilities: s.WebDriverCaps, MaxReply: s.MaxReply}, log)
-	case EndpointPlaywright:
-		pw, err := playwright.Start(log)
-		if err != nil {
-			return nil, err
-		}
-		opts, proxy := remotePlaywrightOptions(cfg, ep.Engine, s)
-		e, err := pw.Connect(ep.URL, remoteRoute(cfg.Browsers), proxy, opts, log)
-		if err != nil {
-			return nil, errors.Join(err, pw.Stop())
-		}
-		playwright.OwnDriver(e, pw)
-		return e, nil
-	}
-	return nil, fmt.Errorf("unknown endpoint protocol %q", ep.Protocol)
-}
-
-// remotePlaywrightOptions is what a Playwright server endpoint of engine is asked
-// for, and the proxy it is told to use.
-func remotePlaywrightOptions(cfg Config, engine string, s browser.LaunchSettings) (playwright.Options, string) {
-	opts := playwright.OptionsFor(engine, s)
-	opts.ExecutablePath, opts.MaxMessage = cfg.executablePath(engine), s.MaxReply
-	proxy := cfg.originProxy()
-	if proxy == "" && cfg.originPort != 0 {
-		proxy = net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.originPort))
-	}
-	return opts, proxy
-}
-
-// remoteRoute is the build a Playwright server is asked to launch under --browsers:
-// the system builds (Debian's Chromium, Firefox ESR over BiDi) unless --browsers
-// says playwright; a server's host cannot be asked which are installed, and an
-// endpoint URL's own launch-options override either (docs/remote.md).
-func remoteRoute(browsers string) string {
-	if browsers == browser.RoutePlaywright {
-		return browser.RoutePlaywright
-	}
-	return browser.RouteSystem
 }
 
 // startWithEndpoints is startEngine for an engine with remote endpoints: its local
@@ -363,7 +173,7 @@ func (o *Oracle) startWithEndpoints(ctx context.Context, name string, cfg Config
 			arrived <- g
 		}()
 	}
-	var p *pool
+	var p *pool.Pool
 	var ref *endpointState
 	var held []*endpointState // up before the reference: they join once it serves
 	var reasons []string
@@ -380,7 +190,7 @@ func (o *Oracle) startWithEndpoints(ctx context.Context, name string, cfg Config
 			log.Error().Str("engine", name).Str("endpoint", g.label()).Str("reason", g.refused).Msg("endpoint out of service")
 			return
 		}
-		if extra := p.add(g.pages); len(extra) > 0 { // cannot happen: the pool has room for every page
+		if extra := p.Add(g.pages); len(extra) > 0 { // cannot happen: the pool has room for every page
 			closeAll(extra)
 		}
 		if g != ref {
@@ -390,7 +200,7 @@ func (o *Oracle) startWithEndpoints(ctx context.Context, name string, cfg Config
 	}
 	serve := func(g *endpointState, rest []*endpointState) {
 		ref = g
-		p = newPoolFor(name, nil, cfg.totalPages(name))
+		p = pool.NewWithRoom(name, nil, cfg.totalPages(name))
 		join(g)
 		for _, h := range rest {
 			join(h)
@@ -398,7 +208,7 @@ func (o *Oracle) startWithEndpoints(ctx context.Context, name string, cfg Config
 		held = nil
 		o.logSandbox(name, p)
 		o.decide(name, p, "")
-		log.Info().Str("engine", name).Int("pages", len(p.all())).Str("version", p.version()).Str("route", p.route()).
+		log.Info().Str("engine", name).Int("pages", len(p.All())).Str("version", p.Version()).Str("route", p.Route()).
 			Dur("launch", time.Since(t0)).Dur("ready_after", time.Since(o.startAt)).Msg("engine serving")
 	}
 	for range groups {
@@ -457,15 +267,15 @@ func (o *Oracle) startGroup(ctx context.Context, name string, cfg Config, checks
 			if g.local {
 				e, err = launchEngine(ctx, name, cfg, log)
 			} else {
-				if g.ep.Protocol == EndpointWebDriver {
+				if g.ep.Protocol == remote.WebDriver {
 					g.launchMu.Lock()
 				}
 				e, err = launchRemote(ctx, g.ep, cfg, log)
-				if g.ep.Protocol == EndpointWebDriver {
+				if g.ep.Protocol == remote.WebDriver {
 					g.launchMu.Unlock()
 				}
 				if err == nil {
-					e = &endpointPage{Engine: e, ep: g}
+					e = remote.NewPage(e, g)
 				}
 			}
 			if err == nil && !o.addCloser(e.Close) {
@@ -496,12 +306,12 @@ func (o *Oracle) startGroup(ctx context.Context, name string, cfg Config, checks
 	pages := g.pages
 	g.mu.Unlock()
 	if len(pages) == 0 {
-		g.refuse("no page came up: " + browser.FirstLine(firstErr))
+		g.Refuse("no page came up: " + browser.FirstLine(firstErr))
 		return
 	}
 	if err := sameBuild(pages); err != nil {
 		closeAll(pages)
-		g.refuse(err.Error())
+		g.Refuse(err.Error())
 		return
 	}
 	g.mu.Lock()
@@ -513,17 +323,17 @@ func (o *Oracle) startGroup(ctx context.Context, name string, cfg Config, checks
 	if len(checks) == 0 {
 		return
 	}
-	p := newPool(name, pages)
+	p := pool.New(name, pages)
 	if reasons := o.checkEngine(ctx, p, checks); reasons != "" {
 		log.Error().Str("engine", name).Str("endpoint", g.label()).Str("reason", reasons).Msg("self-check failed; endpoint out of service")
 		o.closePool(name, p)
-		g.refuse("failed self-check: " + reasons)
+		g.Refuse("failed self-check: " + reasons)
 		return
 	}
 	// The pages move to the engine's pool: the reset after the last check must be
 	// over first, or the first request meets a page in the middle of it (Firefox's
 	// remote page closed under a trace case).
-	back := p.drain(recoveryAllowance)
+	back := p.Drain(recoveryAllowance)
 	for _, e := range pages {
 		if !slices.Contains(back, e) {
 			e.Close()
@@ -533,7 +343,7 @@ func (o *Oracle) startGroup(ctx context.Context, name string, cfg Config, checks
 	g.pages = back
 	g.mu.Unlock()
 	if len(back) == 0 {
-		g.refuse("no page came back from the self-check")
+		g.Refuse("no page came back from the self-check")
 	}
 }
 
@@ -552,7 +362,7 @@ func newEndpointStates(cfg Config, engine string) []*endpointState {
 	}
 	var out []*endpointState
 	if cfg.localPages(engine) > 0 {
-		out = append(out, &endpointState{ep: Endpoint{Engine: engine}, local: true})
+		out = append(out, &endpointState{ep: remote.Endpoint{Engine: engine}, local: true})
 	}
 	for _, ep := range eps {
 		out = append(out, &endpointState{ep: ep})
@@ -572,48 +382,34 @@ func (o *Oracle) endpointHealth() []EndpointHealth {
 	return out
 }
 
-// OriginProxy is the host:port every browser gets as its proxy: the origin's own
+// launchRemote opens one page on ep with this process's launch settings.
+func launchRemote(ctx context.Context, ep remote.Endpoint, cfg Config, log zerolog.Logger) (browser.Engine, error) {
+	l, err := cfg.remoteLaunch(ep.Engine)
+	if err != nil {
+		return nil, err
+	}
+	return remote.Open(ctx, ep, l, log)
+}
+
+// remoteLaunch is what a page on an endpoint of engine is opened with, the proxy
+// included: the origin's listening address, else its port on 127.0.0.1.
+func (c Config) remoteLaunch(engine string) (remote.Launch, error) {
+	s, err := settingsFor(c)
+	if err != nil {
+		return remote.Launch{}, err
+	}
+	proxy := c.originProxy()
+	if proxy == "" && c.originPort != 0 {
+		proxy = net.JoinHostPort("127.0.0.1", strconv.Itoa(c.originPort))
+	}
+	return remote.Launch{Settings: s, Browsers: c.Browsers, ExecutablePath: c.executablePath(engine), Proxy: proxy}, nil
+}
+
+// originProxy is the host:port every browser gets as its proxy: the origin's own
 // listening address.
 func (c Config) originProxy() string {
 	if c.originHost == "" {
 		return ""
 	}
 	return net.JoinHostPort(c.originHost, strconv.Itoa(c.originPort))
-}
-
-// ParseOriginListen checks an --origin-listen address: a host remote browsers can
-// reach (an unspecified address such as 0.0.0.0 names no host to give them as their
-// proxy) and a port (0: any free one).
-func ParseOriginListen(addr string) (string, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", fmt.Errorf("--origin-listen %q: want HOST:PORT: %v", addr, err)
-	}
-	if host == "" {
-		return "", fmt.Errorf("--origin-listen %q: name the host or address remote browsers reach this machine by", addr)
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		return "", fmt.Errorf("--origin-listen %q: %s is every address, not one a remote browser can be told to use; name one", addr, host)
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return "", fmt.Errorf("--origin-listen %q: bad port", addr)
-	}
-	return addr, nil
-}
-
-// BrowserHostEnv is the environment (KEY=VALUE) a browser host's server must give
-// the browsers of engine for the pinned environment: what a local launch puts in the
-// browser's environment, which neither Playwright's server protocol nor WebDriver
-// carries. It writes the pinned environment's files on this machine (`oracle
-// browser-env` run on the browser host; docs/remote.md).
-func BrowserHostEnv(engine string) ([]string, error) {
-	s, err := environment.Settings()
-	if err != nil {
-		return nil, err
-	}
-	env := host.WithEnv(nil, s.Env)
-	if engine == browser.WebKit {
-		env = host.WithEnv(env, s.WebKitEnv)
-	}
-	return env, nil
 }

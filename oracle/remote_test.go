@@ -5,61 +5,28 @@ import (
 	"testing"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/remote"
 	"github.com/layout-oracle/oracle/profiles"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// Unit tests of the flag parsing and launch options of remote endpoints (no
-// browser); the endpoints themselves are tested end to end in cmd/oracle/remote_test.go.
-
-func TestParseEndpoint(t *testing.T) {
-	ep, err := ParseEndpoint(EndpointPlaywright, "firefox:3=ws://10.0.0.5:3000/pw?x=1")
-	require.NoError(t, err)
-	assert.Equal(t, Endpoint{Engine: browser.Firefox, URL: "ws://10.0.0.5:3000/pw?x=1", Protocol: EndpointPlaywright, Pages: 3}, ep)
-	ep, err = ParseEndpoint(EndpointWebDriver, "webkit=http://h:4444")
-	require.NoError(t, err)
-	assert.Equal(t, 0, ep.Pages)
-	assert.Equal(t, 1, Config{Pages: 2}.endpointPages(ep), "a bare WebKitWebDriver holds one session")
-
-	for _, bad := range []struct{ proto, s string }{
-		{EndpointPlaywright, "webkit=ws://h:1/"},    // stock WebKitGTK is not on the Playwright route
-		{EndpointPlaywright, "chromium=http://h:1"}, // not a WebSocket
-		{EndpointPlaywright, "chromium"},
-		{EndpointPlaywright, "chromium:0=ws://h:1/"},
-		{EndpointPlaywright, "chromium:x=ws://h:1/"},
-		{EndpointWebDriver, "chromium=http://h:1"},
-		{EndpointWebDriver, "webkit=ws://h:1"},
-		{EndpointWebDriver, "webkit=nohost"},
-		{"grid", "webkit=http://h:1"},
-	} {
-		_, err := ParseEndpoint(bad.proto, bad.s)
-		assert.Error(t, err, "%s %s", bad.proto, bad.s)
-	}
-}
+// Unit tests of the page counts and launch options of remote endpoints (no browser;
+// the flags' parsing is oracle/remote's); the endpoints themselves are tested end to end in cmd/oracle/remote_test.go.
 
 func TestEndpointPagesAndLocalPages(t *testing.T) {
 	cfg := Config{Pages: 2, EnginePages: map[string]int{browser.Firefox: 1},
-		Endpoints: []Endpoint{{Engine: browser.Chromium, Protocol: EndpointPlaywright, URL: "ws://a:1/"},
-			{Engine: browser.Chromium, Protocol: EndpointPlaywright, URL: "ws://b:1/", Pages: 3},
-			{Engine: browser.Firefox, Protocol: EndpointPlaywright, URL: "ws://a:1/"}}}
+		Endpoints: []remote.Endpoint{{Engine: browser.Chromium, Protocol: remote.Playwright, URL: "ws://a:1/"},
+			{Engine: browser.Chromium, Protocol: remote.Playwright, URL: "ws://b:1/", Pages: 3},
+			{Engine: browser.Firefox, Protocol: remote.Playwright, URL: "ws://a:1/"}}}
 	assert.Equal(t, 0, cfg.localPages(browser.Chromium), "an engine with endpoints has no local pages unless --pages names it")
 	assert.Equal(t, 1, cfg.localPages(browser.Firefox), "--pages firefox=1 mixes one local page in")
 	assert.Equal(t, 2, cfg.localPages(browser.WebKit))
 	assert.Equal(t, 5, cfg.totalPages(browser.Chromium))
 	assert.Equal(t, 3, cfg.totalPages(browser.Firefox))
 	assert.Equal(t, []string{browser.WebKit, browser.Chromium, browser.Firefox}, withEndpointEngines([]string{browser.WebKit}, cfg))
-}
-
-func TestParseOriginListen(t *testing.T) {
-	for _, ok := range []string{"10.0.0.5:9000", "oracle.internal:0", "[fd00::1]:9000"} {
-		_, err := ParseOriginListen(ok)
-		assert.NoError(t, err, ok)
-	}
-	for _, bad := range []string{"0.0.0.0:9000", "[::]:9000", ":9000", "host", "h:99999"} {
-		_, err := ParseOriginListen(bad)
-		assert.Error(t, err, bad)
-	}
+	assert.Equal(t, 1, cfg.endpointPages(remote.Endpoint{Engine: browser.WebKit, Protocol: remote.WebDriver, URL: "http://h:4444"}),
+		"a bare WebKitWebDriver holds one session")
 }
 
 // maxLaunchHeader bounds the x-playwright-launch-options header: a stock `playwright
@@ -75,11 +42,10 @@ func TestRemoteLaunchOptionsFitAStockServer(t *testing.T) {
 		p, err := profiles.Lookup(name)
 		require.NoError(t, err)
 		cfg := Config{Profile: p, OriginListen: "203.0.113.200:65535", originHost: "203.0.113.200", originPort: 65535}
-		s, err := settingsFor(cfg)
-		require.NoError(t, err)
 		for _, engine := range []string{browser.Chromium, browser.Firefox} {
-			opts, proxy := remotePlaywrightOptions(cfg, engine, s)
-			h, err := playwright.RemoteLaunchHeader("ws://10.0.0.5:3000/", remoteRoute(cfg.Browsers), proxy, opts)
+			l, err := cfg.remoteLaunch(engine)
+			require.NoError(t, err)
+			h, err := playwright.RemoteLaunchHeader("ws://10.0.0.5:3000/", l.Route(), l.Proxy, l.PlaywrightOptions(engine))
 			require.NoError(t, err)
 			t.Logf("profile %s, %s: launch options header %d bytes", name, engine, len(h))
 			assert.Less(t, len(h), maxLaunchHeader, "profile %s, %s", name, engine)

@@ -20,7 +20,7 @@ type caseResult struct {
 // inertCheckFailed is an inert case whose engine document failed the inert check
 // (inpage/case.js): the engine built or ran something the classifier did not allow,
 // or a kept window did not start at the origin. Its answer is discarded: the pool
-// measures the case again on a new document and keeps no window (pool.go).
+// measures the case again on a new document and keeps no window (fanout.go).
 type inertCheckFailed struct{ why string }
 
 func (e *inertCheckFailed) Error() string { return "the inert check failed: " + e.why }

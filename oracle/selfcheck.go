@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/layout-oracle/oracle/oracle/pool"
 	"github.com/layout-oracle/oracle/trace"
 )
 
@@ -48,9 +49,9 @@ func checkFailures(c SelfCheck, resp any, names []string) map[string]string {
 
 // closePool closes p's browsers once every page is back from the reset after its
 // last case, so no close races a reset; a page still out after that is closed anyway.
-func (o *Oracle) closePool(name string, p *pool) {
-	p.drain(2 * resetTimeout)
-	for _, e := range p.pages {
+func (o *Oracle) closePool(name string, p *pool.Pool) {
+	p.Drain(2 * resetTimeout)
+	for _, e := range p.All() {
 		if err := e.Close(); err != nil {
 			o.log.Warn().Str("engine", name).Err(err).Msg("close after failed self-check")
 		}

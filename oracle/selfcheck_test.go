@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/pool"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
@@ -46,9 +47,9 @@ func TestSelfCheckIgnoresStoredAnswers(t *testing.T) {
 	require.Equal(t, int64(1), st.Stats().Writes)
 
 	before := st.Stats()
-	broken := newPool(browser.Chromium, []browser.Engine{&brokenEngine{fakeEngine{name: browser.Chromium}}})
+	broken := pool.New(browser.Chromium, []browser.Engine{&brokenEngine{fakeEngine{name: browser.Chromium}}})
 	assert.Contains(t, o.checkEngine(ctx, broken, checks), "box: ")
-	good := newPool(browser.Chromium, []browser.Engine{&fakeEngine{name: browser.Chromium}})
+	good := pool.New(browser.Chromium, []browser.Engine{&fakeEngine{name: browser.Chromium}})
 	assert.Empty(t, o.checkEngine(ctx, good, checks))
 	st.Flush(10 * time.Second)
 	after := st.Stats()

@@ -6,14 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/layout-oracle/oracle/oracle/browser/environment"
 	"io"
 	"runtime/debug"
 	"sync"
 	"time"
 
+	"github.com/layout-oracle/oracle/oracle/browser/environment"
+
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/browser/host"
+	"github.com/layout-oracle/oracle/oracle/origin"
+	"github.com/layout-oracle/oracle/oracle/pool"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/layout-oracle/oracle/trace"
 	"github.com/rs/zerolog"
@@ -27,8 +30,8 @@ type Oracle struct {
 	// published while Serve already runs (Start serves before the slowest engine is
 	// ready).
 	stateMu  sync.RWMutex
-	engines  map[string]*pool // launched engines by name
-	order    []string         // launched engine names, in AllEngines order
+	engines  map[string]*pool.Pool // launched engines by name
+	order    []string              // launched engine names, in AllEngines order
 	profile  string
 	deadline time.Duration // per engine per request
 	maxLine  int
@@ -38,7 +41,7 @@ type Oracle struct {
 	starting map[string]chan struct{} // engines still launching or self-checking; closed when decided
 	launched map[string]engineBuild   // engines still starting whose pages report their build
 	// predicted is, per engine still starting and not yet launched, the build its
-	// fingerprint's store record names (buildprint.go): stored answers of it are
+	// fingerprint's store record names (warmstart.go): stored answers of it are
 	// served before the engine is up.
 	predicted map[string]engineBuild
 	prints    map[string]string // each local engine's build fingerprint, set before any starts
@@ -55,11 +58,11 @@ type Oracle struct {
 	startCancel context.CancelFunc // ends launches and checks still under way, at Close
 	startWG     tracker            // one per engine still starting
 	started     chan struct{}      // closed when every engine serves or failed
-	origin      *origin            // serves trace pages
+	origin      *origin.Server     // serves trace pages
 
 	traceLimits  trace.Limits // --trace-max-records, --trace-max-bytes
 	dumpMaxNodes int          // --dump-max-nodes
-	inertReuse   bool         // inert cases may share a window (--inert-reuse, pool.go)
+	inertReuse   bool         // inert cases may share a window (--inert-reuse, fanout.go)
 	verify       int          // runs per engine of every case (--verify, operation.go)
 	storeMinRuns int          // runs a stored answer must rest on to be served (--store-min-runs)
 	artifacts    string       // --artifacts: screenshots go to files here, not base64
@@ -270,10 +273,10 @@ func (o *Oracle) ping(id json.RawMessage) PingResponse {
 	// Engines is who answers a case sent now: a starting engine too, since the case
 	// waits for it (state "starting"); its build as soon as its pages report one.
 	p := PingResponse{ID: id, OK: true, Protocol: ProtocolVersion, Engines: o.requestEnginesLocked(),
-		Versions: map[string]string{}, Routes: map[string]string{}, States: map[string]PoolHealth{}, Profile: o.profile,
+		Versions: map[string]string{}, Routes: map[string]string{}, States: map[string]pool.Health{}, Profile: o.profile,
 		Environment: environment.Name()}
 	for name := range o.starting {
-		p.States[name] = PoolHealth{State: browser.StateStarting}
+		p.States[name] = pool.Health{State: browser.StateStarting}
 		b, ok := o.launched[name]
 		if !ok {
 			b, ok = o.predicted[name] // the build its stored answers are served as
@@ -293,10 +296,10 @@ func (o *Oracle) ping(id json.RawMessage) PingResponse {
 	}
 	for _, name := range o.order {
 		e := o.engines[name]
-		p.Versions[name] = e.version()
-		p.Routes[name] = e.route()
-		p.States[name] = e.health()
-		if st, ok := e.sandbox(); ok {
+		p.Versions[name] = e.Version()
+		p.Routes[name] = e.Route()
+		p.States[name] = e.Health()
+		if st, ok := e.Sandbox(); ok {
 			if p.Sandbox == nil {
 				p.Sandbox = map[string]browser.SandboxState{}
 			}
@@ -415,7 +418,7 @@ type lineWriter struct {
 	w      *bufio.Writer
 	err    error
 	broken chan struct{}
-	limits answerLimits // no line is longer than MaxAnswerLine (boundLine)
+	limits answerLimits // no line is longer than answerbound.MaxLine (boundLine)
 }
 
 func (l *lineWriter) write(v any) {

@@ -215,7 +215,7 @@ func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, k *kind[T
 				dropped[n] = !named && errors.Is(err, browser.ErrNotLaunched)
 				continue
 			}
-			b = p.build()
+			b = buildOf(p)
 		}
 		metas[n] = o.storeMeta(req, c, n, b)
 		list = append(list, metas[n])
@@ -259,7 +259,7 @@ func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, k *kind[T
 			continue
 		}
 		// Keyed by the build that answered: the one looked up by may have been
-		// known only from a fingerprint (buildprint.go).
+		// known only from a fingerprint (warmstart.go).
 		b, ok := o.storeBuild(n)
 		if !ok {
 			continue

@@ -152,7 +152,7 @@ func TestStoredAnswerEncodesLikeTheLiveOne(t *testing.T) {
 }
 
 // An engine still starting whose build is known from its fingerprint record
-// (buildprint.go) has its stored answers served before it is up; under another
+// (warmstart.go) has its stored answers served before it is up; under another
 // recorded build nothing is served and the case waits for the engine. Unit test with
 // the stand-in engines of protocol_test.go (no browser); the real engines' warm start
 // is cmd/oracle's warmstart_test.go.

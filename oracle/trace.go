@@ -10,6 +10,7 @@ import (
 
 	"github.com/layout-oracle/oracle/inpage"
 	"github.com/layout-oracle/oracle/kinds"
+	"github.com/layout-oracle/oracle/oracle/answerbound"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/trace"
 )
@@ -25,7 +26,7 @@ var traceKind = &kind[*trace.Trace]{
 			}
 			return nil
 		},
-		limit: func(o *Oracle) int { return traceAnswerMax(o.traceLimits.Bytes) },
+		limit: func(o *Oracle) int { return answerbound.Trace(o.traceLimits.Bytes) },
 		// Past its limits a trace is an error (never stored); within them the answer
 		// is the same, but a trace stored under looser limits must not answer a
 		// request that would now fail.
@@ -34,7 +35,7 @@ var traceKind = &kind[*trace.Trace]{
 		},
 	},
 	start: func(ctx context.Context, o *Oracle, req *Request) (context.Context, func(context.Context, browser.Engine) (*trace.Trace, error)) {
-		host := o.origin.newHost()
+		host := o.origin.NewHost()
 		if servedDocument(req) {
 			return ctx, func(ctx context.Context, e browser.Engine) (*trace.Trace, error) {
 				return o.traceDocument(ctx, e, host, req)
@@ -86,7 +87,7 @@ func sameCase(hits map[string][]byte, asked int) bool {
 }
 
 // Trace produces one engine's trace of one case, served on host (the case's origin,
-// origin.newHost). The served page holds the case's
+// origin.Server.NewHost). The served page holds the case's
 // html only, with the recorder first where the engine has no init script; the script
 // never enters the markup (so nothing in the html can turn it into text), it goes to
 // the recorder with the call that collects the trace, and runs once the document has
@@ -100,7 +101,7 @@ func (o *Oracle) Trace(ctx context.Context, e browser.Engine, host, id, html, sc
 		recorder = trace.Recorder(key, &o.traceLimits)
 	}
 	run := trace.NewRun(script, key, o.traceLimits)
-	url, release := o.origin.register(host, id, html, recorder)
+	url, release := o.origin.Register(host, id, html, recorder)
 	defer release()
 	raw, err := e.Visit(ctx, url, collectAndClearJS, run.Args()...)
 	if err != nil {

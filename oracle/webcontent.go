@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/origin"
 	"github.com/layout-oracle/oracle/trace"
 )
 
@@ -34,48 +34,19 @@ func (o *Oracle) checkDocument(req *Request) error {
 	if req.URL == nil {
 		return nil
 	}
-	if o.origin == nil || o.origin.docRoot() == nil {
+	if o.origin == nil || o.origin.DocRoot() == nil {
 		return errNoDocRoot
 	}
 	// The main document must be one the docroot serves: else every engine would
 	// measure (or trace) the 404 page, unanimously.
-	cu, err := splitCaseURL(*req.URL)
+	cu, err := origin.SplitDocURL(*req.URL)
 	if err == nil {
-		err = o.origin.docRoot().document(cu.Rel)
+		err = o.origin.DocRoot().Document(cu.Rel)
 	}
 	if err != nil {
 		return fmt.Errorf(`"url": %q: %v`, *req.URL, err)
 	}
 	return nil
-}
-
-// document says why the root does not serve rel as a case's main document, nil when
-// it does: a regular file (symlinks followed inside the root only), or a wrapper the
-// docroot generates for a script test. Checked before any engine visits, so a "url"
-// the root cannot serve is a request error, never a dump of the 404 page.
-func (d *docRoot) document(rel string) error {
-	st, err := d.root.Stat(rel)
-	if err == nil && st.Mode().IsRegular() {
-		return nil
-	}
-	if _, _, werr := d.wrapper(rel, "/"+escapeDocPath(rel), ""); !errors.Is(werr, errNoWrapper) {
-		switch {
-		case werr == nil:
-			return nil
-		case werr == fs.ErrNotExist: // no script to generate the wrapper from
-			return errors.New("no such file under --docroot, and no script test to generate its wrapper from")
-		}
-		return fmt.Errorf("no such file under --docroot, and its script test's wrapper is not generated (%v)", werr)
-	}
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return errors.New("no such file under --docroot")
-	case err != nil:
-		return fmt.Errorf("not served by --docroot: %v", err)
-	case st.IsDir():
-		return errors.New("a directory, not a file (--docroot lists no directory)")
-	}
-	return errors.New("not a regular file (a FIFO, socket or device): --docroot serves regular files only")
 }
 
 // caseDocument, for a request whose document is navigated to, returns what gives
@@ -86,14 +57,14 @@ func (o *Oracle) caseDocument(req *Request) func() (string, func()) {
 	if !servedDocument(req) {
 		return nil
 	}
-	host := o.origin.newHost()
+	host := o.origin.NewHost()
 	if req.URL != nil {
-		cu, _ := splitCaseURL(*req.URL) // checked when parsed
+		cu, _ := origin.SplitDocURL(*req.URL) // checked when parsed
 		url := "http://" + host + cu.Escape + cu.Tail
 		return func() (string, func()) { return url, func() {} }
 	}
 	return func() (string, func()) {
-		return o.origin.registerInline(host, *req.HTML, *req.ContentType)
+		return o.origin.RegisterInline(host, *req.HTML, *req.ContentType)
 	}
 }
 
@@ -111,11 +82,11 @@ func (o *Oracle) traceDocument(ctx context.Context, e browser.Engine, host strin
 	var url string
 	var release func()
 	if req.URL != nil {
-		cu, _ := splitCaseURL(*req.URL)
-		url, release = o.origin.registerDoc(host, cu.Rel, recorder)
+		cu, _ := origin.SplitDocURL(*req.URL)
+		url, release = o.origin.RegisterDoc(host, cu.Rel, recorder)
 		url += cu.Tail
 	} else {
-		url, release = o.origin.registerTraceInline(host, *req.HTML, *req.ContentType, recorder)
+		url, release = o.origin.RegisterTraceInline(host, *req.HTML, *req.ContentType, recorder)
 	}
 	defer release()
 	raw, err := e.Visit(ctx, url, collectAndClearJS, run.Args()...)

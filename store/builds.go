@@ -8,7 +8,7 @@ import (
 )
 
 // Build is what an engine's live launch reported (its version and route), recorded
-// under a fingerprint of what that launch ran (oracle/buildprint.go): the files its
+// under a fingerprint of what that launch ran (oracle/buildprint): the files its
 // build comes from and the settings that chose them. A later oracle whose fingerprint
 // matches knows the build before its engine is up, and serves stored answers of that
 // build at once (docs/store.md, "Warm starts").

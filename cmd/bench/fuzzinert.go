@@ -253,7 +253,7 @@ func fuzzInert(c config, pairs int, oracleArgs []string, stderr io.Writer) (fuzz
 }
 
 // checkFailures counts, per engine, the oracle log's lines that say an inert case
-// failed its check in the engine (oracle/pool.go).
+// failed its check in the engine (oracle/fanout.go).
 func checkFailures(logPath string) map[string]int {
 	out := map[string]int{}
 	b, err := os.ReadFile(logPath)

@@ -25,8 +25,8 @@ import (
 	"github.com/layout-oracle/oracle/internal/cli"
 	"github.com/layout-oracle/oracle/internal/proctree"
 
-	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/pagecount"
 	"github.com/rs/zerolog"
 )
 
@@ -198,7 +198,7 @@ func runBench(c config, stdout, stderr io.Writer) int {
 
 	if has(c.ways, "a") {
 		progress("(a) oracle, defaults: %d cases", c.cases)
-		row, err := oracleWay(c, cases, "a", "oracle (defaults)", nil, oracle.DefaultPages, progress)
+		row, err := oracleWay(c, cases, "a", "oracle (defaults)", nil, pagecount.Default, progress)
 		if err != nil {
 			return fail("(a)", err)
 		}
@@ -206,7 +206,7 @@ func runBench(c config, stdout, stderr io.Writer) int {
 	}
 	if has(c.ways, "v") {
 		progress("(v) oracle, --verify 3: %d cases", c.cases)
-		row, err := oracleWay(c, cases, "v", "oracle --verify 3", []string{"--verify=3"}, oracle.DefaultPages, progress)
+		row, err := oracleWay(c, cases, "v", "oracle --verify 3", []string{"--verify=3"}, pagecount.Default, progress)
 		if err != nil {
 			return fail("(v)", err)
 		}
@@ -323,9 +323,9 @@ func oracleWay(c config, cases []benchCase, key, name string, extra []string, wi
 		progress("(%s) %s pass", key, e)
 		w := window
 		if key == "a" || key == "v" {
-			// The defaults give each engine its own page count (oracle.DefaultEnginePages):
+			// The defaults give each engine its own page count (pagecount.PerEngine):
 			// its pass keeps that many requests outstanding, its pages full.
-			if n := oracle.DefaultEnginePages[e]; n > 0 {
+			if n := pagecount.PerEngine[e]; n > 0 {
 				w = n
 			}
 		}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/oracle/answerbound"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,7 +20,7 @@ func (c *client) sendLine(t *testing.T, req map[string]any) (map[string]any, int
 // The hostile cases of issue 26 item 5: pages that made one answer line hundreds of
 // MB (tag names, an exception message and reflected values that the bounds did not
 // cover, or counted before JSON escaping made each '<' six bytes). Each answer line
-// must stay under oracle.MaxAnswerLine for the oracle's flags (docs/untrusted.md),
+// must stay under answerbound.MaxLine for the oracle's flags (docs/untrusted.md),
 // each engine must give a clear error naming the bound (or a bounded answer), the
 // oracle must keep serving, and its peak RSS stays bounded. Fails on the code before:
 // no error, and lines of 40-180 MB.
@@ -31,7 +31,7 @@ func TestNoCaseMakesAnAnswerLineOverTheDocumentedMaximum(t *testing.T) {
 		"--dump-max-nodes=1000", "--trace-max-bytes=1048576")
 	defer c.close()
 	defer logOnFailure(t, c)
-	max := oracle.MaxAnswerLine(maxNodes, traceBytes)
+	max := answerbound.MaxLine(maxNodes, traceBytes)
 	t.Logf("documented maximum answer line for these flags: %d bytes", max)
 
 	lt := strings.Repeat("<", 100_000)
@@ -67,7 +67,7 @@ func TestNoCaseMakesAnAnswerLineOverTheDocumentedMaximum(t *testing.T) {
 		for _, e := range engines {
 			msg, _ := errs[e].(string)
 			assert.Contains(t, msg, tc.want, "%s: %s", tc.name, e)
-			assert.LessOrEqual(t, len(msg), oracle.MaxErrorBytes, "%s: %s's error", tc.name, e)
+			assert.LessOrEqual(t, len(msg), answerbound.MaxErrorBytes, "%s: %s's error", tc.name, e)
 		}
 	}
 

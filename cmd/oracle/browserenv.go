@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/layout-oracle/oracle/internal/cli"
-	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/remote"
 )
 
 // browserEnvCommand is `oracle browser-env ENGINE`: on a browser host, it writes the
@@ -22,7 +22,7 @@ func browserEnvCommand(args []string, out, errw io.Writer) int {
 		fmt.Fprintln(errw, "usage: oracle browser-env chromium|firefox|webkit")
 		return 2
 	}
-	env, err := oracle.BrowserHostEnv(args[0])
+	env, err := remote.BrowserHostEnv(args[0])
 	if err != nil {
 		fmt.Fprintln(errw, "oracle browser-env:", err)
 		return 1

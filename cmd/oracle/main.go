@@ -22,6 +22,9 @@ import (
 	"github.com/layout-oracle/oracle/internal/cli"
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/origin"
+	"github.com/layout-oracle/oracle/oracle/pagecount"
+	"github.com/layout-oracle/oracle/oracle/remote"
 	"github.com/layout-oracle/oracle/probes"
 	"github.com/layout-oracle/oracle/profiles"
 	"github.com/layout-oracle/oracle/trace"
@@ -61,7 +64,7 @@ func run() int {
 	profile := fs.String("profile", profiles.Default.Name, "launch profile: "+strings.Join(profiles.Names(), ", "))
 	deadline := fs.Duration("deadline", browser.DefaultDeadline, "per-engine deadline for one request")
 	maxLine := fs.Int("max-line", oracle.DefaultMaxLine, "longest request line accepted, in bytes")
-	pages := fs.String("pages", oracle.DefaultPagesFlag(), "pages (browser instances) per engine, each serving one case at a time: a number, or engine=count,... (firefox=3,chromium=1; engines not named get "+strconv.Itoa(oracle.DefaultPages)+")")
+	pages := fs.String("pages", pagecount.Flag(), "pages (browser instances) per engine, each serving one case at a time: a number, or engine=count,... (firefox=3,chromium=1; engines not named get "+strconv.Itoa(pagecount.Default)+")")
 	inflight := fs.Int("inflight", 0, "requests served at once (0: the largest page count of the engines)")
 	traceMaxRecords := fs.Int("trace-max-records", trace.DefaultLimits.Records, "records one trace may hold; past it that engine's answer is an error")
 	traceMaxBytes := fs.Int("trace-max-bytes", trace.DefaultLimits.Bytes, "bytes of records (their JSON in the answer line, escapes included) one trace may hold; past it that engine's answer is an error")
@@ -82,18 +85,18 @@ func run() int {
 	storeMinRuns := fs.Int("store-min-runs", 1, "serve from the store only answers resting on at least this many identical live runs (docs/store.md); a case whose stored answer rests on fewer is measured live again")
 	storeMax := fs.String("store-max", "4G", "bound on the store's size (bytes, or with K, M, G); past it the least recently used answers are evicted")
 	engineMemory := fs.String("engine-memory", "auto", "memory bound on each engine's processes, all its pages together, in a cgroup (bytes, or with K, M, G); a case that hits it is that engine's error and a relaunch; auto: a quarter of the machine's RAM; 0: off (docs/untrusted.md)")
-	var endpoints []oracle.Endpoint
+	var endpoints []remote.Endpoint
 	endpointFlag := func(protocol string) func(string) error {
 		return func(s string) error {
-			ep, err := oracle.ParseEndpoint(protocol, s)
+			ep, err := remote.ParseEndpoint(protocol, s)
 			if err == nil {
 				endpoints = append(endpoints, ep)
 			}
 			return err
 		}
 	}
-	fs.Func("connect", "a Playwright browser server whose browsers join ENGINE's pages: `ENGINE[:PAGES]=ws://host:port/...` (chromium or firefox; repeatable; docs/remote.md)", endpointFlag(oracle.EndpointPlaywright))
-	fs.Func("webdriver", "a remote W3C WebDriver endpoint (a WebKitWebDriver or a Grid), one session per page: `webkit[:PAGES]=http://host:port` (repeatable; docs/remote.md)", endpointFlag(oracle.EndpointWebDriver))
+	fs.Func("connect", "a Playwright browser server whose browsers join ENGINE's pages: `ENGINE[:PAGES]=ws://host:port/...` (chromium or firefox; repeatable; docs/remote.md)", endpointFlag(remote.Playwright))
+	fs.Func("webdriver", "a remote W3C WebDriver endpoint (a WebKitWebDriver or a Grid), one session per page: `webkit[:PAGES]=http://host:port` (repeatable; docs/remote.md)", endpointFlag(remote.WebDriver))
 	originListen := fs.String("origin-listen", "", "serve the trace/case origin, every browser's proxy, on `HOST:PORT`, an address remote browsers reach (default: a free port on 127.0.0.1)")
 	fs.Usage = cli.Usage(fs, "oracle [FLAGS]   (serves NDJSON on stdin/stdout; docs/protocol.md)",
 		"oracle store stats|prune|export [FLAGS]", "oracle browser-env [FLAGS]")
@@ -107,7 +110,7 @@ func run() int {
 		return 2
 	}
 	if *originListen != "" {
-		if _, err := oracle.ParseOriginListen(*originListen); err != nil {
+		if _, err := origin.ParseListen(*originListen); err != nil {
 			fmt.Fprintln(os.Stderr, "oracle:", err)
 			return 2
 		}
@@ -157,7 +160,7 @@ func run() int {
 		log.Error().Err(err).Msg("bad --profile")
 		return 2
 	}
-	defPages, enginePages, err := oracle.ParsePages(*pages, oracle.DefaultPages)
+	defPages, enginePages, err := pagecount.Parse(*pages, pagecount.Default)
 	if err != nil {
 		log.Error().Err(err).Msg("bad --pages")
 		return 2

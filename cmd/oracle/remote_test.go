@@ -32,9 +32,9 @@ import (
 
 	"github.com/layout-oracle/oracle/internal/proctree"
 	"github.com/layout-oracle/oracle/internal/testutil"
-	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/browser/host"
+	"github.com/layout-oracle/oracle/oracle/remote"
 	"github.com/mxschmitt/playwright-go"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
@@ -120,7 +120,7 @@ func startPlaywrightServer(t *testing.T, port int, pinned bool) *hostProc {
 	node, cli := playwrightServerCmd(t)
 	var env []string // Node's default header limit: the launch options fit (docs/remote.md)
 	if pinned {
-		e, err := oracle.BrowserHostEnv(browser.Chromium)
+		e, err := remote.BrowserHostEnv(browser.Chromium)
 		require.NoError(t, err)
 		env = append(env, e...)
 	}
@@ -136,7 +136,7 @@ func startWebKitWebDriver(t *testing.T, port int) *hostProc {
 	x, err := host.StartXvfb(t.Context(), "", zerolog.Nop())
 	require.NoError(t, err)
 	t.Cleanup(func() { x.Close() })
-	env, err := oracle.BrowserHostEnv(browser.WebKit)
+	env, err := remote.BrowserHostEnv(browser.WebKit)
 	require.NoError(t, err)
 	env = append(env, "DISPLAY="+x.Display, "XAUTHORITY="+x.Authority, "GDK_BACKEND=x11", "NO_AT_BRIDGE=1")
 	h := startHost(t, env, webdriver.DefaultWebKitWebDriver, "--host=127.0.0.1", "--port="+strconv.Itoa(port))

@@ -270,7 +270,7 @@ func TestLocalUsersCannotDriveTheBrowsers(t *testing.T) {
 			}
 		case "oracle":
 			seen[proc] = true
-			// The origin's guard refuses every host but a case's (network.go): 403.
+			// The origin's guard refuses every host but a case's (oracle/origin/network.go): 403.
 			if r := probe("http", addr); !strings.HasPrefix(r, "403") {
 				t.Errorf("nobody on the trace origin %s: %s", addr, r)
 			}

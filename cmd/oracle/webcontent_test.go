@@ -244,7 +244,7 @@ func TestTestharnessSubtestsAreTraceRecords(t *testing.T) {
 }
 
 // A page cannot read outside the docroot: a symlink out, escaped "..", a directory.
-// (Raw request spellings are tested against the server in oracle/docroot_test.go.)
+// (Raw request spellings are tested against the server in oracle/origin/docroot_test.go.)
 func TestPathEscapesAreRefused(t *testing.T) {
 	c := wcOracle(t)
 	script := `(async () => {
@@ -298,7 +298,7 @@ func TestURLRequestErrors(t *testing.T) {
 // A url whose main document the docroot does not serve (a missing file, a directory,
 // a symlink out of it) is a request error for geometry, reflect and trace alike, not
 // the 404 page's dump measured unanimously or a trace of "not found\n". (Issue 40,
-// item 5; a FIFO and the wrappers are in oracle/docroot_test.go.) The oracle serves a
+// item 5; a FIFO and the wrappers are in oracle/origin/docroot_test.go.) The oracle serves a
 // real document right after.
 func TestURLOfADocumentNotServedIsAnError(t *testing.T) {
 	c := wcOracle(t)

@@ -41,7 +41,7 @@ func ContentProcesses(e Engine) map[int]bool {
 // BundledAbsent is, for an engine the auto route launched from the system build, the
 // path where the Playwright driver looked for its bundled build and found none; ""
 // for any other route. While that path does not exist, the auto route chooses the
-// system build again (the oracle's warm start relies on it: oracle/buildprint.go).
+// system build again (the oracle's warm start relies on it: oracle/warmstart.go).
 func BundledAbsent(e Engine) string {
 	if b, ok := e.(interface{ BundledAbsent() string }); ok {
 		return b.BundledAbsent()

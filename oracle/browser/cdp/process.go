@@ -40,7 +40,7 @@ var PlaywrightChromiumSwitches = strings.Fields(`--disable-field-trial-config --
 // debianChromiumBinary is the program Debian's SystemChromium, a shell script, runs
 // ($LIBDIR/$APPNAME). The script first sources every file of /etc/chromium.d, which
 // may set LIBDIR to another program: the CDP route runs this one itself, so that the
-// build the warm start fingerprints (oracle/buildprint.go) is the build that runs.
+// build the warm start fingerprints (oracle/buildprint) is the build that runs.
 const debianChromiumBinary = "/usr/lib/chromium/chromium"
 
 // debianChromiumFlags are the switches Debian 12's /etc/chromium.d/default-flags has

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package oracle
+package buildprint
 
 // fileIdentity has no sound file identity off Linux (the fields differ by system):
 // there no build is known from a fingerprint, and stored answers wait for the

@@ -4,81 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/pool"
+	"github.com/layout-oracle/oracle/oracle/remote"
 )
-
-// pool is one engine's pages: each an Engine serving one call at a time. A request
-// takes a free page, uses it, and gives it back after a reset to a fresh about:blank.
-type pool struct {
-	name string
-	// pages grows when a slow remote endpoint joins a serving pool (remote.go, add);
-	// pagesMu guards it, and free has room for every page the engine may have.
-	pagesMu sync.Mutex
-	pages   []browser.Engine
-	free    chan browser.Engine
-
-	// dropped counts pages taken out of service for good (a remote endpoint whose
-	// build changed, remote.go); gone closes when every page is.
-	dropMu  sync.Mutex
-	dropped map[browser.Engine]bool
-	gone    chan struct{}
-
-	// kept counts, per page, the inert cases its current document has held since
-	// the page last had a new one (keep); a page not in it has a new document.
-	keptMu sync.Mutex
-	kept   map[browser.Engine]int
-
-	// The sandbox as ping reports it: the last /proc scan's, which can retry for 2 s,
-	// so ping never runs one (issue 27); each read starts the next scan in the
-	// background, at most one at a time. Scanned first at startup (logSandbox).
-	sbMu       sync.Mutex
-	sbState    browser.SandboxState
-	sbOK       bool // sbState holds a page's state
-	sbScanning bool
-}
-
-// maxKept bounds how many inert cases one document holds in turn before the page
-// gets a new one anyway, so nothing a document accumulates grows without bound.
-const maxKept = 200
-
-// keep says whether e may skip its reset after the inert case it just answered: the
-// engine kept its page as the case left it (browser.Keeper), for the next case that
-// is inert too. It counts the case on e's document.
-func (p *pool) keep(e browser.Engine) bool {
-	k, ok := e.(browser.Keeper)
-	if !ok {
-		return false
-	}
-	p.keptMu.Lock()
-	defer p.keptMu.Unlock()
-	if p.kept[e] >= maxKept || !k.Keep() {
-		delete(p.kept, e)
-		return false
-	}
-	if p.kept == nil {
-		p.kept = map[browser.Engine]int{}
-	}
-	p.kept[e]++
-	return true
-}
-
-// fresh records that e has a new document (it was reset).
-func (p *pool) fresh(e browser.Engine) {
-	p.keptMu.Lock()
-	defer p.keptMu.Unlock()
-	delete(p.kept, e)
-}
-
-// holdsKept says whether e's document holds an inert case it kept.
-func (p *pool) holdsKept(e browser.Engine) bool {
-	p.keptMu.Lock()
-	defer p.keptMu.Unlock()
-	return p.kept[e] > 0
-}
 
 // inertKey marks a request context whose case is inert (oracle/inert): its page may
 // be kept for the next inert case instead of reset.
@@ -117,158 +49,8 @@ func withoutInert(ctx context.Context) context.Context {
 	return context.WithValue(ctx, inertKey{}, nil)
 }
 
-func newPool(name string, pages []browser.Engine) *pool {
-	return newPoolFor(name, pages, len(pages))
-}
-
-// newPoolFor is a pool with room for up to capacity pages, pages among them.
-func newPoolFor(name string, pages []browser.Engine, capacity int) *pool {
-	p := &pool{name: name, pages: pages, free: make(chan browser.Engine, max(capacity, len(pages))), gone: make(chan struct{})}
-	for _, e := range pages {
-		p.free <- e
-	}
-	return p
-}
-
-// add puts more pages into a serving pool (an endpoint that came up after the pool
-// began to serve); it refuses those past the pool's room, which it returns.
-func (p *pool) add(pages []browser.Engine) (refused []browser.Engine) {
-	p.pagesMu.Lock()
-	defer p.pagesMu.Unlock()
-	for _, e := range pages {
-		if len(p.pages) >= cap(p.free) {
-			refused = append(refused, e)
-			continue
-		}
-		p.pages = append(p.pages, e)
-		p.free <- e // room: cap(free) bounds len(pages)
-	}
-	return refused
-}
-
-// all is the pool's pages now.
-func (p *pool) all() []browser.Engine {
-	p.pagesMu.Lock()
-	defer p.pagesMu.Unlock()
-	return append([]browser.Engine(nil), p.pages...)
-}
-
-// drop takes e out of the pool for good and closes it.
-func (p *pool) drop(e browser.Engine) {
-	p.dropMu.Lock()
-	if p.dropped == nil {
-		p.dropped = map[browser.Engine]bool{}
-	}
-	if !p.dropped[e] {
-		p.dropped[e] = true
-		if len(p.dropped) == len(p.all()) {
-			close(p.gone)
-		}
-	}
-	p.dropMu.Unlock()
-	go e.Close()
-}
-
-// drain takes every page back out of the pool, waiting up to d for the ones still
-// in a call or in the reset after it (which runs after the answer, pool.go's fanOut),
-// and returns those that came back; dropped pages never do. The pool serves no more.
-func (p *pool) drain(d time.Duration) []browser.Engine {
-	var back []browser.Engine
-	wait := time.After(d)
-	for range p.all() {
-		select {
-		case e := <-p.free:
-			back = append(back, e)
-		case <-p.gone:
-			return back
-		case <-wait:
-			return back
-		}
-	}
-	return back
-}
-
-// version is the same for every page of a pool (Launch checks); the route may differ
-// between local pages and remote endpoints' (remote.go): route names each once.
-func (p *pool) version() string { return p.all()[0].Version() }
-func (p *pool) route() string {
-	var routes []string
-	seen := map[string]bool{}
-	for _, e := range p.all() {
-		if r := e.Route(); !seen[r] {
-			seen[r] = true
-			routes = append(routes, r)
-		}
-	}
-	return strings.Join(routes, "; ")
-}
-
-// build is the pool's build as the store keys it.
-func (p *pool) build() engineBuild { return engineBuild{p.version(), p.route()} }
-
-// PoolHealth is one engine's pages' state, as ping reports it.
-type PoolHealth struct {
-	State    string `json:"state"`
-	Restarts int    `json:"restarts"`
-	Pages    int    `json:"pages"`
-	Reason   string `json:"reason,omitempty"`
-}
-
-// health is the worst page state and the sum of restarts.
-func (p *pool) health() PoolHealth { return newPoolHealth(p.all()) }
-
-// newPoolHealth is the worst state of pages and the sum of their restarts. A page
-// out of service counts as failed.
-func newPoolHealth(pages []browser.Engine) PoolHealth {
-	h := PoolHealth{State: browser.StateReady, Pages: len(pages)}
-	rank := map[string]int{browser.StateReady: 0, browser.StateRestarting: 1, browser.StateFailed: 2, stateOutOfService: 2}
-	for _, e := range pages {
-		ph := e.Health()
-		h.Restarts += ph.Restarts
-		if rank[ph.State] > rank[h.State] {
-			h.State, h.Reason = ph.State, ph.Reason
-		}
-	}
-	return h
-}
-
-// sandbox is the pages' sandbox state as the last scan found it, at once; it starts
-// the next scan. ok is false when no page can report one (or none was scanned yet).
-func (p *pool) sandbox() (browser.SandboxState, bool) {
-	p.sbMu.Lock()
-	defer p.sbMu.Unlock()
-	if !p.sbScanning {
-		p.sbScanning = true
-		go func() {
-			p.scanSandbox()
-			p.sbMu.Lock()
-			p.sbScanning = false
-			p.sbMu.Unlock()
-		}()
-	}
-	return p.sbState, p.sbOK
-}
-
-// scanSandbox reads the pages' sandbox state from /proc now (up to 2 s) and keeps it
-// for sandbox: the first page's, or the first page whose sandbox is off.
-func (p *pool) scanSandbox() (st browser.SandboxState, ok bool) {
-	defer func() {
-		p.sbMu.Lock()
-		p.sbState, p.sbOK = st, ok
-		p.sbMu.Unlock()
-	}()
-	for _, e := range p.all() {
-		r, is := e.(browser.SandboxReporter)
-		if !is {
-			continue
-		}
-		s := r.Sandbox()
-		if !ok || (st.On && !s.On) {
-			st, ok = s, true
-		}
-	}
-	return st, ok
-}
+// buildOf is p's build as the store keys it.
+func buildOf(p *pool.Pool) engineBuild { return engineBuild{p.Version(), p.Route()} }
 
 // resetTimeout bounds the reset between cases, normally 20 to 150 ms; a page that
 // cannot reset in this time is replaced by a relaunched browser.
@@ -315,8 +97,8 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 	named := len(names) > 0
 	if !named {
 		names = o.requestEngines()
-		if p, ok := ctx.Value(checkPoolKey{}).(*pool); ok {
-			names = []string{p.name}
+		if p, ok := ctx.Value(checkPoolKey{}).(*pool.Pool); ok {
+			names = []string{p.Name()}
 		}
 	}
 	results := map[string]T{}
@@ -349,9 +131,9 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 			var e browser.Engine
 		take:
 			select {
-			case e = <-p.free:
-				if outOfService(e) {
-					p.drop(e)
+			case e = <-p.Take():
+				if remote.OutOfService(e) {
+					p.Drop(e)
 					goto take
 				}
 				// A page may have broken while idle (its content process killed):
@@ -363,12 +145,12 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 				}
 				// A page that kept an inert case's window gets its new document now,
 				// before a case that is not inert, also outside the case's clock.
-				if !inert && p.holdsKept(e) {
+				if !inert && p.HoldsKept(e) {
 					o.resetPage(name, e)
-					p.fresh(e)
+					p.Fresh(e)
 				}
 				wcancel()
-			case <-p.gone:
+			case <-p.Gone():
 				wcancel()
 				mu.Lock()
 				errs[name] = fmt.Sprintf("every %s page is out of service (ping names why)", name)
@@ -398,10 +180,10 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 				// window was not at the origin: the answer is discarded, the page gets a
 				// new document, and the case is measured on it as a case that is not
 				// inert is, under a deadline of its own; the page is not kept after it.
-				o.log.Info().Str("engine", name).Str("why", failed.why).Bool("kept", p.holdsKept(e)).Msg("an inert case failed its check in the engine: measured again on a new document")
+				o.log.Info().Str("engine", name).Str("why", failed.why).Bool("kept", p.HoldsKept(e)).Msg("an inert case failed its check in the engine: measured again on a new document")
 				keepable = false
 				o.resetPage(name, e)
-				p.fresh(e)
+				p.Fresh(e)
 				rctx, rcancel := context.WithTimeout(withoutInert(ctx), o.deadline)
 				defer rcancel()
 				v, err = callSafely(rctx, e, do)
@@ -434,17 +216,17 @@ func fanOut[T any](ctx context.Context, o *Oracle, names []string, do func(conte
 			defer o.resets.Done()
 			wg.Done() // the answer is complete; the reset below is off its path
 
-			if keepable && err == nil && p.keep(e) {
-				p.free <- e // its window holds only inert cases: the next inert case writes into it
+			if keepable && err == nil && p.Keep(e) {
+				p.Put(e) // its window holds only inert cases: the next inert case writes into it
 				return
 			}
 			o.resetPage(name, e)
-			p.fresh(e)
-			if outOfService(e) {
-				p.drop(e)
+			p.Fresh(e)
+			if remote.OutOfService(e) {
+				p.Drop(e)
 				return
 			}
-			p.free <- e
+			p.Put(e)
 		}()
 	}
 	wg.Wait()

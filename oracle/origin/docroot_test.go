@@ -1,4 +1,4 @@
-package oracle
+package origin
 
 // Tests of the docroot server over real HTTP on loopback (no browser): raw request
 // lines, so no client library cleans a path before the server sees it. The engines'
@@ -24,7 +24,7 @@ import (
 
 // docRootOrigin starts an origin serving a fresh temporary docroot holding a few
 // files, a directory, and symlinks pointing inside and outside it.
-func docRootOrigin(t *testing.T) (*origin, string) {
+func docRootOrigin(t *testing.T) (*Server, string) {
 	t.Helper()
 	base := t.TempDir()
 	root := filepath.Join(base, "root")
@@ -46,18 +46,18 @@ func docRootOrigin(t *testing.T) (*origin, string) {
 	require.NoError(t, os.Symlink(filepath.Join(base, "secret.txt"), filepath.Join(root, "out.txt")))
 	require.NoError(t, os.Symlink(base, filepath.Join(root, "outdir")))
 	require.NoError(t, os.Symlink("dir/c.html", filepath.Join(root, "in.html")))
-	o, err := startOrigin(zerolog.Nop())
+	o, err := Start("", zerolog.Nop())
 	require.NoError(t, err)
 	t.Cleanup(func() { o.Close() })
-	d, err := openDocRoot(root)
+	d, err := OpenDocRoot(root)
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close() })
-	o.setDocRoot(d)
+	o.SetDocRoot(d)
 	return o, root
 }
 
 // rawGet sends "GET <target> HTTP/1.1" exactly as written, to host.
-func rawGet(t *testing.T, o *origin, host, target string) (int, string, string) {
+func rawGet(t *testing.T, o *Server, host, target string) (int, string, string) {
 	t.Helper()
 	conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", o.port), 5*time.Second)
 	require.NoError(t, err)
@@ -74,7 +74,7 @@ func rawGet(t *testing.T, o *origin, host, target string) (int, string, string) 
 
 func TestDocRootServesFilesByExtensionToCaseOriginsOnly(t *testing.T) {
 	o, _ := docRootOrigin(t)
-	host := o.newHost()
+	host := o.NewHost()
 	for path, want := range map[string]string{
 		"/a.xht":             "application/xhtml+xml",
 		"/b.xhtml":           "application/xhtml+xml",
@@ -100,7 +100,7 @@ func TestDocRootServesFilesByExtensionToCaseOriginsOnly(t *testing.T) {
 
 func TestDocRootRefusesEscapesListingsAndWrites(t *testing.T) {
 	o, _ := docRootOrigin(t)
-	host := o.newHost()
+	host := o.NewHost()
 	refused := []string{
 		"/../secret.txt", "/dir/../../secret.txt", "/dir/..", "/./a.xht", "//a.xht", "/dir//c.html",
 		"/%2e%2e/secret.txt", "/%2E%2E/secret.txt", "/.%2e/secret.txt", "/dir%2f..%2f..%2fsecret.txt",
@@ -137,17 +137,17 @@ func TestDocRootRefusesEscapesListingsAndWrites(t *testing.T) {
 }
 
 func TestWithoutDocRootNothingIsServedAtTheRoot(t *testing.T) {
-	o, err := startOrigin(zerolog.Nop())
+	o, err := Start("", zerolog.Nop())
 	require.NoError(t, err)
 	defer o.Close()
-	code, _, _ := rawGet(t, o, o.newHost(), "/a.xht")
+	code, _, _ := rawGet(t, o, o.NewHost(), "/a.xht")
 	assert.Equal(t, http.StatusNotFound, code)
 }
 
 func TestTraceDocumentGetsTheRecorderOnceAndItsFolderIsTheDocRoot(t *testing.T) {
 	o, _ := docRootOrigin(t)
-	host := o.newHost()
-	pageURL, release := o.registerDoc(host, "a.xht", "/*REC*/")
+	host := o.NewHost()
+	pageURL, release := o.RegisterDoc(host, "a.xht", "/*REC*/")
 	defer release()
 	path := strings.TrimPrefix(pageURL, "http://"+host)
 	code, ct, body := rawGet(t, o, strings.ToUpper(host), path)
@@ -160,7 +160,7 @@ func TestTraceDocumentGetsTheRecorderOnceAndItsFolderIsTheDocRoot(t *testing.T) 
 	code, _, body = rawGet(t, o, host, strings.TrimSuffix(path, "a.xht")+"dir/c.html")
 	assert.Equal(t, http.StatusOK, code)
 	assert.Equal(t, "<p>c", body)
-	code, _, _ = rawGet(t, o, o.newHost(), path)
+	code, _, _ = rawGet(t, o, o.NewHost(), path)
 	assert.Equal(t, http.StatusNotFound, code, "another case's host")
 	release()
 	code, _, _ = rawGet(t, o, host, path)
@@ -181,12 +181,12 @@ func TestWithRecorderKeepsTheDoctypeFirst(t *testing.T) {
 	assert.Error(t, err)
 }
 
-func TestSplitCaseURL(t *testing.T) {
-	cu, err := splitCaseURL("/css/CSS2/a%20b.xht?x=1#f")
+func TestSplitDocURL(t *testing.T) {
+	cu, err := SplitDocURL("/css/CSS2/a%20b.xht?x=1#f")
 	require.NoError(t, err)
-	assert.Equal(t, caseURL{Rel: "css/CSS2/a b.xht", Escape: "/css/CSS2/a%20b.xht", Tail: "?x=1#f"}, cu)
+	assert.Equal(t, DocURL{Rel: "css/CSS2/a b.xht", Escape: "/css/CSS2/a%20b.xht", Tail: "?x=1#f"}, cu)
 	for _, bad := range []string{"css/a.xht", "//host/a.xht", "http://x/a", "/a/../b", "/a/%2e%2e/b", "/", "/a\\b", "/a b"} {
-		_, err := splitCaseURL(bad)
+		_, err := SplitDocURL(bad)
 		assert.Error(t, err, bad)
 	}
 }
@@ -233,8 +233,8 @@ func TestDocRootRefusesAFIFOWithoutBlocking(t *testing.T) {
 	o, root := docRootOrigin(t)
 	require.NoError(t, syscall.Mkfifo(filepath.Join(root, "fifo.html"), 0o644))
 	require.NoError(t, syscall.Mkfifo(filepath.Join(root, "dir", "fifo.css"), 0o644))
-	host := o.newHost()
-	tracePage, release := o.registerDoc(host, "fifo.html", "/*REC*/")
+	host := o.NewHost()
+	tracePage, release := o.RegisterDoc(host, "fifo.html", "/*REC*/")
 	defer release()
 	targets := []string{"/fifo.html", "/dir/fifo.css", strings.TrimPrefix(tracePage, "http://"+host),
 		strings.TrimSuffix(strings.TrimPrefix(tracePage, "http://"+host), "fifo.html") + "dir/fifo.css"}
@@ -288,11 +288,11 @@ func TestDocRootRefusesAFIFOWithoutBlocking(t *testing.T) {
 // taken by the test, standing in for handlers whose clients stopped reading.)
 func TestDocRootBoundsItsHandlersAtWork(t *testing.T) {
 	o, _ := docRootOrigin(t)
-	d := o.docRoot()
+	d := o.DocRoot()
 	for i := 0; i < docRootHandlers; i++ {
 		d.busy <- struct{}{}
 	}
-	host := o.newHost()
+	host := o.NewHost()
 	start := time.Now()
 	code, _, body := rawGet(t, o, host, "/dir/c.html")
 	took := time.Since(start)
@@ -317,16 +317,19 @@ func TestDocRootBoundsItsHandlersAtWork(t *testing.T) {
 // A url case's main document must be a file the docroot serves (or a wrapper it
 // generates): a missing file, a directory, a FIFO or a symlink out of the root is a
 // request error before any engine visits, never the 404 page measured unanimously.
-// (checkDocument is the first thing Handle does; this calls it on an Oracle with
-// only an origin, no engine. cmd/oracle's TestURLOfADocumentNotServedIsAnError
-// sends the same through the binary to the three engines.)
-func TestURLCaseOfADocumentTheDocRootDoesNotServeIsARequestError(t *testing.T) {
+// Document says why; package oracle's TestURLCaseOfADocumentTheDocRootDoesNotServeIsARequestError
+// checks the request error it becomes, and cmd/oracle's TestURLOfADocumentNotServedIsAnError
+// sends the same through the binary to the three engines.
+func TestDocumentSaysWhyTheDocRootDoesNotServeIt(t *testing.T) {
 	o, root := docRootOrigin(t)
 	require.NoError(t, syscall.Mkfifo(filepath.Join(root, "fifo.html"), 0o644))
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "t"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "t", "s.any.js"), []byte("// META: global=window\ntest(() => {});\n"), 0o644))
-	or := &Oracle{origin: o}
-	check := func(url string) error { return or.checkDocument(&Request{URL: &url}) }
+	check := func(url string) error {
+		cu, err := SplitDocURL(url)
+		require.NoError(t, err, url)
+		return o.DocRoot().Document(cu.Rel)
+	}
 	for _, ok := range []string{"/a.xht", "/dir/c.html?x=1#y", "/in.html", "/t/s.any.html"} {
 		assert.NoError(t, check(ok), ok)
 	}
@@ -343,7 +346,6 @@ func TestURLCaseOfADocumentTheDocRootDoesNotServeIsARequestError(t *testing.T) {
 		err := check(url)
 		if assert.Error(t, err, url) {
 			assert.Contains(t, err.Error(), want, url)
-			assert.Contains(t, err.Error(), fmt.Sprintf(`"url": %q`, url), url)
 			assert.NotContains(t, err.Error(), root, "the docroot's own path is not told")
 		}
 	}

@@ -1,4 +1,4 @@
-package oracle
+package buildprint
 
 // A unit test of the build fingerprint alone (no browser: the "chromium" binary is a
 // copy of /bin/true, never run). The warm start against the real engines is tested
@@ -16,6 +16,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// onCDP is a launch of Chromium on the CDP route, the one a Config naming no route
+// resolves to.
+func onCDP(browsers, exe string) Launch {
+	return Launch{Engine: browser.Chromium, Browsers: browsers, Exe: exe, Route: browser.ChromiumRouteCDP}
+}
+
 func TestBuildPrintChangesWithTheFilesAndTheRoute(t *testing.T) {
 	elf, err := os.ReadFile("/bin/true")
 	if err != nil {
@@ -23,13 +29,13 @@ func TestBuildPrintChangesWithTheFilesAndTheRoute(t *testing.T) {
 	}
 	exe := filepath.Join(t.TempDir(), "chromium")
 	require.NoError(t, os.WriteFile(exe, elf, 0o755))
-	cfg := Config{Browsers: browser.RouteSystem, ChromiumPath: exe}
-	first, ok := buildPrint(cfg, browser.Chromium)
+	l := onCDP(browser.RouteSystem, exe)
+	first, ok := Of(l)
 	require.True(t, ok)
-	again, _ := buildPrint(cfg, browser.Chromium)
+	again, _ := Of(l)
 	assert.Equal(t, first, again, "nothing changed: the same fingerprint")
 
-	other, ok := buildPrint(Config{Browsers: browser.RouteAuto, ChromiumPath: exe}, browser.Chromium)
+	other, ok := Of(onCDP(browser.RouteAuto, exe))
 	assert.True(t, ok)
 	assert.NotEqual(t, first, other, "--browsers is part of it")
 
@@ -37,26 +43,26 @@ func TestBuildPrintChangesWithTheFilesAndTheRoute(t *testing.T) {
 	require.NoError(t, err)
 	time.Sleep(10 * time.Millisecond)
 	require.NoError(t, os.Chtimes(exe, time.Now(), time.Now()))
-	touched, _ := buildPrint(cfg, browser.Chromium)
+	touched, _ := Of(l)
 	assert.NotEqual(t, first, touched, "a new mtime")
 	require.NoError(t, os.Chtimes(exe, fi.ModTime(), fi.ModTime()))
-	back, _ := buildPrint(cfg, browser.Chromium)
+	back, _ := Of(l)
 	assert.NotEqual(t, first, back, "mtime set back: the ctime still moved")
 
 	// The same bytes under the same name and mtime, written anew: another inode.
 	require.NoError(t, os.Remove(exe))
 	require.NoError(t, os.WriteFile(exe, elf, 0o755))
 	require.NoError(t, os.Chtimes(exe, fi.ModTime(), fi.ModTime()))
-	rewritten, _ := buildPrint(cfg, browser.Chromium)
+	rewritten, _ := Of(l)
 	assert.NotEqual(t, first, rewritten)
 
 	script := filepath.Join(t.TempDir(), "chromium.sh")
 	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\nexec /usr/bin/chromium \"$@\"\n"), 0o755))
-	_, ok = buildPrint(Config{Browsers: browser.RouteSystem, ChromiumPath: script}, browser.Chromium)
+	_, ok = Of(onCDP(browser.RouteSystem, script))
 	assert.False(t, ok, "a script could run any build: no fingerprint")
-	_, ok = buildPrint(Config{Browsers: browser.RoutePlaywright}, browser.Chromium)
+	_, ok = Of(onCDP(browser.RoutePlaywright, ""))
 	assert.False(t, ok, "Playwright's bundled builds are not fingerprinted")
-	_, ok = buildPrint(Config{Browsers: browser.RouteSystem, ChromiumPath: filepath.Join(t.TempDir(), "missing")}, browser.Chromium)
+	_, ok = Of(onCDP(browser.RouteSystem, filepath.Join(t.TempDir(), "missing")))
 	assert.False(t, ok, "a missing binary")
 }
 
@@ -75,18 +81,18 @@ func TestBuildPrintOfSystemChromiumCoversWhatDecidesItsProgram(t *testing.T) {
 	saved := chromiumWrapperDir
 	chromiumWrapperDir = dir
 	t.Cleanup(func() { chromiumWrapperDir = saved })
-	cdp := Config{Browsers: browser.RouteSystem, ChromiumRoute: browser.ChromiumRouteCDP}
-	pw := Config{Browsers: browser.RouteSystem, ChromiumRoute: browser.ChromiumRoutePlaywright}
-	cdp1, ok := buildPrint(cdp, browser.Chromium)
+	cdp := Launch{Engine: browser.Chromium, Browsers: browser.RouteSystem, Route: browser.ChromiumRouteCDP}
+	pw := Launch{Engine: browser.Chromium, Browsers: browser.RouteSystem, Route: browser.ChromiumRoutePlaywright}
+	cdp1, ok := Of(cdp)
 	require.True(t, ok)
-	pw1, ok := buildPrint(pw, browser.Chromium)
+	pw1, ok := Of(pw)
 	require.True(t, ok)
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "libdir"), []byte("LIBDIR=/opt/other-chromium\n"), 0o644))
-	cdp2, ok := buildPrint(cdp, browser.Chromium)
+	cdp2, ok := Of(cdp)
 	require.True(t, ok)
 	assert.Equal(t, cdp1, cdp2, "the CDP route does not run the wrapper: its sources do not matter")
-	pw2, ok := buildPrint(pw, browser.Chromium)
+	pw2, ok := Of(pw)
 	require.True(t, ok)
 	assert.NotEqual(t, pw1, pw2, "a file the wrapper sources is part of the Playwright route's fingerprint")
 
@@ -94,12 +100,12 @@ func TestBuildPrintOfSystemChromiumCoversWhatDecidesItsProgram(t *testing.T) {
 	for _, skipped := range []string{"README", "libdir.dpkg-old", ".hidden"} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, skipped), []byte("LIBDIR=/elsewhere\n"), 0o644))
 	}
-	pw3, _ := buildPrint(pw, browser.Chromium)
+	pw3, _ := Of(pw)
 	assert.Equal(t, pw2, pw3)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "libdir"), []byte("LIBDIR=/opt/third-chromium\n"), 0o644))
-	pw4, _ := buildPrint(pw, browser.Chromium)
+	pw4, _ := Of(pw)
 	assert.NotEqual(t, pw2, pw4, "an edited source")
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
-	_, ok = buildPrint(pw, browser.Chromium)
+	_, ok = Of(pw)
 	assert.False(t, ok, "something the wrapper would source that is not a file: no fingerprint")
 }

@@ -1,4 +1,4 @@
-package oracle
+package origin
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// origin is the oracle's one local HTTP server, alive for the process lifetime. It
+// Server is the oracle's one local HTTP server, alive for the process lifetime. It
 // serves each trace page at http://<token>.localhost:<port>/trace/<key>, the token
 // random per case (shared by the engines answering it) and the key random per page: *.localhost resolves to loopback and is a secure context without
 // TLS in all three engines (checked by TestTraceEachCaseHasItsOwnOrigin), and a real
@@ -25,15 +25,15 @@ import (
 // cookies are the case's own. The key is not the case id: any id works (.., /, ?, #,
 // %, unicode). A page is served only to a request naming its own host, and only once:
 // a second request (a case fetching its own URL to read an inlined recorder's key)
-// gets 404.
-type origin struct {
+// gets 404. The zero Server registers pages but serves none (it listens nowhere).
+type Server struct {
 	srv  *http.Server
 	port int
 	log  zerolog.Logger
 
 	mu      sync.Mutex
 	pages   map[string]tracePage // by key
-	docroot *docRoot             // --docroot, served at / on case hosts; nil without
+	docroot *DocRoot             // --docroot, served at / on case hosts; nil without
 }
 
 type tracePage struct {
@@ -52,11 +52,9 @@ type tracePage struct {
 	traced      bool // served at /trace/<key> (with the recorder), never at /inline/
 }
 
-func startOrigin(log zerolog.Logger) (*origin, error) { return startOriginAt("", log) }
-
-// startOriginAt is startOrigin listening on addr (--origin-listen: an address remote
+// Start starts the server listening on addr (--origin-listen: an address remote
 // browsers reach, docs/remote.md); "" is a free port on 127.0.0.1.
-func startOriginAt(addr string, log zerolog.Logger) (*origin, error) {
+func Start(addr string, log zerolog.Logger) (*Server, error) {
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
@@ -64,7 +62,7 @@ func startOriginAt(addr string, log zerolog.Logger) (*origin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trace origin: %w", err)
 	}
-	o := &origin{port: ln.Addr().(*net.TCPAddr).Port, log: log, pages: map[string]tracePage{}}
+	o := &Server{port: ln.Addr().(*net.TCPAddr).Port, log: log, pages: map[string]tracePage{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/trace/", o.serveTrace)
 	mux.HandleFunc("/inline/", o.serveInline)
@@ -81,29 +79,62 @@ func startOriginAt(addr string, log zerolog.Logger) (*origin, error) {
 	return o, nil
 }
 
-// newHost is a fresh origin host for one case, <token>.localhost:<port>. The engines
+// ParseListen checks an --origin-listen address: a host remote browsers can
+// reach (an unspecified address such as 0.0.0.0 names no host to give them as their
+// proxy) and a port (0: any free one).
+func ParseListen(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("--origin-listen %q: want HOST:PORT: %v", addr, err)
+	}
+	if host == "" {
+		return "", fmt.Errorf("--origin-listen %q: name the host or address remote browsers reach this machine by", addr)
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		return "", fmt.Errorf("--origin-listen %q: %s is every address, not one a remote browser can be told to use; name one", addr, host)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return "", fmt.Errorf("--origin-listen %q: bad port", addr)
+	}
+	return addr, nil
+}
+
+// Port is the port the server listens on (0 for the zero Server).
+func (o *Server) Port() int { return o.port }
+
+// NewHost is a fresh origin host for one case, <token>.localhost:<port>. The engines
 // answering the same case share it, so what a case records of its own origin
 // (location.origin, document.domain) is the same in every engine, as it was with one
 // origin for all; no other case ever gets it.
-func (o *origin) newHost() string {
+func (o *Server) NewHost() string {
 	return "c" + trace.NewKey()[:20] + ".localhost:" + strconv.Itoa(o.port)
 }
 
-// register serves one engine's page of a case, on the case's host, until the returned
-// release is called. Its path key is random per page.
-func (o *origin) register(host, id, body, recorder string) (pageURL string, release func()) {
-	key := trace.NewKey()[:32]
+// Register serves one engine's page of a case (body, the case's html, in a document
+// titled id, with recorder inlined first when not ""), on the case's host, until the
+// returned release is called. Its path key is random per page.
+func (o *Server) Register(host, id, body, recorder string) (pageURL string, release func()) {
+	key, release := o.add(tracePage{host: host, title: id, body: body, recorder: recorder})
+	return "http://" + host + "/trace/" + key, release
+}
+
+// add registers page under a new random key (newPageKey) until release is called.
+func (o *Server) add(page tracePage) (key string, release func()) {
+	key = newPageKey()
 	o.mu.Lock()
-	o.pages[key] = tracePage{host: host, title: id, body: body, recorder: recorder}
+	if o.pages == nil {
+		o.pages = map[string]tracePage{}
+	}
+	o.pages[key] = page
 	o.mu.Unlock()
-	return "http://" + host + "/trace/" + key, func() {
+	return key, func() {
 		o.mu.Lock()
 		delete(o.pages, key)
 		o.mu.Unlock()
 	}
 }
 
-func (o *origin) serveTrace(w http.ResponseWriter, r *http.Request) {
+func (o *Server) serveTrace(w http.ResponseWriter, r *http.Request) {
 	key := strings.TrimPrefix(r.URL.Path, "/trace/")
 	if k, _, found := strings.Cut(key, "/"); found {
 		o.serveTraceDoc(w, r, k)
@@ -143,7 +174,11 @@ func (o *origin) serveTrace(w http.ResponseWriter, r *http.Request) {
 	w.Write([]byte(b.String()))
 }
 
-func (o *origin) Close() error {
+// Close shuts the server down, waiting up to 2 s for requests under way.
+func (o *Server) Close() error {
+	if o.srv == nil {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	return o.srv.Shutdown(ctx)

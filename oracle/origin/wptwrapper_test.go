@@ -1,4 +1,4 @@
-package oracle
+package origin
 
 // The wrappers the docroot generates for WPT's script tests, over raw HTTP (no
 // browser), against the text wptserve generates for the same script (tools/serve/
@@ -29,7 +29,7 @@ func TestDocRootGeneratesWPTWrappersAsWptserve(t *testing.T) {
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
 	}
-	host := o.newHost()
+	host := o.NewHost()
 	get := func(target string) (int, string, string) { return rawGet(t, o, host, target) }
 
 	code, ct, body := get("/t/a.any.html?1")

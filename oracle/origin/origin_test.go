@@ -1,4 +1,4 @@
-package oracle
+package origin
 
 // A unit test of the trace origin server alone (no engine): which request gets a
 // page. The engines' side is cmd/oracle's TestTraceEachCaseHasItsOwnOrigin.
@@ -17,10 +17,10 @@ import (
 )
 
 func TestOriginServesAPageOnceAndOnlyToItsOwnHost(t *testing.T) {
-	o, err := startOrigin(zerolog.Nop())
+	o, err := Start("", zerolog.Nop())
 	require.NoError(t, err)
 	defer o.Close()
-	pageURL, release := o.register(o.newHost(), "..", "<p>case", "")
+	pageURL, release := o.Register(o.NewHost(), "..", "<p>case", "")
 	defer release()
 	u, err := url.Parse(pageURL)
 	require.NoError(t, err)
@@ -59,10 +59,10 @@ func TestOriginServesAPageOnceAndOnlyToItsOwnHost(t *testing.T) {
 // CONNECT, is refused with 403; one for an own origin is served like a direct one.
 // The engines' side is cmd/oracle's TestNetworkAllowlist*.
 func TestOriginAsProxyServesOnlyItsOwnOrigins(t *testing.T) {
-	o, err := startOrigin(zerolog.Nop())
+	o, err := Start("", zerolog.Nop())
 	require.NoError(t, err)
 	defer o.Close()
-	pageURL, release := o.register(o.newHost(), "p", "<p>case", "")
+	pageURL, release := o.Register(o.NewHost(), "p", "<p>case", "")
 	defer release()
 	proxy, err := url.Parse("http://127.0.0.1:" + strconv.Itoa(o.port))
 	require.NoError(t, err)
@@ -83,4 +83,15 @@ func TestOriginAsProxyServesOnlyItsOwnOrigins(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Contains(t, string(b), "<p>case")
+}
+
+func TestParseListen(t *testing.T) {
+	for _, ok := range []string{"10.0.0.5:9000", "oracle.internal:0", "[fd00::1]:9000"} {
+		_, err := ParseListen(ok)
+		assert.NoError(t, err, ok)
+	}
+	for _, bad := range []string{"0.0.0.0:9000", "[::]:9000", ":9000", "host", "h:99999"} {
+		_, err := ParseListen(bad)
+		assert.Error(t, err, bad)
+	}
 }

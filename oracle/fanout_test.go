@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/pool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -54,7 +55,7 @@ func (s *slowResetEngine) Reset(ctx context.Context) error {
 // as a race between Add and Wait).
 func TestCloseWaitsForTheResetOfTheLastCase(t *testing.T) {
 	e := &slowResetEngine{fakeEngine: fakeEngine{name: browser.Chromium}}
-	o := &Oracle{engines: map[string]*pool{browser.Chromium: newPool(browser.Chromium, []browser.Engine{e})}, order: []string{browser.Chromium},
+	o := &Oracle{engines: map[string]*pool.Pool{browser.Chromium: pool.New(browser.Chromium, []browser.Engine{e})}, order: []string{browser.Chromium},
 		profile: "default", deadline: time.Second, inflight: 1, log: fakeOracle().log}
 	got := serveLines(t, o, `{"id":1,"html":"<p>","script":"window.x=1"}`+"\n")
 	require.Len(t, got, 1)
@@ -69,14 +70,14 @@ func TestCloseWaitsForTheResetOfTheLastCase(t *testing.T) {
 // as they were.
 func TestDrainWaitsForTheResetAfterTheLastCase(t *testing.T) {
 	e := &slowResetEngine{fakeEngine: fakeEngine{name: browser.Chromium}}
-	p := newPool(browser.Chromium, []browser.Engine{e})
-	o := &Oracle{engines: map[string]*pool{browser.Chromium: p}, order: []string{browser.Chromium},
+	p := pool.New(browser.Chromium, []browser.Engine{e})
+	o := &Oracle{engines: map[string]*pool.Pool{browser.Chromium: p}, order: []string{browser.Chromium},
 		profile: "default", deadline: time.Second, inflight: 1, log: fakeOracle().log}
 	_, errs := fanOut(context.Background(), o, []string{browser.Chromium},
 		func(ctx context.Context, e browser.Engine) (int, error) { return 1, nil })
 	require.Empty(t, errs)
 	assert.Equal(t, int32(0), e.resetDone.Load(), "the answer comes before the reset")
-	back := p.drain(5 * time.Second)
+	back := p.Drain(5 * time.Second)
 	assert.Equal(t, []browser.Engine{e}, back)
 	assert.Equal(t, int32(1), e.resetDone.Load(), "drain returned after the reset")
 }
@@ -107,7 +108,7 @@ func (k *keepingEngine) Load(ctx context.Context, html, fn string, args ...any) 
 func TestInertCasesKeepTheirPageAndOthersGetANewDocumentFirst(t *testing.T) {
 	e := &keepingEngine{fakeEngine: fakeEngine{name: browser.Chromium}}
 	o := fakeOracle(&e.fakeEngine)
-	o.engines[browser.Chromium] = newPool(browser.Chromium, []browser.Engine{e})
+	o.engines[browser.Chromium] = pool.New(browser.Chromium, []browser.Engine{e})
 	o.inertReuse = true
 	serveLines(t, o, strings.Join([]string{
 		`{"id":1,"html":"<div>a</div>"}`,
@@ -136,7 +137,7 @@ func TestInertCasesKeepTheirPageAndOthersGetANewDocumentFirst(t *testing.T) {
 func TestAnInertCaseThatFailsItsCheckIsMeasuredAgainOnANewDocument(t *testing.T) {
 	e := &keepingEngine{fakeEngine: fakeEngine{name: browser.Chromium, failCheck: "hostile"}}
 	o := fakeOracle(&e.fakeEngine)
-	o.engines[browser.Chromium] = newPool(browser.Chromium, []browser.Engine{e})
+	o.engines[browser.Chromium] = pool.New(browser.Chromium, []browser.Engine{e})
 	o.inertReuse = true
 	got := serveLines(t, o, strings.Join([]string{
 		`{"id":1,"html":"<div>a</div>"}`,
@@ -159,22 +160,12 @@ func TestAnInertCaseThatFailsItsCheckIsMeasuredAgainOnANewDocument(t *testing.T)
 func TestWithoutInertReuseEveryCaseIsReset(t *testing.T) {
 	e := &keepingEngine{fakeEngine: fakeEngine{name: browser.Chromium}}
 	o := fakeOracle(&e.fakeEngine)
-	o.engines[browser.Chromium] = newPool(browser.Chromium, []browser.Engine{e})
+	o.engines[browser.Chromium] = pool.New(browser.Chromium, []browser.Engine{e})
 	serveLines(t, o, `{"id":1,"html":"<div>a</div>"}`+"\n"+`{"id":2,"html":"<div>b</div>"}`+"\n")
 	o.resets.Wait()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	assert.Equal(t, []string{"load <div>a</div>", "reset", "load <div>b</div>", "reset"}, e.events)
-}
-
-func TestAKeptPageIsResetAfterMaxKeptCases(t *testing.T) {
-	e := &keepingEngine{fakeEngine: fakeEngine{name: browser.Chromium}}
-	p := newPool(browser.Chromium, []browser.Engine{e})
-	for i := 0; i < maxKept; i++ {
-		require.True(t, p.keep(e))
-	}
-	assert.False(t, p.keep(e), "the document has held maxKept cases: the next gets a new one")
-	assert.False(t, p.holdsKept(e))
 }
 
 // slowSandboxEngine is a stand-in engine (no browser runs) whose sandbox scan waits
@@ -193,7 +184,7 @@ func TestPingDoesNotWaitForASandboxScan(t *testing.T) {
 	e := &slowSandboxEngine{fakeEngine: &fakeEngine{name: "chromium"}, states: make(chan browser.SandboxState, 1)}
 	t.Cleanup(func() { close(e.states) }) // ends a scan still waiting
 	o := fakeOracle()
-	p := newPool(e.name, []browser.Engine{e})
+	p := pool.New(e.name, []browser.Engine{e})
 	o.engines[e.name], o.order = p, []string{e.name}
 	on := browser.SandboxState{User: "u", On: true, Sandbox: "fake"}
 	e.states <- on
@@ -228,20 +219,20 @@ func TestPingDoesNotWaitForASandboxScan(t *testing.T) {
 // -race: ping's health reads the pages while add grows them.
 func TestAPoolServesThePagesAddedToIt(t *testing.T) {
 	first, joined := &fakeEngine{name: browser.Chromium}, &fakeEngine{name: browser.Chromium}
-	p := newPoolFor(browser.Chromium, []browser.Engine{first}, 2)
-	o := &Oracle{engines: map[string]*pool{browser.Chromium: p}, order: []string{browser.Chromium},
+	p := pool.NewWithRoom(browser.Chromium, []browser.Engine{first}, 2)
+	o := &Oracle{engines: map[string]*pool.Pool{browser.Chromium: p}, order: []string{browser.Chromium},
 		profile: "default", deadline: time.Second, inflight: 2, log: fakeOracle().log}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for i := 0; i < 100; i++ {
-			p.health()
+			p.Health()
 		}
 	}()
-	assert.Empty(t, p.add([]browser.Engine{joined}))
+	assert.Empty(t, p.Add([]browser.Engine{joined}))
 	<-done
-	assert.Equal(t, 2, p.health().Pages)
-	assert.Len(t, p.add([]browser.Engine{&fakeEngine{name: browser.Chromium}}), 1, "past the pool's room")
+	assert.Equal(t, 2, p.Health().Pages)
+	assert.Len(t, p.Add([]browser.Engine{&fakeEngine{name: browser.Chromium}}), 1, "past the pool's room")
 
 	// Two cases at once, each holding its page until both have one: both pages serve.
 	var mu sync.Mutex
@@ -286,7 +277,7 @@ func TestACaseSentAtSpawnWaitsForTheStartupNotItsDeadline(t *testing.T) {
 	o.need = map[string]chan struct{}{}
 	go func() {
 		time.Sleep(time.Second) // the startup, longer than deadline and page wait together
-		o.decide(browser.Firefox, newPool(browser.Firefox, []browser.Engine{&fakeEngine{name: browser.Firefox}}), "")
+		o.decide(browser.Firefox, pool.New(browser.Firefox, []browser.Engine{&fakeEngine{name: browser.Firefox}}), "")
 	}()
 	began := time.Now()
 	results, errs := fanOut(context.Background(), o, nil, func(ctx context.Context, e browser.Engine) (string, error) {

@@ -1,4 +1,4 @@
-package oracle
+package origin
 
 import (
 	"net"
@@ -27,7 +27,7 @@ import (
 // origins: c<hex>.localhost on the origin's port. The case token's letters are
 // checked loosely (any [0-9a-z]) so that another served kind of page on the same
 // origin server keeps working; the port and the .localhost suffix are exact.
-func (o *origin) ownHost(host string) bool {
+func (o *Server) ownHost(host string) bool {
 	h, p, err := net.SplitHostPort(host)
 	if err != nil || p != strconv.Itoa(o.port) {
 		return false
@@ -48,7 +48,7 @@ func (o *origin) ownHost(host string) bool {
 // guard wraps the origin's handler with the allowlist. A proxied request arrives in
 // absolute form (GET http://host/path), for which net/http sets r.Host to the
 // URL's host; a direct one carries it in its Host header: both are checked the same.
-func (o *origin) guard(next http.Handler) http.Handler {
+func (o *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodConnect || !o.ownHost(r.Host) {
 			o.log.Debug().Str("method", r.Method).Str("host", r.Host).Str("url", r.URL.String()).
@@ -61,10 +61,10 @@ func (o *origin) guard(next http.Handler) http.Handler {
 	})
 }
 
-// networkSettings points every engine at the origin server (on host:port, host
+// ProxySettings points every engine at the origin server (on host:port, host
 // 127.0.0.1 unless --origin-listen named another) as its proxy, with every implicit
 // bypass of loopback removed.
-func networkSettings(host string, port int) browser.LaunchSettings {
+func ProxySettings(host string, port int) browser.LaunchSettings {
 	if port == 0 {
 		return browser.LaunchSettings{}
 	}

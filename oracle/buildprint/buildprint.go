@@ -1,13 +1,12 @@
-package oracle
-
-// Warm starts (docs/store.md, "Warm starts"): an engine's build is known before its
-// browser is up, from a fingerprint of the files the launch will run, recorded in the
-// store with the build the last live launch on those files reported. Stored answers
-// of that build are then served while the engine still launches.
+// Package buildprint fingerprints the files a local launch of an engine will run,
+// without running it, so that the oracle knows an engine's build before its browser
+// is up: the store records, per fingerprint, the build the last live launch on those
+// files reported (docs/store.md, "Warm starts"). It knows nothing of the store or the
+// oracle: package oracle looks the fingerprint up and records it.
+package buildprint
 
 import (
 	"cmp"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -21,34 +20,43 @@ import (
 	"strings"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
-	"github.com/layout-oracle/oracle/store"
 )
 
 // chromiumLibDir is where Debian's /usr/bin/chromium wrapper script runs the browser
 // from ($LIBDIR/chromium).
 const chromiumLibDir = "/usr/lib/chromium"
 
-// buildPrint fingerprints what name's local launch under cfg runs, without running
-// it: how the route and binary are chosen (--browsers, the binary override, and for
-// the auto route what decides where Playwright's bundled build would be), and the
-// identity of every file the build's version comes from (path, resolved path,
-// device, inode, size, mtime and ctime). ok is false where no sound fingerprint is
-// known: remote endpoints, Playwright's bundled builds (--browsers=playwright), a
-// binary that is not an ELF executable (a script could run anything), missing files.
-func buildPrint(cfg Config, name string) (print string, ok bool) {
-	if len(cfg.endpointsFor(name)) > 0 || cfg.Browsers == browser.RoutePlaywright {
+// Launch is what decides the build a local launch of one engine runs.
+type Launch struct {
+	Engine   string // browser.Chromium, browser.Firefox or browser.WebKit
+	Browsers string // --browsers: browser.RouteSystem, browser.RoutePlaywright or browser.RouteAuto
+	Exe      string // the binary override (--chromium, --firefox, --webkit-driver); "" for the system build
+	// Route is the engine's route as the launch resolves it (--chromium-route,
+	// --firefox-route: auto already decided); "" for WebKit.
+	Route string
+}
+
+// Of fingerprints what l runs, without running it: how the route and binary are
+// chosen (--browsers, the binary override, and for the auto route what decides
+// where Playwright's bundled build would be), and the identity of every file the
+// build's version comes from (path, resolved path, device, inode, size, mtime and
+// ctime). ok is false where no sound fingerprint is known: Playwright's bundled
+// builds (--browsers=playwright), a binary that is not an ELF executable (a script
+// could run anything), missing files, and any system but Linux.
+func Of(l Launch) (print string, ok bool) {
+	if l.Browsers == browser.RoutePlaywright {
 		return "", false
 	}
-	exe := cfg.executablePath(name)
+	name, exe := l.Engine, l.Exe
 	var b strings.Builder
-	fmt.Fprintf(&b, "engine=%s\nbrowsers=%s\nexe=%s\n", name, cfg.Browsers, exe)
-	if r := cfg.firefoxRoute(); name == browser.Firefox && r != browser.FirefoxRoutePlaywright {
-		fmt.Fprintf(&b, "firefox-route=%s\n", r) // the route is part of what is recorded
+	fmt.Fprintf(&b, "engine=%s\nbrowsers=%s\nexe=%s\n", name, l.Browsers, exe)
+	if name == browser.Firefox && l.Route != browser.FirefoxRoutePlaywright {
+		fmt.Fprintf(&b, "firefox-route=%s\n", l.Route) // the route is part of what is recorded
 	}
-	if r := cfg.chromiumRoute(); name == browser.Chromium && r != browser.ChromiumRoutePlaywright {
-		fmt.Fprintf(&b, "chromium-route=%s\n", r)
+	if name == browser.Chromium && l.Route != browser.ChromiumRoutePlaywright {
+		fmt.Fprintf(&b, "chromium-route=%s\n", l.Route)
 	}
-	if cfg.Browsers == browser.RouteAuto && exe == "" {
+	if l.Browsers == browser.RouteAuto && exe == "" {
 		// Where the driver looks for a bundled build (the record's Absent path) follows
 		// from the driver's version, its environment and the host platform.
 		fmt.Fprintf(&b, "driver=%s\n", playwrightVersion())
@@ -63,7 +71,7 @@ func buildPrint(cfg Config, name string) (print string, ok bool) {
 	switch name {
 	case browser.Chromium:
 		switch {
-		case cfg.chromiumRoute() == browser.ChromiumRouteCDP:
+		case l.Route == browser.ChromiumRouteCDP:
 			// The CDP route runs Debian's browser itself, never its wrapper script.
 			if run := cdp.Executable(exe); isELF(run) {
 				files = []string{run}
@@ -179,73 +187,4 @@ func playwrightVersion() string {
 		}
 	}
 	return "unknown"
-}
-
-// predictBuilds looks up, for every local engine, the build recorded for its
-// fingerprint; a record whose Absent path now exists (a bundled build was installed:
-// the auto route would launch it) is not used. Run before any engine starts.
-func (o *Oracle) predictBuilds(ctx context.Context, cfg Config, names []string) {
-	if o.store == nil {
-		return
-	}
-	for _, name := range names {
-		fp, ok := buildPrint(cfg, name)
-		if !ok {
-			o.log.Debug().Str("engine", name).Msg("no build fingerprint for this route: stored answers wait for the live engine")
-			continue
-		}
-		o.prints[name] = fp
-		rec, found, err := o.store.LookupBuild(ctx, name, fp)
-		switch {
-		case err != nil:
-			o.log.Warn().Str("engine", name).Err(err).Msg("store: build lookup failed; stored answers wait for the live engine")
-			continue
-		case !found:
-			continue
-		}
-		if rec.Absent != "" {
-			if _, err := os.Stat(rec.Absent); !errors.Is(err, fs.ErrNotExist) {
-				o.log.Info().Str("engine", name).Str("bundled", rec.Absent).Msg("a bundled build may now be installed: stored answers wait for the live engine")
-				continue
-			}
-		}
-		o.predicted[name] = engineBuild{rec.Version, rec.Route}
-		o.log.Info().Str("engine", name).Str("version", rec.Version).Str("route", rec.Route).
-			Msg("build known from its fingerprint: stored answers served while it launches")
-	}
-}
-
-// settleBuild compares the build name's live launch reported with the one its
-// fingerprint predicted, and records it for the next start. A contradiction is logged
-// as an error, counted (ping's store.build_mismatches) and its record dropped.
-func (o *Oracle) settleBuild(ctx context.Context, name string, cfg Config, live engineBuild, absent string) {
-	fp, ok := o.prints[name]
-	if !ok {
-		return
-	}
-	o.stateMu.Lock()
-	pred, had := o.predicted[name]
-	delete(o.predicted, name)
-	o.stateMu.Unlock()
-	if had && pred != live {
-		o.log.Error().Str("engine", name).Str("recorded_version", pred.version).Str("recorded_route", pred.route).
-			Str("version", live.version).Str("route", live.route).
-			Msg("the live engine is not the build its fingerprint recorded: answers stored for the recorded build may have been served for it; record dropped")
-		if err := o.store.BuildMismatch(ctx, name, fp); err != nil {
-			o.log.Warn().Str("engine", name).Err(err).Msg("store: dropping the build record failed")
-		}
-	}
-	if cfg.Browsers == browser.RouteAuto && cfg.executablePath(name) == "" && absent == "" {
-		return // the auto route launched a bundled build: not fingerprinted
-	}
-	if now, ok := buildPrint(cfg, name); !ok || now != fp {
-		o.log.Warn().Str("engine", name).Msg("the engine's files changed while it launched; its build is not recorded")
-		return
-	}
-	if had && pred == live {
-		return // already recorded
-	}
-	if err := o.store.PutBuild(ctx, store.Build{Engine: name, Fingerprint: fp, Version: live.version, Route: live.route, Absent: absent}); err != nil {
-		o.log.Warn().Str("engine", name).Err(err).Msg("store: recording the build failed")
-	}
 }

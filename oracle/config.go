@@ -1,0 +1,170 @@
+package oracle
+
+import (
+	"github.com/layout-oracle/oracle/oracle/browser/environment"
+	"time"
+
+	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/browser/host"
+	"github.com/layout-oracle/oracle/oracle/origin"
+	"github.com/layout-oracle/oracle/oracle/pagecount"
+	"github.com/layout-oracle/oracle/oracle/remote"
+	"github.com/layout-oracle/oracle/profiles"
+	"github.com/layout-oracle/oracle/store"
+	"github.com/layout-oracle/oracle/trace"
+)
+
+// Config is everything chosen once at startup.
+type Config struct {
+	Engines  []string // engines to launch; empty means all
+	Browsers string   // browser.RouteSystem, browser.RoutePlaywright or browser.RouteAuto
+	Profile  profiles.Profile
+	Deadline time.Duration // per engine per request; 0 means DefaultDeadline
+	MaxLine  int           // bytes; 0 means DefaultMaxLine
+	Pages    int           // pages (browser instances) per engine; 0 means pagecount.Default
+	// EnginePages overrides Pages for the engines it names (--pages firefox=3,...).
+	EnginePages map[string]int
+	Inflight    int // requests served at once; 0 means the largest page count (defaultInflight)
+	// ChromiumPath, FirefoxPath and WebKitDriverPath override an engine's binary
+	// (empty: the system build's). A named binary means the system route for that
+	// engine, whatever Browsers says.
+	ChromiumPath, FirefoxPath, WebKitDriverPath string
+	// FirefoxRoute drives the system Firefox through Playwright (browser.FirefoxRoutePlaywright)
+	// or the oracle's own WebDriver BiDi client (browser.FirefoxRouteBiDi); "" and
+	// browser.FirefoxRouteAuto choose as firefoxRoute says.
+	FirefoxRoute string
+	// ChromiumRoute drives the system Chromium through Playwright
+	// (browser.ChromiumRoutePlaywright) or the oracle's own CDP client
+	// (browser.ChromiumRouteCDP); "" and browser.ChromiumRouteAuto choose as
+	// chromiumRoute says.
+	ChromiumRoute string
+	// TraceLimits bound one trace's records and bytes; zero fields mean
+	// trace.DefaultLimits.
+	TraceLimits trace.Limits
+	// Artifacts is a directory for screenshot files; empty: screenshots are base64
+	// in the dump.
+	Artifacts string
+	// ProgressEvery is how often the progress line is logged while serving; 0 means
+	// DefaultProgressEvery, negative never.
+	ProgressEvery time.Duration
+	// DocRoot, when not "", is a directory the oracle's origin serves read-only at /
+	// on every case origin, and the root of "url" requests (docs/web-content.md).
+	DocRoot string
+	// RequireSandbox makes Launch fail unless every engine that came up runs with
+	// its sandbox on (docs/sandbox.md).
+	RequireSandbox bool
+	// Store, when not nil, answers cases whose answers it holds and keeps new ones
+	// (docs/store.md). The caller opens it and closes it after the oracle.
+	Store *store.Store
+	// DumpMaxNodes bounds one geometry dump's elements (--dump-max-nodes); 0 means
+	// DefaultDumpMaxNodes.
+	DumpMaxNodes int
+	// FreshAlways gives every case a new document, inert or not (--inert-reuse=off):
+	// the path the inert reuse is gated against (docs/untrusted.md, "Inert cases").
+	FreshAlways bool
+	// Verify measures every case this many times per engine and lists the items the
+	// runs differ on (--verify; a request's "verify" overrides it); 0 or 1: once.
+	Verify int
+	// StoreMinRuns serves from the store only answers resting on at least this many
+	// identical live runs (--store-min-runs; 0 or 1: any stable answer).
+	StoreMinRuns int
+
+	// Endpoints are remote browsers whose pages join their engine's pool
+	// (--connect, --webdriver; remote.go, docs/remote.md).
+	Endpoints []remote.Endpoint
+	// OriginListen, when not "", is the address the origin listens on, and every
+	// browser's proxy (--origin-listen): one remote browsers reach.
+	OriginListen string
+
+	// EngineMemory bounds each engine's processes, all its pages together, in bytes
+	// (--engine-memory; host.MemoryBounds); 0: unbounded.
+	EngineMemory int64
+
+	mem *host.MemoryBounds // set by start from EngineMemory
+	// originHost and originPort are the origin server's address, which every engine
+	// uses as its proxy (origin.ProxySettings); Launch sets them.
+	originHost string
+	originPort int
+}
+
+// executablePath is the binary override for engine, or "".
+func (c Config) executablePath(engine string) string {
+	return map[string]string{browser.Chromium: c.ChromiumPath, browser.Firefox: c.FirefoxPath, browser.WebKit: c.WebKitDriverPath}[engine]
+}
+
+// pagesFor is engine's page count: its own from EnginePages, else Pages.
+func (c Config) pagesFor(engine string) int {
+	if n := c.EnginePages[engine]; n > 0 {
+		return n
+	}
+	return c.Pages
+}
+
+// defaultInflight is --inflight's default: the largest page count among the engines.
+// A request naming no engine holds one page of every engine, so the engine with the
+// most pages bounds how many such requests can run at once; more in flight would
+// only queue inside the other engines, where the wait for a page counts against the
+// deadline. The sum would let single-engine requests use every page at once, at the
+// price of queueing all-engine requests behind each other's deadlines.
+func defaultInflight(cfg Config, names []string) int {
+	n := 0
+	for _, name := range names {
+		n = max(n, cfg.totalPages(name))
+	}
+	return n
+}
+
+// defaultEnginePages fills in pagecount.PerEngine for a Config that chose no page
+// counts at all.
+func defaultEnginePages(cfg *Config) {
+	if cfg.Pages > 0 || len(cfg.EnginePages) > 0 {
+		return
+	}
+	cfg.EnginePages = map[string]int{}
+	for name, n := range pagecount.PerEngine {
+		cfg.EnginePages[name] = n
+	}
+}
+
+// settingsFor is the merged launch settings every engine of this process gets.
+func settingsFor(cfg Config) (browser.LaunchSettings, error) {
+	var s browser.LaunchSettings
+	env, err := environment.Settings()
+	if err != nil {
+		return s, err
+	}
+	s.Merge(env) // first: a launch profile may still override a pinned pref
+	s.Merge(browser.ProfileSettings(cfg.Profile))
+	s.Merge(browser.LaunchSettings{InitScripts: []string{trace.RecorderJS}, MaxReply: browser.MaxReplyFor(cfg.TraceLimits.Bytes)})
+	s.Merge(processSettings())
+	s.Merge(browser.LaunchSettings{FirefoxRoute: cfg.firefoxRoute(), ChromiumRoute: cfg.chromiumRoute()})
+	s.Merge(origin.ProxySettings(cfg.originHost, cfg.originPort)) // last: nothing may loosen the allowlist
+	return s, nil
+}
+
+// firefoxRoute is the route of the system Firefox: the oracle's own BiDi client by
+// default (half the CPU of a case with a script, and no user activation given to the
+// case: docs/bidi-route.md).
+func (cfg Config) firefoxRoute() string {
+	return cfg.ownRouteUnlessEmulated(cfg.FirefoxRoute, browser.FirefoxRouteBiDi)
+}
+
+// chromiumRoute is the route of the system Chromium: the oracle's own CDP client by
+// default (no Playwright driver relaying every case: docs/cdp-route.md).
+func (cfg Config) chromiumRoute() string {
+	return cfg.ownRouteUnlessEmulated(cfg.ChromiumRoute, browser.ChromiumRouteCDP)
+}
+
+// ownRouteUnlessEmulated is a route flag's value, where "" and auto mean own, the
+// oracle's own client, except under a launch profile that emulates hardware, which
+// only Playwright's route applies. Both flags spell auto and playwright alike.
+func (cfg Config) ownRouteUnlessEmulated(flag, own string) string {
+	switch flag {
+	case "", browser.ChromiumRouteAuto:
+		if cfg.Profile.Emulation != nil {
+			return browser.ChromiumRoutePlaywright
+		}
+		return own
+	}
+	return flag
+}
