@@ -50,7 +50,7 @@ func raceOracleBin(t *testing.T) string {
 // One end-to-end test always runs a race-built oracle under make test (issue 27), so
 // the server's own goroutines are race-checked in CI: a wedged WebKit restarts while
 // pings read its version, state and sandbox, then cases go through a store. The
-// version race itself is shown by oracle/browser's TestWebDriverVersionReadDuringRestart:
+// version race itself is shown by oracle/browser/webdriver's TestWebDriverVersionReadDuringRestart:
 // here ping's Health takes the engine's lock, which orders nearly every read, and
 // this test passed with the unguarded version too.
 func TestRaceBuiltOracleServesPingsWhileWebKitRestarts(t *testing.T) {
