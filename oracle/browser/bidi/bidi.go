@@ -100,7 +100,7 @@ func (e *bidiEngine) openSession(ctx context.Context, p *bidiProc) (*bidiConn, s
 	if err != nil {
 		return nil, "", "", err
 	}
-	host.NoDelayFirefox(browser.Firefox, []int{p.cmd.Process.Pid}, e.Log) // Firefox's end of our socket
+	host.NoDelayFirefox(browser.Firefox, []int{p.PID()}, e.Log) // Firefox's end of our socket
 	raw, err := conn.call(ctx, "session.new", map[string]any{"capabilities": map[string]any{}})
 	if err != nil {
 		return conn, "", "", err

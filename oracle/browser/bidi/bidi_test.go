@@ -198,7 +198,7 @@ func TestBiDiKilledContentProcessCostsOneCase(t *testing.T) {
 func TestBiDiCloseLeavesNothing(t *testing.T) {
 	testutil.NeedsBrowsers(t)
 	e := launchBiDi(t, bidiTestSettings(t))
-	pid, profile := e.Proc.cmd.Process.Pid, e.Proc.profile
+	pid, profile := e.Proc.PID(), e.Proc.profile
 	require.NotEmpty(t, host.ProcessTree([]int{pid}))
 	require.NoError(t, e.Close())
 	require.NoError(t, e.Close(), "twice")

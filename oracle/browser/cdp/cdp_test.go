@@ -269,7 +269,7 @@ func TestCDPRunsDebiansChromiumItself(t *testing.T) {
 func TestCDPCloseLeavesNothing(t *testing.T) {
 	testutil.NeedsBrowsers(t)
 	e := launchCDP(t, cdpTestSettings(t))
-	pid, profile := e.Proc.cmd.Process.Pid, e.Proc.profile
+	pid, profile := e.Proc.PID(), e.Proc.profile
 	require.NotEmpty(t, host.ProcessTree([]int{pid}))
 	require.NoError(t, e.Close())
 	require.NoError(t, e.Close(), "twice")
