@@ -54,21 +54,16 @@ func (s cdpSession) Call(ctx context.Context, method string, params, result any)
 		return nil
 	}
 	if err := jsonv2.Unmarshal(raw, result, jsonOptions); err != nil {
-		return &cdpResultError{method: method, err: err}
+		return &cdpResultError{fmt.Errorf("%s: result does not decode: %w", method, err)}
 	}
 	return nil
 }
 
-// cdpResultError is a command's result that does not decode into cdproto's type.
-type cdpResultError struct {
-	method string
-	err    error
-}
+// cdpResultError is a command's result that does not decode into cdproto's type:
+// the browser answered, the route could not read the answer.
+type cdpResultError struct{ error }
 
-func (e *cdpResultError) Error() string {
-	return fmt.Sprintf("%s: result does not decode: %v", e.method, e.err)
-}
-func (e *cdpResultError) Unwrap() error { return e.err }
+func (e *cdpResultError) Unwrap() error { return e.error }
 
 // grantPermissions is Browser.grantPermissions, typed as cdproto types its commands.
 // The pinned protocol (Chromium 157's, docs/cdp-route.md) no longer has it; the
