@@ -4,7 +4,8 @@ package cdp
 // (--chromium-route=cdp, docs/cdp-route.md), in these files: the engine (this file:
 // launch, the page's setup, Load, Visit, navigation, Screenshot), the page and its
 // events (cdp/page.go), the reset, Keep and Prepare (cdp/reset.go), the typed
-// commands and the route's errors (cdp/session.go), the Chromium process
+// commands and the route's errors (cdp/session.go), events by subscription
+// (cdp/subscribe.go), the Chromium process
 // (cdp/process.go), and the wire (cdp/wire.go). No Playwright
 // driver: a case is one Runtime.evaluate where Playwright's route relays it and its
 // events through node. The page is set up as Playwright sets up its pages (viewport
@@ -13,11 +14,12 @@ package cdp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"encoding/json"
 
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/oracle/browser"

@@ -9,14 +9,16 @@ package cdp
 // ownclient/wire.go's, shared with BiDi.
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"time"
+
+	// The pipe's framing: NUL-terminated records.
+	"bufio"
+	"bytes"
+	"io"
 
 	"github.com/layout-oracle/oracle/oracle/browser/ownclient"
 
