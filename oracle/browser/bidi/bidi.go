@@ -49,22 +49,17 @@ type bidiEngine struct {
 	ownclient.Browser[*bidiProc, *bidiConn] // the process, the session's connection, relaunch, health
 	opts                                    Options
 
-	// Under mu:
-	page  string // the page's browsing context id
-	blank bool   // the page is on the about:blank the reset's navigation made, no case in it yet
-	kept  bool   // the page holds an inert case (Keep) the next Load writes over
+	// Under Mu, with the page's marks (ownclient.Browser's):
+	page string // the page's browsing context id
 }
 
 // Launch launches Firefox and opens its page at the spec's viewport.
 func Launch(ctx context.Context, opts Options, log zerolog.Logger) (browser.Engine, error) {
-	if opts.MaxReply <= 0 {
-		opts.MaxReply = browser.DefaultMaxReply
-	}
-	e := &bidiEngine{opts: opts}
-	e.Exe, e.Log = cmp.Or(opts.ExecutablePath, browser.SystemFirefox), log.With().Str("engine", browser.Firefox).Logger()
-	if err := e.Browser.Launch(ctx, ownclient.Setup{Engine: browser.Firefox,
-		Route:    "bidi " + e.Exe + " WebDriver BiDi (oracle's own client)",
-		ConnLost: errBiDiGone.Error(), Start: e.startBrowser, BundledAbsent: opts.BundledAbsent}); err != nil {
+	e, exe := &bidiEngine{opts: opts}, cmp.Or(opts.ExecutablePath, browser.SystemFirefox)
+	err := e.Browser.Launch(ctx, exe, log, ownclient.Setup{Engine: browser.Firefox,
+		Route:    "bidi " + exe + " WebDriver BiDi (oracle's own client)",
+		ConnLost: errBiDiGone.Error(), Start: e.startBrowser, BundledAbsent: opts.BundledAbsent, MaxReply: opts.MaxReply})
+	if err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -84,23 +79,18 @@ func (e *bidiEngine) startBrowser(ctx context.Context) error {
 	}
 	conn, page, version, err := e.openSession(ctx, p)
 	if err != nil {
-		err = fmt.Errorf("session: %w (its output: %s)", err, p.out.Tail())
-		if conn != nil {
-			conn.Close(err)
-		}
-		p.Kill()
-		return e.Errorf("%w", err)
+		return e.Abandon(p, conn, p.out.Tail(), err)
 	}
-	return e.Adopt(p, conn, version, func() { e.page, e.blank, e.kept = page, false, false })
+	return e.Adopt(p, conn, version, func() { e.page = page })
 }
 
 // openSession dials p's BiDi endpoint, starts the session and prepares the page.
 func (e *bidiEngine) openSession(ctx context.Context, p *bidiProc) (*bidiConn, string, string, error) {
-	conn, err := dialBiDi(ctx, p.url+"/session", e.opts.MaxReply+1<<20, e.Log)
+	conn, err := dialBiDi(ctx, p.url+"/session", e.MaxMessage(), e.Log)
 	if err != nil {
 		return nil, "", "", err
 	}
-	host.NoDelayFirefox(browser.Firefox, []int{p.cmd.Process.Pid}, e.Log) // Firefox's end of our socket
+	host.NoDelayFirefox(browser.Firefox, []int{p.PID()}, e.Log) // Firefox's end of our socket
 	raw, err := conn.call(ctx, "session.new", map[string]any{"capabilities": map[string]any{}})
 	if err != nil {
 		return conn, "", "", err
@@ -200,10 +190,7 @@ func (e *bidiEngine) Load(ctx context.Context, html, fn string, args ...any) (js
 	if err := e.Ensure(ctx); err != nil {
 		return nil, err
 	}
-	e.Mu.Lock()
-	ready, kept := e.blank, e.kept
-	e.blank, e.kept = false, false
-	e.Mu.Unlock()
+	ready, kept := e.TakeMarks()
 	conn, page := e.current()
 	if !ready && !kept {
 		// A new page (the first, a relaunched browser's, a new tab), or a reset that
@@ -368,9 +355,7 @@ func (e *bidiEngine) navigateTo(ctx context.Context, url string, load bool) (*bi
 	if err := e.Ensure(ctx); err != nil {
 		return nil, "", err
 	}
-	e.Mu.Lock()
-	e.blank, e.kept = false, false
-	e.Mu.Unlock()
+	e.TakeMarks()
 	conn, page := e.current()
 	if strings.HasPrefix(url, "file:") {
 		_, err := conn.call(ctx, "browsingContext.navigate", map[string]any{"context": page, "url": url, "wait": "complete"})

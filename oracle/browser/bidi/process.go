@@ -26,11 +26,10 @@ import (
 // bidiProc is one Firefox process (its content processes are in its process group)
 // and its profile directory.
 type bidiProc struct {
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	profile string
-	url     string // ws://127.0.0.1:PORT, from Firefox's stderr
-	out     *host.TailLog
+	*host.Group // Alive, PID
+	profile     string
+	url         string // ws://127.0.0.1:PORT, from Firefox's stderr
+	out         *host.TailLog
 }
 
 // playwrightFirefoxPrefs are the prefs Playwright's moz-firefox launch writes into
@@ -195,11 +194,7 @@ func (e *bidiEngine) startFirefox(ctx context.Context) (*bidiProc, error) {
 		os.RemoveAll(profile)
 		return nil, err
 	}
-	p := &bidiProc{cmd: cmd, exited: make(chan struct{}), profile: profile, out: out}
-	go func() {
-		_ = cmd.Wait()
-		close(p.exited)
-	}()
+	p := &bidiProc{Group: host.Reap(cmd), profile: profile, out: out}
 	if wrapperDrops := exe != e.Exe; !wrapperDrops {
 		// Without the wrapper the browser was not born in its cgroup: moved now.
 		if err := host.PlaceTree(e.opts.MemoryCgroup, []int{cmd.Process.Pid}); err != nil {
@@ -209,7 +204,7 @@ func (e *bidiEngine) startFirefox(ctx context.Context) (*bidiProc, error) {
 	select {
 	case p.url = <-found:
 		return p, nil
-	case <-p.exited:
+	case <-p.Exited():
 		p.Kill()
 		return nil, fmt.Errorf("%s exited before WebDriver BiDi listened: %s", e.Exe, out.Tail())
 	case <-ctx.Done():
@@ -221,26 +216,9 @@ func (e *bidiEngine) startFirefox(ctx context.Context) (*bidiProc, error) {
 	}
 }
 
-// kill ends Firefox's whole process group, waits for it to be reaped, and removes
+// Kill ends Firefox's whole process group, waits for it to be reaped, and removes
 // its profile.
 func (p *bidiProc) Kill() {
-	host.KillGroup(p.cmd.Process.Pid, syscall.SIGKILL)
-	select {
-	case <-p.exited:
-	case <-time.After(5 * time.Second):
-	}
+	p.Signal(syscall.SIGKILL, 5*time.Second)
 	os.RemoveAll(p.profile)
 }
-
-// alive says whether the Firefox process has not exited.
-func (p *bidiProc) Alive() bool {
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// pid is Firefox's parent process, the root of its tree.
-func (p *bidiProc) PID() int { return p.cmd.Process.Pid }

@@ -20,12 +20,7 @@ import (
 // window.name cleared, history.length 1, the focus. A case that added history
 // entries, closed its window or took the focus for good costs a new tab; a page that
 // cannot reset in time, a relaunch.
-func (e *bidiEngine) Reset(ctx context.Context) error {
-	e.Mu.Lock()
-	e.kept, e.blank = false, false
-	e.Mu.Unlock()
-	return e.ResetPage(ctx, e.reset)
-}
+func (e *bidiEngine) Reset(ctx context.Context) error { return e.ResetPage(ctx, e.reset) }
 
 func (e *bidiEngine) reset(ctx context.Context) error {
 	conn, page := e.current()
@@ -44,9 +39,7 @@ func (e *bidiEngine) reset(ctx context.Context) error {
 	}
 	if ok, err := e.freshAndFocused(ctx, conn, page); err != nil || ok {
 		if ok {
-			e.Mu.Lock()
-			e.blank = true
-			e.Mu.Unlock()
+			e.MarkBlank()
 		}
 		return err
 	}
@@ -60,18 +53,7 @@ func (e *bidiEngine) reset(ctx context.Context) error {
 // focus back first when a case took it.
 func (e *bidiEngine) freshAndFocused(ctx context.Context, conn *bidiConn, page string) (bool, error) {
 	raw, err := e.evaluate(ctx, conn, page, inpage.Fill(inpage.BiDiResetCheck, "RESET_CHECK", browser.ResetCheckJS), nil)
-	if err != nil {
-		return false, err
-	}
-	var st [2]any // history.length, document.hasFocus()
-	if err := json.Unmarshal(raw, &st); err != nil {
-		return false, e.Errorf("reset check: %w", err)
-	}
-	if st[0] != browser.FirstHistoryLength {
-		e.Log.Debug().Str("history", string(raw)).Msg("a new tab replaces the page")
-		return false, nil
-	}
-	return st[1] == true || e.refocus(ctx, conn, page), nil
+	return e.FreshAndFocused(raw, err, "a new tab replaces the page", func() bool { return e.refocus(ctx, conn, page) })
 }
 
 // refocus activates page (a download or a popup took the focus) and says whether it
@@ -154,23 +136,12 @@ func createTab(ctx context.Context, conn *bidiConn) (string, error) {
 // Keep keeps the page as the inert case that just ran on it left it (Keeper): the
 // only window, on about:blank (one round trip to Firefox's parent process).
 func (e *bidiEngine) Keep() bool {
-	e.Mu.Lock()
-	conn, page, ok := e.Conn, e.page, !e.Closed && e.RelaunchReasonLocked() == ""
-	e.kept = false
-	e.Mu.Unlock()
-	if !ok {
-		return false
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), browser.ProbeTimeout)
-	defer cancel()
-	tops, err := topContexts(ctx, conn)
-	if err != nil || len(tops) != 1 || tops[0].Context != page || tops[0].URL != "about:blank" {
-		return false
-	}
-	e.Mu.Lock()
-	e.kept = true
-	e.Mu.Unlock()
-	return true
+	var page string
+	conn, ok := e.Keepable(func() { page = e.page })
+	return ok && e.KeepIf(func(ctx context.Context) bool {
+		tops, err := topContexts(ctx, conn)
+		return err == nil && len(tops) == 1 && tops[0].Context == page && tops[0].URL == "about:blank"
+	}, func() bool { return true })
 }
 
 // Prepare checks the idle page before a case (pool.go): it must answer a trivial
@@ -187,15 +158,7 @@ func (e *bidiEngine) Prepare(ctx context.Context) error {
 	if err == nil && (string(raw) == "true" || e.refocus(pctx, conn, page)) {
 		return nil
 	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	reason := "idle page lost the focus, and it could not be given back"
-	if err != nil {
-		reason = "idle page failed a check: " + browser.FirstLine(err)
-	}
-	e.Log.Warn().Msg(reason + "; relaunching the browser")
-	return e.Relaunch(ctx, reason)
+	return e.IdlePageFailed(ctx, err)
 }
 
 // OpenWindows counts the session's top-level browsing contexts, in its one session

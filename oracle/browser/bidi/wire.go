@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/layout-oracle/oracle/oracle/browser/ownclient"
 
@@ -23,7 +22,6 @@ import (
 type bidiConn struct {
 	ws    *websocket.Conn
 	calls *ownclient.PendingCalls[bidiReply]
-	log   zerolog.Logger
 }
 
 // bidiReply is a command's reply: result on success, error and message otherwise.
@@ -48,7 +46,7 @@ func dialBiDi(ctx context.Context, url string, maxMessage int64, log zerolog.Log
 		return nil, err
 	}
 	ws.SetReadLimit(maxMessage)
-	c := &bidiConn{ws: ws, calls: ownclient.NewPendingCalls[bidiReply](), log: log}
+	c := &bidiConn{ws: ws, calls: ownclient.NewPendingCalls[bidiReply]("WebDriver BiDi", log)}
 	go c.read(maxMessage)
 	return c, nil
 }
@@ -64,16 +62,8 @@ func (c *bidiConn) read(maxMessage int64) {
 			}
 			return
 		}
-		var r bidiReply
-		if err := json.Unmarshal(b, &r); err != nil {
-			if id, ok := ownclient.ReplyID(b); ok {
-				c.calls.Deliver(id, ownclient.Result[bidiReply]{Err: &ownclient.BadReplyError{ID: id, Err: err}})
-			} else {
-				c.log.Debug().Err(err).Int("bytes", len(b)).Msg("WebDriver BiDi message that does not decode dropped")
-			}
-			continue
-		}
-		if r.ID != nil { // else an event: the engine subscribes to none
+		r, ok := c.calls.Decode(b)
+		if ok && r.ID != nil { // else an event: the engine subscribes to none
 			c.calls.Deliver(*r.ID, ownclient.Result[bidiReply]{Reply: r})
 		}
 	}
@@ -95,39 +85,27 @@ func (c *bidiConn) call(ctx context.Context, method string, params any) (json.Ra
 	if params == nil {
 		params = map[string]any{}
 	}
-	if why := c.calls.Reason(); why != nil {
-		return nil, fmt.Errorf("%s: %w", method, why)
-	}
-	id, ch := c.calls.Add()
-	msg, err := json.Marshal(map[string]any{"id": id, "method": method, "params": params})
-	if err != nil {
-		c.calls.Forget(id)
-		return nil, fmt.Errorf("%s: encode: %w", method, err)
-	}
-	// The library's write honours ctx (and closes the connection when ctx ends it
-	// half written).
-	if err := c.ws.Write(ctx, websocket.MessageText, msg); err != nil {
-		c.calls.Forget(id)
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+	r, err := c.calls.Call(ctx, method, func(id int) error {
+		msg, err := json.Marshal(map[string]any{"id": id, "method": method, "params": params})
+		if err != nil {
+			return fmt.Errorf("encode: %w", err)
 		}
-		if why := c.calls.Reason(); why != nil {
-			return nil, fmt.Errorf("%s: %w", method, why)
+		// The library's write honours ctx (and closes the connection when ctx ends it
+		// half written).
+		if err := c.ws.Write(ctx, websocket.MessageText, msg); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if why := c.calls.Reason(); why != nil {
+				return why
+			}
+			return fmt.Errorf("%w: %v", errBiDiGone, err)
 		}
-		return nil, fmt.Errorf("%s: %w: %v", method, errBiDiGone, err)
-	}
-	start := time.Now()
-	defer func() {
-		if d := time.Since(start); d > ownclient.SlowCall {
-			c.log.Debug().Str("method", method).Dur("took", d).Msg("slow WebDriver BiDi call")
-		}
-	}()
-	r, err := c.calls.Wait(ctx, id, ch)
+		return nil
+	})
 	switch {
-	case err != nil && ctx.Err() != nil && err == ctx.Err():
-		return nil, err
 	case err != nil:
-		return nil, fmt.Errorf("%s: %w", method, err)
+		return nil, err
 	case r.Type != "success":
 		return nil, &bidiError{method: method, code: r.Error, message: r.Message}
 	}

@@ -4,7 +4,8 @@ package cdp
 // (--chromium-route=cdp, docs/cdp-route.md), in these files: the engine (this file:
 // launch, the page's setup, Load, Visit, navigation, Screenshot), the page and its
 // events (cdp/page.go), the reset, Keep and Prepare (cdp/reset.go), the typed
-// commands and the route's errors (cdp/session.go), the Chromium process
+// commands and the route's errors (cdp/session.go), events by subscription
+// (cdp/subscribe.go), the Chromium process
 // (cdp/process.go), and the wire (cdp/wire.go). No Playwright
 // driver: a case is one Runtime.evaluate where Playwright's route relays it and its
 // events through node. The page is set up as Playwright sets up its pages (viewport
@@ -13,11 +14,12 @@ package cdp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"encoding/json"
 
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/oracle/browser"
@@ -58,24 +60,19 @@ type cdpEngine struct {
 	ownclient.Browser[*cdpProc, *cdpConn] // the process, the pipe's connection, relaunch, health
 	opts                                  Options
 
-	// Under mu:
-	bctx  string   // the browser context every page opens in
-	page  *cdpPage // nil: none open (a case closed it); the next call opens one
-	blank bool     // the page is on the about:blank the reset's navigation made, no case in it yet
-	kept  bool     // the page holds an inert case (Keep) the next Load writes over
+	// Under Mu, with the page's marks (ownclient.Browser's):
+	bctx string   // the browser context every page opens in
+	page *cdpPage // nil: none open (a case closed it); the next call opens one
 }
 
 // Launch launches Chromium and opens its page at the spec's viewport.
 func Launch(ctx context.Context, opts Options, log zerolog.Logger) (browser.Engine, error) {
-	if opts.MaxReply <= 0 {
-		opts.MaxReply = browser.DefaultMaxReply
-	}
-	e := &cdpEngine{opts: opts}
-	e.Exe, e.Log = Executable(opts.ExecutablePath), log.With().Str("engine", browser.Chromium).Logger()
-	if err := e.Browser.Launch(ctx, ownclient.Setup{Engine: browser.Chromium,
-		Route:    "cdp " + e.Exe + " Chrome DevTools Protocol (oracle's own client)",
+	e, exe := &cdpEngine{opts: opts}, Executable(opts.ExecutablePath)
+	err := e.Browser.Launch(ctx, exe, log, ownclient.Setup{Engine: browser.Chromium,
+		Route:    "cdp " + exe + " Chrome DevTools Protocol (oracle's own client)",
 		ConnLost: errCDPGone.Error(), Start: e.startBrowser, PageReasonLocked: e.pageCrashedLocked,
-		BundledAbsent: opts.BundledAbsent}); err != nil {
+		BundledAbsent: opts.BundledAbsent, MaxReply: opts.MaxReply})
+	if err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -93,15 +90,12 @@ func (e *cdpEngine) startBrowser(ctx context.Context) error {
 	if err != nil {
 		return e.Errorf("launch: %w", err)
 	}
-	conn := newCDPConn(p.toBrowser, p.fromBrowser, e.opts.MaxReply+1<<20, e.event, e.Log)
+	conn := newCDPConn(p.toBrowser, p.fromBrowser, e.MaxMessage(), e.event, e.Log)
 	version, bctx, page, err := e.openBrowser(ctx, conn)
 	if err != nil {
-		err = fmt.Errorf("session: %w (its output: %s)", err, p.out.Tail())
-		conn.Close(err)
-		p.Kill()
-		return e.Errorf("%w", err)
+		return e.Abandon(p, conn, p.out.Tail(), err)
 	}
-	return e.Adopt(p, conn, version, func() { e.bctx, e.page, e.blank, e.kept = bctx, page, false, false })
+	return e.Adopt(p, conn, version, func() { e.bctx, e.page = bctx, page })
 }
 
 // openBrowser reads the build, makes the browser context (downloads refused, the
@@ -346,10 +340,7 @@ func (e *cdpEngine) Load(ctx context.Context, html, fn string, args ...any) (jso
 	if err := e.Ensure(ctx); err != nil {
 		return nil, err
 	}
-	e.Mu.Lock()
-	ready, kept := e.blank, e.kept
-	e.blank, e.kept = false, false
-	e.Mu.Unlock()
+	ready, kept := e.TakeMarks()
 	conn, page, err := e.current(ctx)
 	if err != nil {
 		return nil, err
@@ -484,9 +475,7 @@ func (e *cdpEngine) navigateTo(ctx context.Context, url string, load bool) (*cdp
 	if err := e.Ensure(ctx); err != nil {
 		return nil, nil, err
 	}
-	e.Mu.Lock()
-	e.blank, e.kept = false, false
-	e.Mu.Unlock()
+	e.TakeMarks()
 	conn, page, err := e.current(ctx)
 	if err != nil {
 		return nil, nil, err

@@ -67,8 +67,7 @@ func Executable(exe string) string {
 // cdpProc is one Chromium process (its children are in its process group), its
 // profile directory and the two ends of its debugging pipe.
 type cdpProc struct {
-	cmd         *exec.Cmd
-	exited      chan struct{}
+	*host.Group // Alive, PID
 	profile     string
 	toBrowser   *os.File // we write: the browser's fd 3
 	fromBrowser *os.File // we read: the browser's fd 4
@@ -123,11 +122,7 @@ func (e *cdpEngine) startChromium() (*cdpProc, error) {
 		os.RemoveAll(profile)
 		return nil, err
 	}
-	p := &cdpProc{cmd: cmd, exited: make(chan struct{}), profile: profile, toBrowser: toBrowser, fromBrowser: fromBrowser, out: out}
-	go func() {
-		_ = cmd.Wait()
-		close(p.exited)
-	}()
+	p := &cdpProc{Group: host.Reap(cmd), profile: profile, toBrowser: toBrowser, fromBrowser: fromBrowser, out: out}
 	if wrapperDrops := exe != e.Exe; !wrapperDrops {
 		// Without the wrapper the browser was not born in its cgroup: moved now.
 		if err := host.PlaceTree(e.opts.MemoryCgroup, []int{cmd.Process.Pid}); err != nil {
@@ -137,28 +132,11 @@ func (e *cdpEngine) startChromium() (*cdpProc, error) {
 	return p, nil
 }
 
-// kill ends Chromium's whole process group, waits for it to be reaped, and removes
+// Kill ends Chromium's whole process group, waits for it to be reaped, and removes
 // its profile.
 func (p *cdpProc) Kill() {
-	host.KillGroup(p.cmd.Process.Pid, syscall.SIGKILL)
-	select {
-	case <-p.exited:
-	case <-time.After(5 * time.Second):
-	}
+	p.Signal(syscall.SIGKILL, 5*time.Second)
 	p.toBrowser.Close()
 	p.fromBrowser.Close()
 	os.RemoveAll(p.profile)
 }
-
-// alive says whether the Chromium process has not exited.
-func (p *cdpProc) Alive() bool {
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// pid is Chromium's browser process, the root of its tree.
-func (p *cdpProc) PID() int { return p.cmd.Process.Pid }

@@ -22,12 +22,7 @@ import (
 // window.name cleared, history.length 1, the focus. A case that added history
 // entries, closed its window or took the focus for good costs a new page; a page that
 // cannot reset in time, a relaunch.
-func (e *cdpEngine) Reset(ctx context.Context) error {
-	e.Mu.Lock()
-	e.kept, e.blank = false, false
-	e.Mu.Unlock()
-	return e.ResetPage(ctx, e.reset)
-}
+func (e *cdpEngine) Reset(ctx context.Context) error { return e.ResetPage(ctx, e.reset) }
 
 func (e *cdpEngine) reset(ctx context.Context) error {
 	conn, page, err := e.current(ctx)
@@ -63,9 +58,7 @@ func (e *cdpEngine) reset(ctx context.Context) error {
 		return err
 	}
 	if ok {
-		e.Mu.Lock()
-		e.blank = true
-		e.Mu.Unlock()
+		e.MarkBlank()
 		return nil
 	}
 	// The case added session-history entries (pushState, hash changes, its own
@@ -79,18 +72,7 @@ func (e *cdpEngine) reset(ctx context.Context) error {
 // focus back first when a case took it.
 func (e *cdpEngine) freshAndFocused(ctx context.Context, conn *cdpConn, page *cdpPage) (bool, error) {
 	raw, err := e.evaluateJSON(ctx, conn, page, browser.ResetCheckJS, nil)
-	if err != nil {
-		return false, err
-	}
-	var st [2]any // history.length, document.hasFocus()
-	if err := json.Unmarshal(raw, &st); err != nil {
-		return false, e.Errorf("reset check: %w", err)
-	}
-	if st[0] != browser.FirstHistoryLength {
-		e.Log.Debug().Str("history", string(raw)).Msg("a new page replaces this one")
-		return false, nil
-	}
-	return st[1] == true || e.refocus(ctx, conn, page), nil
+	return e.FreshAndFocused(raw, err, "a new page replaces this one", func() bool { return e.refocus(ctx, conn, page) })
 }
 
 // refocus brings page to the front (a popup took the focus) and says whether it has
@@ -183,26 +165,18 @@ func (e *cdpEngine) newPage(ctx context.Context, conn *cdpConn) error {
 // not crashed, on about:blank (its events say so), the only page of its context
 // (one round trip to the browser process).
 func (e *cdpEngine) Keep() bool {
-	e.Mu.Lock()
-	conn, page, ok := e.Conn, e.page, !e.Closed && e.RelaunchReasonLocked() == ""
-	e.kept = false
-	e.Mu.Unlock()
+	var page *cdpPage
+	conn, ok := e.Keepable(func() { page = e.page })
 	if !ok || page == nil {
 		return false
 	}
 	if url, _, _, gone, _ := page.state(); gone || url != "about:blank" {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), browser.ProbeTimeout)
-	defer cancel()
-	others, err := e.otherPages(ctx, conn, page)
-	if err != nil || len(others) > 0 {
-		return false
-	}
-	e.Mu.Lock()
-	e.kept = e.page == page
-	e.Mu.Unlock()
-	return true
+	return e.KeepIf(func(ctx context.Context) bool {
+		others, err := e.otherPages(ctx, conn, page)
+		return err == nil && len(others) == 0
+	}, func() bool { return e.page == page })
 }
 
 // Prepare checks the idle page before a case (pool.go): it must answer a trivial
@@ -226,15 +200,7 @@ func (e *cdpEngine) Prepare(ctx context.Context) error {
 	if err == nil && (v == true || e.refocus(pctx, conn, page)) {
 		return nil
 	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	reason := "idle page lost the focus, and it could not be given back"
-	if err != nil {
-		reason = "idle page failed a check: " + browser.FirstLine(err)
-	}
-	e.Log.Warn().Msg(reason + "; relaunching the browser")
-	return e.Relaunch(ctx, reason)
+	return e.IdlePageFailed(ctx, err)
 }
 
 // pageCrashedLocked is the page's relaunch reason: its renderer died. e.Mu is held.

@@ -9,14 +9,16 @@ package cdp
 // ownclient/wire.go's, shared with BiDi.
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"time"
+
+	// The pipe's framing: NUL-terminated records.
+	"bufio"
+	"bytes"
+	"io"
 
 	"github.com/layout-oracle/oracle/oracle/browser/ownclient"
 
@@ -68,7 +70,7 @@ var errCDPGone = errors.New("CDP pipe closed")
 // larger one ends the connection, as the BiDi route's read limit does, and every
 // call is told so).
 func newCDPConn(w io.WriteCloser, r io.ReadCloser, maxMessage int64, onEvent func(session, method string, params json.RawMessage), log zerolog.Logger) *cdpConn {
-	c := &cdpConn{w: w, r: r, wtoken: make(chan struct{}, 1), calls: ownclient.NewPendingCalls[cdpMessage](), onEvent: onEvent, log: log}
+	c := &cdpConn{w: w, r: r, wtoken: make(chan struct{}, 1), calls: ownclient.NewPendingCalls[cdpMessage]("CDP", log), onEvent: onEvent, log: log}
 	go c.read(maxMessage)
 	return c
 }
@@ -86,14 +88,8 @@ func (c *cdpConn) read(maxMessage int64) {
 		return 0, nil, nil
 	})
 	for records.Scan() {
-		b := records.Bytes()
-		var m cdpMessage
-		if err := json.Unmarshal(b, &m); err != nil {
-			if id, ok := ownclient.ReplyID(b); ok {
-				c.calls.Deliver(id, ownclient.Result[cdpMessage]{Err: &ownclient.BadReplyError{ID: id, Err: err}})
-			} else {
-				c.log.Debug().Err(err).Int("bytes", len(b)).Msg("CDP message that does not decode dropped")
-			}
+		m, ok := c.calls.Decode(records.Bytes())
+		if !ok {
 			continue
 		}
 		if m.ID == nil {
@@ -135,39 +131,20 @@ func (c *cdpConn) call(ctx context.Context, session, method string, params any) 
 	if params == nil {
 		params = json.RawMessage("{}")
 	}
-	if why := c.calls.Reason(); why != nil {
-		return nil, fmt.Errorf("%s: %w", method, why)
-	}
-	id, ch := c.calls.Add()
-	m := cdpCommand{ID: id, Method: method, Params: params, SessionID: session}
-	var msg bytes.Buffer
-	enc := json.NewEncoder(&msg)
-	enc.SetEscapeHTML(false) // markup stays its size: no \u003c for every <
-	if err := enc.Encode(m); err != nil {
-		c.calls.Forget(id)
-		return nil, fmt.Errorf("%s: encode: %w", method, err)
-	}
-	msg.Truncate(msg.Len() - 1) // Encode's newline
-	msg.WriteByte(0)
-	if err := c.write(ctx, msg.Bytes()); err != nil {
-		c.calls.Forget(id)
-		if ctx.Err() != nil && err == ctx.Err() {
-			return nil, err
+	r, err := c.calls.Call(ctx, method, func(id int) error {
+		var msg bytes.Buffer
+		enc := json.NewEncoder(&msg)
+		enc.SetEscapeHTML(false) // markup stays its size: no \u003c for every <
+		if err := enc.Encode(cdpCommand{ID: id, Method: method, Params: params, SessionID: session}); err != nil {
+			return fmt.Errorf("encode: %w", err)
 		}
-		return nil, fmt.Errorf("%s: %w", method, err)
-	}
-	start := time.Now()
-	defer func() {
-		if d := time.Since(start); d > ownclient.SlowCall {
-			c.log.Debug().Str("method", method).Dur("took", d).Msg("slow CDP call")
-		}
-	}()
-	r, err := c.calls.Wait(ctx, id, ch)
+		msg.Truncate(msg.Len() - 1) // Encode's newline
+		msg.WriteByte(0)
+		return c.write(ctx, msg.Bytes())
+	})
 	switch {
-	case err != nil && ctx.Err() != nil && err == ctx.Err():
-		return nil, err
 	case err != nil:
-		return nil, fmt.Errorf("%s: %w", method, err)
+		return nil, err
 	case r.Error != nil:
 		return nil, &cdpReplyError{Method: method, Code: r.Error.Code, Message: r.Error.Message, Data: errorData(r.Error.Data)}
 	}

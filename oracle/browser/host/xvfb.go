@@ -43,10 +43,9 @@ type Xvfb struct {
 	// the browser's window. Readable by the browser user only (and root).
 	Authority string
 
-	cmd       *exec.Cmd
-	authDir   string        // holds Authority; removed by Close
-	cookie    []byte        // Authority's MIT-MAGIC-COOKIE-1, for the oracle's own X requests (xdialogs.go)
-	exited    chan struct{} // closed when the process has been reaped
+	proc      *Group
+	authDir   string // holds Authority; removed by Close
+	cookie    []byte // Authority's MIT-MAGIC-COOKIE-1, for the oracle's own X requests (xdialogs.go)
 	log       zerolog.Logger
 	closeOnce sync.Once
 }
@@ -96,11 +95,7 @@ func StartXvfb(ctx context.Context, path string, log zerolog.Logger) (*Xvfb, err
 		return nil, fmt.Errorf("xvfb: %w", err)
 	}
 	w.Close() // the child holds its copy; EOF on r then means Xvfb exited
-	x := &Xvfb{cmd: cmd, exited: make(chan struct{}), log: log, authDir: authDir, Authority: authority, cookie: cookie}
-	go func() {
-		_ = cmd.Wait()
-		close(x.exited)
-	}()
+	x := &Xvfb{proc: Reap(cmd), log: log, authDir: authDir, Authority: authority, cookie: cookie}
 	number := make(chan string, 1)
 	go func() {
 		b, _ := bufio.NewReader(r).ReadString('\n')
@@ -130,41 +125,23 @@ func StartXvfb(ctx context.Context, path string, log zerolog.Logger) (*Xvfb, err
 }
 
 // ExitedEarly reports whether Xvfb has exited without Close.
-func (x *Xvfb) ExitedEarly() bool {
-	select {
-	case <-x.exited:
-		return true
-	default:
-		return false
-	}
-}
+func (x *Xvfb) ExitedEarly() bool { return !x.proc.Alive() }
 
 // Pid is the Xvfb process id.
-func (x *Xvfb) Pid() int { return x.cmd.Process.Pid }
+func (x *Xvfb) Pid() int { return x.proc.PID() }
 
 // Close ends Xvfb's process group: SIGTERM first, so it removes its socket and lock
 // file, then SIGKILL if it has not exited within two seconds. Safe to call twice.
 func (x *Xvfb) Close() error {
 	x.closeOnce.Do(func() {
-		KillGroup(x.cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-x.exited:
-		case <-time.After(2 * time.Second):
-			KillGroup(x.cmd.Process.Pid, syscall.SIGKILL)
-			<-x.exited
+		if !x.proc.Signal(syscall.SIGTERM, 2*time.Second) {
+			KillGroup(x.proc.PID(), syscall.SIGKILL)
+			<-x.proc.Exited()
 		}
 		os.RemoveAll(x.authDir)
 		x.log.Debug().Str("display", x.Display).Msg("xvfb stopped")
 	})
 	return nil
-}
-
-// KillGroup signals the process group led by pid (every process started with
-// Setpgid, and its descendants that did not leave the group).
-func KillGroup(pid int, sig syscall.Signal) {
-	if pid > 0 {
-		_ = syscall.Kill(-pid, sig)
-	}
 }
 
 // newXAuthority makes a private directory for an X cookie (owned by the browser

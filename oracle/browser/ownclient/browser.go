@@ -2,6 +2,7 @@ package ownclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -21,12 +22,15 @@ type Browser[P Process, C Conn] struct {
 	Exe string         // the browser's binary
 	Log zerolog.Logger // the engine's log
 
-	// Mu guards Proc, Conn, Closed, Broken and the embedding engine's page state.
+	// Mu guards Proc, Conn, Closed, Broken, the page's marks and the embedding engine's
+	// page state.
 	Mu     sync.Mutex
 	Proc   P      // zero: none
 	Conn   C      // zero: none
 	Closed bool   // Close ran
 	Broken string // why the next call relaunches the browser ("": it need not)
+	blank  bool   // the page is on the about:blank the reset's navigation made, no case in it yet
+	kept   bool   // the page holds an inert case (Keep) the next Load writes over
 
 	setup   Setup
 	version string // the first launch's; a relaunch must match it
@@ -46,6 +50,8 @@ type Setup struct {
 	PageReasonLocked func() string
 	// BundledAbsent: see browser.BundledAbsent.
 	BundledAbsent string
+	// MaxReply bounds a reply carrying a case's answer; 0: browser.DefaultMaxReply.
+	MaxReply int64
 }
 
 // errBrowserReplaced is a call on the connection to a browser that a relaunch killed.
@@ -88,8 +94,9 @@ func (b *Browser[P, C]) Errorf(format string, args ...any) error {
 // around a fake connection needs only the first.
 func (b *Browser[P, C]) Configure(s Setup) { b.setup = s }
 
-// Launch is the first start, as s says, logged.
-func (b *Browser[P, C]) Launch(ctx context.Context, s Setup) error {
+// Launch is the first start of exe, as s says, logged to log (which names the engine).
+func (b *Browser[P, C]) Launch(ctx context.Context, exe string, log zerolog.Logger, s Setup) error {
+	b.Exe, b.Log = exe, log.With().Str("engine", s.Engine).Logger()
 	b.Configure(s)
 	began := time.Now()
 	if err := b.setup.Start(ctx); err != nil {
@@ -99,9 +106,30 @@ func (b *Browser[P, C]) Launch(ctx context.Context, s Setup) error {
 	return nil
 }
 
-// Adopt makes p and conn the engine's browser if the engine is still open and the
-// build is the first launch's; engineFields sets the engine's own state under the same
-// lock. Refused, it closes both.
+// MaxMessage bounds one message on the wire: a reply carrying a case's answer
+// (Setup.MaxReply) and the framing's slack.
+func (b *Browser[P, C]) MaxMessage() int64 {
+	if b.setup.MaxReply <= 0 {
+		return browser.DefaultMaxReply + 1<<20
+	}
+	return b.setup.MaxReply + 1<<20
+}
+
+// Abandon ends a browser whose session could not start (err): its connection, if it
+// has one, and its process. The error is the launch's, with the browser's last output.
+func (b *Browser[P, C]) Abandon(p P, conn C, output string, err error) error {
+	var noConn C
+	err = fmt.Errorf("session: %w (its output: %s)", err, output)
+	if conn != noConn {
+		conn.Close(err)
+	}
+	p.Kill()
+	return b.Errorf("%w", err)
+}
+
+// Adopt makes p and conn the engine's browser, on a new page, if the engine is still
+// open and the build is the first launch's; engineFields sets the engine's own state
+// under the same lock. Refused, it closes both.
 func (b *Browser[P, C]) Adopt(p P, conn C, version string, engineFields func()) error {
 	b.Mu.Lock()
 	defer b.Mu.Unlock()
@@ -119,6 +147,7 @@ func (b *Browser[P, C]) Adopt(p P, conn C, version string, engineFields func()) 
 		return refuse(b.Errorf("%w from %s to %s on relaunch", browser.ErrVersionChanged, b.version, version))
 	}
 	b.Proc, b.Conn, b.Broken = p, conn, ""
+	b.blank, b.kept = false, false
 	engineFields()
 	return nil
 }
@@ -162,12 +191,12 @@ func (b *Browser[P, C]) Renew(ctx context.Context) (relaunched bool, err error) 
 	return true, b.Relaunch(ctx, reason)
 }
 
-// ResetPage is both own routes' Reset once the engine has cleared its own page
-// state: a browser that must relaunch is relaunched, and its new page is the reset
+// ResetPage is both own routes' Reset: the page's marks are cleared; a browser that must relaunch is relaunched, and its new page is the reset
 // (as the first case's was: resetting it would run in what the relaunch left of
 // ctx, often nothing after a hung case, fail, and relaunch a second time);
 // otherwise reset, and a page that cannot reset in time costs a relaunch.
 func (b *Browser[P, C]) ResetPage(ctx context.Context, reset func(context.Context) error) error {
+	b.TakeMarks()
 	if relaunched, err := b.Renew(ctx); err != nil || relaunched {
 		return err
 	}
@@ -308,4 +337,82 @@ func (b *Browser[P, C]) Close() error {
 		p.Kill()
 	}
 	return nil
+}
+
+// TakeMarks says whether the page is on the reset's about:blank, and whether it holds
+// a kept inert case, and clears both: what a call that uses the page reads first.
+func (b *Browser[P, C]) TakeMarks() (blank, kept bool) {
+	b.Mu.Lock()
+	defer b.Mu.Unlock()
+	blank, kept = b.blank, b.kept
+	b.blank, b.kept = false, false
+	return blank, kept
+}
+
+// MarkBlank records that the reset left the page on its about:blank, checked: the
+// next Load writes into it with no navigation of its own.
+func (b *Browser[P, C]) MarkBlank() {
+	b.Mu.Lock()
+	b.blank = true
+	b.Mu.Unlock()
+}
+
+// Keepable begins both own routes' Keep (browser.Keeper): it clears the kept mark and
+// says whether the browser, reached by the connection it returns, may keep its page
+// (it is open and need not relaunch). page reads the engine's page under the same lock.
+func (b *Browser[P, C]) Keepable(page func()) (C, bool) {
+	b.Mu.Lock()
+	defer b.Mu.Unlock()
+	b.kept = false
+	page()
+	return b.Conn, !b.Closed && b.RelaunchReasonLocked() == ""
+}
+
+// KeepIf ends Keep: only, under browser.ProbeTimeout, says whether the page is the one
+// window, on about:blank, as the inert case left it; then the page is marked kept if
+// still (under Mu) says it is the engine's page yet. The answer is only's.
+func (b *Browser[P, C]) KeepIf(only func(context.Context) bool, still func() bool) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), browser.ProbeTimeout)
+	defer cancel()
+	if !only(ctx) {
+		return false
+	}
+	b.Mu.Lock()
+	b.kept = still()
+	b.Mu.Unlock()
+	return true
+}
+
+// FreshAndFocused reads raw, a reset's check of the page (browser.ResetCheckJS:
+// history.length and document.hasFocus(), err its failure), and says whether
+// history.length is the first case's and the page has the focus, refocusing the page
+// first when a case took it. replaced is the debug line when a new page must replace it.
+func (b *Browser[P, C]) FreshAndFocused(raw json.RawMessage, err error, replaced string, refocus func() bool) (bool, error) {
+	if err != nil {
+		return false, err
+	}
+	var st [2]any // history.length, document.hasFocus()
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return false, b.Errorf("reset check: %w", err)
+	}
+	if st[0] != browser.FirstHistoryLength {
+		b.Log.Debug().Str("history", string(raw)).Msg(replaced)
+		return false, nil
+	}
+	return st[1] == true || refocus(), nil
+}
+
+// IdlePageFailed ends both own routes' Prepare when the idle page failed its check
+// (err) or lost the focus for good (err nil): ctx's end is ctx's error; else the
+// browser relaunches.
+func (b *Browser[P, C]) IdlePageFailed(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	reason := "idle page lost the focus, and it could not be given back"
+	if err != nil {
+		reason = "idle page failed a check: " + browser.FirstLine(err)
+	}
+	b.Log.Warn().Msg(reason + "; relaunching the browser")
+	return b.Relaunch(ctx, reason)
 }

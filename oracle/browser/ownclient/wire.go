@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/rs/zerolog"
 )
 
 // SlowCall is how long a call may take before the debug log names it.
@@ -54,6 +56,9 @@ type Result[R any] struct {
 
 // PendingCalls are one connection's calls waiting for their replies.
 type PendingCalls[R any] struct {
+	wire string // the protocol, as log lines name it: "CDP", "WebDriver BiDi"
+	log  zerolog.Logger
+
 	mu      sync.Mutex
 	next    int
 	waiting map[int]chan Result[R]
@@ -61,8 +66,59 @@ type PendingCalls[R any] struct {
 	err     error         // why it ended; set before done closes
 }
 
-func NewPendingCalls[R any]() *PendingCalls[R] {
-	return &PendingCalls[R]{waiting: map[int]chan Result[R]{}, done: make(chan struct{})}
+// NewPendingCalls are the calls of a new connection speaking wire, which logs to log.
+func NewPendingCalls[R any](wire string, log zerolog.Logger) *PendingCalls[R] {
+	return &PendingCalls[R]{wire: wire, log: log, waiting: map[int]chan Result[R]{}, done: make(chan struct{})}
+}
+
+// Call is one command's round trip, for a wire whose replies are R: it registers the
+// call, has send write the message that carries its id, and waits for the reply
+// under ctx, logging a call slower than SlowCall. A connection that has ended is the
+// call's error at once. ctx's end is ctx.Err() itself; any other error, send's
+// included, names the method ("Page.navigate: ...").
+func (p *PendingCalls[R]) Call(ctx context.Context, method string, send func(id int) error) (R, error) {
+	var zero R
+	if why := p.Reason(); why != nil {
+		return zero, fmt.Errorf("%s: %w", method, why)
+	}
+	id, ch := p.Add()
+	if err := send(id); err != nil {
+		p.Forget(id)
+		if ctx.Err() != nil && err == ctx.Err() {
+			return zero, err
+		}
+		return zero, fmt.Errorf("%s: %w", method, err)
+	}
+	start := time.Now()
+	defer func() {
+		if d := time.Since(start); d > SlowCall {
+			p.log.Debug().Str("method", method).Dur("took", d).Msg("slow " + p.wire + " call")
+		}
+	}()
+	r, err := p.Wait(ctx, id, ch)
+	switch {
+	case err != nil && ctx.Err() != nil && err == ctx.Err():
+		return zero, err
+	case err != nil:
+		return zero, fmt.Errorf("%s: %w", method, err)
+	}
+	return r, nil
+}
+
+// Decode decodes msg, one message the browser sent, as R; false when it does not
+// decode. Such a message fails the call whose id it names at once (BadReplyError);
+// one that names none is dropped, and logged.
+func (p *PendingCalls[R]) Decode(msg []byte) (R, bool) {
+	var m R
+	if err := json.Unmarshal(msg, &m); err != nil {
+		if id, ok := ReplyID(msg); ok {
+			p.Deliver(id, Result[R]{Err: &BadReplyError{ID: id, Err: err}})
+		} else {
+			p.log.Debug().Err(err).Int("bytes", len(msg)).Msg(p.wire + " message that does not decode dropped")
+		}
+		return m, false
+	}
+	return m, true
 }
 
 // Add registers a new call: its id and the channel its reply arrives on.
