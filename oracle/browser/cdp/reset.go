@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
 
@@ -121,13 +122,39 @@ func pageTargets(ctx context.Context, conn *cdpConn) ([]*target.Info, error) {
 
 // closeOthers closes every page of the context but page, without their beforeunload:
 // a popup that opens another while it is closed is caught by the next round.
+// Target.closeTarget answers before the target is gone, so a page already asked to
+// close is waited for (closeWait, up to closeWithin), not counted as a popup that
+// opened again: only new pages make a round (before, a slow close was taken for
+// popups that kept opening, and cost a relaunch: TestCDPResetIsolatesCases failed
+// 2 runs of 15 on ba16717).
 func (e *cdpEngine) closeOthers(ctx context.Context, conn *cdpConn, page *cdpPage) error {
-	for round := 0; round < 5; round++ {
+	closing := map[string]bool{}
+	waitUntil := time.Now().Add(closeWithin)
+	for round := 0; round < 5; {
 		others, err := e.otherPages(ctx, conn, page)
 		if err != nil || len(others) == 0 {
 			return err
 		}
+		var opened []string
 		for _, id := range others {
+			if !closing[id] {
+				opened = append(opened, id)
+			}
+		}
+		if len(opened) == 0 {
+			if time.Now().After(waitUntil) {
+				return errors.New("a window the case opened did not close")
+			}
+			select {
+			case <-time.After(closeWait):
+				continue
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		round++
+		for _, id := range opened {
+			closing[id] = true
 			if _, err := cdp.Call(ctx, cdpSession{conn: conn}, target.CloseTarget, target.CloseTargetParams{TargetID: target.ID(id)}); err != nil {
 				// One that closed meanwhile has no target left: CDP says so with
 				// -32602 ("No target with given id found"), the code of every invalid
@@ -140,6 +167,14 @@ func (e *cdpEngine) closeOthers(ctx context.Context, conn *cdpConn, page *cdpPag
 	}
 	return errors.New("the case's popups kept opening more")
 }
+
+// closeWait is how long closeOthers waits before it lists the pages again while only
+// pages it asked to close are still there, and closeWithin how long in all it waits
+// for them.
+const (
+	closeWait   = 10 * time.Millisecond
+	closeWithin = time.Second
+)
 
 // newPage replaces the page by a new one (an empty session history, an opaque
 // about:blank) with the focus, and closes the old one and every window the case
