@@ -38,8 +38,10 @@ func ContentProcesses(e Engine) map[int]bool {
 	return out
 }
 
-// BundledAbsent is, for an engine the auto route launched from the system build, the
-// path where the Playwright driver looked for its bundled build and found none; ""
+// BundledAbsent is, for an engine the auto route launched from the system build, a
+// path whose absence made it so: Playwright's builds directory where that does not
+// exist (playwright.NoBundledBuilds: no driver is started only to look), else the
+// path where the Playwright driver looked for the bundled build and found none; ""
 // for any other route. While that path does not exist, the auto route chooses the
 // system build again (the oracle's warm start relies on it: oracle/warmstart.go).
 func BundledAbsent(e Engine) string {

@@ -4,11 +4,14 @@
 package playwright
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -153,6 +156,30 @@ func (d *Driver) BundledPath(engine string) (string, bool) {
 	}
 	_, err := os.Stat(p)
 	return p, err == nil
+}
+
+// NoBundledBuilds says whether no bundled build can be installed here, without a
+// driver: the directory Playwright installs its builds in does not exist. dir is that
+// directory ($XDG_CACHE_HOME or ~/.cache, then ms-playwright, as Playwright's
+// registry names it on Linux), browser.BundledAbsent's path: while it does not exist,
+// no bundled build does either. With PLAYWRIGHT_BROWSERS_PATH set (a directory of its
+// own, or "0": inside the driver's package), or off Linux, only the driver knows
+// (BundledPath), and none is false.
+func NoBundledBuilds() (dir string, none bool) {
+	if runtime.GOOS != "linux" || os.Getenv("PLAYWRIGHT_BROWSERS_PATH") != "" {
+		return "", false
+	}
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", false
+		}
+		cache = filepath.Join(home, ".cache")
+	}
+	dir = filepath.Join(cache, "ms-playwright")
+	_, err := os.Stat(dir)
+	return dir, errors.Is(err, fs.ErrNotExist)
 }
 
 func (d *Driver) browserType(engine string) playwright.BrowserType {

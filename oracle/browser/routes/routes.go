@@ -66,12 +66,18 @@ var table = map[string]engineRoutes{
 // engine. A Playwright page gets a Playwright driver (a node process) of its own:
 // the driver relays every byte of a case, so a hostile one (50 MB of html) clogs it
 // for tens of seconds, and a private driver keeps that to the page that took the
-// case while the others serve on.
+// case while the others serve on. On the auto route, a driver is started to look for
+// a bundled build only where one can be installed (playwright.NoBundledBuilds).
 func Launch(ctx context.Context, name, route, exe string, s browser.LaunchSettings, log zerolog.Logger) (browser.Engine, error) {
 	r := table[name]
 	own := r.own != nil && r.chosen(s)
 	if own && (route == browser.RouteSystem || exe != "") {
 		return r.own(ctx, exe, "", s, log)
+	}
+	if own && route == browser.RouteAuto && exe == "" {
+		if dir, none := playwright.NoBundledBuilds(); none {
+			return r.own(ctx, exe, dir, s, log) // no driver started only to look
+		}
 	}
 	pw, err := playwright.Start(log)
 	if err != nil {
@@ -106,6 +112,9 @@ func Launch(ctx context.Context, name, route, exe string, s browser.LaunchSettin
 // browser.BundledAbsent); a driver that cannot start leaves the choice to each page
 // (RouteAuto), which reports why.
 func WebKitRoute(log zerolog.Logger) (route, absent string) {
+	if dir, none := playwright.NoBundledBuilds(); none {
+		return browser.RouteSystem, dir
+	}
 	pw, err := playwright.Start(log)
 	if err != nil {
 		return browser.RouteAuto, ""
