@@ -97,10 +97,12 @@ var looksLikeJS = regexp.MustCompile(`\bfunction\s*\(|=>|(^|[^\w/])(document|win
 
 // notPrograms are the folders whose JavaScript-looking strings are not the oracle's
 // programs: cmd/bench's are test cases' html, report's is the HTML report's own page,
-// probes' are cases (a request's script, keyed as the request), and the relay's
+// probes' are cases (a request's script, keyed as the request), as are the route
+// tests' shared bodies' in oracle/browser/internal/routetest (test code only tests
+// import, outside a _test.go file because two packages' tests share it), and the relay's
 // schema names Playwright protocol fields ("location.url:s?"), not page code; scripts/
 // holds measurement probes, whose cases' scripts are theirs (as cmd/bench's).
-var notPrograms = []string{"cmd/bench/", "report/", "probes/", "oracle/browser/playwright/schema.go", "scripts/"}
+var notPrograms = []string{"cmd/bench/", "report/", "probes/", "oracle/browser/internal/routetest/", "oracle/browser/playwright/schema.go", "scripts/"}
 
 // leftInGo are literals too short to be worth a file: Playwright's reset reads
 // document.hasFocus() (oracle/browser/playwright/reset.go) and replaces the location.
