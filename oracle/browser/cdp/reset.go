@@ -11,11 +11,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/layout-oracle/oracle/oracle/browser"
-
 	"github.com/chromedp/cdproto/cdp"
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
+	"github.com/layout-oracle/oracle/oracle/browser"
 )
 
 // Reset gives the next case a new about:blank document and global, with the first
