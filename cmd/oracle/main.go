@@ -280,14 +280,26 @@ func run() int {
 	// that was known before serving began.
 	serveCtx, stopServing := context.WithCancelCause(ctx)
 	defer stopServing(nil)
+	// A signal's handler closes the browsers and exits 128+signal: the engines it
+	// closed are not engines that failed to start, and nothing here may end the
+	// process first (it did, with exit 1 and "no engine passed the self-check", when
+	// the signal came while the engines were still starting).
+	signaled := func() bool {
+		sigMu.Lock()
+		defer sigMu.Unlock()
+		return caught != 0
+	}
 	go func() {
 		o.WaitStarted()
-		if len(o.Serving()) == 0 {
+		if len(o.Serving()) == 0 && !signaled() {
 			stopServing(errNoEngine)
 		}
 	}()
 
 	serveErr := o.Serve(serveCtx, os.Stdin, protocol)
+	if signaled() {
+		select {} // the handler exits
+	}
 	if serveErr != nil && errors.Is(context.Cause(serveCtx), errNoEngine) {
 		o.Close()
 		return launchFailed(errNoEngine)
