@@ -7,7 +7,8 @@ import (
 )
 
 // Group is a started process that leads a process group of its own (Setpgid), and is
-// reaped in the background: the browsers of the own-client routes, and Xvfb.
+// reaped in the background: the browsers of the own-client routes, WebKitWebDriver
+// and Xvfb.
 type Group struct {
 	cmd    *exec.Cmd
 	exited chan struct{} // closed when the process has been reaped

@@ -30,8 +30,7 @@ const (
 
 // wdProc is one driver process and its session.
 type wdProc struct {
-	cmd      *exec.Cmd
-	exited   chan struct{}
+	group    *host.Group // the driver, reaped in the background; nil: a remote endpoint
 	watchdog *exec.Cmd
 	watchW   *os.File // the watchdog kills the driver's group when this closes
 	base     string   // http://127.0.0.1:port
@@ -63,15 +62,11 @@ func (e *webDriverEngine) startDriver(ctx context.Context) (*wdProc, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &wdProc{cmd: cmd, exited: make(chan struct{}), base: "http://127.0.0.1:" + strconv.Itoa(port), out: out}
+	p := &wdProc{group: host.Reap(cmd), base: "http://127.0.0.1:" + strconv.Itoa(port), out: out}
 	// No session yet, so no MiniBrowser: all it starts inherits the cgroup.
 	if err := host.PlaceTree(e.opts.MemoryCgroup, []int{cmd.Process.Pid}); err != nil {
 		e.log.Warn().Err(err).Msg("WebKitWebDriver left outside the engine's memory cgroup")
 	}
-	go func() {
-		_ = cmd.Wait()
-		close(p.exited)
-	}()
 	if err := p.startWatchdog(); err != nil {
 		p.kill()
 		return nil, fmt.Errorf("watchdog: %w", err)
@@ -84,7 +79,7 @@ func (e *webDriverEngine) startDriver(ctx context.Context) (*wdProc, error) {
 			return p, nil
 		}
 		select {
-		case <-p.exited:
+		case <-p.exited():
 			return nil, fmt.Errorf("%s exited: %s", e.opts.DriverPath, out.Tail())
 		case <-ctx.Done():
 			p.kill()
@@ -144,7 +139,7 @@ func (p *wdProc) startWatchdog() error {
 	wd := exec.Command("/bin/sh", "-c", "read x; kill -KILL 0")
 	wd.Stdin = r
 	// As the browser user, like the group it kills: no root process in that group.
-	wd.SysProcAttr = host.BrowserUser().SysProcAttr(&syscall.SysProcAttr{Setpgid: true, Pgid: p.cmd.Process.Pid})
+	wd.SysProcAttr = host.BrowserUser().SysProcAttr(&syscall.SysProcAttr{Setpgid: true, Pgid: p.group.PID()})
 	err = wd.Start()
 	r.Close()
 	if err != nil {
@@ -159,20 +154,25 @@ func (p *wdProc) startWatchdog() error {
 // kill ends the driver's whole process group (driver, MiniBrowser, its web and
 // network processes, the watchdog) and waits for the driver to be reaped.
 func (p *wdProc) kill() {
-	if p.cmd == nil { // a remote endpoint: end the session, nothing to kill here
+	if p.group == nil { // a remote endpoint: end the session, nothing to kill here
 		if p.endRemote != nil {
 			p.endRemote()
 		}
 		return
 	}
-	host.KillGroup(p.cmd.Process.Pid, syscall.SIGKILL)
-	select {
-	case <-p.exited:
-	case <-time.After(5 * time.Second):
-	}
+	p.group.Signal(syscall.SIGKILL, 5*time.Second)
 	if p.watchW != nil {
 		p.watchW.Close()
 	}
+}
+
+// exited is closed once the driver has been reaped; nil (never ready) for a remote
+// endpoint, which has no process here.
+func (p *wdProc) exited() <-chan struct{} {
+	if p.group == nil {
+		return nil
+	}
+	return p.group.Exited()
 }
 
 func (p *wdProc) status(ctx context.Context, c *http.Client) (bool, error) {

@@ -35,7 +35,7 @@ const remoteReadyWithin = 30 * time.Second
 // remoteDriver stands in for startDriver: no process, the endpoint's base URL, and a
 // kill that deletes the session.
 func (e *webDriverEngine) remoteDriver(ctx context.Context) (*wdProc, error) {
-	p := &wdProc{exited: make(chan struct{}), base: strings.TrimRight(e.opts.RemoteURL, "/"),
+	p := &wdProc{base: strings.TrimRight(e.opts.RemoteURL, "/"),
 		out: host.NewTailLog(e.log.With().Str("proc", "remote-webdriver").Logger())}
 	p.endRemote = func() {
 		e.mu.Lock()

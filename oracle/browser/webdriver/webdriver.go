@@ -375,7 +375,7 @@ func (e *webDriverEngine) ready(ctx context.Context) error {
 	}
 	if live {
 		select {
-		case <-p.exited:
+		case <-p.exited():
 		default:
 			return nil
 		}
@@ -460,10 +460,10 @@ func (e *webDriverEngine) Sandbox() browser.SandboxState {
 	e.mu.Lock()
 	p := e.proc
 	e.mu.Unlock()
-	if p == nil || p.cmd == nil {
+	if p == nil || p.group == nil {
 		return browser.SandboxState{User: host.BrowserUser().Name, Reason: "no browser process to inspect (being restarted, or remote)"}
 	}
-	return browser.InspectSandbox(browser.WebKit, []int{p.cmd.Process.Pid})
+	return browser.InspectSandbox(browser.WebKit, []int{p.group.PID()})
 }
 
 func (e *webDriverEngine) Health() browser.Health {

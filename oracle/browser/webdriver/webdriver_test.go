@@ -402,7 +402,7 @@ func TestWebDriverClose(t *testing.T) {
 	e := eng.(*webDriverEngine)
 	var s string
 	load(t, e, "<p>x</p>", "() => document.body.textContent", &s)
-	driverPid := e.proc.cmd.Process.Pid
+	driverPid := e.proc.group.PID()
 	procs := routetest.GroupProcs(driverPid)
 	xvfbPid := e.xvfb.Pid()
 	display := e.xvfb.Display
@@ -417,7 +417,7 @@ func TestWebDriverClose(t *testing.T) {
 	if !routetest.Alive(xvfbPid) {
 		t.Errorf("Xvfb %d not running", xvfbPid)
 	}
-	sharedProcs := routetest.GroupProcs(wdShared.proc.cmd.Process.Pid)
+	sharedProcs := routetest.GroupProcs(wdShared.proc.group.PID())
 
 	start := time.Now()
 	if err := e.Close(); err != nil {

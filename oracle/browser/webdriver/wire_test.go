@@ -65,7 +65,7 @@ func newFakeWebDriver(t *testing.T) *fakeWebDriver {
 func (f *fakeWebDriver) engine(t *testing.T, maxReply int64) (*webDriverEngine, *wdProc) {
 	e := &webDriverEngine{opts: Options{RemoteURL: f.srv.URL, MaxReply: maxReply}, log: testutil.Logger(t),
 		client: &http.Client{}}
-	p := &wdProc{base: f.srv.URL, exited: make(chan struct{})}
+	p := &wdProc{base: f.srv.URL}
 	e.proc = p
 	return e, p
 }
