@@ -163,13 +163,7 @@ func (o *Server) RegisterInline(host, body, contentType string) (pageURL string,
 
 func (o *Server) serveInline(w http.ResponseWriter, r *http.Request) {
 	key := strings.TrimPrefix(r.URL.Path, "/inline/")
-	o.mu.Lock()
-	page, ok := o.pages[key]
-	ok = ok && page.contentType != "" && !page.traced && strings.EqualFold(r.Host, page.host)
-	if ok {
-		delete(o.pages, key) // served once
-	}
-	o.mu.Unlock()
+	page, ok := o.takeOnce(key, r, func(p tracePage) bool { return p.contentType != "" && !p.traced })
 	if !ok {
 		http.Error(w, "no such page", http.StatusNotFound)
 		return

@@ -118,6 +118,20 @@ func (o *Server) Register(host, id, body, recorder string) (pageURL string, rele
 	return "http://" + host + "/trace/" + key, release
 }
 
+// takeOnce hands out the page registered under key to r, once, and forgets it: only
+// on the page's own host (another origin never gets it) and only when fits says it
+// is the kind of page r's path serves.
+func (o *Server) takeOnce(key string, r *http.Request, fits func(tracePage) bool) (tracePage, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	page, ok := o.pages[key]
+	ok = ok && strings.EqualFold(r.Host, page.host) && fits(page)
+	if ok {
+		delete(o.pages, key) // served once
+	}
+	return page, ok
+}
+
 // add registers page under a new random key (newPageKey) until release is called.
 func (o *Server) add(page tracePage) (key string, release func()) {
 	key = newPageKey()
@@ -140,13 +154,7 @@ func (o *Server) serveTrace(w http.ResponseWriter, r *http.Request) {
 		o.serveTraceDoc(w, r, k)
 		return
 	}
-	o.mu.Lock()
-	page, ok := o.pages[key]
-	ok = ok && strings.EqualFold(r.Host, page.host) && page.docPath == "" && (page.contentType == "" || page.traced) // another origin never gets it
-	if ok {
-		delete(o.pages, key) // served once
-	}
-	o.mu.Unlock()
+	page, ok := o.takeOnce(key, r, func(p tracePage) bool { return p.docPath == "" && (p.contentType == "" || p.traced) })
 	if !ok {
 		http.Error(w, "no such trace page", http.StatusNotFound)
 		return
