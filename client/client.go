@@ -112,7 +112,7 @@ func Spawn(bin string, args []string, opts Options) (*Client, error) {
 func Attach(r io.Reader, w io.Writer, opts Options) *Client {
 	opts.Restart = false
 	c := &Client{opts: opts}
-	c.conn = c.newConn(r, w, nil)
+	c.conn = c.newConn(r, w, nil, nil)
 	return c
 }
 
@@ -147,9 +147,7 @@ func (c *Client) spawn() (*conn, error) {
 		return nil, err
 	}
 	pw.Close()
-	cn := c.newConn(pr, stdin, cmd)
-	cn.stderr = tail
-	return cn, nil
+	return c.newConn(pr, stdin, cmd, tail), nil
 }
 
 // conn is one process (or one attached stream) and the calls in flight on it.
@@ -167,8 +165,9 @@ type conn struct {
 	pending map[string]*Call
 }
 
-func (c *Client) newConn(r io.Reader, w io.Writer, cmd *exec.Cmd) *conn {
-	cn := &conn{w: w, cmd: cmd, wlock: make(chan struct{}, 1), exited: make(chan struct{}), done: make(chan struct{}),
+// newConn starts the reader at once, so every field it reads is set here.
+func (c *Client) newConn(r io.Reader, w io.Writer, cmd *exec.Cmd, stderr *tailBuffer) *conn {
+	cn := &conn{w: w, cmd: cmd, stderr: stderr, wlock: make(chan struct{}, 1), exited: make(chan struct{}), done: make(chan struct{}),
 		client: c, pending: map[string]*Call{}}
 	if cmd != nil {
 		go func() {

@@ -414,3 +414,18 @@ func TestPingChecksTheProtocolVersion(t *testing.T) {
 		assert.Contains(t, err.Error(), "protocol version 2, this client 1")
 	}
 }
+
+// An oracle that exits before Spawn returns (a missing binary's wrapper, a bad
+// flag): the reader sees the exit at once, so every field it reads must be set
+// before it starts. Under -race this failed whenever the exit won that race.
+func TestSpawnOfAnOracleThatExitsAtOnce(t *testing.T) {
+	for range 50 {
+		c, err := client.Spawn("/bin/true", nil, client.Options{})
+		require.NoError(t, err)
+		_, err = c.Ping(context.Background())
+		var ee *client.ExitError
+		require.ErrorAs(t, err, &ee)
+		assert.Equal(t, 0, ee.Code)
+		assert.NoError(t, c.Close(), "exit status 0 is a clean end")
+	}
+}
