@@ -80,7 +80,7 @@ type checkPoolKey struct{}
 // startupWait bounds a request's wait for an engine that is still starting. It is
 // the startup's own bound, not the case's: a case's --deadline starts when an engine
 // takes it, and a startup under load (Firefox's launch alone may take up to the 180 s
-// bidi.go allows it, then the self-checks) must not use it up (issue 40, item 11). A
+// bidi.go allows it, then the self-checks) must not use it up. A
 // variable for the tests.
 var startupWait = 5 * time.Minute
 

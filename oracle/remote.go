@@ -17,7 +17,7 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Remote endpoints (issue 13, docs/remote.md): browsers on other hosts, reached
+// Remote endpoints (docs/remote.md): browsers on other hosts, reached
 // through Playwright's browser server (--connect) or a W3C WebDriver endpoint
 // (--webdriver). Each endpoint's pages join its engine's pool beside any local pages,
 // under the same guarantees: the same context options, reset, deadline and startup
@@ -158,7 +158,7 @@ func (s *endpointState) health() EndpointHealth {
 // taken out of service alone. The engine serves as soon as its reference group is
 // up: the local pages when it has any, else the first endpoint to come up; every
 // other group joins the serving pool when it is up, so a slow endpoint holds no other
-// page (issue 26 item 8), and only when it runs the reference's build.
+// page, and only when it runs the reference's build.
 func (o *Oracle) startWithEndpoints(ctx context.Context, name string, cfg Config, checks []SelfCheck) {
 	log := o.log
 	t0 := time.Now()

@@ -360,7 +360,7 @@ func (o *Oracle) Close() error {
 const startCloseWait = 45 * time.Second
 
 // waitAtMost waits until t has no work under way, or d passed. It leaves nothing
-// behind when d passes (a goroutine blocked on WaitGroup.Wait did, issue 27).
+// behind when d passes (a goroutine blocked on WaitGroup.Wait did).
 func waitAtMost(t *tracker, d time.Duration) {
 	timer := time.NewTimer(d)
 	defer timer.Stop()

@@ -1,4 +1,4 @@
-// Package report writes compare's static HTML report (issue 14): an index of every
+// Package report writes compare's static HTML report: an index of every
 // case, paged and filtered in the page itself so that it stays usable at 10,000
 // cases, and one page per case with the engines side by side, each drawn from its
 // dump (the screenshot when the dump carries one, a wireframe of every box

@@ -43,7 +43,7 @@ import (
 // a correct way to run untrusted cases, the floor of what a case's own work costs);
 // "fresh" first navigates to a new about:blank (the driver's own navigation), then
 // does the same: the fastest correct way to give each case a new document and walk
-// it, which the oracle's latency is compared against (issue 10); "trivial" evaluates
+// it, which the oracle's latency is compared against; "trivial" evaluates
 // a constant (so the settle and walk's own cost shows too).
 
 // walkFn is what the oracle's case program calls for a geometry case.

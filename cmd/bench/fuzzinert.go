@@ -14,7 +14,7 @@ import (
 	"github.com/layout-oracle/oracle/oracle/inert"
 )
 
-// The differential fuzzer of inert cases (issue 40): generated hostile markup, each
+// The differential fuzzer of inert cases: generated hostile markup, each
 // followed by an innocent generated case on the same page (one page per engine, one
 // request at a time), through the oracle as it ships; the innocent cases alone
 // through an oracle with --inert-reuse=false (a new document per case). Per engine,
@@ -88,7 +88,7 @@ var fuzzOpeners = []string{"<table>", "<select>", "<svg>", "<math>", "<template>
 	"<style>", "<title>", "<textarea>", "<!--", "<b>", "<p>", "<ruby>", "<caption>", "<head>", "<body>"}
 
 // fuzzHiders are raw-text and RCDATA elements: what a parser reads as text in them
-// another may read as markup, if it never entered them (issue 40: a tag the tree
+// another may read as markup, if it never entered them (seen: a tag the tree
 // builder ignores, another version's select parser).
 var fuzzHiders = []string{`<style>%s</style>`, `<title>%s</title>`, `<textarea>%s</textarea>`,
 	`<noscript>%s</noscript>`, `<xmp>%s</xmp>`, `<noembed>%s</noembed>`, `<noframes>%s</noframes>`,

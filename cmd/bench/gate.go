@@ -17,7 +17,7 @@ import (
 	"github.com/layout-oracle/oracle/kinds"
 )
 
-// The gate (issue 25): every way of giving a case a cheaper start must answer
+// The gate: every way of giving a case a cheaper start must answer
 // exactly as a new document per case does. It runs the same requests through an
 // oracle with --inert-reuse=false (the fresh-document path) and, in two random
 // orders interleaved with hostile cases, through the oracle as it ships, and counts

@@ -1,4 +1,4 @@
-// Command bench measures the layout oracle against the alternatives (issue 7):
+// Command bench measures the layout oracle against the alternatives:
 //
 //	(a) the oracle binary with its defaults (--pages/--inflight defaults), all engines
 //	(b) a naive baseline that launches a fresh browser per case (on a sample)
@@ -285,9 +285,9 @@ func goals(rows []*wayResult, engines []string) []goal {
 			for _, e := range engines {
 				x, ok := r.OverheadVsBare[e]
 				switch {
-				case ok && r.BareRef == "d-fresh": // issue 10: against the fastest correct round trip
+				case ok && r.BareRef == "d-fresh": // against the fastest correct round trip
 					out = append(out, goal{What: fmt.Sprintf("(c) %s median latency over bare fresh-document median", e), Value: x, Limit: "<= 1.2", Met: x <= 1.2})
-				case ok: // issue 7: against the walk in the same document
+				case ok: // against the walk in the same document
 					out = append(out, goal{What: fmt.Sprintf("(c) %s median latency over bare walk median", e), Value: x, Limit: "<= 2", Met: x <= 2})
 				}
 			}

@@ -21,7 +21,7 @@ type oracleProc struct {
 
 // startupTimes is how long an oracle took from exec to its first ping answer and to
 // every engine serving or failed (no state "starting" in ping). An oracle that reads
-// stdin only once every engine is up (before #10) has the two equal.
+// stdin only once every engine is up (as the oracle once did) has the two equal.
 type startupTimes struct {
 	FirstPing time.Duration `json:"first_ping"`
 	AllReady  time.Duration `json:"all_ready"`

@@ -33,7 +33,7 @@ type storeReport struct {
 	BytesPerCase float64     `json:"store_bytes_per_case"`
 	WarmRSS      []rssSample `json:"warm_rss"` // the oracle process tree, after each quarter of the warm pass
 	// Spawn is a third pass, warm, timed from the oracle's exec with every case
-	// written at once: no wait for engines (issue 25 item 3).
+	// written at once: no wait for engines.
 	Spawn spawnTimes `json:"warm_from_spawn"`
 	Goal  goal       `json:"goal"`
 	Load  string     `json:"loadavg_at_start"`

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Versus mode (issue 25's targets): the same generated cases, split into the
+// Versus mode: the same generated cases, split into the
 // script-free ones and the ones with a script, through another oracle binary (an
 // earlier commit's, built side by side) and this one, each in row a's throughput
 // pass (defaults, every engine, piped at once), old and new interleaved per set.

@@ -9,7 +9,7 @@ import (
 	"github.com/layout-oracle/oracle/oracle/browser"
 )
 
-// The network allowlist (issue 17). Every browser is pointed at the oracle's origin
+// The network allowlist. Every browser is pointed at the oracle's origin
 // server as its HTTP proxy for every URL, loopback included, and the origin answers
 // only requests for its own hosts (<token>.localhost:<origin port>, whatever path);
 // it refuses every other host and port, IP literals, and CONNECT (https, wss, ws

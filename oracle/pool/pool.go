@@ -38,7 +38,7 @@ type Pool struct {
 	kept   map[browser.Engine]int
 
 	// The sandbox as ping reports it: the last /proc scan's, which can retry for 2 s,
-	// so ping never runs one (issue 27); each read starts the next scan in the
+	// so ping never runs one; each read starts the next scan in the
 	// background, at most one at a time. Scanned first at startup (ScanSandbox).
 	sbMu       sync.Mutex
 	sbState    browser.SandboxState

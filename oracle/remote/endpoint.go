@@ -1,5 +1,5 @@
-// Package remote is what the oracle knows of browsers on other hosts (issue 13,
-// docs/remote.md), reached through Playwright's browser server (--connect) or a W3C
+// Package remote is what the oracle knows of browsers on other hosts
+// (docs/remote.md), reached through Playwright's browser server (--connect) or a W3C
 // WebDriver endpoint (--webdriver): the endpoints the flags name (Endpoint,
 // ParseEndpoint), a page opened on one (Open), which leaves service when its
 // browser's build changes on reconnection (Page), and the environment a browser

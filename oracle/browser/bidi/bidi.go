@@ -104,7 +104,7 @@ func (e *bidiEngine) openSession(ctx context.Context, p *bidiProc) (*bidiConn, s
 		return conn, "", "", fmt.Errorf("session.new gave no browserVersion: %s", raw)
 	}
 	// A case's download is refused, as on the Playwright route (AcceptDownloads false):
-	// in Firefox one took the focus from the page for good (issue 26).
+	// in Firefox one took the focus from the page for good.
 	if _, err := conn.call(ctx, "browser.setDownloadBehavior", map[string]any{
 		"downloadBehavior": map[string]any{"type": "denied"}}); err != nil {
 		return conn, "", "", err

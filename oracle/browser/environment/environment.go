@@ -154,7 +154,7 @@ gtk-primary-button-warps-slider=0
 // userDirs is the XDG user-dirs file of WebKitGTK's config home (this directory's
 // xdg/, on the local route). MiniBrowser sets no download destination, so WebKitGTK saves
 // a case's download into the XDG download directory, or the browser user's home
-// without one (issue 26: a case chose the name, 64 MB in 3 s, shared by every oracle
+// without one (seen: a case chose the name, 64 MB in 3 s, shared by every oracle
 // on the machine and outliving them). A directory under /dev/null can exist for no
 // user, root included: every download fails at once, before a byte is written. Not
 // part of Key: it changes no answer.

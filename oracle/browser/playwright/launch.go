@@ -156,7 +156,7 @@ func (e *playwrightEngine) openContext(pwb playwright.Browser) (playwright.Brows
 		Permissions: append(append([]string(nil), e.opts.Permissions...), grants...),
 		Geolocation: geolocation,
 		// A case's download is refused (docs/untrusted.md): in Firefox one took the
-		// focus from the page for every later case (issue 26), and an accepted one is
+		// focus from the page for every later case, and an accepted one is
 		// a file of the case's size.
 		AcceptDownloads: playwright.Bool(false),
 		// The pinned environment's media features (environment/environment.go), explicit rather

@@ -29,8 +29,8 @@ type pageTracker struct {
 	// contexts holds, per browser context the engine uses, whether it closed under
 	// the oracle: Firefox closes the page's context when its content process is
 	// killed, and no new page can open in it. The engine forgets its context when it
-	// replaces or closes it, so the map holds only contexts in use (it only grew
-	// before, issue 27).
+	// replaces or closes it, so the map holds only contexts in use (it used to
+	// only grow).
 	contexts sync.Map // playwright.BrowserContext -> *atomic.Bool
 	// emulated holds, per open page, what the launch profile's emulation applied to
 	// it (playwright/emulation.go).

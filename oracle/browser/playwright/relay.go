@@ -18,7 +18,7 @@ import (
 )
 
 // A Playwright server's connection passes through a relay of the oracle's own on
-// loopback (issue 26): playwright-go's dispatch goroutine asserts on the fields of
+// loopback: playwright-go's dispatch goroutine asserts on the fields of
 // every message from the server without a check or a recover (connection.go's
 // Dispatch, the object constructors), so one malformed message would end the whole
 // process. The relay checks each server message for what those assertions take, and

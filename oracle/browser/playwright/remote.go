@@ -115,7 +115,7 @@ func RemoteLaunchHeader(wsURL, route, proxy string, opts Options) (string, error
 // connectTimeout bounds BrowserType.Connect: the server's handshake and its browser's
 // launch. handshakeTimeout bounds the handshake alone (one HTTP upgrade, answered
 // before the server launches anything): a server that accepts and stays silent
-// costs that, not connectTimeout (issue 26 item 8).
+// costs that, not connectTimeout.
 const (
 	connectTimeout   = 90 * time.Second
 	handshakeTimeout = 15 * time.Second

@@ -137,7 +137,7 @@ func (e *playwrightEngine) Prepare(ctx context.Context) error {
 		return nil // the case opens a new one
 	}
 	// The check reads the focus: a page that lost it would answer every focus-
-	// dependent case wrong, silently (issue 26).
+	// dependent case wrong, silently.
 	done := make(chan error, 1)
 	var focused any
 	go func() {
@@ -166,7 +166,7 @@ func (e *playwrightEngine) Prepare(ctx context.Context) error {
 }
 
 // closeOtherPages closes every page of keep's context but keep: the popups and
-// target=_blank windows a case opened (issue 18: busy popups kept Firefox burning
+// target=_blank windows a case opened (busy popups kept Firefox burning
 // half a core while idle), and pages abandoned earlier. keep has left the case's
 // document already, so it opens no more; a popup that opens another while it is
 // being closed is caught by the next round.
@@ -191,7 +191,7 @@ func (e *playwrightEngine) closeOtherPages(keep playwright.Page) error {
 }
 
 // refocus gives page back the focus a case took (a download took it from Firefox's
-// page for good, issue 26: every later case ran with document.hasFocus() false, and
+// page for good: every later case ran with document.hasFocus() false, and
 // an input:focus rule stopped matching), and says whether the page has it now. With
 // check, a page that has the focus is left alone.
 func (e *playwrightEngine) refocus(ctx context.Context, page playwright.Page, check bool) bool {

@@ -10,7 +10,7 @@ import (
 // goroutine (connection.go's Dispatch, the constructors and the channel's event
 // handlers) or on the goroutine of the call whose reply it is (the oracle's own,
 // without a recover): the relay refuses any server message that does not have them
-// (issue 26 item 3, docs/untrusted.md). A spec is space-separated name:kind, where a
+// (docs/untrusted.md). A spec is space-separated name:kind, where a
 // kind is s (string), n (number), b (bool), m (object), a (array), val (a serialized
 // JS value, parseValue), @Type (a reference to a live object of that type; @ any
 // type); a trailing ? lets the field be absent or null. A dotted name is checked

@@ -65,7 +65,7 @@ func (e *webDriverEngine) resetLocked(ctx context.Context) error {
 
 // blankState is what Reset checks on the about:blank it reached, read by one script
 // (blankStateJS): each WebDriver call costs the driver, MiniBrowser and the web
-// process CPU, and three-engine throughput is CPU bound (issue 10).
+// process CPU, and three-engine throughput is CPU bound.
 type blankState struct {
 	Referrer string      // left by a replace from a trace or url page
 	History  string      // freshCheckJS's result: history.length
@@ -131,7 +131,7 @@ const staleMarkProp = "__layoutOracleLeaving"
 // referrer policy to no-referrer, and replaces it with arguments[0]. Without the
 // policy, the about:blank a reset replaces a trace or url page with has that page's
 // URL as its document.referrer, which resetToBlank's second replace, a whole
-// navigation more, used to clear every time (issue 10). Only an http(s) page sends a
+// navigation more, used to clear every time. Only an http(s) page sends a
 // referrer, so only such a page gets the policy (an html case's about:blank does not
 // run the DOM calls at all). A case that broke the DOM methods used here only costs
 // that second replace. The text is inpage/webdriver/replace.js; replacedJS
@@ -204,7 +204,7 @@ func (e *webDriverEngine) gone(ctx context.Context, el string) bool {
 // The check reads the window, before every case of every operation: the reset's
 // check of it can come too early. MiniBrowser's download bar, shown by a case's
 // download, took 117 px of the viewport (800x483) for every later case, and a trace
-// or reflect answer has no viewport check of its own (issue 26). A window that is
+// or reflect answer has no viewport check of its own. A window that is
 // not the first case's is put back, or the driver and browser restarted.
 func (e *webDriverEngine) Prepare(ctx context.Context) error {
 	e.callMu.Lock()

@@ -46,7 +46,7 @@ var repairPrelude = inpage.WebDriverRepair
 // viewport), else an error text starting with viewportChangedText. The window is
 // checked before every case (Prepare), but MiniBrowser's download bar, after a case
 // that downloaded, was seen to arrive later, during the next case (32767x483 in a
-// reflect case, issue 26): trace and reflect answers have no viewport check of
+// reflect case): trace and reflect answers have no viewport check of
 // their own, so the call's answer is withheld, and call runs the case again in a
 // window put back. The text is inpage/webdriver/viewport.js.
 var viewportPrelude = inpage.Fill(inpage.WebDriverViewport, "VIEWPORT_CHANGED", viewportChangedText)

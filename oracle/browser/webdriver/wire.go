@@ -257,7 +257,7 @@ func (e *webDriverEngine) do(ctx context.Context, p *wdProc, method, path string
 	return env.Value, nil
 }
 
-// Reply bounds (issue 26): a remote endpoint's reply is read only this far, so a
+// Reply bounds: a remote endpoint's reply is read only this far, so a
 // huge or endless body costs an error, not the oracle's memory. Only Execute Script
 // carries a case's answer (a dump, a trace: trace.go accepts 2x --trace-max-bytes
 // plus 1 MiB, which JSON escaping may double again); every other command's reply is

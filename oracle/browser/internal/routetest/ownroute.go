@@ -176,7 +176,7 @@ func HungCaseCostsOneCase(t *testing.T, r OwnRoute) {
 	// The reset relaunches the browser, under a bound shorter than any relaunch (the
 	// pool gives a reset 3 s, which a relaunch under load uses up): the relaunched
 	// page is new and needs no reset in what is left of it. 05864a4 reset it anyway,
-	// failed, and relaunched a second time (issue 40, item 7): Restarts was 2.
+	// failed, and relaunched a second time: Restarts was 2.
 	rctx, rcancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer rcancel()
 	require.NoError(t, e.Reset(rctx))
