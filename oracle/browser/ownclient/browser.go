@@ -109,10 +109,11 @@ func (b *Browser[P, C]) Launch(ctx context.Context, exe string, log zerolog.Logg
 // MaxMessage bounds one message on the wire: a reply carrying a case's answer
 // (Setup.MaxReply) and the framing's slack.
 func (b *Browser[P, C]) MaxMessage() int64 {
-	if b.setup.MaxReply <= 0 {
-		return browser.DefaultMaxReply + 1<<20
+	reply := b.setup.MaxReply
+	if reply <= 0 {
+		reply = browser.DefaultMaxReply
 	}
-	return b.setup.MaxReply + 1<<20
+	return reply + 1<<20
 }
 
 // Abandon ends a browser whose session could not start (err): its connection, if it
@@ -171,13 +172,13 @@ func (b *Browser[P, C]) BreakFor(ctx context.Context, op string, err error) {
 // Ensure relaunches the browser when a call found it broken, or its process,
 // connection or page is gone.
 func (b *Browser[P, C]) Ensure(ctx context.Context) error {
-	_, err := b.Renew(ctx)
+	_, err := b.renew(ctx)
 	return err
 }
 
-// Renew is ensure, and says whether it relaunched the browser: its page is then new,
+// renew is Ensure, and says whether it relaunched the browser: its page is then new,
 // as the first case's was.
-func (b *Browser[P, C]) Renew(ctx context.Context) (relaunched bool, err error) {
+func (b *Browser[P, C]) renew(ctx context.Context) (relaunched bool, err error) {
 	b.Mu.Lock()
 	if b.Closed {
 		b.Mu.Unlock()
@@ -197,7 +198,7 @@ func (b *Browser[P, C]) Renew(ctx context.Context) (relaunched bool, err error) 
 // otherwise reset, and a page that cannot reset in time costs a relaunch.
 func (b *Browser[P, C]) ResetPage(ctx context.Context, reset func(context.Context) error) error {
 	b.TakeMarks()
-	if relaunched, err := b.Renew(ctx); err != nil || relaunched {
+	if relaunched, err := b.renew(ctx); err != nil || relaunched {
 		return err
 	}
 	ctx = browser.WithOp(ctx, "reset to about:blank")

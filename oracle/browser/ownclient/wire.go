@@ -81,9 +81,9 @@ func (p *PendingCalls[R]) Call(ctx context.Context, method string, send func(id 
 	if why := p.Reason(); why != nil {
 		return zero, fmt.Errorf("%s: %w", method, why)
 	}
-	id, ch := p.Add()
+	id, ch := p.add()
 	if err := send(id); err != nil {
-		p.Forget(id)
+		p.forget(id)
 		if ctx.Err() != nil && err == ctx.Err() {
 			return zero, err
 		}
@@ -95,7 +95,7 @@ func (p *PendingCalls[R]) Call(ctx context.Context, method string, send func(id 
 			p.log.Debug().Str("method", method).Dur("took", d).Msg("slow " + p.wire + " call")
 		}
 	}()
-	r, err := p.Wait(ctx, id, ch)
+	r, err := p.wait(ctx, id, ch)
 	switch {
 	case err != nil && ctx.Err() != nil && err == ctx.Err():
 		return zero, err
@@ -111,7 +111,7 @@ func (p *PendingCalls[R]) Call(ctx context.Context, method string, send func(id 
 func (p *PendingCalls[R]) Decode(msg []byte) (R, bool) {
 	var m R
 	if err := json.Unmarshal(msg, &m); err != nil {
-		if id, ok := ReplyID(msg); ok {
+		if id, ok := replyID(msg); ok {
 			p.Deliver(id, Result[R]{Err: &BadReplyError{ID: id, Err: err}})
 		} else {
 			p.log.Debug().Err(err).Int("bytes", len(msg)).Msg(p.wire + " message that does not decode dropped")
@@ -121,8 +121,8 @@ func (p *PendingCalls[R]) Decode(msg []byte) (R, bool) {
 	return m, true
 }
 
-// Add registers a new call: its id and the channel its reply arrives on.
-func (p *PendingCalls[R]) Add() (int, chan Result[R]) {
+// add registers a new call: its id and the channel its reply arrives on.
+func (p *PendingCalls[R]) add() (int, chan Result[R]) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.next++
@@ -131,8 +131,8 @@ func (p *PendingCalls[R]) Add() (int, chan Result[R]) {
 	return p.next, ch
 }
 
-// Forget drops a call that no longer waits; its reply, if it comes, is dropped.
-func (p *PendingCalls[R]) Forget(id int) {
+// forget drops a call that no longer waits; its reply, if it comes, is dropped.
+func (p *PendingCalls[R]) forget(id int) {
 	p.mu.Lock()
 	delete(p.waiting, id)
 	p.mu.Unlock()
@@ -182,15 +182,15 @@ func (p *PendingCalls[R]) Reason() error {
 	return p.err
 }
 
-// Wait waits for id's result under ctx. The connection's end is the call's error,
+// wait waits for id's result under ctx. The connection's end is the call's error,
 // with its reason; so is ctx's.
-func (p *PendingCalls[R]) Wait(ctx context.Context, id int, ch chan Result[R]) (R, error) {
+func (p *PendingCalls[R]) wait(ctx context.Context, id int, ch chan Result[R]) (R, error) {
 	var zero R
 	select {
 	case r := <-ch:
 		return r.Reply, r.Err
 	case <-p.done:
-		p.Forget(id)
+		p.forget(id)
 		select { // a reply the reader handed over just before the end still counts
 		case r := <-ch:
 			return r.Reply, r.Err
@@ -198,15 +198,15 @@ func (p *PendingCalls[R]) Wait(ctx context.Context, id int, ch chan Result[R]) (
 		}
 		return zero, p.Reason()
 	case <-ctx.Done():
-		p.Forget(id)
+		p.forget(id)
 		return zero, ctx.Err()
 	}
 }
 
-// ReplyID is the id of a message that does not decode as a whole, when its top-level
+// replyID is the id of a message that does not decode as a whole, when its top-level
 // object names one before the point where it stops making sense (both protocols
 // write a reply's id before its result).
-func ReplyID(msg []byte) (int, bool) {
+func replyID(msg []byte) (int, bool) {
 	dec := json.NewDecoder(bytes.NewReader(msg))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return 0, false
