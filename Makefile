@@ -10,8 +10,11 @@ export PLAYWRIGHT_NODEJS_PATH ?= $(shell command -v node)
 setup:
 	bash scripts/setup.sh
 
+# -buildvcs=auto: stamp the commit (and a tag's version) into every binary's --version
+# even where GOFLAGS turns stamping off, as it is on some build machines; a tree that
+# is no git checkout builds as before.
 build:
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -buildvcs=auto -o $(BIN)/ ./cmd/...
 
 # Pipe the bundled cases through one oracle process, print the three-engine vote, and
 # write the HTML report (compare prints its path: open it from disk in any browser).

@@ -27,7 +27,7 @@ var (
 	buildErr  error
 )
 
-// binaries builds ./cmd/... once into a temporary directory.
+// binaries builds ./cmd/... once into a temporary directory, as `make build` does.
 func binaries(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -35,8 +35,7 @@ func binaries(t *testing.T) string {
 		if buildErr != nil {
 			return
 		}
-		// -buildvcs=true: stamp the revision even where GOFLAGS turns it off.
-		out, err := exec.Command("go", "build", "-buildvcs=true", "-o", binDir+"/", "github.com/layout-oracle/oracle/cmd/...").CombinedOutput()
+		out, err := exec.Command("make", "-s", "-C", repoRoot(), "build", "BIN="+binDir).CombinedOutput()
 		if err != nil {
 			buildErr = errors.New(string(out))
 		}
@@ -86,6 +85,30 @@ func TestHelpExitsZeroInEveryBinary(t *testing.T) {
 		assert.Equal(t, 0, code, "wpt %s -h: %s", sub, stderr)
 		assert.Contains(t, stderr, "-", "wpt %s -h lists its flags", sub)
 	}
+}
+
+// repoRoot is the module's root, where the Makefile is.
+func repoRoot() string {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
+	if err != nil {
+		return "../.."
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// `make build` in a git clone names the commit it built: the module's version from
+// the commit (or its tag) and the full revision, whatever GOFLAGS says.
+func TestMakeBuildNamesTheCommit(t *testing.T) {
+	root := repoRoot()
+	if fi, err := os.Stat(filepath.Join(root, ".git")); err != nil || !fi.IsDir() {
+		t.Skip("not a git clone (a linked worktree or a tarball): the go command stamps no revision")
+	}
+	head, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
+	require.NoError(t, err)
+	code, stdout, stderr := runBin(t, "oracle", "--version")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "(revision "+strings.TrimSpace(string(head)), "the revision is HEAD's")
+	assert.NotContains(t, stdout, "(devel)", "the version comes from the commit or its tag")
 }
 
 func TestVersionInEveryBinary(t *testing.T) {
