@@ -94,8 +94,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	c.engines = cli.SplitList(*engines)
 	c.ways = cli.SplitList(*ways)
-	if fs.NArg() > 0 || c.cases < 1 || c.sample < 1 || c.soakEvery < 1 {
-		fmt.Fprintln(stderr, "bench: bad arguments (see -h)")
+	switch {
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "bench: unexpected argument %q: every flag starts with - (see -h)\n", fs.Arg(0))
+		return 2
+	case c.cases < 1, c.sample < 1, c.soakEvery < 1:
+		fmt.Fprintf(stderr, "bench: --cases (%d), --sample (%d) and --soak-every (%d) must each be at least 1\n", c.cases, c.sample, c.soakEvery)
 		return 2
 	}
 	for _, w := range c.ways {

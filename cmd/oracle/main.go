@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -108,6 +109,12 @@ func run() int {
 		fmt.Fprintf(os.Stderr, "oracle: unexpected argument %q: the subcommands are store and browser-env, every flag starts with -\n", fs.Arg(0))
 		fs.Usage()
 		return 2
+	}
+	for _, e := range cli.SplitList(*engines) {
+		if !slices.Contains(browser.AllEngines, e) {
+			fmt.Fprintf(os.Stderr, "oracle: --engines: unknown engine %q (known: %s)\n", e, strings.Join(browser.AllEngines, ", "))
+			return 2
+		}
 	}
 	if *originListen != "" {
 		if _, err := origin.ParseListen(*originListen); err != nil {

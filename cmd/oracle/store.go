@@ -111,6 +111,12 @@ func storeCommand(args []string, stdout, stderr io.Writer) int {
 		return cli.ExitUsage
 	}
 	cmd := args[0]
+	switch cmd {
+	case "stats", "prune", "export":
+	default:
+		fmt.Fprintf(stderr, "oracle store: unknown command %q (stats, prune, export)\n%s\n", cmd, usage)
+		return cli.ExitUsage
+	}
 	fs := cli.NewFlagSet("oracle store " + cmd)
 	fs.SetOutput(stderr)
 	path := fs.String("store", storeDefault(), "store file")
@@ -126,6 +132,12 @@ func storeCommand(args []string, stdout, stderr io.Writer) int {
 	if *path == "off" {
 		fmt.Fprintln(stderr, "oracle store: the store is off (--store or $ORACLE_STORE)")
 		return 2
+	}
+	if cmd != "prune" { // stats and export read a store; only prune may make one
+		if _, err := os.Stat(*path); err != nil {
+			fmt.Fprintf(stderr, "oracle store: no store file at %s (--store or $ORACLE_STORE): %v\n", *path, errors.Unwrap(err))
+			return 1
+		}
 	}
 	log := zerolog.New(cli.LogOutput(stderr)).With().Timestamp().Str("proc", "oracle store").Logger()
 	ctx := context.Background()

@@ -206,8 +206,12 @@ func candidateEnvCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, candidate.Exports(env))
 		return exitOK
 	}
-	if strings.HasPrefix(args[0], "-") {
+	if cli.IsHelp(args[0]) {
 		fmt.Fprintln(stderr, "usage: triage candidate-env [CMD [ARG]...]")
+		return exitOK
+	}
+	if strings.HasPrefix(args[0], "-") {
+		fmt.Fprintf(stderr, "triage candidate-env: unknown flag %q\nusage: triage candidate-env [CMD [ARG]...]\n", args[0])
 		return exitBadInput
 	}
 	return runUnder(args, env, stdout, stderr)

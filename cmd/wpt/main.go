@@ -67,8 +67,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case len(args) == 0:
 		fmt.Fprintln(stderr, usage)
 		return cli.ExitUsage
+	case args[0] == "help" && len(args) > 1:
+		return run([]string{args[1], "-h"}, stdin, stdout, stderr)
 	case cli.IsHelp(args[0]):
-		fmt.Fprintln(stdout, usage)
+		fmt.Fprintln(stderr, usage)
 		return cli.ExitOK
 	case cli.IsVersion(args[0]):
 		fmt.Fprintln(stdout, cli.Version("wpt"))
@@ -87,7 +89,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return mineCmd(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "wpt: unknown command %q (requests, summary, run, compare, mine)\n", args[0])
-	return 2
+	return cli.ExitUsage
 }
 
 // ---- requests ----

@@ -70,21 +70,54 @@ func runBin(t *testing.T, bin string, args ...string) (int, string, string) {
 	return code, stdout.String(), stderr.String()
 }
 
-var all = []string{"oracle", "probe", "wpt", "compare", "reduce", "bench"}
+var all = []string{"oracle", "probe", "wpt", "compare", "reduce", "bench", "triage"}
 
+// One usage style: -h, --help and `help` print on stderr a usage that starts with
+// "usage: NAME" and exit 0, in every binary, every wpt command and every subcommand.
 func TestHelpExitsZeroInEveryBinary(t *testing.T) {
+	helps := [][]string{}
 	for _, bin := range all {
-		for _, h := range []string{"-h", "--help"} {
-			code, stdout, stderr := runBin(t, bin, h)
-			assert.Equal(t, 0, code, "%s %s: %s", bin, h, stderr)
-			assert.Contains(t, strings.ToLower(stdout+stderr), "usage", "%s %s", bin, h)
-		}
+		helps = append(helps, []string{bin, "-h"}, []string{bin, "--help"}, []string{bin, "help"})
 	}
 	for _, sub := range []string{"requests", "summary", "run", "compare", "mine"} {
-		code, _, stderr := runBin(t, "wpt", sub, "-h")
-		assert.Equal(t, 0, code, "wpt %s -h: %s", sub, stderr)
-		assert.Contains(t, stderr, "-", "wpt %s -h lists its flags", sub)
+		helps = append(helps, []string{"wpt", sub, "-h"}, []string{"wpt", "help", sub})
 	}
+	helps = append(helps, []string{"triage", "candidate-env", "--help"}, []string{"oracle", "store", "-h"})
+	for _, h := range helps {
+		code, stdout, stderr := runBin(t, h[0], h[1:]...)
+		assert.Equal(t, 0, code, "%v: %s", h, stderr)
+		assert.Empty(t, stdout, "%v: the usage goes to stderr", h)
+		name := h[0]
+		if len(h) > 2 && h[1] != "help" {
+			name += " " + h[1]
+		} else if len(h) > 2 {
+			name += " " + h[2]
+		}
+		assert.True(t, strings.HasPrefix(stderr, "usage: "+name), "%v starts with %q: %q", h, "usage: "+name, firstLine(stderr))
+	}
+}
+
+func firstLine(s string) string { line, _, _ := strings.Cut(s, "\n"); return line }
+
+// A mistake on the command line is exit 2 and a line that names it.
+func TestUsageErrorsNameTheMistake(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"oracle", "store", "frob"}, `unknown command "frob"`},
+		{[]string{"oracle", "--engines=chrome"}, `unknown engine "chrome"`},
+		{[]string{"bench", "stray"}, `unexpected argument "stray"`},
+		{[]string{"wpt", "frob"}, `unknown command "frob"`},
+		{[]string{"triage", "candidate-env", "--frob"}, `unknown flag "--frob"`},
+	} {
+		code, _, stderr := runBin(t, c.args[0], c.args[1:]...)
+		assert.Equal(t, 2, code, "%v: %s", c.args, stderr)
+		assert.Contains(t, stderr, c.says, "%v", c.args)
+	}
+	code, _, stderr := runBin(t, "oracle", "store", "stats", "--store", filepath.Join(t.TempDir(), "missing.db"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "no store file at")
 }
 
 // repoRoot is the module's root, where the Makefile is.

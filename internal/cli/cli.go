@@ -2,6 +2,14 @@
 // exit 0), --version (the module version and VCS revision from the build info,
 // exit 0), a usage error's exit status 2, and zerolog output that a person reads on
 // a terminal and a program reads on a pipe.
+//
+// One usage style in every binary: "usage: NAME ..." on stderr for -h, --help and
+// `NAME help`, exit 0; a mistake is exit 2 and a line that names it. It is built on
+// the standard flag package rather than kong or ff: the binaries' flags, their
+// deprecated spellings (Alias) and the test that every flag is documented already
+// go through this one package, and a subcommand is at most one level deep (oracle
+// store, wpt COMMAND, triage candidate-env), which a switch reads plainly; a parser
+// library would rewrite every binary's flags for the same behaviour.
 package cli
 
 import (
@@ -25,12 +33,15 @@ const (
 )
 
 // Parse adds --version to fs and parses args. done is true when the program should
-// exit with code: after -h or --help (fs's usage printed, ExitOK), after --version
+// exit with code: after -h, --help or a first argument "help" (fs's usage printed, ExitOK), after --version
 // (the version printed on stdout, ExitOK), or on a bad flag (the error, the usage,
 // and the error again as the last line, ExitUsage). A flag given under both its
 // deprecated and its new name (Alias) is a bad flag. fs comes from NewFlagSet.
 func Parse(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, done bool) {
 	version := fs.Bool("version", false, "print the version (module version, VCS revision) and exit")
+	if len(args) > 0 && args[0] == "help" { // `NAME help`, as `NAME -h`, in every binary
+		args = []string{"-h"}
+	}
 	err := fs.Parse(args)
 	if err == nil {
 		if err = bothSpellings(fs); err != nil { // as flag reports its own: the error, then the usage
@@ -55,14 +66,12 @@ func Parse(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, done bo
 }
 
 // NewFlagSet is every binary's flag set: errors returned (Parse turns them into
-// exit statuses), and a usage that is flag's own less the deprecated spellings
-// (PrintDefaults). A binary with a usage line of its own sets Usage after.
+// exit statuses), and a usage in every binary's one style, "usage: NAME [FLAGS]"
+// and then the flags less the deprecated spellings (PrintDefaults). A binary with a
+// synopsis of its own sets Usage after, through Usage.
 func NewFlagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name())
-		PrintDefaults(fs)
-	}
+	fs.Usage = Usage(fs, name+" [FLAGS]")
 	return fs
 }
 

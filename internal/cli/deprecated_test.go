@@ -95,7 +95,7 @@ func TestNewFlagSetsUsageHidesDeprecatedSpellings(t *testing.T) {
 	code, done := Parse(fs, []string{"-h"}, &bytes.Buffer{})
 	assert.True(t, done)
 	assert.Equal(t, ExitOK, code)
-	assert.Contains(t, out.String(), "Usage of x:")
+	assert.Contains(t, out.String(), "usage: x [FLAGS]")
 	assert.Contains(t, out.String(), "-answers")
 	assert.NotContains(t, out.String(), "-oracle")
 
