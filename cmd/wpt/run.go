@@ -100,6 +100,16 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "wpt run:", err)
 		return 1
 	}
+	if fi, err := os.Stat(*root); err != nil || !fi.IsDir() {
+		fmt.Fprintf(stderr, "wpt run: --root %s: not a directory (a web-platform-tests checkout)\n", *root)
+		return 2
+	}
+	// wpt.fyi refuses a report without run_info.revision: said before the run, not
+	// after it.
+	revisionKnown := *revision != "" || gitRevision(*root) != ""
+	if !revisionKnown {
+		fmt.Fprintf(stderr, "wpt run: %s is not the top of a git work tree and no --revision was given: the reports will have no run_info.revision, which wpt.fyi refuses\n", *root)
+	}
 	files, err := matchFiles(*root, fset.Args())
 	if err != nil {
 		return fail(err)
@@ -162,7 +172,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		base.Revision = gitRevision(*root)
 	}
 	if base.Revision == "" {
-		fmt.Fprintf(stderr, "wpt run: run_info.revision is missing: %s is not the top of a git work tree and no --revision was given; wpt.fyi refuses a report without it\n", *root)
+		fmt.Fprintf(stderr, "wpt run: run_info.revision is missing (said at the start): wpt.fyi refuses these reports\n")
 	} else if !commitRE.MatchString(base.Revision) {
 		fmt.Fprintf(stderr, "wpt run: --revision %q is not a full 40-hex commit, which wpt.fyi files runs under\n", base.Revision)
 	}

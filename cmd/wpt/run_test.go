@@ -152,6 +152,14 @@ func TestRunRefusesFlagsAfterPatternsAndPatternsThatMatchNothing(t *testing.T) {
 	assert.Contains(t, stderr.String(), "matches oracle-tsets")
 	assert.NotContains(t, stderr.String(), "oracle-tests,")
 	assert.Empty(t, stdout.String())
+	// No revision is said at the start, before the patterns are even matched:
+	// testdata/wpt is no git work tree of its own.
+	assert.Regexp(t, `^wpt run: \S+ is not the top of a git work tree and no --revision was given`, stderr.String())
+
+	stderr.Reset()
+	missing := filepath.Join(t.TempDir(), "no-such-wpt")
+	assert.Equal(t, 2, run([]string{"run", "--root", missing, "css"}, nil, &stdout, &stderr))
+	assert.Equal(t, "wpt run: --root "+missing+": not a directory (a web-platform-tests checkout)\n", stderr.String())
 }
 
 // --oracle-flag F (repeatable) passes a flag to the oracle, as in every command
