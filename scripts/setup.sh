@@ -9,8 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
-  chromium            # Blink, driven by playwright-go
-  firefox-esr         # Gecko, driven by playwright-go over WebDriver BiDi
+  chromium            # Blink, driven over the oracle's own CDP client
+  firefox-esr         # Gecko, driven over the oracle's own WebDriver BiDi client
   webkit2gtk-driver   # WebKitGTK: WebKitWebDriver + MiniBrowser
   xvfb xauth          # an X display for WebKitGTK when none is set
   fonts-dejavu-core fonts-liberation2  # fixed fonts, so text metrics are reproducible

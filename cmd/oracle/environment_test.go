@@ -123,7 +123,7 @@ trace.done();`)
 
 // Before: headless Firefox matched neither (hover: hover), (any-hover: hover) nor
 // (pointer: fine). Now every feature answers the same in all three, except the
-// documented platform differences (README, "Pinned environment").
+// documented platform differences (docs/environment.md, "Platform differences that remain").
 func TestMediaFeaturesAnswerTheSameEverywhere(t *testing.T) {
 	features := map[string][]string{
 		"hover": {"hover", "none"}, "any-hover": {"hover", "none"},
@@ -148,7 +148,7 @@ trace.done();`, fj))
 		for _, e := range engines {
 			if f == "display-mode" && e == "webkit" {
 				// The platform difference: MiniBrowser matches no display-mode.
-				assert.Equal(t, "-", vals[e][f], "webkit display-mode changed: update the README's platform differences")
+				assert.Equal(t, "-", vals[e][f], "webkit display-mode changed: update docs/environment.md's platform differences")
 				continue
 			}
 			assert.Equal(t, w, vals[e][f], "%s (%s)", e, f)

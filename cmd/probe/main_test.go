@@ -2,7 +2,7 @@ package main
 
 // cmd/probe against the real three engines: no mocks. What the tests pin is what was
 // observed on the development host (Chromium 156.0.8078.114, Firefox ESR 153.8.0,
-// WebKitGTK 2.50.6; the README, "Probes"): a change here is a change in an engine, or in
+// WebKitGTK 2.50.6; docs/probes.md): a change here is a change in an engine, or in
 // the harness, and either deserves a look.
 
 import (
