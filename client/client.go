@@ -95,14 +95,22 @@ type Client struct {
 }
 
 // Spawn starts bin with args and returns a client speaking to it over its stdin
-// and stdout. The process gets its own process group, which Kill ends whole.
-func Spawn(bin string, args []string, opts Options) (*Client, error) {
+// and stdout, once the oracle has answered a ping (it does at once, while its
+// engines still start): an oracle that exits first, a bad flag, is Spawn's
+// *ExitError, with the end of its stderr. ctx bounds that wait; when it ends
+// first, the process is killed and ctx's error returned. The process gets its own
+// process group, which Kill ends whole.
+func Spawn(ctx context.Context, bin string, args []string, opts Options) (*Client, error) {
 	c := &Client{opts: opts, bin: bin, args: append([]string(nil), args...)}
 	cn, err := c.spawn()
 	if err != nil {
 		return nil, err
 	}
 	c.conn = cn
+	if _, err := c.Ping(ctx); err != nil {
+		c.Kill()
+		return nil, err
+	}
 	return c, nil
 }
 

@@ -232,7 +232,7 @@ func fakeProcess() {
 
 func spawnFake(t *testing.T, restart bool) *client.Client {
 	t.Setenv("CLIENT_FAKE_ORACLE", "1") // the child inherits it
-	c, err := client.Spawn(os.Args[0], nil, client.Options{Restart: restart, Stderr: os.Stderr})
+	c, err := client.Spawn(context.Background(), os.Args[0], nil, client.Options{Restart: restart, Stderr: os.Stderr})
 	require.NoError(t, err)
 	t.Cleanup(c.Kill)
 	return c
@@ -279,7 +279,7 @@ func TestWithoutRestartTheExitIsEveryLaterCallsError(t *testing.T) {
 // Options.Env reaches the spawned oracle: here it is what makes the child a fake
 // at all (without it, -test.run matches nothing and the child exits at once).
 func TestSpawnAddsOptionsEnv(t *testing.T) {
-	c, err := client.Spawn(os.Args[0], []string{"-test.run=^$"}, client.Options{Stderr: os.Stderr,
+	c, err := client.Spawn(context.Background(), os.Args[0], []string{"-test.run=^$"}, client.Options{Stderr: os.Stderr,
 		Env: []string{"CLIENT_FAKE_ORACLE=1", "FAKE_WORD=first", "FAKE_WORD=later"}})
 	require.NoError(t, err)
 	t.Cleanup(c.Kill)
@@ -353,7 +353,7 @@ func TestCloseWaitsForTheExitAfterStdoutEnds(t *testing.T) {
 // the zero Options (stderr otherwise discarded): the end of its stderr.
 func TestExitErrorKeepsTheEndOfStderr(t *testing.T) {
 	t.Setenv("CLIENT_FAKE_ORACLE", "1")
-	c, err := client.Spawn(os.Args[0], nil, client.Options{})
+	c, err := client.Spawn(context.Background(), os.Args[0], nil, client.Options{})
 	require.NoError(t, err)
 	t.Cleanup(c.Kill)
 	_, err = c.Do(context.Background(), client.Request{HTML: client.Str("stderr-exit")})
@@ -415,17 +415,36 @@ func TestPingChecksTheProtocolVersion(t *testing.T) {
 	}
 }
 
-// An oracle that exits before Spawn returns (a missing binary's wrapper, a bad
-// flag): the reader sees the exit at once, so every field it reads must be set
-// before it starts. Under -race this failed whenever the exit won that race.
+// An oracle that exits before it answers Spawn's ping (a missing binary's
+// wrapper, a bad flag) is Spawn's own error, once, and no client: the reader sees
+// the exit at once, so every field it reads must be set before it starts. Under
+// -race this failed whenever the exit won that race.
 func TestSpawnOfAnOracleThatExitsAtOnce(t *testing.T) {
 	for range 50 {
-		c, err := client.Spawn("/bin/true", nil, client.Options{})
-		require.NoError(t, err)
-		_, err = c.Ping(context.Background())
+		c, err := client.Spawn(context.Background(), "/bin/true", nil, client.Options{})
 		var ee *client.ExitError
 		require.ErrorAs(t, err, &ee)
 		assert.Equal(t, 0, ee.Code)
-		assert.NoError(t, c.Close(), "exit status 0 is a clean end")
+		assert.Nil(t, c)
+	}
+}
+
+// Spawn's wait for the first answer is bounded by its context: an oracle that
+// never answers is killed, and the context's error returned.
+func TestSpawnIsCancelledByItsContext(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	c, err := client.Spawn(ctx, "/bin/sleep", []string{"60"}, client.Options{})
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Nil(t, c)
+	assert.Less(t, time.Since(start), 10*time.Second)
+}
+
+// IDString is the id as a person reads it, without JSON's quotes.
+func TestResponseIDString(t *testing.T) {
+	for raw, want := range map[string]string{`"a\"b"`: `a"b`, `1`: "1", `null`: "", ``: ""} {
+		r := &client.Response{ID: json.RawMessage(raw)}
+		assert.Equal(t, want, r.IDString(), raw)
 	}
 }

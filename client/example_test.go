@@ -51,7 +51,7 @@ func TestMain(m *testing.M) {
 // the binary built from this tree (TestMain); a tool would name bin/oracle.
 func Example() {
 	ctx := context.Background()
-	c, err := client.Spawn(oracleBin, []string{"--store=off", "--pages=1", "--log-level=error"},
+	c, err := client.Spawn(ctx, oracleBin, []string{"--store=off", "--pages=1", "--log-level=error"},
 		client.Options{Stderr: os.Stderr})
 	if err != nil {
 		fmt.Println(err)

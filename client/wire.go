@@ -85,6 +85,20 @@ type Response struct {
 	Raw json.RawMessage `json:"-"`
 }
 
+// IDString is the answer's id as text: a string id without its JSON quotes, a
+// numeric id as written ("1" for 1 and for "1", which IDs that must stay apart
+// compare as ID), "" for a null or missing id.
+func (r *Response) IDString() string {
+	var s string
+	if json.Unmarshal(r.ID, &s) == nil {
+		return s
+	}
+	if string(r.ID) == "null" {
+		return ""
+	}
+	return string(r.ID)
+}
+
 // Err is the whole-request error as an error, or nil.
 func (r *Response) Err() error {
 	if r.Error == "" {

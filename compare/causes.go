@@ -3,7 +3,6 @@ package compare
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/layout-oracle/oracle/dump"
@@ -72,38 +71,9 @@ func Causes(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) ([]Cause,
 	return out.Causes, nil
 }
 
-// Path is node i's tag path from the root; a tag shared by several siblings gets
-// its 1-based position among them ("P[2]").
-func Path(d *dump.Dump, i int) string {
-	if i < 0 || i >= len(d.Nodes) {
-		return ""
-	}
-	var parts []string
-	for n := i; n >= 0; n = d.Nodes[n].Parent {
-		node := d.Nodes[n]
-		part := node.Tag
-		if node.Parent >= 0 {
-			same, pos := 0, 0
-			for j := node.Parent + 1; j < len(d.Nodes); j++ { // children follow their parent
-				if d.Nodes[j].Parent == node.Parent && d.Nodes[j].Tag == node.Tag {
-					same++
-					if j == n {
-						pos = same
-					}
-				}
-			}
-			if same > 1 {
-				part += "[" + strconv.Itoa(pos) + "]"
-			}
-		}
-		parts = append(parts, part)
-		if len(parts) > len(d.Nodes) {
-			break // a malformed parent chain; Validate rules it out
-		}
-	}
-	slices.Reverse(parts)
-	return strings.Join(parts, ">")
-}
+// Path is node i's tag path from the root ("HTML>BODY>P[2]"): dump.Dump.Path, whose
+// Find goes back from a path to its node.
+func Path(d *dump.Dump, i int) string { return d.Path(i) }
 
 // axis classifies a property for attribution.
 type axis int

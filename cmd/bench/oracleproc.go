@@ -40,7 +40,7 @@ func startOracle(bin string, args []string, logPath string) (*oracleProc, startu
 		args = append(args, "--store=off") // the bench measures the engines, not the store
 	}
 	start := time.Now()
-	c, err := client.Spawn(bin, args, client.Options{Stderr: logf})
+	c, err := client.Spawn(context.Background(), bin, args, client.Options{Stderr: logf})
 	if err != nil {
 		logf.Close()
 		return nil, st, err

@@ -184,7 +184,7 @@ func spawnPass(bin string, args []string, cases []benchCase, engines int, logPat
 	}
 	defer logf.Close()
 	start := time.Now()
-	c, err := client.Spawn(bin, args, client.Options{Stderr: logf, CloseTimeout: 10 * time.Minute})
+	c, err := client.Spawn(context.Background(), bin, args, client.Options{Stderr: logf, CloseTimeout: 10 * time.Minute})
 	if err != nil {
 		return st, err
 	}

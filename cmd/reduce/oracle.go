@@ -28,7 +28,7 @@ type procOracle struct{ c *client.Client }
 
 // startOracle spawns bin with args; its log goes to logw.
 func startOracle(bin string, args []string, logw io.Writer) (*procOracle, error) {
-	c, err := client.Spawn(bin, args, client.Options{Stderr: logw, CloseTimeout: 2 * time.Minute})
+	c, err := client.Spawn(context.Background(), bin, args, client.Options{Stderr: logw, CloseTimeout: 2 * time.Minute})
 	if err != nil {
 		return nil, err
 	}

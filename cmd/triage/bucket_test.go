@@ -78,17 +78,39 @@ func TestCandidateEnvPrintsExports(t *testing.T) {
 	assert.Equal(t, "en_US.UTF-8", stdout.String())
 }
 
-// An "oracle" that exits at once (/bin/true: no engine at all) answers no case:
-// that is no score, not a pass.
+// An oracle with no engine answers no case: that is no score, not a pass. (A unit
+// test of triage: the oracle is a stand-in that answers ping and every case with
+// no engine's answer.)
 func TestNoVoteIsNotAPass(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "c.ndjson")
 	require.NoError(t, os.WriteFile(f, []byte(`{"id":"a","html":"<p>"}`+"\n"), 0o644))
+	noEngine := filepath.Join(dir, "no-engine-oracle")
+	require.NoError(t, os.WriteFile(noEngine, []byte(`#!/usr/bin/env python3
+import json, sys
+for line in sys.stdin:
+    r = json.loads(line)
+    if r.get("op") == "ping":
+        print(json.dumps({"id": r["id"], "ok": True, "protocol": 1, "engines": []}), flush=True)
+    elif r.get("op") == "shutdown":
+        print(json.dumps({"id": r["id"], "ok": True}), flush=True)
+        break
+    else:
+        print(json.dumps({"id": r["id"], "dumps": {}}), flush=True)
+`), 0o755))
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"--candidate-cmd", "cat", "--out", filepath.Join(dir, "out"), "--oracle", "/bin/true", "--reduce=0", f}, &stdout, &stderr)
+	code := run([]string{"--candidate-cmd", "cat", "--out", filepath.Join(dir, "out"), "--oracle", noEngine, "--reduce=0", f}, &stdout, &stderr)
 	assert.Equal(t, exitBadInput, code, "%s", stderr.String())
 	assert.Contains(t, stderr.String(), "gave no case a three-engine vote")
 	assert.Contains(t, stdout.String(), "cases 1: 1 no-vote")
+
+	// An "oracle" that exits at once (/bin/true) is said to have exited, before any
+	// case is sent.
+	stdout.Reset()
+	stderr.Reset()
+	code = run([]string{"--candidate-cmd", "cat", "--out", filepath.Join(dir, "out2"), "--oracle", "/bin/true", "--reduce=0", f}, &stdout, &stderr)
+	assert.NotEqual(t, exitOK, code)
+	assert.Contains(t, stderr.String(), "the oracle: oracle exited (exit status 0)")
 }
 
 func TestHasDoctype(t *testing.T) {

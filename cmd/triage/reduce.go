@@ -65,7 +65,7 @@ func (t *triage) reduceBuckets(ctx context.Context, top []*Bucket, byID map[stri
 	}
 	start := func() started {
 		for try := range 2 {
-			c, err := client.Spawn(t.cfg.oracleBin, args, client.Options{Stderr: t.cfg.oracleLog, CloseTimeout: 2 * time.Minute})
+			c, err := client.Spawn(ctx, t.cfg.oracleBin, args, client.Options{Stderr: t.cfg.oracleLog, CloseTimeout: 2 * time.Minute})
 			if err != nil {
 				return started{nil, err}
 			}

@@ -84,7 +84,7 @@ func (t *triage) run(ctx context.Context, cases []tcase, skipped int) (*summary,
 	if t.cfg.from != "" {
 		results, err = t.rescore(cases)
 	} else {
-		oc, serr := client.Spawn(t.cfg.oracleBin, t.cfg.oracleArgs, client.Options{Stderr: t.cfg.oracleLog, CloseTimeout: 2 * time.Minute})
+		oc, serr := client.Spawn(ctx, t.cfg.oracleBin, t.cfg.oracleArgs, client.Options{Stderr: t.cfg.oracleLog, CloseTimeout: 2 * time.Minute})
 		if serr != nil {
 			return nil, fmt.Errorf("the oracle: %v", serr)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -46,7 +47,7 @@ func buildOracle(t *testing.T, dir string) string {
 // set: a candidate that is a copy of one engine, reached with curl.
 func replayServer(t *testing.T, oracleBin string, planted *atomic.Bool, plant func(tag string, h *float64)) *httptest.Server {
 	t.Helper()
-	c, err := client.Spawn(oracleBin, []string{"--store=off", "--engines=chromium", "--pages=1"}, client.Options{CloseTimeout: time.Minute})
+	c, err := client.Spawn(context.Background(), oracleBin, []string{"--store=off", "--engines=chromium", "--pages=1"}, client.Options{CloseTimeout: time.Minute})
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

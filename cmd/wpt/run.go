@@ -144,7 +144,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	c, err := client.Spawn(bin, oracleFlags(*root, oracleArgs), client.Options{Stderr: logf, Restart: true})
+	c, err := client.Spawn(ctx, bin, oracleFlags(*root, oracleArgs), client.Options{Stderr: logf, Restart: true})
 	if err != nil {
 		return fail(err)
 	}
