@@ -334,3 +334,29 @@ func sum(m map[string]int) int {
 	}
 	return n
 }
+
+// A node the candidate failed is filled in the candidate's panel only; the real
+// engines' panels outline it thinly (it is not their fault). A unit test of the
+// writer on hand-built dumps.
+func TestTheCandidatesFailureIsFilledInItsPanelOnly(t *testing.T) {
+	dir := t.TempDir()
+	w, err := New(dir, dump.DefaultTolerance)
+	require.NoError(t, err)
+	o := map[string]*dump.Dump{"chromium": small("chromium", 100), "firefox": small("firefox", 100), "webkit": small("webkit", 100)}
+	cand := small("candidate", 120)
+	r, err := compare.Geometry(o, cand, dump.DefaultTolerance)
+	require.NoError(t, err)
+	require.NoError(t, w.Add(Case{ID: json.RawMessage(`"wide"`), Report: r, Dumps: o, Candidate: cand}))
+	require.NoError(t, w.Close())
+	b, err := os.ReadFile(filepath.Join(dir, "cases", "000001.html"))
+	require.NoError(t, err)
+	page := string(b)
+	for _, e := range []string{"chromium", "firefox", "webkit", "candidate"} {
+		start := strings.Index(page, `data-engine="`+e+`"`)
+		require.GreaterOrEqual(t, start, 0, e)
+		end := strings.Index(page[start:], "</section>")
+		panel := page[start : start+end]
+		assert.Contains(t, panel, "st-failed", e)
+		assert.Equal(t, e == "candidate", strings.Contains(panel, " fails"), e)
+	}
+}

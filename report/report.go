@@ -64,10 +64,14 @@ type Writer struct {
 
 // row is one index entry; the index page filters and sorts these in the browser.
 type row struct {
-	N        int               `json:"n"`
-	ID       string            `json:"id"`
-	Verdict  string            `json:"verdict"`
-	Reason   string            `json:"reason,omitempty"`
+	N       int    `json:"n"`
+	ID      string `json:"id"`
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason,omitempty"`
+	// Failed counts the items the candidate failed (geometry, style, reflection and
+	// trace); MaxDelta is its largest geometry |delta| in px.
+	Failed   int               `json:"failed,omitempty"`
+	MaxDelta float64           `json:"max_delta,omitempty"`
 	Votes    map[vote.Kind]int `json:"votes,omitempty"`
 	Outvoted map[string]int    `json:"outvoted,omitempty"` // engine -> items it was outvoted on
 	Errors   []string          `json:"errors,omitempty"`   // engines with no dump
@@ -106,7 +110,11 @@ func (w *Writer) Add(c Case) error {
 	}
 	n := len(w.rows) + 1
 	page := fmt.Sprintf("cases/%06d.html", n)
-	rw := row{N: n, ID: DisplayID(c.ID), Verdict: string(r.Verdict), Reason: r.Reason, Votes: r.Votes, Page: page}
+	rw := row{N: n, ID: DisplayID(c.ID), Verdict: string(r.Verdict), Reason: r.Reason, Votes: r.Votes, Page: page,
+		Failed: failedItems(r), MaxDelta: finite(r.MaxAbsDelta)}
+	if rw.Reason == "" && rw.Failed > 0 {
+		rw.Reason = failReason(r, rw.Failed)
+	}
 	for _, o := range r.Outliers {
 		if rw.Outvoted == nil {
 			rw.Outvoted = map[string]int{}
@@ -132,6 +140,53 @@ func (w *Writer) Add(c Case) error {
 	}
 	w.rows = append(w.rows, rw)
 	return nil
+}
+
+// finite is v for the index's JSON, which has no infinity: an overflowing delta
+// (two values near ±MaxFloat64 subtracted) is the largest float instead.
+func finite(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return math.MaxFloat64
+	}
+	return v
+}
+
+// failedItems is every item the candidate failed, on each axis scored.
+func failedItems(r *compare.Report) int {
+	n := r.Layout.Failed + r.Style.Failed
+	if r.Reflection != nil {
+		n += r.Reflection.Failed
+	}
+	if r.Trace != nil {
+		n += r.Trace.Failed
+	}
+	return n
+}
+
+// failReason says in a line why a case failed, for the index: how many items, and
+// the largest geometry difference (else the first style one), by node and property.
+func failReason(r *compare.Report, failed int) string {
+	s := fmt.Sprintf("%d item", failed)
+	if failed != 1 {
+		s += "s"
+	}
+	s += " outside tolerance"
+	var worst *compare.Finding
+	for _, f := range r.Failures() {
+		if worst == nil || math.Abs(f.Delta) > math.Abs(worst.Delta) {
+			worst = &f
+		}
+	}
+	switch {
+	case worst != nil && worst.Property == "rects.count":
+		s += fmt.Sprintf("; the largest: %s (node %d) %s %+g", worst.Tag, worst.Node, worst.Property, worst.Delta)
+	case worst != nil:
+		s += fmt.Sprintf("; the largest: %s (node %d) %s %+.2f px", worst.Tag, worst.Node, worst.Property, worst.Delta)
+	case len(r.StyleFindings) > 0:
+		f := r.StyleFindings[0]
+		s += fmt.Sprintf("; first: %s (node %d) %s %q, majority %q", f.Tag, f.Node, f.Property, f.Got, f.Want)
+	}
+	return s
 }
 
 // Close writes the index. The report is complete only after it.
@@ -183,6 +238,7 @@ type box struct {
 	Tag      string
 	Status   string // compare.NodeStatus, "ok" when not highlighted
 	Outlier  bool   // this panel's engine was outvoted on the node
+	Fails    bool   // this panel is the candidate's, and it failed the node
 	Cause    bool   // the node is a root cause (compare.Attribute)
 	X, Y     float64
 	W, H     float64
@@ -325,8 +381,11 @@ func (w *Writer) writeCase(n int, rw row, c Case, r *compare.Report) error {
 					}
 				}
 				for j, rc := range nd.Rects {
+					// The side that is off is the one filled: an outvoted engine's own
+					// panel, and for a node the candidate failed the candidate's alone.
 					b := box{Node: i, Tag: nd.Tag, Status: string(st), Outlier: outlier, Cause: aligned && causes[i],
-						X: rc.X, Y: rc.Y, W: rc.W, H: rc.H, Fragment: j}
+						Fails: aligned && e == "candidate" && st == compare.NodeFailed,
+						X:     rc.X, Y: rc.Y, W: rc.W, H: rc.H, Fragment: j}
 					if rc.X >= dump.Viewport.Width || rc.Y >= dump.Viewport.Height || rc.X+rc.W <= 0 || rc.Y+rc.H <= 0 {
 						pn.Offview++
 					}

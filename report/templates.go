@@ -37,7 +37,7 @@ var indexTmpl = template.Must(template.New("index").Funcs(funcs).Parse(`<!doctyp
 <nav class="pager"><button id="prev" type="button">&larr; previous</button> <span id="page"></span> <button id="next" type="button">next &rarr;</button>
 <label>per page <select id="per"><option>50</option><option selected>100</option><option>500</option></select></label></nav>
 <table id="cases"><thead><tr>
-<th data-sort="n">#</th><th data-sort="id">id</th><th data-sort="verdict">verdict</th>
+<th data-sort="n">#</th><th data-sort="id">id</th><th data-sort="verdict">verdict</th><th data-sort="failed" title="items the candidate failed">failed</th><th data-sort="delta" title="the candidate's largest geometry |delta|, px">max &Delta; px</th>
 <th data-sort="majority">majority</th><th data-sort="split">split</th><th data-sort="unstable">unstable</th><th data-sort="outvoted">outvoted</th><th data-sort="errors">errors</th><th>reason</th>
 </tr></thead><tbody></tbody></table>
 <noscript>The index needs JavaScript; every case page is under cases/.</noscript>
@@ -65,14 +65,14 @@ var caseTmpl = template.Must(template.New("case").Funcs(funcs).Parse(`<!doctype 
 <p class="legend">highlighted: <span class="swatch st-outvoted"></span> an engine outvoted on the node
 <span class="swatch st-split"></span> the engines split (no truth)
 <span class="swatch st-unstable"></span> unstable: an engine's runs differed (not voted)
-<span class="swatch st-failed"></span> the candidate failed it · thick black: a root cause (listed above) · the outvoted engine's panel is framed in orange and its outvoted boxes filled; the majority's panels outline them thinly · hover a box for its values</p>
+<span class="swatch st-failed"></span> the candidate failed it · thick black: a root cause (listed above) · the outvoted engine's panel is framed in orange and its outvoted boxes filled, the candidate's failed boxes are filled in its panel only; the other panels outline them thinly · hover a box for its values · click a panel for its full 800x600 size</p>
 <div class="panels">
 {{range .Panels}}<section class="panel{{if .Outvoted}} outlier{{end}}" data-engine="{{.Engine}}">
 <h2>{{.Engine}} <small>{{.Version}}</small>{{with .Outvoted}} <span class="badge">outvoted on {{.}}</span>{{end}}</h2>
 {{with .Note}}<p class="note">{{.}}</p>{{end}}
 <div class="stage{{if .Shot}} shot{{end}}">{{if .Shot}}<img src="{{.Shot}}" width="800" height="600" alt="{{.Engine}} screenshot">{{end}}
 <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 800 600" preserveAspectRatio="xMinYMin meet">
-{{range .Boxes}}<rect class="box st-{{.Status}}{{if .Outlier}} outlier{{end}}{{if .Cause}} cause{{end}}" data-node="{{.Node}}" data-fragment="{{.Fragment}}" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}"><title>{{.Tag}} #{{.Node}}</title></rect>
+{{range .Boxes}}<rect class="box st-{{.Status}}{{if .Outlier}} outlier{{end}}{{if .Fails}} fails{{end}}{{if .Cause}} cause{{end}}" data-node="{{.Node}}" data-fragment="{{.Fragment}}" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}"><title>{{.Tag}} #{{.Node}}</title></rect>
 {{end}}</svg></div>
 {{if .Offview}}<p class="note">{{.Offview}} boxes lie outside the 800x600 viewport</p>{{end}}
 </section>

@@ -44,6 +44,11 @@
       details.appendChild(it);
     }
   }
+  // A click on a panel's stage zooms it to the viewport's own size, and back.
+  document.addEventListener("click", function (ev) {
+    var s = ev.target.closest && ev.target.closest(".stage");
+    if (s && s.parentElement) s.parentElement.classList.toggle("zoomed");
+  });
   var current = null;
   function mark(i, on) {
     Array.prototype.forEach.call(document.querySelectorAll('rect.box[data-node="' + i + '"], #items tr[data-node="' + i + '"]'), function (r) {

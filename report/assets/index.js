@@ -36,6 +36,8 @@
     split: function (c) { return votes(c, "split") + votes(c, "disagree"); },
     unstable: function (c) { return votes(c, "unstable"); },
     outvoted: outvoted,
+    failed: function (c) { return c.failed || 0; },
+    delta: function (c) { return c.max_delta || 0; },
     errors: function (c) { return (c.errors || []).length; }
   };
   function matches(c) {
@@ -83,6 +85,8 @@
       var td = cell(tr, "", "id");
       td.appendChild(a);
       cell(tr, c.verdict, "verdict v-" + c.verdict);
+      cell(tr, c.failed || "", "failed");
+      cell(tr, c.max_delta ? c.max_delta.toFixed(2) : "", "delta");
       cell(tr, votes(c, "majority") || "");
       cell(tr, (votes(c, "split") + votes(c, "disagree")) || "");
       cell(tr, votes(c, "unstable") || "", "unstable");
