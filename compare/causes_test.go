@@ -1,7 +1,10 @@
 package compare
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -268,4 +271,84 @@ func TestCausesLoopHasOneRoot(t *testing.T) {
 	assert.Equal(t, "firefox style at HTML>BODY>DIV>P", cs[0].Label())
 	assert.Equal(t, ItemRef{3, "style.margin-left"}, cs[0].Items[0])
 	assert.Equal(t, 6, cs[0].Explains, "DIV's w and rects w; P's w, rects w, offset.x, margin-left")
+}
+
+// realAnswer reads the oracle answer in testdata/compare/oracle-paragraphs.ndjson:
+// the three real engines' dumps of three paragraphs in blocks (written by bin/oracle).
+// Firefox's paragraphs are 1px taller than Chromium's and WebKit's there.
+func realAnswer(t *testing.T) map[string]*dump.Dump {
+	t.Helper()
+	b, err := os.ReadFile("../testdata/compare/oracle-paragraphs.ndjson")
+	require.NoError(t, err)
+	var resp struct {
+		Dumps map[string]*dump.Dump `json:"dumps"`
+	}
+	require.NoError(t, json.Unmarshal(b, &resp))
+	require.Len(t, resp.Dumps, 3)
+	return resp.Dumps
+}
+
+// tallerTag makes every box tagged tag dh px taller in d, as a block flow would:
+// its ancestors grow by as much and every later box moves down.
+func tallerTag(d *dump.Dump, tag string, dh float64) {
+	end := subtreeEnds(d)
+	for i := range d.Nodes {
+		if d.Nodes[i].Tag != tag {
+			continue
+		}
+		for m := range d.Nodes {
+			n := &d.Nodes[m]
+			anc := m < i && i <= end[m]
+			switch {
+			case m == i || anc:
+				n.Bounding.H += dh
+				for r := range n.Rects {
+					n.Rects[r].H += dh
+				}
+				n.Style["height"] = fmt.Sprintf("%gpx", n.Bounding.H)
+			case m > end[i]:
+				n.Bounding.Y += dh
+				for r := range n.Rects {
+					n.Rects[r].Y += dh
+				}
+			}
+		}
+	}
+}
+
+// Style does not swallow geometry: a candidate that reports another writing-mode
+// on every node (as QtWebKit reports "lr-tb") and has every P 3px taller still
+// shows the P's height as a cause of its own. A unit test of Attribute over real
+// dumps: the candidate is Chromium's real dump, edited by the test.
+func TestCausesStyleDoesNotSwallowGeometry(t *testing.T) {
+	oracle := realAnswer(t)
+	b, err := json.Marshal(oracle["chromium"])
+	require.NoError(t, err)
+	var got dump.Dump
+	require.NoError(t, json.Unmarshal(b, &got))
+	got.Engine = "candidate"
+	for i := range got.Nodes {
+		got.Nodes[i].Style["writing-mode"] = "lr-tb"
+	}
+	tallerTag(&got, "P", 3)
+	r, err := Geometry(oracle, &got, dump.DefaultTolerance)
+	require.NoError(t, err)
+	var pHeight, wm []Cause
+	for _, c := range r.Causes {
+		if !slices.Contains(c.Engines, "candidate") {
+			continue
+		}
+		if c.Tag == "P" && c.Kind == CauseLayout && c.Items[0].Property == "bounding.h" {
+			pHeight = append(pHeight, c)
+		}
+		if c.Kind == CauseStyle {
+			wm = append(wm, c)
+		}
+	}
+	assert.Len(t, pHeight, 3, "each P's height is a cause of its own: %+v", r.Causes)
+	require.Len(t, wm, 1, "one writing-mode cause, at the root: %+v", r.Causes)
+	assert.Equal(t, "HTML", wm[0].Tag)
+	for _, it := range wm[0].Items {
+		assert.Equal(t, "style.writing-mode", it.Property, "the root's writing-mode explains no geometry")
+	}
 }
