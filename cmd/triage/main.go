@@ -40,19 +40,21 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // config is one triage run.
 type config struct {
-	cmd         candidate.Command
-	out         string
-	oracleBin   string
-	oracleArgs  []string
-	reduceTop   int
-	reduceFor   time.Duration
-	parallel    int
-	tol         float64
-	axes        compare.Axes // what is scored (--axes)
-	envName     string       // "pinned" or "host"
-	oracleLog   io.Writer
-	corpusFiles []string
-	from        string // --from: an earlier run's directory
+	cmd          candidate.Command
+	out          string
+	oracleBin    string
+	oracleArgs   []string
+	reduceTop    int // at most this many entries besides crashes (< 0: all)
+	reduceFor    time.Duration
+	reduceBudget time.Duration // the whole reduction's bound
+	aloneFirst   bool          // rank the entries no engine agrees with first
+	parallel     int
+	tol          float64
+	axes         compare.Axes // what is scored (--axes)
+	envName      string       // "pinned" or "host"
+	oracleLog    io.Writer
+	corpusFiles  []string
+	from         string // --from: an earlier run's directory
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -66,8 +68,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	oraclePath := fs.String("oracle", "", "the oracle binary (`PATH`); default: oracle next to this binary, else on PATH")
 	var oracleFlags cli.List
 	fs.Var(&oracleFlags, "oracle-flag", "a flag `F` passed to the scoring oracle (repeatable), e.g. --oracle-flag=--store=/tmp/s.db; its store is on by default, so a rerun measures only what is new")
-	reduceTop := fs.Int("reduce", 10, "reduce the smallest case of each of the top `N` buckets (0: none)")
-	reduceFor := fs.Duration("reduce-timeout", 3*time.Minute, "stop reducing one bucket after this long and keep the best so far")
+	reduceTop := fs.Int("reduce", -1, "reduce at most the top `N` entries besides every crash and timeout, which are always reduced (-1: every entry while --reduce-budget lasts; 0: crashes and timeouts only)")
+	reduceFor := fs.Duration("reduce-timeout", 3*time.Minute, "stop reducing one entry after this long and keep the best so far")
+	reduceBudget := fs.Duration("reduce-budget", 10*time.Minute, "bound on the whole reduction: entries are reduced in rank order while it lasts (crashes and timeouts always)")
+	aloneFirst := fs.Bool("alone-first", false, "rank first the entries where the candidate is alone against all three engines (agreeing_engines empty), after crashes, errors and overflows")
 	candTimeout := fs.Duration("candidate-timeout", 30*time.Second, "bound on one run of the candidate, its children included; past it the case is that case's candidate error")
 	envName := fs.String("candidate-env", "pinned", "the candidate's environment: pinned (the browsers' fontconfig, default faces and sizes, locale and time zone: `triage candidate-env` prints it) or host (this process's own)")
 	parallel := fs.Int("parallel", 4, "cases in flight at once (each runs the oracle and the candidate)")
@@ -95,8 +99,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return bad("--out is required")
 	case fs.NArg() == 0:
 		return bad("no corpus: name one or more NDJSON files of {\"id\",\"html\"} cases")
-	case *reduceTop < 0:
-		return bad("--reduce must be >= 0")
+	case *reduceTop < -1:
+		return bad("--reduce must be >= -1")
+	case *reduceBudget <= 0:
+		return bad("--reduce-budget must be > 0")
 	case *parallel < 1:
 		return bad("--parallel must be >= 1")
 	case *candTimeout <= 0:
@@ -107,7 +113,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return bad("--tolerance must be a finite number >= 0")
 	}
 	c := config{cmd: candidate.Command{Cmd: *cmdFlag, Timeout: *candTimeout}, out: *outDir,
-		oracleArgs: oracleFlags, reduceTop: *reduceTop, reduceFor: *reduceFor, parallel: *parallel,
+		oracleArgs: oracleFlags, reduceTop: *reduceTop, reduceFor: *reduceFor, reduceBudget: *reduceBudget, aloneFirst: *aloneFirst, parallel: *parallel,
 		tol: *tol, axes: axes, envName: *envName, oracleLog: io.Discard, corpusFiles: fs.Args(), from: *from}
 	switch *envName {
 	case "pinned":

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -17,11 +18,12 @@ import (
 // probe is one run of a variant: the engines' dumps and the candidate's answer,
 // scored. nil report with errKind "" means no vote (an engine failed).
 type probe struct {
-	resp    *client.Response
-	cand    *dump.Dump
-	candErr error
-	report  *compare.Report
-	errKind string
+	resp     *client.Response
+	cand     *dump.Dump
+	candErr  error
+	report   *compare.Report
+	errKind  string
+	overflow bool
 }
 
 // ask runs html through oracle o and the candidate, scored as judge scores a case.
@@ -37,7 +39,7 @@ func (t *triage) ask(ctx context.Context, o *client.Client, html string) *probe 
 	p.resp = resp
 	s := &scored{c: tcase{html: html}, resp: resp, cand: p.cand, candErr: p.candErr}
 	t.judge(s)
-	p.report, p.errKind = s.report, s.errKind
+	p.report, p.errKind, p.overflow = s.report, s.errKind, s.overflow
 	if s.verdict == "candidate-error" && s.report == nil && p.errKind == "" {
 		p.errKind = "error"
 	}
@@ -48,7 +50,44 @@ func (p *probe) shows(s Signature) bool {
 	if p == nil || p.resp == nil {
 		return false
 	}
-	return shows(s, p.report, p.errKind)
+	return shows(s, p.report, p.errKind, p.overflow)
+}
+
+// others are the signatures (keys) p fails other than s.
+func (p *probe) others(s Signature) map[string]Signature {
+	out := map[string]Signature{}
+	if p == nil || p.resp == nil || p.errKind != "" || p.overflow {
+		return out
+	}
+	for _, g := range signatures(p.report) {
+		if g.Key() != s.Key() {
+			out[g.Key()] = g
+		}
+	}
+	return out
+}
+
+// toReduce are the entries reduced, in this order: every crash and timeout,
+// then the others in rank order, at most max of them (max < 0: all).
+func toReduce(entries []*Bucket, max int) []*Bucket {
+	var out []*Bucket
+	for _, b := range entries {
+		if b.Severity == "crash" {
+			out = append(out, b)
+		}
+	}
+	n := 0
+	for _, b := range entries {
+		if b.Severity == "crash" {
+			continue
+		}
+		if max >= 0 && n >= max {
+			break
+		}
+		out = append(out, b)
+		n++
+	}
+	return out
 }
 
 // reduceBuckets reduces each bucket's representative (its smallest case) with
@@ -57,7 +96,12 @@ func (p *probe) shows(s Signature) bool {
 // from a rerun: a variant whose answer changes is not kept). The reducing oracle
 // and the confirming one are fresh processes with the store off; the confirming
 // one, and a fresh candidate run, answer each reduced case once.
-func (t *triage) reduceBuckets(ctx context.Context, top []*Bucket, byID map[string]*scored) {
+func (t *triage) reduceBuckets(ctx context.Context, entries []*Bucket, byID map[string]*scored) {
+	top := toReduce(entries, t.cfg.reduceTop)
+	if len(top) == 0 {
+		return
+	}
+	deadline := time.Now().Add(t.cfg.reduceBudget)
 	args := append(slices.Clone(t.cfg.oracleArgs), "--store=off") // the last --store wins
 	type started struct {
 		c   *client.Client
@@ -102,12 +146,14 @@ func (t *triage) reduceBuckets(ctx context.Context, top []*Bucket, byID map[stri
 		return
 	}
 	for i, b := range top {
-		if ctx.Err() != nil {
+		left := time.Until(deadline)
+		if ctx.Err() != nil || left <= 0 && b.Severity != "crash" {
+			fmt.Fprintf(t.stderr, "triage: the reduction budget (%v) is spent: %d of %d entries reduced\n", t.cfg.reduceBudget, i, len(top))
 			break
 		}
 		rep := byID[b.Representative]
-		b.Reduced = t.reduceOne(ctx, red.c, b, rep.c.html)
-		fmt.Fprintf(t.stderr, "triage: bucket %d/%d %s: %d -> %d bytes in %.1fs\n", i+1, len(top),
+		b.Reduced = t.reduceOne(ctx, red.c, b, rep, min(t.cfg.reduceFor, max(left, 10*time.Second)))
+		fmt.Fprintf(t.stderr, "triage: entry %d/%d %s: %d -> %d bytes in %.1fs\n", i+1, len(top),
 			b.Signature.Label(), b.Reduced.BytesBefore, b.Reduced.Bytes, b.Reduced.Seconds)
 	}
 	red.c.Close()
@@ -121,13 +167,40 @@ func (t *triage) reduceBuckets(ctx context.Context, top []*Bucket, byID map[stri
 			continue
 		}
 		p := t.ask(ctx, f.c, b.Reduced.HTML)
-		b.Reduced.Reproduced = p.shows(b.Signature)
+		b.Reduced.Reproduced = b.showsAny(p.report, p.errKind, p.overflow) && p.resp != nil
+		b.Reduced.OtherFailures = []string{}
+		for _, k := range slices.Sorted(maps.Keys(p.others(b.rep.Signature))) {
+			b.Reduced.OtherFailures = append(b.Reduced.OtherFailures, p.others(b.rep.Signature)[k].Label())
+		}
 		b.confirm = p
 	}
 }
 
-func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, html string) *Reduced {
+// reduceOne reduces entry b's representative (rep) for at most limit. A variant
+// is kept when it shows the signature of the entry's variant rep was chosen
+// from, twice, and fails nothing the representative did not fail besides: a
+// variant that shows the signature through another defect is not kept.
+func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, rep *scored, limit time.Duration) *Reduced {
 	start := time.Now()
+	html := rep.c.html
+	sig := b.rep.Signature
+	allowed := map[string]bool{}
+	if rep.report != nil {
+		for _, g := range signatures(rep.report) {
+			allowed[g.Key()] = true
+		}
+	}
+	keeps := func(p *probe) bool {
+		if !p.shows(sig) {
+			return false
+		}
+		for k := range p.others(sig) {
+			if !allowed[k] {
+				return false
+			}
+		}
+		return true
+	}
 	v := reduce.Variant{HTML: html}
 	out := &Reduced{BytesBefore: len(html)}
 	var mu sync.Mutex
@@ -141,10 +214,10 @@ func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, htm
 				continue // cutting the doctype changes the document's mode (quirks): another page
 			}
 			wg.Go(func() {
-				if !t.ask(ctx, o, v.HTML).shows(b.Signature) {
+				if !keeps(t.ask(ctx, o, v.HTML)) {
 					return
 				}
-				if t.ask(ctx, o, v.HTML).shows(b.Signature) {
+				if keeps(t.ask(ctx, o, v.HTML)) {
 					ok[i] = true
 				} else {
 					mu.Lock()
@@ -156,7 +229,7 @@ func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, htm
 		wg.Wait()
 		return ok
 	}
-	rctx, cancel := context.WithTimeout(ctx, t.cfg.reduceFor)
+	rctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	best, st, ok := reduce.Reduce(rctx, v, test, reduce.Options{Parallel: t.cfg.parallel})
 	out.Seconds = time.Since(start).Seconds()
@@ -186,15 +259,18 @@ func hasDoctype(html string) bool {
 	return len(s) >= 9 && strings.EqualFold(s[:9], "<!doctype")
 }
 
-// causeOf is the first cause of p's report the candidate fails with signature s.
-func causeOf(p *probe, s Signature) *compare.Cause {
+// causeOf is the first cause of p's report the candidate fails with a signature
+// of entry b's variants.
+func causeOf(p *probe, b *Bucket) *compare.Cause {
 	if p == nil || p.report == nil {
 		return nil
 	}
-	k := s.Key()
-	for _, c := range p.report.Causes {
-		if containsCandidate(c.Engines) && causeSignature(p.report, c).Key() == k {
-			return &c
+	for _, v := range b.Variants {
+		k := v.Signature.Key()
+		for _, c := range p.report.Causes {
+			if containsCandidate(c.Engines) && causeSignature(p.report, c).Key() == k {
+				return &c
+			}
 		}
 	}
 	return nil
