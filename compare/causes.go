@@ -136,6 +136,9 @@ var (
 		"border-left-width", "border-right-width", "margin-left", "margin-right")
 	verticalStyle = styleSet("min-height", "max-height", "padding-top", "padding-bottom",
 		"border-top-width", "border-bottom-width", "margin-top", "margin-bottom")
+	// blockMargins move a box but never size it (a horizontal margin narrows an
+	// auto-width block; a vertical one never changes a height).
+	blockMargins = map[string]bool{"style.margin-top": true, "style.margin-bottom": true}
 )
 
 // styleSet is the set of "style."+name for names, plus the properties that set
@@ -156,7 +159,7 @@ func setsAxis(prop, geo string) bool {
 	case axisWidth:
 		return horizontalStyle[prop]
 	case axisHeight:
-		return verticalStyle[prop]
+		return verticalStyle[prop] && !blockMargins[prop]
 	case axisOffset:
 		if geo == "offset.x" {
 			return horizontalStyle[prop]
@@ -298,10 +301,13 @@ func Attribute(o *Outcomes, ref *dump.Dump) []Cause {
 			root[p] = r
 		}
 	}
-	// One cause per (node, engines) of the roots, in tree order.
+	// One cause per (node, engines, style or geometry) of the roots, in tree
+	// order: a box whose style and geometry are both wrong, the one not explaining
+	// the other, has two causes.
 	type key struct {
-		node int
-		sig  string
+		node  int
+		sig   string
+		style bool
 	}
 	at := map[key]int{}
 	for pass := range 2 { // roots first, so each cause lists its own root items first
@@ -310,7 +316,7 @@ func Attribute(o *Outcomes, ref *dump.Dump) []Cause {
 				continue
 			}
 			r := items[root[j]]
-			k := key{r.node, r.sig}
+			k := key{r.node, r.sig, r.ax == axisStyle}
 			ci, ok := at[k]
 			if !ok {
 				ci = len(causes)

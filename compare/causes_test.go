@@ -352,3 +352,33 @@ func TestCausesStyleDoesNotSwallowGeometry(t *testing.T) {
 		assert.Equal(t, "style.writing-mode", it.Property, "the root's writing-mode explains no geometry")
 	}
 }
+
+// A vertical margin moves a box but does not size it: a P whose margin and height
+// are both wrong (two defects on one box) has a style cause and a layout cause.
+// A unit test of Attribute over real dumps, the candidate edited from Chromium's.
+func TestCausesMarginDoesNotExplainHeight(t *testing.T) {
+	oracle := realAnswer(t)
+	b, err := json.Marshal(oracle["chromium"])
+	require.NoError(t, err)
+	var got dump.Dump
+	require.NoError(t, json.Unmarshal(b, &got))
+	got.Engine = "candidate"
+	for i := range got.Nodes {
+		if got.Nodes[i].Tag == "P" {
+			got.Nodes[i].Style["margin-top"] = "7px"
+		}
+	}
+	tallerTag(&got, "P", 3)
+	r, err := Geometry(oracle, &got, dump.DefaultTolerance)
+	require.NoError(t, err)
+	kinds := map[CauseKind]int{}
+	for _, c := range r.Causes {
+		if c.Tag == "P" && slices.Contains(c.Engines, "candidate") {
+			kinds[c.Kind]++
+			if c.Kind == CauseLayout {
+				assert.Equal(t, "bounding.h", c.Items[0].Property)
+			}
+		}
+	}
+	assert.Equal(t, map[CauseKind]int{CauseStyle: 3, CauseLayout: 3}, kinds, "%+v", r.Causes)
+}
