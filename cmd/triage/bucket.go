@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -250,8 +251,13 @@ type Bucket struct {
 	Representative  string     `json:"representative"`
 	Reduced         *Reduced   `json:"reduced"`
 
+	// Merged are the signatures of entries folded into this one because their
+	// reduced cases were the same page.
+	Merged []string `json:"merged,omitempty"`
+
 	key      string
-	rep      *Variant // the variant whose representative is reduced
+	split    []*Variant // variants the tag swap on the reduced case did not confirm
+	rep      *Variant   // the variant whose representative is reduced
 	repBytes int
 	confirm  *probe // the confirming run of Reduced, for the index page
 }
@@ -499,7 +505,6 @@ func (b *bucketer) ranked(aloneFirst bool) []*Bucket {
 	}
 	byKey := map[string]*Bucket{}
 	var entries []*Bucket
-	entryOf := map[string]*Bucket{} // variant key -> entry
 	for _, k := range slices.Sorted(maps.Keys(b.by)) {
 		v := b.by[k]
 		ek := entryKey(v)
@@ -510,10 +515,21 @@ func (b *bucketer) ranked(aloneFirst bool) []*Bucket {
 			entries = append(entries, e)
 		}
 		e.Variants = append(e.Variants, v)
-		entryOf[k] = e
 	}
 	for _, e := range entries {
 		e.finish()
+	}
+	return b.rank(entries, aloneFirst)
+}
+
+// rank orders entries as ranked says, filling each one's Cases and Fixes.
+func (b *bucketer) rank(entries []*Bucket, aloneFirst bool) []*Bucket {
+	entryOf := map[string]*Bucket{} // variant key -> entry
+	for _, e := range entries {
+		e.Cases = nil
+		for _, v := range e.Variants {
+			entryOf[v.key] = e
+		}
 	}
 	// Cases of each entry, in corpus order, and entries of each case.
 	caseEntries := map[string][]*Bucket{}
@@ -589,6 +605,8 @@ func (e *Bucket) finish() {
 	})
 	first := e.Variants[0].Signature
 	e.Signature = EntrySignature{Kind: first.Kind, Props: first.Props, Sign: first.Sign, Error: first.Error}
+	e.Items, e.Causes = 0, 0
+	reduced := e.Reduced != nil // its representative is chosen for good
 	agree := map[string]int{}
 	for _, v := range e.Variants {
 		if v.Signature.Tag != "" && !slices.Contains(e.Signature.Tags, v.Signature.Tag) {
@@ -602,7 +620,7 @@ func (e *Bucket) finish() {
 		for _, a := range v.AgreeingEngines {
 			agree[a] += v.Causes
 		}
-		if e.rep == nil || v.repBytes < e.rep.repBytes && len(v.Cases)*2 >= len(e.Variants[0].Cases) {
+		if !reduced && (e.rep == nil || v.repBytes < e.rep.repBytes && len(v.Cases)*2 >= len(e.Variants[0].Cases)) {
 			e.rep = v
 		}
 	}
@@ -618,6 +636,58 @@ func (e *Bucket) finish() {
 	e.Severity, _ = severity(first)
 	e.Representative, e.repBytes = e.rep.representative, e.rep.repBytes
 	e.Trigger = trigger(e)
+}
+
+// refine applies the evidence reduction gathered and ranks the entries again:
+// a variant whose tag, swapped into the entry's reduced case, did not fail the
+// same way (split) becomes an entry of its own (with the others of its tag),
+// and entries whose reduced cases are the same page are one entry.
+func (b *bucketer) refine(entries []*Bucket, aloneFirst bool) []*Bucket {
+	var out []*Bucket
+	for _, e := range entries {
+		out = append(out, e)
+		if len(e.split) == 0 {
+			continue
+		}
+		byTag := map[string]*Bucket{}
+		for _, v := range e.split {
+			n := byTag[v.Signature.Tag]
+			if n == nil {
+				n = &Bucket{key: e.key + "|" + v.Signature.Tag}
+				byTag[v.Signature.Tag] = n
+				out = append(out, n)
+			}
+			n.Variants = append(n.Variants, v)
+			e.Variants = slices.DeleteFunc(e.Variants, func(x *Variant) bool { return x == v })
+		}
+		for _, n := range byTag {
+			n.finish()
+		}
+		e.split = nil
+		e.finish()
+	}
+	same := map[string]*Bucket{}
+	merged := out[:0]
+	for _, e := range out {
+		if r := e.Reduced; r != nil && r.Reproduced && r.Error == "" {
+			page := strings.Join(strings.Fields(r.HTML), " ")
+			if into := same[page]; into != nil && into.Severity == e.Severity {
+				into.Variants = append(into.Variants, e.Variants...)
+				into.Merged = append(into.Merged, e.Signature.Label())
+				into.finish()
+				continue
+			}
+			same[page] = e
+		}
+		merged = append(merged, e)
+	}
+	return b.rank(merged, aloneFirst)
+}
+
+// swapTag is html with every start and end tag named from renamed to to.
+func swapTag(html, from, to string) string {
+	re := regexp.MustCompile(`(?i)(</?)` + regexp.QuoteMeta(from) + `\b`)
+	return re.ReplaceAllString(html, "${1}"+strings.ToLower(to))
 }
 
 // trigger says an entry's defect in words.

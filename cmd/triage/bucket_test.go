@@ -187,3 +187,29 @@ func TestHasDoctype(t *testing.T) {
 	assert.False(t, hasDoctype("<p>no doctype</p>"))
 	assert.False(t, hasDoctype("<!-- unterminated"))
 }
+
+// Tags of one display type fold into one entry; the evidence of reduction then
+// splits a tag the swap did not confirm and merges entries whose reduced cases
+// are the same page.
+func TestRefineSplitsAndMerges(t *testing.T) {
+	b := newBucketer(compare.Options{})
+	p, div := of(compare.CauseLayout, "P", "bounding.h", 3), of(compare.CauseLayout, "DIV", "bounding.h", 3)
+	pw := of(compare.CauseLayout, "P", "bounding.w", 2)
+	b.add(sc("1", 10, failing(p), ""))
+	b.add(sc("2", 10, failing(p), ""))
+	b.add(sc("3", 10, failing(div), ""))
+	b.add(sc("4", 10, failing(pw), ""))
+	r := b.ranked(false)
+	require.Len(t, r, 2, "P and DIV heights are one entry before any evidence (no display known: one type)")
+	assert.Equal(t, []string{"P", "DIV"}, r[0].Signature.Tags)
+	r[0].Reduced = &Reduced{HTML: "<p>x</p>", Reproduced: true}
+	r[1].Reduced = &Reduced{HTML: "<p>x</p>\n", Reproduced: true}
+	r[0].split = []*Variant{r[0].Variants[1]} // DIV did not fail in the swapped case
+	r = b.refine(r, false)
+	require.Len(t, r, 2, "%v", r)
+	assert.Equal(t, "layout P bounding.h +", r[0].Signature.Label())
+	assert.Equal(t, []string{"layout P bounding.w +"}, r[0].Merged, "the same reduced page")
+	assert.Len(t, r[0].Variants, 2)
+	assert.Equal(t, "layout DIV bounding.h +", r[1].Signature.Label())
+	assert.Equal(t, "<div class=a>x</div><pre>", swapTag("<P class=a>x</p><pre>", "p", "DIV"), "P swapped, PRE kept")
+}

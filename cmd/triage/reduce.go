@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -173,6 +174,42 @@ func (t *triage) reduceBuckets(ctx context.Context, entries []*Bucket, byID map[
 			b.Reduced.OtherFailures = append(b.Reduced.OtherFailures, p.others(b.rep.Signature)[k].Label())
 		}
 		b.confirm = p
+		if b.Reduced.Reproduced {
+			t.generalize(ctx, f.c, b)
+		}
+	}
+}
+
+// generalize checks that the entry's other tags are the same defect: each tag,
+// swapped for the reduced case's in that case, must fail with one of that tag's
+// variants (DDSET's generalization); the variants of a tag that does not are
+// set apart (refine makes them an entry of their own).
+func (t *triage) generalize(ctx context.Context, o *client.Client, b *Bucket) {
+	from := b.rep.Signature.Tag
+	if from == "" || !regexp.MustCompile(`(?i)<`+regexp.QuoteMeta(from)+`\b`).MatchString(b.Reduced.HTML) {
+		return
+	}
+	tried := map[string]bool{from: true}
+	for _, v := range b.Variants {
+		tag := v.Signature.Tag
+		if tried[tag] || tag == "" {
+			continue
+		}
+		tried[tag] = true
+		p := t.ask(ctx, o, swapTag(b.Reduced.HTML, from, tag))
+		ok := false
+		for _, w := range b.Variants {
+			if w.Signature.Tag == tag && p.shows(w.Signature) {
+				ok = true
+			}
+		}
+		if !ok {
+			for _, w := range b.Variants {
+				if w.Signature.Tag == tag {
+					b.split = append(b.split, w)
+				}
+			}
+		}
 	}
 }
 

@@ -134,6 +134,9 @@ func (t *triage) run(ctx context.Context, cases []tcase, skipped int) (*summary,
 	if len(buckets) > 0 && ctx.Err() == nil {
 		rs := time.Now()
 		t.reduceBuckets(ctx, buckets, byID)
+		buckets = bk.refine(buckets, t.cfg.aloneFirst)
+		sum.Buckets = len(buckets)
+		sum.CausesPerBkt = float64(sum.Causes) / float64(len(buckets))
 		sum.ReduceSeconds = time.Since(rs).Seconds()
 		var ratios []float64
 		for i, b := range buckets {
