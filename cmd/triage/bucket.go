@@ -255,11 +255,14 @@ type Bucket struct {
 	// reduced cases were the same page.
 	Merged []string `json:"merged,omitempty"`
 
-	key      string
-	split    []*Variant // variants the tag swap on the reduced case did not confirm
-	rep      *Variant   // the variant whose representative is reduced
-	repBytes int
-	confirm  *probe // the confirming run of Reduced, for the index page
+	key   string
+	split []*Variant // variants the tag swap on the reduced case did not confirm
+	// stylesheet: the candidate's answer matches the engines' answer to the
+	// reduced case without its author CSS on this entry's defect.
+	stylesheet bool
+	rep        *Variant // the variant whose representative is reduced
+	repBytes   int
+	confirm    *probe // the confirming run of Reduced, for the index page
 }
 
 // EntrySignature is an entry's signature: its variants' kind, properties and
@@ -636,6 +639,9 @@ func (e *Bucket) finish() {
 	e.Severity, _ = severity(first)
 	e.Representative, e.repBytes = e.rep.representative, e.rep.repBytes
 	e.Trigger = trigger(e)
+	if e.stylesheet {
+		e.Trigger = "stylesheet parsing: the candidate lays the page out as the engines do without its author CSS (" + e.Trigger + ")"
+	}
 }
 
 // refine applies the evidence reduction gathered and ranks the entries again:
@@ -668,7 +674,17 @@ func (b *bucketer) refine(entries []*Bucket, aloneFirst bool) []*Bucket {
 	}
 	same := map[string]*Bucket{}
 	merged := out[:0]
+	var sheet *Bucket // the stylesheet-parsing entry
 	for _, e := range out {
+		if e.stylesheet {
+			if sheet != nil {
+				sheet.Variants = append(sheet.Variants, e.Variants...)
+				sheet.Merged = append(sheet.Merged, e.Signature.Label())
+				sheet.finish()
+				continue
+			}
+			sheet = e
+		}
 		if r := e.Reduced; r != nil && r.Reproduced && r.Error == "" {
 			page := strings.Join(strings.Fields(r.HTML), " ")
 			if into := same[page]; into != nil && into.Severity == e.Severity {

@@ -213,3 +213,26 @@ func TestRefineSplitsAndMerges(t *testing.T) {
 	assert.Equal(t, "layout DIV bounding.h +", r[1].Signature.Label())
 	assert.Equal(t, "<div class=a>x</div><pre>", swapTag("<P class=a>x</p><pre>", "p", "DIV"), "P swapped, PRE kept")
 }
+
+func TestWithoutAuthorCSS(t *testing.T) {
+	assert.Equal(t, `<style></style><p>x</p><div id=a>y</div>`,
+		withoutAuthorCSS(`<style>p{color:red}</style><p style="margin:1px">x</p><div id=a style='x'>y</div>`))
+	assert.Equal(t, "<STYLE type=text/css></STYLE>", withoutAuthorCSS("<STYLE type=text/css><![CDATA[ p{} ]]></STYLE>"))
+}
+
+// Entries whose reduced cases the candidate lays out as the engines do without
+// their author CSS are one stylesheet-parsing entry.
+func TestRefineFoldsStylesheetParsing(t *testing.T) {
+	b := newBucketer(compare.Options{})
+	b.add(sc("1", 10, failing(of(compare.CauseLayout, "P", "bounding.h", 3)), ""))
+	b.add(sc("2", 10, failing(of(compare.CauseLayout, "SPAN", "bounding.w", -5)), ""))
+	b.add(sc("3", 10, failing(of(compare.CauseLayout, "B", "offset.y", 2)), ""))
+	r := b.ranked(false)
+	require.Len(t, r, 3)
+	r[0].stylesheet, r[2].stylesheet = true, true
+	r = b.refine(r, false)
+	require.Len(t, r, 2)
+	assert.Len(t, r[0].Variants, 2)
+	assert.Contains(t, r[0].Trigger, "stylesheet parsing")
+	assert.Len(t, r[0].Merged, 1)
+}

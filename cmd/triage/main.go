@@ -1,10 +1,11 @@
 // Command triage scores a candidate layout engine at corpus scale (docs/triage.md):
 // it runs every case of the corpus through the oracle and through the candidate's
 // command, scores the candidate against the three engines' vote, groups its
-// failures across cases into buckets (one defect, one bucket), ranks them by the
-// cases they cover, and reduces the smallest case of each top bucket.
+// failures across cases into entries (one defect, one entry, with the signatures
+// it shows as), ranks them by severity and then by the cases a fix makes pass,
+// and reduces the smallest case of each entry while a time budget lasts.
 //
-//	triage --candidate-cmd CMD --out DIR [--oracle PATH] [--oracle-flag F]... [--reduce N] CORPUS.ndjson...
+//	triage --candidate-cmd CMD --out DIR [--oracle PATH] [--oracle-flag F]... [--reduce N] [--reduce-budget D] [--alone-first] CORPUS.ndjson...
 //	triage candidate-env [CMD [ARG]...]
 //
 // Exit status: 0 the candidate fails nothing the engines agree on, 1 it does, 2 bad
@@ -80,7 +81,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	oracleLog := fs.String("oracle-log", "", "write the oracles' logs to `FILE` (default: discarded)")
 	from := fs.String("from", "", "score again the answers an earlier run wrote into `DIR` (its oracle.ndjson and candidate.ndjson) instead of running the oracle and the candidate on the corpus; reduction still runs both")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: triage --candidate-cmd CMD --out DIR [--oracle PATH] [--oracle-flag F]... [--reduce N] CORPUS.ndjson...")
+		fmt.Fprintln(stderr, "usage: triage --candidate-cmd CMD --out DIR [--oracle PATH] [--oracle-flag F]... [--reduce N] [--reduce-budget D] [--alone-first] CORPUS.ndjson...")
 		fmt.Fprintln(stderr, "       triage candidate-env [CMD [ARG]...]")
 		cli.PrintDefaults(fs)
 	}

@@ -176,7 +176,49 @@ func (t *triage) reduceBuckets(ctx context.Context, entries []*Bucket, byID map[
 		b.confirm = p
 		if b.Reduced.Reproduced {
 			t.generalize(ctx, f.c, b)
+			t.stylesheetTrigger(ctx, f.c, b)
 		}
+	}
+}
+
+// authorCSS is a page's author style: style elements' text and style attributes.
+var authorCSS = regexp.MustCompile(`(?is)(<style\b[^>]*>).*?(</style\s*>)|\sstyle\s*=\s*("[^"]*"|'[^']*'|[^\s>]+)`)
+
+// withoutAuthorCSS is html with its style elements emptied and its style
+// attributes cut: the same elements (the same shape), none of the page's CSS.
+func withoutAuthorCSS(html string) string {
+	return authorCSS.ReplaceAllStringFunc(html, func(m string) string {
+		if sm := authorCSS.FindStringSubmatch(m); sm[1] != "" {
+			return sm[1] + sm[2]
+		}
+		return ""
+	})
+}
+
+// stylesheetTrigger asks the engines for the entry's reduced case without its
+// author CSS: when the candidate's answer to the real page then no longer shows
+// the entry's signature against them, the candidate laid the page out as if
+// without (some of) its stylesheet, and the entry is a stylesheet-parsing defect
+// (refine folds every such entry into one).
+func (t *triage) stylesheetTrigger(ctx context.Context, o *client.Client, b *Bucket) {
+	p := b.confirm
+	if p == nil || p.cand == nil || p.report == nil {
+		return
+	}
+	bare := withoutAuthorCSS(b.Reduced.HTML)
+	if bare == b.Reduced.HTML {
+		return
+	}
+	resp, err := o.Do(ctx, client.Request{HTML: client.Str(bare)})
+	if err != nil || resp.Err() != nil || len(resp.Dumps) < 3 || len(resp.Errors) > 0 {
+		return
+	}
+	rep, err := compare.GeometryWith(resp.Dumps, p.cand, t.cfg.scoring(compare.Unstable(resp.Unstable)))
+	if err != nil || rep.Verdict == compare.Untrustworthy || rep.Verdict == compare.Discarded || rep.Shape != nil {
+		return
+	}
+	if !shows(b.rep.Signature, rep, "", false) {
+		b.stylesheet = true
 	}
 }
 

@@ -49,8 +49,8 @@ type summary struct {
 	Verdicts       map[string]int `json:"verdicts"`
 	Failing        int            `json:"failing"` // fail + counted candidate errors
 	Causes         int            `json:"causes"`
-	Buckets        int            `json:"buckets"`
-	CausesPerBkt   float64        `json:"causes_per_bucket"`
+	Buckets        int            `json:"buckets"`           // entries
+	CausesPerBkt   float64        `json:"causes_per_bucket"` // per entry
 	Stored         int            `json:"cases_answered_from_store"`
 	ScoreSeconds   float64        `json:"score_seconds"`
 	CasesPerSecond float64        `json:"cases_per_second"`
@@ -123,7 +123,7 @@ func (t *triage) run(ctx context.Context, cases []tcase, skipped int) (*summary,
 	if len(buckets) > 0 {
 		sum.CausesPerBkt = float64(sum.Causes) / float64(len(buckets))
 	}
-	fmt.Fprintf(t.stderr, "triage: scored %d cases in %.1fs: %s; %d causes in %d buckets\n",
+	fmt.Fprintf(t.stderr, "triage: scored %d cases in %.1fs: %s; %d causes in %d entries\n",
 		len(cases), scoreSecs, verdictText(sum.Verdicts), sum.Causes, len(buckets))
 
 	// Written now, and again with the reductions: a long reduction interrupted
@@ -408,7 +408,7 @@ func (s *summary) print(w io.Writer) {
 	fmt.Fprintf(w, "cases %d: %s\n", s.Cases, verdictText(s.Verdicts))
 	fmt.Fprintf(w, "scoring: %.1fs, %.2f cases/s (%d answered from the store); time share: oracle %.0f%%, candidate %.0f%%\n",
 		s.ScoreSeconds, s.CasesPerSecond, s.Stored, 100*s.OracleShare, 100*s.CandShare)
-	fmt.Fprintf(w, "failing cases %d, causes %d, buckets %d (%.1f causes per bucket)\n", s.Failing, s.Causes, s.Buckets, s.CausesPerBkt)
+	fmt.Fprintf(w, "failing cases %d, causes %d, entries %d (%.1f causes per entry)\n", s.Failing, s.Causes, s.Buckets, s.CausesPerBkt)
 	for _, r := range s.Reduced {
 		fmt.Fprintf(w, "  #%d %s: %d cases, %d causes; reduced %d -> %d bytes in %.1fs, reproduced %v\n",
 			r.Rank, r.Signature, r.Cases, r.Causes, r.BytesBefore, r.BytesAfter, r.Seconds, r.Reproduced)
