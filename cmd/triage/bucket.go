@@ -381,16 +381,19 @@ func agreeing(r *compare.Report, o *compare.Outcomes, c compare.Cause, tol float
 			continue
 		}
 		style := c.Kind == compare.CauseStyle
+		root := ""
+		for _, ref := range c.Items { // its root items first: the first the candidate fails of its class
+			if _, isStyle := foldProperty(r, c.Node, ref.Property); ref.Node == c.Node && isStyle == style && failed(r, c.Node, ref.Property) {
+				root = ref.Property
+				break
+			}
+		}
 		for _, it := range n.Items {
-			if !it.Failed || strings.HasPrefix(it.Property, "style.") != style {
+			if !it.Failed {
 				continue
 			}
-			if _, isStyle := foldProperty(r, c.Node, it.Property); isStyle != style {
-				continue // style.width and style.height are sizes
-			}
-			items = append(items, it)
-			if !style {
-				break
+			if _, isStyle := foldProperty(r, c.Node, it.Property); style && isStyle || !style && it.Property == root {
+				items = append(items, it)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/layout-oracle/oracle/client"
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
 )
@@ -235,4 +237,51 @@ func TestRefineFoldsStylesheetParsing(t *testing.T) {
 	assert.Len(t, r[0].Variants, 2)
 	assert.Contains(t, r[0].Trigger, "stylesheet parsing")
 	assert.Len(t, r[0].Merged, 1)
+}
+
+// A candidate that gives Firefox's value where Firefox is outvoted has Firefox
+// among its agreeing engines; a value of its own has none. A unit test of the
+// bucketer over three real engines' dumps (testdata/compare/oracle-paragraphs.ndjson,
+// written by bin/oracle), the candidate being Firefox's dump, then edited.
+func TestAgreeingEngines(t *testing.T) {
+	raw, err := os.ReadFile("../../testdata/compare/oracle-paragraphs.ndjson")
+	require.NoError(t, err)
+	var resp client.Response
+	require.NoError(t, json.Unmarshal(raw, &resp))
+	cand := func(edit func(*dump.Dump)) *dump.Dump {
+		b, err := json.Marshal(resp.Dumps["firefox"])
+		require.NoError(t, err)
+		var d dump.Dump
+		require.NoError(t, json.Unmarshal(b, &d))
+		d.Engine = "candidate"
+		edit(&d)
+		return &d
+	}
+	opts := compare.Options{Tolerance: dump.DefaultTolerance}
+	score := func(d *dump.Dump) *scored {
+		rep, err := compare.GeometryWith(resp.Dumps, d, opts)
+		require.NoError(t, err)
+		return &scored{c: tcase{id: "p", html: "x"}, resp: &resp, cand: d, report: rep}
+	}
+	b := newBucketer(opts)
+	b.add(score(cand(func(*dump.Dump) {}))) // Firefox's own SPAN height, where Firefox is outvoted
+	r := b.ranked(false)
+	require.Len(t, r, 1, "%+v", r)
+	assert.Equal(t, "SPAN", r[0].Signature.Tag)
+	assert.Equal(t, []string{"firefox"}, r[0].AgreeingEngines)
+
+	b = newBucketer(opts)
+	b.add(score(cand(func(d *dump.Dump) {
+		for i := range d.Nodes {
+			if d.Nodes[i].Tag == "SPAN" {
+				d.Nodes[i].Bounding.H += 5
+				for j := range d.Nodes[i].Rects {
+					d.Nodes[i].Rects[j].H += 5
+				}
+			}
+		}
+	})))
+	r = b.ranked(false)
+	require.Len(t, r, 1, "%+v", r)
+	assert.Equal(t, []string{}, r[0].AgreeingEngines, "the candidate alone")
 }
