@@ -125,6 +125,7 @@ Engines giving the candidate's value too: {{if .B.AgreeingEngines}}<b>{{join .B.
 {{if gt (len .B.Variants) 1}}<table><tr><th>variant</th><th>cases</th><th>causes</th><th>agreeing engines</th></tr>
 {{range .B.Variants}}<tr><td>{{.Signature.Label}}</td><td>{{len .Cases}}</td><td>{{.Causes}}</td><td>{{join .AgreeingEngines}}</td></tr>
 {{end}}</table>{{end}}
+{{with .B.Merged}}<p>Folded in, their reduced cases being the same page or the same stylesheet trigger: {{join .}}.</p>{{end}}
 {{with .B.Reduced}}
 <p>Reduced: {{.BytesBefore}} &rarr; {{.Bytes}} bytes in {{printf "%.1f" .Seconds}}s ({{.Variants}} variants);
 reproduced in a fresh oracle and candidate run: <b>{{.Reproduced}}</b>{{with .Error}}; {{.}}{{end}}{{with .OtherFailures}}; it still fails also: {{join .}}{{end}}.</p>
