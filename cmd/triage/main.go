@@ -71,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&oracleFlags, "oracle-flag", "a flag `F` passed to the scoring oracle (repeatable), e.g. --oracle-flag=--store=/tmp/s.db; its store is on by default, so a rerun measures only what is new")
 	reduceTop := fs.Int("reduce", -1, "reduce at most the top `N` entries besides every crash and timeout, which are always reduced (-1: every entry while --reduce-budget lasts; 0: crashes and timeouts only)")
 	reduceFor := fs.Duration("reduce-timeout", 3*time.Minute, "stop reducing one entry after this long and keep the best so far")
-	reduceBudget := fs.Duration("reduce-budget", 10*time.Minute, "bound on the whole reduction: entries are reduced in rank order while it lasts (crashes and timeouts always)")
+	reduceBudget := fs.Duration("reduce-budget", 5*time.Minute, "bound on the whole reduction: entries are reduced in rank order while it lasts (crashes and timeouts always)")
 	aloneFirst := fs.Bool("alone-first", false, "rank first the entries where the candidate is alone against all three engines (agreeing_engines empty), after crashes, errors and overflows")
 	candTimeout := fs.Duration("candidate-timeout", 30*time.Second, "bound on one run of the candidate, its children included; past it the case is that case's candidate error")
 	envName := fs.String("candidate-env", "pinned", "the candidate's environment: pinned (the browsers' fontconfig, default faces and sizes, locale and time zone: `triage candidate-env` prints it) or host (this process's own)")
