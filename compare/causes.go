@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -177,6 +178,40 @@ type attrItem struct {
 	sig  string // its engines: only items with the same engines explain each other
 	cand bool   // the candidate fails it: it is explained among the candidate's items
 	by   int    // the item that explains it, or -1: a root
+	// want and got are the majority's value and the differing side's (the
+	// candidate's, else the outvoted engine's), as NodeItem.Values writes them;
+	// "" when neither applies (a split).
+	want, got string
+}
+
+// differing is the value of the side that differs on it: the candidate's when it
+// fails it, else the outvoted engine's.
+func differing(it NodeItem) string {
+	switch {
+	case it.Failed:
+		return it.Values["candidate"]
+	case it.Vote == vote.Majority:
+		return it.Values[it.Outlier]
+	}
+	return ""
+}
+
+// proportional says style item j (a margin or padding) can be a percentage of
+// width item k: the differing side's j/k ratio is the majority's. Unknown values
+// (not px numbers) do not rule it out.
+func proportional(j, k attrItem) bool {
+	px := func(v string) (float64, bool) {
+		f, err := strconv.ParseFloat(strings.TrimSuffix(v, "px"), 64)
+		return f, err == nil
+	}
+	wj, ok1 := px(j.want)
+	gj, ok2 := px(j.got)
+	wk, ok3 := px(k.want)
+	gk, ok4 := px(k.got)
+	if !(ok1 && ok2 && ok3 && ok4) || wk == 0 || gk == 0 {
+		return true
+	}
+	return math.Abs(gj/gk-wj/wk) <= 0.005*math.Max(math.Abs(wj/wk), 0.01)
 }
 
 // sameEngines says item k may explain item j: both failed by the candidate
@@ -238,7 +273,7 @@ func Attribute(o *Outcomes, ref *dump.Dump) []Cause {
 			if it.Vote == vote.Unstable {
 				continue // not voted: no engine differs on it, so it explains nothing
 			}
-			items = append(items, attrItem{node: i, prop: it.Property, ax: propAxis(it.Property), sig: itemSig(it, o.Engines), cand: it.Failed, by: -1})
+			items = append(items, attrItem{node: i, prop: it.Property, ax: propAxis(it.Property), sig: itemSig(it, o.Engines), cand: it.Failed, by: -1, want: it.Want, got: differing(it)})
 		}
 	}
 	first[len(o.Nodes)] = len(items)
@@ -572,7 +607,7 @@ func (a *attribution) explainer(j int) int {
 			return k
 		}
 		if strings.HasPrefix(prop, "style.margin-") || strings.HasPrefix(prop, "style.padding-") {
-			return nearestAncestor(isAx(axisWidth))
+			return nearestAncestor(func(o attrItem) bool { return o.ax == axisWidth && proportional(it, o) })
 		}
 	}
 	return -1

@@ -382,3 +382,38 @@ func TestCausesMarginDoesNotExplainHeight(t *testing.T) {
 	}
 	assert.Equal(t, map[CauseKind]int{CauseStyle: 3, CauseLayout: 3}, kinds, "%+v", r.Causes)
 }
+
+// A padding is explained by an ancestor's width only when it can be a percentage
+// of it (the differing side's ratio is the majority's): a P given 3px of padding
+// where the engines have none stays a cause of its own though its DIV is wider.
+// A unit test of Attribute over real dumps, the candidate edited from Chromium's.
+func TestCausesPaddingIsAPercentageOnlyInProportion(t *testing.T) {
+	oracle := realAnswer(t)
+	b, err := json.Marshal(oracle["chromium"])
+	require.NoError(t, err)
+	var got dump.Dump
+	require.NoError(t, json.Unmarshal(b, &got))
+	got.Engine = "candidate"
+	div, p := -1, -1
+	for i, n := range got.Nodes {
+		if n.Tag == "DIV" && div < 0 {
+			div = i
+		}
+		if n.Tag == "P" && p < 0 {
+			p = i
+		}
+	}
+	require.True(t, div >= 0 && p > div)
+	got.Nodes[div].Bounding.W += 10
+	got.Nodes[div].Rects[0].W += 10
+	got.Nodes[div].Style["width"] = fmt.Sprintf("%gpx", got.Nodes[div].Bounding.W)
+	got.Nodes[p].Style["padding-left"] = "3px"
+	r, err := Geometry(oracle, &got, dump.DefaultTolerance)
+	require.NoError(t, err)
+	var labels []string
+	for _, c := range r.Causes {
+		labels = append(labels, fmt.Sprintf("%s %s", c.Tag, c.Kind))
+	}
+	assert.Contains(t, labels, "P style", "%+v", r.Causes)
+	assert.Contains(t, labels, "DIV layout", "%+v", r.Causes)
+}
