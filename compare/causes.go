@@ -243,7 +243,7 @@ func sameEngines(j, k attrItem) bool {
 //     width (block widths come from the containing block); an inline's width also by
 //     the nearest earlier item (its line breaks follow the content before it);
 //   - a style item by an ancestor's same property (inheritance), or a margin or
-//     padding by an ancestor's width (percentages).
+//     padding by an ancestor's width in proportion (a percentage: proportional).
 //
 // A style item never explains a geometry item off its axis, nor when it is the
 // root's or inherited from the root down a chain of the same property.
