@@ -41,21 +41,22 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // config is one triage run.
 type config struct {
-	cmd          candidate.Command
-	out          string
-	oracleBin    string
-	oracleArgs   []string
-	reduceTop    int // at most this many entries besides crashes (< 0: all)
-	reduceFor    time.Duration
+	cmd         candidate.Command
+	out         string
+	oracleBin   string
+	oracleArgs  []string
+	reduceTop   int // at most this many entries besides crashes (< 0: all)
+	reduceFor   time.Duration
+	parallel    int
+	tol         float64
+	axes        compare.Axes // what is scored (--axes)
+	envName     string       // "pinned" or "host"
+	oracleLog   io.Writer
+	corpusFiles []string
+	from        string // --from: an earlier run's directory
+
 	reduceBudget time.Duration // the whole reduction's bound
 	aloneFirst   bool          // rank the entries no engine agrees with first
-	parallel     int
-	tol          float64
-	axes         compare.Axes // what is scored (--axes)
-	envName      string       // "pinned" or "host"
-	oracleLog    io.Writer
-	corpusFiles  []string
-	from         string // --from: an earlier run's directory
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
