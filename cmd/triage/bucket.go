@@ -650,7 +650,8 @@ func (e *Bucket) finish() {
 // refine applies the evidence reduction gathered and ranks the entries again:
 // a variant whose tag, swapped into the entry's reduced case, did not fail the
 // same way (split) becomes an entry of its own (with the others of its tag),
-// and entries whose reduced cases are the same page are one entry.
+// and entries of one kind and properties whose reduced cases are the same page
+// are one entry.
 func (b *bucketer) refine(entries []*Bucket, aloneFirst bool) []*Bucket {
 	var out []*Bucket
 	for _, e := range entries {
@@ -689,7 +690,10 @@ func (b *bucketer) refine(entries []*Bucket, aloneFirst bool) []*Bucket {
 			sheet = e
 		}
 		if r := e.Reduced; r != nil && r.Reproduced && r.Error == "" {
-			page := strings.Join(strings.Fields(r.HTML), " ")
+			// The same page, and the same kind and properties: two defects that
+			// fall on one box (a wrong margin and a wrong height) reduce to one
+			// page too, and stay two entries.
+			page := strings.Join(append(strings.Fields(r.HTML), e.Signature.Kind, strings.Join(e.Signature.Props, ",")), " ")
 			if into := same[page]; into != nil && into.Severity == e.Severity {
 				into.Variants = append(into.Variants, e.Variants...)
 				into.Merged = append(into.Merged, e.Signature.Label())

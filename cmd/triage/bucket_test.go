@@ -196,7 +196,7 @@ func TestHasDoctype(t *testing.T) {
 func TestRefineSplitsAndMerges(t *testing.T) {
 	b := newBucketer(compare.Options{})
 	p, div := of(compare.CauseLayout, "P", "bounding.h", 3), of(compare.CauseLayout, "DIV", "bounding.h", 3)
-	pw := of(compare.CauseLayout, "P", "bounding.w", 2)
+	pw := of(compare.CauseLayout, "P", "bounding.h", -2)
 	b.add(sc("1", 10, failing(p), ""))
 	b.add(sc("2", 10, failing(p), ""))
 	b.add(sc("3", 10, failing(div), ""))
@@ -209,10 +209,19 @@ func TestRefineSplitsAndMerges(t *testing.T) {
 	r[0].split = []*Variant{r[0].Variants[1]} // DIV did not fail in the swapped case
 	r = b.refine(r, false)
 	require.Len(t, r, 2, "%v", r)
-	assert.Equal(t, "layout P bounding.h +", r[0].Signature.Label())
-	assert.Equal(t, []string{"layout P bounding.w +"}, r[0].Merged, "the same reduced page")
+	assert.Equal(t, "layout P bounding.h", r[0].Signature.Label(), "its variants differ in sign")
+	assert.Equal(t, []string{"layout P bounding.h -"}, r[0].Merged, "the same reduced page")
 	assert.Len(t, r[0].Variants, 2)
 	assert.Equal(t, "layout DIV bounding.h +", r[1].Signature.Label())
+
+	// Another kind on the same page (a wrong margin where the height is wrong
+	// too) stays an entry of its own.
+	b.add(sc("5", 10, failing(of(compare.CauseStyle, "P", "style.margin-top", 0)), ""))
+	r = b.ranked(false)
+	for _, e := range r {
+		e.Reduced = &Reduced{HTML: "<p>x</p>", Reproduced: true}
+	}
+	assert.Len(t, b.refine(r, false), len(r)-1, "only the two P heights fold")
 	assert.Equal(t, "<div class=a>x</div><pre>", swapTag("<P class=a>x</p><pre>", "p", "DIV"), "P swapped, PRE kept")
 }
 
