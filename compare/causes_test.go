@@ -288,6 +288,17 @@ func realAnswer(t *testing.T) map[string]*dump.Dump {
 	return resp.Dumps
 }
 
+// copyAs is a deep copy of d named engine: a candidate made from a real dump.
+func copyAs(t *testing.T, d *dump.Dump, engine string) *dump.Dump {
+	t.Helper()
+	b, err := json.Marshal(d)
+	require.NoError(t, err)
+	var got dump.Dump
+	require.NoError(t, json.Unmarshal(b, &got))
+	got.Engine = engine
+	return &got
+}
+
 // tallerTag makes every box tagged tag dh px taller in d, as a block flow would:
 // its ancestors grow by as much and every later box moves down.
 func tallerTag(d *dump.Dump, tag string, dh float64) {
@@ -322,16 +333,12 @@ func tallerTag(d *dump.Dump, tag string, dh float64) {
 // dumps: the candidate is Chromium's real dump, edited by the test.
 func TestCausesStyleDoesNotSwallowGeometry(t *testing.T) {
 	oracle := realAnswer(t)
-	b, err := json.Marshal(oracle["chromium"])
-	require.NoError(t, err)
-	var got dump.Dump
-	require.NoError(t, json.Unmarshal(b, &got))
-	got.Engine = "candidate"
+	got := copyAs(t, oracle["chromium"], "candidate")
 	for i := range got.Nodes {
 		got.Nodes[i].Style["writing-mode"] = "lr-tb"
 	}
-	tallerTag(&got, "P", 3)
-	r, err := Geometry(oracle, &got, dump.DefaultTolerance)
+	tallerTag(got, "P", 3)
+	r, err := Geometry(oracle, got, dump.DefaultTolerance)
 	require.NoError(t, err)
 	var pHeight, wm []Cause
 	for _, c := range r.Causes {
@@ -358,18 +365,14 @@ func TestCausesStyleDoesNotSwallowGeometry(t *testing.T) {
 // A unit test of Attribute over real dumps, the candidate edited from Chromium's.
 func TestCausesMarginDoesNotExplainHeight(t *testing.T) {
 	oracle := realAnswer(t)
-	b, err := json.Marshal(oracle["chromium"])
-	require.NoError(t, err)
-	var got dump.Dump
-	require.NoError(t, json.Unmarshal(b, &got))
-	got.Engine = "candidate"
+	got := copyAs(t, oracle["chromium"], "candidate")
 	for i := range got.Nodes {
 		if got.Nodes[i].Tag == "P" {
 			got.Nodes[i].Style["margin-top"] = "7px"
 		}
 	}
-	tallerTag(&got, "P", 3)
-	r, err := Geometry(oracle, &got, dump.DefaultTolerance)
+	tallerTag(got, "P", 3)
+	r, err := Geometry(oracle, got, dump.DefaultTolerance)
 	require.NoError(t, err)
 	kinds := map[CauseKind]int{}
 	for _, c := range r.Causes {
@@ -389,11 +392,7 @@ func TestCausesMarginDoesNotExplainHeight(t *testing.T) {
 // A unit test of Attribute over real dumps, the candidate edited from Chromium's.
 func TestCausesPaddingIsAPercentageOnlyInProportion(t *testing.T) {
 	oracle := realAnswer(t)
-	b, err := json.Marshal(oracle["chromium"])
-	require.NoError(t, err)
-	var got dump.Dump
-	require.NoError(t, json.Unmarshal(b, &got))
-	got.Engine = "candidate"
+	got := copyAs(t, oracle["chromium"], "candidate")
 	div, p := -1, -1
 	for i, n := range got.Nodes {
 		if n.Tag == "DIV" && div < 0 {
@@ -408,7 +407,7 @@ func TestCausesPaddingIsAPercentageOnlyInProportion(t *testing.T) {
 	got.Nodes[div].Rects[0].W += 10
 	got.Nodes[div].Style["width"] = fmt.Sprintf("%gpx", got.Nodes[div].Bounding.W)
 	got.Nodes[p].Style["padding-left"] = "3px"
-	r, err := Geometry(oracle, &got, dump.DefaultTolerance)
+	r, err := Geometry(oracle, got, dump.DefaultTolerance)
 	require.NoError(t, err)
 	var labels []string
 	for _, c := range r.Causes {
