@@ -154,6 +154,11 @@ func (t *triage) reduceBuckets(ctx context.Context, entries []*Bucket, byID map[
 		}
 		rep := byID[b.Representative]
 		b.Reduced = t.reduceOne(ctx, red.c, b, rep, min(t.cfg.reduceFor, max(left, 10*time.Second)))
+		if b.Reduced.Error != "" {
+			fmt.Fprintf(t.stderr, "triage: entry %d/%d %s: not reduced in %.1fs: %s\n", i+1, len(top),
+				b.Signature.Label(), b.Reduced.Seconds, b.Reduced.Error)
+			continue
+		}
 		fmt.Fprintf(t.stderr, "triage: entry %d/%d %s: %d -> %d bytes in %.1fs\n", i+1, len(top),
 			b.Signature.Label(), b.Reduced.BytesBefore, b.Reduced.Bytes, b.Reduced.Seconds)
 	}
