@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -99,22 +100,110 @@ func propAxis(p string) axis {
 	return axisStyle
 }
 
+// horizontalStyle and verticalStyle are the style properties that set a box's
+// x and width, and its y and height: only these explain its geometry.
+var (
+	horizontalStyle = styleSet("min-width", "max-width", "padding-left", "padding-right",
+		"border-left-width", "border-right-width", "margin-left", "margin-right")
+	verticalStyle = styleSet("min-height", "max-height", "padding-top", "padding-bottom",
+		"border-top-width", "border-bottom-width", "margin-top", "margin-bottom")
+	// blockMargins move a box but never size it (a horizontal margin narrows an
+	// auto-width block; a vertical one never changes a height).
+	blockMargins = map[string]bool{"style.margin-top": true, "style.margin-bottom": true}
+)
+
+// styleSet is the set of "style."+name for names, plus the properties that set
+// both axes (box-sizing, display, position, float).
+func styleSet(names ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, n := range append(names, "box-sizing", "display", "position", "float") {
+		m["style."+n] = true
+	}
+	return m
+}
+
+// setsAxis says style property prop (a "style." item) sets geometry item geo's
+// axis: horizontalStyle for widths, rects.count and offset.x, verticalStyle for
+// heights and offset.y.
+func setsAxis(prop, geo string) bool {
+	switch propAxis(geo) {
+	case axisWidth:
+		return horizontalStyle[prop]
+	case axisHeight:
+		return verticalStyle[prop] && !blockMargins[prop]
+	case axisOffset:
+		if geo == "offset.x" {
+			return horizontalStyle[prop]
+		}
+		return verticalStyle[prop]
+	}
+	return false
+}
+
 // attrItem is one non-unanimous item being attributed.
 type attrItem struct {
 	node int
 	prop string
 	ax   axis
 	sig  string // its engines: only items with the same engines explain each other
+	cand bool   // the candidate fails it: it is explained among the candidate's items
 	by   int    // the item that explains it, or -1: a root
+	// want and got are the majority's value and the differing side's (the
+	// candidate's, else the outvoted engine's), as NodeItem.Values writes them;
+	// "" when neither applies (a split).
+	want, got string
+}
+
+// differing is the value of the side that differs on it: the candidate's when it
+// fails it, else the outvoted engine's.
+func differing(it NodeItem) string {
+	switch {
+	case it.Failed:
+		return it.Values["candidate"]
+	case it.Vote == vote.Majority:
+		return it.Values[it.Outlier]
+	}
+	return ""
+}
+
+// proportional says style item j (a margin or padding) can be a percentage of
+// width item k: the differing side's j/k ratio is the majority's. Unknown values
+// (not px numbers) do not rule it out.
+func proportional(j, k attrItem) bool {
+	px := func(v string) (float64, bool) {
+		f, err := strconv.ParseFloat(strings.TrimSuffix(v, "px"), 64)
+		return f, err == nil
+	}
+	wj, ok1 := px(j.want)
+	gj, ok2 := px(j.got)
+	wk, ok3 := px(k.want)
+	gk, ok4 := px(k.got)
+	if !(ok1 && ok2 && ok3 && ok4) || wk == 0 || gk == 0 {
+		return true
+	}
+	return math.Abs(gj/gk-wj/wk) <= 0.005*math.Max(math.Abs(wj/wk), 0.01)
+}
+
+// sameEngines says item k may explain item j: both failed by the candidate
+// (whatever engine is outvoted on either: the candidate's failures are attributed
+// among its own items), or, for an item the candidate does not fail, the same
+// engines.
+func sameEngines(j, k attrItem) bool {
+	if j.cand || k.cand {
+		return j.cand && k.cand
+	}
+	return j.sig == k.sig
 }
 
 // Attribute assigns each non-unanimous item of o to one root cause, on ref (a
 // voting engine's dump: node i is the same element in every voting dump). The rule
 // is docs/compare.md's "Attribution": an item is explained by another item with the
-// same engines when
+// same engines (for an item the candidate fails: another item the candidate fails,
+// whatever engine is outvoted on either) when
 //
 //   - same node: a rects or style size item by the node's bounding item of its axis;
-//     a size or offset item by the node's own (non-size) style item;
+//     a size or offset item by the node's own (non-size) style item that sets its
+//     axis (setsAxis);
 //   - an offset by any item of the nearest earlier node in tree order (an ancestor,
 //     or a preceding sibling's subtree), except an ancestor's own offset; failing
 //     that, by the node's own size (a box aligned by its end moves when it grows);
@@ -124,8 +213,10 @@ type attrItem struct {
 //     width (block widths come from the containing block); an inline's width also by
 //     the nearest earlier item (its line breaks follow the content before it);
 //   - a style item by an ancestor's same property (inheritance), or a margin or
-//     padding by an ancestor's width (percentages).
+//     padding by an ancestor's width in proportion (a percentage: proportional).
 //
+// A style item never explains a geometry item off its axis, nor when it is the
+// root's or inherited from the root down a chain of the same property.
 // Among candidates the first in that order wins, and each item follows its
 // explainer to a root; a loop's root is its first style item, else its first item
 // in tree order. Roots are
@@ -152,7 +243,7 @@ func Attribute(o *Outcomes, ref *dump.Dump) []Cause {
 			if it.Vote == vote.Unstable {
 				continue // not voted: no engine differs on it, so it explains nothing
 			}
-			items = append(items, attrItem{node: i, prop: it.Property, ax: propAxis(it.Property), sig: itemSig(it, o.Engines), by: -1})
+			items = append(items, attrItem{node: i, prop: it.Property, ax: propAxis(it.Property), sig: itemSig(it, o.Engines), cand: it.Failed, by: -1, want: it.Want, got: differing(it)})
 		}
 	}
 	first[len(o.Nodes)] = len(items)
@@ -160,8 +251,28 @@ func Attribute(o *Outcomes, ref *dump.Dump) []Cause {
 		return causes
 	}
 	a := &attribution{ref: ref, items: items, first: first, end: subtreeEnds(ref)}
+	// Style first: whether a style item's inheritance chain reaches the root
+	// decides whether it may explain geometry.
+	a.fromRoot = make([]bool, len(items))
 	for j := range items {
-		items[j].by = a.explainer(j)
+		if items[j].ax == axisStyle {
+			items[j].by = a.explainer(j)
+		}
+	}
+	for j := range items {
+		if items[j].ax != axisStyle {
+			continue
+		}
+		k := j
+		for steps := 0; items[k].by >= 0 && items[items[k].by].ax == axisStyle && items[items[k].by].prop == items[k].prop && steps < len(items); steps++ {
+			k = items[k].by
+		}
+		a.fromRoot[j] = ref.Nodes[items[k].node].Parent < 0
+	}
+	for j := range items {
+		if items[j].ax != axisStyle {
+			items[j].by = a.explainer(j)
+		}
 	}
 	// Follow each item to its root, memoized.
 	root := make([]int, len(items))
@@ -195,10 +306,13 @@ func Attribute(o *Outcomes, ref *dump.Dump) []Cause {
 			root[p] = r
 		}
 	}
-	// One cause per (node, engines) of the roots, in tree order.
+	// One cause per (node, engines, style or geometry) of the roots, in tree
+	// order: a box whose style and geometry are both wrong, the one not explaining
+	// the other, has two causes.
 	type key struct {
-		node int
-		sig  string
+		node  int
+		sig   string
+		style bool
 	}
 	at := map[key]int{}
 	for pass := range 2 { // roots first, so each cause lists its own root items first
@@ -207,7 +321,7 @@ func Attribute(o *Outcomes, ref *dump.Dump) []Cause {
 				continue
 			}
 			r := items[root[j]]
-			k := key{r.node, r.sig}
+			k := key{r.node, r.sig, r.ax == axisStyle}
 			ci, ok := at[k]
 			if !ok {
 				ci = len(causes)
@@ -290,6 +404,9 @@ type attribution struct {
 	items []attrItem
 	first []int
 	end   []int // node i's subtree is nodes i..end[i] (document order)
+	// fromRoot[j]: style item j is the root's, or inherited down a chain of the
+	// same property from the root: it explains no geometry.
+	fromRoot []bool
 }
 
 // subtreeEnds gives each node's last descendant's index (itself when a leaf).
@@ -360,10 +477,16 @@ func (a *attribution) shrinks(n int) bool {
 }
 
 // find returns the first item of node n with the same engines as item j that ok
-// accepts, or -1.
+// accepts, or -1. A style item explains a geometry item only where its property
+// sets that item's axis (setsAxis) and it is not inherited from the root.
 func (a *attribution) find(n, j int, ok func(attrItem) bool) int {
+	it := a.items[j]
 	for k := a.first[n]; k < a.first[n+1]; k++ {
-		if k != j && a.items[k].sig == a.items[j].sig && ok(a.items[k]) {
+		o := a.items[k]
+		if it.ax != axisStyle && o.ax == axisStyle && (a.fromRoot[k] || !setsAxis(o.prop, it.prop)) {
+			continue
+		}
+		if k != j && sameEngines(it, o) && ok(o) {
 			return k
 		}
 	}
@@ -454,7 +577,7 @@ func (a *attribution) explainer(j int) int {
 			return k
 		}
 		if strings.HasPrefix(prop, "style.margin-") || strings.HasPrefix(prop, "style.padding-") {
-			return nearestAncestor(isAx(axisWidth))
+			return nearestAncestor(func(o attrItem) bool { return o.ax == axisWidth && proportional(it, o) })
 		}
 	}
 	return -1

@@ -1,7 +1,10 @@
 package compare
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -268,4 +271,148 @@ func TestCausesLoopHasOneRoot(t *testing.T) {
 	assert.Equal(t, "firefox style at HTML>BODY>DIV>P", cs[0].Label())
 	assert.Equal(t, ItemRef{3, "style.margin-left"}, cs[0].Items[0])
 	assert.Equal(t, 6, cs[0].Explains, "DIV's w and rects w; P's w, rects w, offset.x, margin-left")
+}
+
+// realAnswer reads the oracle answer in testdata/compare/oracle-paragraphs.ndjson:
+// the three real engines' dumps of three paragraphs in blocks (written by bin/oracle).
+// Firefox's paragraphs are 1px taller than Chromium's and WebKit's there.
+func realAnswer(t *testing.T) map[string]*dump.Dump {
+	t.Helper()
+	b, err := os.ReadFile("../testdata/compare/oracle-paragraphs.ndjson")
+	require.NoError(t, err)
+	var resp struct {
+		Dumps map[string]*dump.Dump `json:"dumps"`
+	}
+	require.NoError(t, json.Unmarshal(b, &resp))
+	require.Len(t, resp.Dumps, 3)
+	return resp.Dumps
+}
+
+// copyAs is a deep copy of d named engine: a candidate made from a real dump.
+func copyAs(t *testing.T, d *dump.Dump, engine string) *dump.Dump {
+	t.Helper()
+	b, err := json.Marshal(d)
+	require.NoError(t, err)
+	var got dump.Dump
+	require.NoError(t, json.Unmarshal(b, &got))
+	got.Engine = engine
+	return &got
+}
+
+// tallerTag makes every box tagged tag dh px taller in d, as a block flow would:
+// its ancestors grow by as much and every later box moves down.
+func tallerTag(d *dump.Dump, tag string, dh float64) {
+	end := subtreeEnds(d)
+	for i := range d.Nodes {
+		if d.Nodes[i].Tag != tag {
+			continue
+		}
+		for m := range d.Nodes {
+			n := &d.Nodes[m]
+			anc := m < i && i <= end[m]
+			switch {
+			case m == i || anc:
+				n.Bounding.H += dh
+				for r := range n.Rects {
+					n.Rects[r].H += dh
+				}
+				n.Style["height"] = fmt.Sprintf("%gpx", n.Bounding.H)
+			case m > end[i]:
+				n.Bounding.Y += dh
+				for r := range n.Rects {
+					n.Rects[r].Y += dh
+				}
+			}
+		}
+	}
+}
+
+// Style does not swallow geometry: a candidate that reports another writing-mode
+// on every node (as QtWebKit reports "lr-tb") and has every P 3px taller still
+// shows the P's height as a cause of its own. A unit test of Attribute over real
+// dumps: the candidate is Chromium's real dump, edited by the test.
+func TestCausesStyleDoesNotSwallowGeometry(t *testing.T) {
+	oracle := realAnswer(t)
+	got := copyAs(t, oracle["chromium"], "candidate")
+	for i := range got.Nodes {
+		got.Nodes[i].Style["writing-mode"] = "lr-tb"
+	}
+	tallerTag(got, "P", 3)
+	r, err := Geometry(oracle, got, dump.DefaultTolerance)
+	require.NoError(t, err)
+	var pHeight, wm []Cause
+	for _, c := range r.Causes {
+		if !slices.Contains(c.Engines, "candidate") {
+			continue
+		}
+		if c.Tag == "P" && c.Kind == CauseLayout && c.Items[0].Property == "bounding.h" {
+			pHeight = append(pHeight, c)
+		}
+		if c.Kind == CauseStyle {
+			wm = append(wm, c)
+		}
+	}
+	assert.Len(t, pHeight, 3, "each P's height is a cause of its own: %+v", r.Causes)
+	require.Len(t, wm, 1, "one writing-mode cause, at the root: %+v", r.Causes)
+	assert.Equal(t, "HTML", wm[0].Tag)
+	for _, it := range wm[0].Items {
+		assert.Equal(t, "style.writing-mode", it.Property, "the root's writing-mode explains no geometry")
+	}
+}
+
+// A vertical margin moves a box but does not size it: a P whose margin and height
+// are both wrong (two defects on one box) has a style cause and a layout cause.
+// A unit test of Attribute over real dumps, the candidate edited from Chromium's.
+func TestCausesMarginDoesNotExplainHeight(t *testing.T) {
+	oracle := realAnswer(t)
+	got := copyAs(t, oracle["chromium"], "candidate")
+	for i := range got.Nodes {
+		if got.Nodes[i].Tag == "P" {
+			got.Nodes[i].Style["margin-top"] = "7px"
+		}
+	}
+	tallerTag(got, "P", 3)
+	r, err := Geometry(oracle, got, dump.DefaultTolerance)
+	require.NoError(t, err)
+	kinds := map[CauseKind]int{}
+	for _, c := range r.Causes {
+		if c.Tag == "P" && slices.Contains(c.Engines, "candidate") {
+			kinds[c.Kind]++
+			if c.Kind == CauseLayout {
+				assert.Equal(t, "bounding.h", c.Items[0].Property)
+			}
+		}
+	}
+	assert.Equal(t, map[CauseKind]int{CauseStyle: 3, CauseLayout: 3}, kinds, "%+v", r.Causes)
+}
+
+// A padding is explained by an ancestor's width only when it can be a percentage
+// of it (the differing side's ratio is the majority's): a P given 3px of padding
+// where the engines have none stays a cause of its own though its DIV is wider.
+// A unit test of Attribute over real dumps, the candidate edited from Chromium's.
+func TestCausesPaddingIsAPercentageOnlyInProportion(t *testing.T) {
+	oracle := realAnswer(t)
+	got := copyAs(t, oracle["chromium"], "candidate")
+	div, p := -1, -1
+	for i, n := range got.Nodes {
+		if n.Tag == "DIV" && div < 0 {
+			div = i
+		}
+		if n.Tag == "P" && p < 0 {
+			p = i
+		}
+	}
+	require.True(t, div >= 0 && p > div)
+	got.Nodes[div].Bounding.W += 10
+	got.Nodes[div].Rects[0].W += 10
+	got.Nodes[div].Style["width"] = fmt.Sprintf("%gpx", got.Nodes[div].Bounding.W)
+	got.Nodes[p].Style["padding-left"] = "3px"
+	r, err := Geometry(oracle, got, dump.DefaultTolerance)
+	require.NoError(t, err)
+	var labels []string
+	for _, c := range r.Causes {
+		labels = append(labels, fmt.Sprintf("%s %s", c.Tag, c.Kind))
+	}
+	assert.Contains(t, labels, "P style", "%+v", r.Causes)
+	assert.Contains(t, labels, "DIV layout", "%+v", r.Causes)
 }

@@ -4,14 +4,18 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/layout-oracle/oracle/client"
 	"github.com/layout-oracle/oracle/compare"
+	"github.com/layout-oracle/oracle/dump"
 )
 
 func pTaller(node int, delta float64) *compare.Report {
@@ -21,29 +25,117 @@ func pTaller(node int, delta float64) *compare.Report {
 			Items: []compare.ItemRef{{Node: node, Property: "bounding.h"}, {Node: node, Property: "rects[1].h"}, {Node: node + 1, Property: "offset.y"}}, Explains: 3}}}
 }
 
+// sc is a scored case for the bucketer: its id, size, report and candidate error.
+func sc(id string, size int, r *compare.Report, errKind string) *scored {
+	return &scored{c: tcase{id: id, html: strings.Repeat("x", size)}, report: r, errKind: errKind}
+}
+
 func TestOneDefectIsOneBucket(t *testing.T) {
-	b := newBucketer()
-	b.add("a", 300, pTaller(2, 3), "")
-	b.add("b", 100, pTaller(5, 3.5), "") // another node, another fragment count: the same defect
-	b.add("c", 50, pTaller(2, -3), "")   // shorter: another defect
-	b.add("d", 10, nil, "timeout")
+	b := newBucketer(compare.Options{})
+	b.add(sc("a", 300, pTaller(2, 3), ""))
+	b.add(sc("b", 100, pTaller(5, 3.5), "")) // another node, another fragment count: the same defect
+	b.add(sc("c", 50, pTaller(2, -3), ""))   // shorter: another defect
+	b.add(sc("d", 10, nil, "timeout"))
 	style := &compare.Report{Verdict: compare.Fail,
 		StyleFindings: []compare.StyleFinding{{Node: 1, Tag: "BR", Property: "style.display", Want: "inline", Got: "block"}},
 		Causes: []compare.Cause{{Node: 1, Tag: "BR", Kind: compare.CauseStyle, Engines: []string{"firefox", "candidate"},
 			Items: []compare.ItemRef{{Node: 1, Property: "style.display"}}, Explains: 1}}}
-	b.add("e", 20, style, "")
-	b.add("f", 20, &compare.Report{Causes: []compare.Cause{{Node: 1, Tag: "BR", Engines: []string{"firefox"}, Kind: compare.CauseStyle}}}, "")
-	r := b.ranked()
+	b.add(sc("e", 20, style, ""))
+	b.add(sc("f", 20, &compare.Report{Causes: []compare.Cause{{Node: 1, Tag: "BR", Engines: []string{"firefox"}, Kind: compare.CauseStyle}}}, ""))
+	r := b.ranked(false)
 	require.Len(t, r, 4)
-	assert.Equal(t, "layout P bounding.h +", r[0].Signature.Label())
-	assert.Equal(t, []string{"a", "b"}, r[0].Cases)
-	assert.Equal(t, "b", r[0].Representative, "the smallest case")
-	assert.Equal(t, 6, r[0].Items)
-	labels := []string{r[1].Signature.Label(), r[2].Signature.Label(), r[3].Signature.Label()}
-	assert.ElementsMatch(t, []string{"layout P bounding.h -", "candidate error: timeout", "style BR display=block"}, labels)
-	assert.True(t, shows(r[0].Signature, pTaller(9, 1), ""))
-	assert.False(t, shows(r[0].Signature, pTaller(9, -1), ""))
-	assert.True(t, shows(Signature{Kind: "error", Error: "timeout"}, nil, "timeout"))
+	assert.Equal(t, "candidate error: timeout", r[0].Signature.Label(), "a crash or timeout ranks first")
+	assert.Equal(t, "crash", r[0].Severity)
+	assert.Equal(t, "layout P bounding.h +", r[1].Signature.Label())
+	assert.Equal(t, []string{"a", "b"}, r[1].Cases)
+	assert.Equal(t, 2, r[1].Fixes)
+	assert.Equal(t, "b", r[1].Representative, "the smallest case")
+	assert.Equal(t, 6, r[1].Items)
+	assert.Equal(t, []string{}, r[1].AgreeingEngines)
+	labels := []string{r[2].Signature.Label(), r[3].Signature.Label()}
+	assert.ElementsMatch(t, []string{"layout P bounding.h -", "style BR display=block"}, labels)
+	assert.True(t, shows(r[1].Variants[0].Signature, pTaller(9, 1), "", false))
+	assert.False(t, shows(r[1].Variants[0].Signature, pTaller(9, -1), "", false))
+	assert.True(t, shows(Signature{Kind: "error", Error: "timeout"}, nil, "timeout", false))
+	assert.True(t, shows(Signature{Kind: "overflow"}, nil, "", true))
+	assert.False(t, shows(r[1].Variants[0].Signature, pTaller(9, 1), "", true), "an overflowed page shows only its overflow")
+}
+
+// cause is a one-item candidate cause on node 1 with a finding of delta d.
+func cause(kind compare.CauseKind, tag, prop string, d float64) (compare.Cause, compare.Finding) {
+	return compare.Cause{Node: 1, Tag: tag, Kind: kind, Engines: []string{"candidate"}, Items: []compare.ItemRef{{Node: 1, Property: prop}}, Explains: 1},
+		compare.Finding{Node: 1, Tag: tag, Property: prop, Delta: d}
+}
+
+func failing(cs ...func() (compare.Cause, compare.Finding)) *compare.Report {
+	r := &compare.Report{Verdict: compare.Fail}
+	for i, f := range cs {
+		c, fi := f()
+		c.Node, fi.Node = i+1, i+1
+		c.Items[0].Node = i + 1
+		r.Causes = append(r.Causes, c)
+		r.Findings = append(r.Findings, fi)
+	}
+	return r
+}
+
+func of(kind compare.CauseKind, tag, prop string, d float64) func() (compare.Cause, compare.Finding) {
+	return func() (compare.Cause, compare.Finding) { return cause(kind, tag, prop, d) }
+}
+
+// A text width wrong either way is one entry with two variants; ranking is by the
+// cases a fix makes pass: an entry that covers more cases but never alone (each
+// of its cases also has another failure) ranks after the one whose fix passes cases.
+func TestEntriesFoldSignsAndRankByCasesFixed(t *testing.T) {
+	b := newBucketer(compare.Options{})
+	wider, narrower := of(compare.CauseText, "SPAN", "bounding.w", 2), of(compare.CauseText, "SPAN", "bounding.w", -2)
+	margin := of(compare.CauseLayout, "DIV", "offset.y", 4)
+	b.add(sc("1", 10, failing(wider), ""))
+	b.add(sc("2", 10, failing(narrower), ""))
+	b.add(sc("3", 10, failing(margin, wider), ""))
+	b.add(sc("4", 10, failing(margin, narrower), ""))
+	b.add(sc("5", 10, failing(margin, wider), ""))
+	b.add(sc("6", 10, failing(margin), ""))
+	r := b.ranked(false)
+	require.Len(t, r, 2)
+	assert.Equal(t, "text SPAN bounding.w", r[0].Signature.Label(), "one entry whatever the sign")
+	assert.Len(t, r[0].Variants, 2)
+	assert.Equal(t, 2, r[0].Fixes, "cases 1 and 2 pass with it alone")
+	assert.Equal(t, "layout DIV offset.y +", r[1].Signature.Label())
+	assert.Equal(t, 4, r[1].Fixes, "then cases 3-6")
+	assert.Contains(t, r[0].Trigger, "width wrong, either way")
+}
+
+// A size first seen in style.width keeps its sign.
+func TestStyleWidthKeepsItsSign(t *testing.T) {
+	r := &compare.Report{Verdict: compare.Fail,
+		StyleFindings: []compare.StyleFinding{{Node: 1, Tag: "TD", Property: "style.width", Want: "100px", Got: "96px"}},
+		Causes: []compare.Cause{{Node: 1, Tag: "TD", Kind: compare.CauseLayout, Engines: []string{"candidate"},
+			Items: []compare.ItemRef{{Node: 1, Property: "style.width"}}, Explains: 1}}}
+	assert.Equal(t, "layout TD bounding.w -", causeSignature(r, r.Causes[0]).Label())
+}
+
+func TestCandidateOnlyOverflow(t *testing.T) {
+	d := func(over bool) *dump.Dump { return &dump.Dump{Overflowed: over} }
+	engines := map[string]*dump.Dump{"chromium": d(false), "firefox": d(false), "webkit": d(false)}
+	assert.True(t, candidateOnlyOverflow(engines, d(true)))
+	assert.False(t, candidateOnlyOverflow(engines, d(false)))
+	engines["webkit"] = d(true)
+	assert.False(t, candidateOnlyOverflow(engines, d(true)), "an engine overflows too: discarded")
+}
+
+func TestToReduceTakesCrashesBeyondN(t *testing.T) {
+	e := []*Bucket{{Severity: "failure"}, {Severity: "failure"}, {Severity: "crash"}}
+	assert.Equal(t, []*Bucket{e[2], e[0]}, toReduce(e, 1))
+	assert.Equal(t, []*Bucket{e[2]}, toReduce(e, 0))
+	assert.Len(t, toReduce(e, -1), 3)
+}
+
+func TestSameValue(t *testing.T) {
+	assert.True(t, sameValue("18", "18.01", 0.02))
+	assert.False(t, sameValue("18", "19", 0.02))
+	assert.True(t, sameValue("16px", "16px", 0))
+	assert.False(t, sameValue("block", "inline", 0))
 }
 
 func TestCorpusRefusesURLCasesAndSkipsScripted(t *testing.T) {
@@ -118,4 +210,109 @@ func TestHasDoctype(t *testing.T) {
 	assert.True(t, hasDoctype("\n <!-- c --> <!doctype html>"))
 	assert.False(t, hasDoctype("<p>no doctype</p>"))
 	assert.False(t, hasDoctype("<!-- unterminated"))
+}
+
+// Tags of one display type fold into one entry; the evidence of reduction then
+// splits a tag the swap did not confirm and merges entries whose reduced cases
+// are the same page.
+func TestRefineSplitsAndMerges(t *testing.T) {
+	b := newBucketer(compare.Options{})
+	p, div := of(compare.CauseLayout, "P", "bounding.h", 3), of(compare.CauseLayout, "DIV", "bounding.h", 3)
+	pw := of(compare.CauseLayout, "P", "bounding.h", -2)
+	b.add(sc("1", 10, failing(p), ""))
+	b.add(sc("2", 10, failing(p), ""))
+	b.add(sc("3", 10, failing(div), ""))
+	b.add(sc("4", 10, failing(pw), ""))
+	r := b.ranked(false)
+	require.Len(t, r, 2, "P and DIV heights are one entry before any evidence (no display known: one type)")
+	assert.Equal(t, []string{"P", "DIV"}, r[0].Signature.Tags)
+	r[0].Reduced = &Reduced{HTML: "<p>x</p>", Reproduced: true}
+	r[1].Reduced = &Reduced{HTML: "<p>x</p>\n", Reproduced: true}
+	r[0].split = []*Variant{r[0].Variants[1]} // DIV did not fail in the swapped case
+	r = b.refine(r, false)
+	require.Len(t, r, 2, "%v", r)
+	assert.Equal(t, "layout P bounding.h", r[0].Signature.Label(), "its variants differ in sign")
+	assert.Equal(t, []string{"layout P bounding.h -"}, r[0].Merged, "the same reduced page")
+	assert.Len(t, r[0].Variants, 2)
+	assert.Equal(t, "layout DIV bounding.h +", r[1].Signature.Label())
+
+	// Another kind on the same page (a wrong margin where the height is wrong
+	// too) stays an entry of its own.
+	b.add(sc("5", 10, failing(of(compare.CauseStyle, "P", "style.margin-top", 0)), ""))
+	r = b.ranked(false)
+	for _, e := range r {
+		e.Reduced = &Reduced{HTML: "<p>x</p>", Reproduced: true}
+	}
+	assert.Len(t, b.refine(r, false), len(r)-1, "only the two P heights fold")
+	assert.Equal(t, "<div class=a>x</div><pre>", swapTag("<P class=a>x</p><pre>", "p", "DIV"), "P swapped, PRE kept")
+}
+
+func TestWithoutAuthorCSS(t *testing.T) {
+	assert.Equal(t, `<style></style><p>x</p><div id=a>y</div>`,
+		withoutAuthorCSS(`<style>p{color:red}</style><p style="margin:1px">x</p><div id=a style='x'>y</div>`))
+	assert.Equal(t, "<STYLE type=text/css></STYLE>", withoutAuthorCSS("<STYLE type=text/css><![CDATA[ p{} ]]></STYLE>"))
+}
+
+// Entries whose reduced cases the candidate lays out as the engines do without
+// their author CSS are one stylesheet-parsing entry.
+func TestRefineFoldsStylesheetParsing(t *testing.T) {
+	b := newBucketer(compare.Options{})
+	b.add(sc("1", 10, failing(of(compare.CauseLayout, "P", "bounding.h", 3)), ""))
+	b.add(sc("2", 10, failing(of(compare.CauseLayout, "SPAN", "bounding.w", -5)), ""))
+	b.add(sc("3", 10, failing(of(compare.CauseLayout, "B", "offset.y", 2)), ""))
+	r := b.ranked(false)
+	require.Len(t, r, 3)
+	r[0].stylesheet, r[2].stylesheet = true, true
+	r = b.refine(r, false)
+	require.Len(t, r, 2)
+	assert.Len(t, r[0].Variants, 2)
+	assert.Contains(t, r[0].Trigger, "stylesheet parsing")
+	assert.Len(t, r[0].Merged, 1)
+}
+
+// A candidate that gives Firefox's value where Firefox is outvoted has Firefox
+// among its agreeing engines; a value of its own has none. A unit test of the
+// bucketer over three real engines' dumps (testdata/compare/oracle-paragraphs.ndjson,
+// written by bin/oracle), the candidate being Firefox's dump, then edited.
+func TestAgreeingEngines(t *testing.T) {
+	raw, err := os.ReadFile("../../testdata/compare/oracle-paragraphs.ndjson")
+	require.NoError(t, err)
+	var resp client.Response
+	require.NoError(t, json.Unmarshal(raw, &resp))
+	cand := func(edit func(*dump.Dump)) *dump.Dump {
+		b, err := json.Marshal(resp.Dumps["firefox"])
+		require.NoError(t, err)
+		var d dump.Dump
+		require.NoError(t, json.Unmarshal(b, &d))
+		d.Engine = "candidate"
+		edit(&d)
+		return &d
+	}
+	opts := compare.Options{Tolerance: dump.DefaultTolerance}
+	score := func(d *dump.Dump) *scored {
+		rep, err := compare.GeometryWith(resp.Dumps, d, opts)
+		require.NoError(t, err)
+		return &scored{c: tcase{id: "p", html: "x"}, resp: &resp, cand: d, report: rep}
+	}
+	b := newBucketer(opts)
+	b.add(score(cand(func(*dump.Dump) {}))) // Firefox's own SPAN height, where Firefox is outvoted
+	r := b.ranked(false)
+	require.Len(t, r, 1, "%+v", r)
+	assert.Equal(t, "SPAN", r[0].Signature.Tag)
+	assert.Equal(t, []string{"firefox"}, r[0].AgreeingEngines)
+
+	b = newBucketer(opts)
+	b.add(score(cand(func(d *dump.Dump) {
+		for i := range d.Nodes {
+			if d.Nodes[i].Tag == "SPAN" {
+				d.Nodes[i].Bounding.H += 5
+				for j := range d.Nodes[i].Rects {
+					d.Nodes[i].Rects[j].H += 5
+				}
+			}
+		}
+	})))
+	r = b.ranked(false)
+	require.Len(t, r, 1, "%+v", r)
+	assert.Equal(t, []string{}, r[0].AgreeingEngines, "the candidate alone")
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/report"
@@ -15,6 +16,7 @@ import (
 // engineOrder is the columns of a bucket's values table.
 var engineOrder = []string{"chromium", "firefox", "webkit", candidateName}
 
+// pageBucket is one entry on the index page.
 type pageBucket struct {
 	Rank    int
 	B       *Bucket
@@ -58,14 +60,14 @@ func writeIndex(cfg config, buckets []*Bucket, byID map[string]*scored, sum *sum
 			if rep == nil {
 				rep = &compare.Report{Verdict: "candidate-error", Reason: fmt.Sprint(p.candErr)}
 			}
-			id, _ := json.Marshal(fmt.Sprintf("bucket %d (reduced)", i+1))
+			id, _ := json.Marshal(fmt.Sprintf("entry %d (reduced)", i+1))
 			if err := rw.Add(report.Case{ID: id, Report: rep, Dumps: p.resp.Dumps, Candidate: p.cand,
 				Errors: p.resp.Errors, Unstable: compare.Unstable(p.resp.Unstable)}); err == nil {
 				drawn++
 				pb.Page = fmt.Sprintf("reduced/cases/%06d.html", drawn)
 				b.Reduced.Page = pb.Page
 			}
-			if c := causeOf(p, b.Signature); c != nil {
+			if c := causeOf(p, b); c != nil {
 				pb.Path = c.Path
 				for _, it := range itemsOf(p, c, cfg) {
 					row := valueRow{Property: it.Property, Want: it.Want, Failed: it.Failed}
@@ -101,8 +103,9 @@ func writeIndex(cfg config, buckets []*Bucket, byID map[string]*scored, sum *sum
 var indexTmpl = template.Must(template.New("index").Funcs(template.FuncMap{
 	"verdicts": verdictText,
 	"has":      func(xs []string, x string) bool { return slices.Contains(xs, x) },
+	"join":     func(xs []string) string { return strings.Join(xs, ", ") },
 }).Parse(`<!doctype html>
-<html><head><meta charset="utf-8"><title>triage: {{len .Buckets}} buckets</title>
+<html><head><meta charset="utf-8"><title>triage: {{len .Buckets}} entries</title>
 <style>
 body{font:14px/1.4 sans-serif;margin:1.5em;max-width:80em}
 h2{font-size:1.1em;margin-top:2em;border-top:1px solid #ccc;padding-top:.8em}
@@ -111,16 +114,21 @@ tr.failed td{background:#fee}
 pre{background:#f6f6f6;padding:.6em;white-space:pre-wrap;word-break:break-all;max-height:20em;overflow:auto}
 .muted{color:#666}
 </style></head><body>
-<h1>Triage: {{len .Buckets}} buckets</h1>
+<h1>Triage: {{len .Buckets}} entries</h1>
 <p>Candidate <code>{{.Cmd}}</code>, in the {{.Env}} environment.
-{{.Sum.Cases}} cases: {{verdicts .Sum.Verdicts}}. {{.Sum.Causes}} causes the candidate fails, where the engines are unanimous or have a majority, in {{.Sum.Buckets}} buckets, ranked by the cases each covers.
+{{.Sum.Cases}} cases: {{verdicts .Sum.Verdicts}}. {{.Sum.Causes}} causes the candidate fails, where the engines are unanimous or have a majority, in {{.Sum.Buckets}} entries (one per defect, each with the signatures it shows as: its variants), ranked by severity (crashes and timeouts, candidate errors, candidate-only overflows), then by the cases its fix makes pass.
 Files: <a href="buckets.json">buckets.json</a>, <a href="candidate.ndjson">candidate.ndjson</a>, <a href="oracle.ndjson">oracle.ndjson</a>, <a href="summary.json">summary.json</a>.</p>
 {{range .Buckets}}
 <h2 id="b{{.Rank}}">#{{.Rank}} {{.Label}}</h2>
-<p>{{len .B.Cases}} cases, {{.B.Causes}} causes, {{.B.Items}} items. Representative (smallest case): <code>{{.B.Representative}}</code>.</p>
+<p><b>{{.B.Trigger}}</b> ({{.B.Severity}}). {{len .B.Cases}} cases, {{.B.Fixes}} of them pass once it and the entries above are fixed; {{.B.Causes}} causes, {{.B.Items}} items. Representative (smallest case): <code>{{.B.Representative}}</code>.
+Engines giving the candidate's value too: {{if .B.AgreeingEngines}}<b>{{join .B.AgreeingEngines}}</b>{{else}}none (the candidate alone against all three){{end}}.</p>
+{{if gt (len .B.Variants) 1}}<table><tr><th>variant</th><th>cases</th><th>causes</th><th>agreeing engines</th></tr>
+{{range .B.Variants}}<tr><td>{{.Signature.Label}}</td><td>{{len .Cases}}</td><td>{{.Causes}}</td><td>{{join .AgreeingEngines}}</td></tr>
+{{end}}</table>{{end}}
+{{with .B.Merged}}<p>Folded in, their reduced cases being the same page or the same stylesheet trigger: {{join .}}.</p>{{end}}
 {{with .B.Reduced}}
 <p>Reduced: {{.BytesBefore}} &rarr; {{.Bytes}} bytes in {{printf "%.1f" .Seconds}}s ({{.Variants}} variants);
-reproduced in a fresh oracle and candidate run: <b>{{.Reproduced}}</b>{{with .Error}}; {{.}}{{end}}.</p>
+reproduced in a fresh oracle and candidate run: <b>{{.Reproduced}}</b>{{with .Error}}; {{.}}{{end}}{{with .OtherFailures}}; it still fails also: {{join .}}{{end}}.</p>
 {{if not .Error}}<pre>{{.HTML}}</pre>{{end}}
 {{end}}
 {{if .Rows}}

@@ -1,10 +1,11 @@
 // Command triage scores a candidate layout engine at corpus scale (docs/triage.md):
 // it runs every case of the corpus through the oracle and through the candidate's
 // command, scores the candidate against the three engines' vote, groups its
-// failures across cases into buckets (one defect, one bucket), ranks them by the
-// cases they cover, and reduces the smallest case of each top bucket.
+// failures across cases into entries (one defect, one entry, with the signatures
+// it shows as), ranks them by severity and then by the cases a fix makes pass,
+// and reduces the smallest case of each entry while a time budget lasts.
 //
-//	triage --candidate-cmd CMD --out DIR [--oracle PATH] [--oracle-flag F]... [--reduce N] CORPUS.ndjson...
+//	triage --candidate-cmd CMD --out DIR [--oracle PATH] [--oracle-flag F]... [--reduce N] [--reduce-budget D] [--alone-first] CORPUS.ndjson...
 //	triage candidate-env [CMD [ARG]...]
 //
 // Exit status: 0 the candidate fails nothing the engines agree on, 1 it does, 2 bad
@@ -44,7 +45,7 @@ type config struct {
 	out         string
 	oracleBin   string
 	oracleArgs  []string
-	reduceTop   int
+	reduceTop   int // at most this many entries besides crashes (< 0: all)
 	reduceFor   time.Duration
 	parallel    int
 	tol         float64
@@ -53,6 +54,9 @@ type config struct {
 	oracleLog   io.Writer
 	corpusFiles []string
 	from        string // --from: an earlier run's directory
+
+	reduceBudget time.Duration // the whole reduction's bound
+	aloneFirst   bool          // rank the entries no engine agrees with first
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -66,8 +70,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	oraclePath := fs.String("oracle", "", "the oracle binary (`PATH`); default: oracle next to this binary, else on PATH")
 	var oracleFlags cli.List
 	fs.Var(&oracleFlags, "oracle-flag", "a flag `F` passed to the scoring oracle (repeatable), e.g. --oracle-flag=--store=/tmp/s.db; its store is on by default, so a rerun measures only what is new")
-	reduceTop := fs.Int("reduce", 10, "reduce the smallest case of each of the top `N` buckets (0: none)")
-	reduceFor := fs.Duration("reduce-timeout", 3*time.Minute, "stop reducing one bucket after this long and keep the best so far")
+	reduceTop := fs.Int("reduce", -1, "reduce at most the top `N` entries besides every crash and timeout, which are always reduced (-1: every entry while --reduce-budget lasts; 0: crashes and timeouts only)")
+	reduceFor := fs.Duration("reduce-timeout", 3*time.Minute, "stop reducing one entry after this long and keep the best so far")
+	reduceBudget := fs.Duration("reduce-budget", 5*time.Minute, "bound on the whole reduction: entries are reduced in rank order while it lasts (crashes and timeouts always)")
+	aloneFirst := fs.Bool("alone-first", false, "rank first the entries where the candidate is alone against all three engines (agreeing_engines empty), after crashes, errors and overflows")
 	candTimeout := fs.Duration("candidate-timeout", 30*time.Second, "bound on one run of the candidate, its children included; past it the case is that case's candidate error")
 	envName := fs.String("candidate-env", "pinned", "the candidate's environment: pinned (the browsers' fontconfig, default faces and sizes, locale and time zone: `triage candidate-env` prints it) or host (this process's own)")
 	parallel := fs.Int("parallel", 4, "cases in flight at once (each runs the oracle and the candidate)")
@@ -76,7 +82,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	oracleLog := fs.String("oracle-log", "", "write the oracles' logs to `FILE` (default: discarded)")
 	from := fs.String("from", "", "score again the answers an earlier run wrote into `DIR` (its oracle.ndjson and candidate.ndjson) instead of running the oracle and the candidate on the corpus; reduction still runs both")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: triage --candidate-cmd CMD --out DIR [--oracle PATH] [--oracle-flag F]... [--reduce N] CORPUS.ndjson...")
+		fmt.Fprintln(stderr, "usage: triage --candidate-cmd CMD --out DIR [--oracle PATH] [--oracle-flag F]... [--reduce N] [--reduce-budget D] [--alone-first] CORPUS.ndjson...")
 		fmt.Fprintln(stderr, "       triage candidate-env [CMD [ARG]...]")
 		cli.PrintDefaults(fs)
 	}
@@ -95,8 +101,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return bad("--out is required")
 	case fs.NArg() == 0:
 		return bad("no corpus: name one or more NDJSON files of {\"id\",\"html\"} cases")
-	case *reduceTop < 0:
-		return bad("--reduce must be >= 0")
+	case *reduceTop < -1:
+		return bad("--reduce must be >= -1")
+	case *reduceBudget <= 0:
+		return bad("--reduce-budget must be > 0")
 	case *parallel < 1:
 		return bad("--parallel must be >= 1")
 	case *candTimeout <= 0:
@@ -107,7 +115,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return bad("--tolerance must be a finite number >= 0")
 	}
 	c := config{cmd: candidate.Command{Cmd: *cmdFlag, Timeout: *candTimeout}, out: *outDir,
-		oracleArgs: oracleFlags, reduceTop: *reduceTop, reduceFor: *reduceFor, parallel: *parallel,
+		oracleArgs: oracleFlags, reduceTop: *reduceTop, reduceFor: *reduceFor, reduceBudget: *reduceBudget, aloneFirst: *aloneFirst, parallel: *parallel,
 		tol: *tol, axes: axes, envName: *envName, oracleLog: io.Discard, corpusFiles: fs.Args(), from: *from}
 	switch *envName {
 	case "pinned":

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -17,11 +19,12 @@ import (
 // probe is one run of a variant: the engines' dumps and the candidate's answer,
 // scored. nil report with errKind "" means no vote (an engine failed).
 type probe struct {
-	resp    *client.Response
-	cand    *dump.Dump
-	candErr error
-	report  *compare.Report
-	errKind string
+	resp     *client.Response
+	cand     *dump.Dump
+	candErr  error
+	report   *compare.Report
+	errKind  string
+	overflow bool
 }
 
 // ask runs html through oracle o and the candidate, scored as judge scores a case.
@@ -37,7 +40,7 @@ func (t *triage) ask(ctx context.Context, o *client.Client, html string) *probe 
 	p.resp = resp
 	s := &scored{c: tcase{html: html}, resp: resp, cand: p.cand, candErr: p.candErr}
 	t.judge(s)
-	p.report, p.errKind = s.report, s.errKind
+	p.report, p.errKind, p.overflow = s.report, s.errKind, s.overflow
 	if s.verdict == "candidate-error" && s.report == nil && p.errKind == "" {
 		p.errKind = "error"
 	}
@@ -48,7 +51,44 @@ func (p *probe) shows(s Signature) bool {
 	if p == nil || p.resp == nil {
 		return false
 	}
-	return shows(s, p.report, p.errKind)
+	return shows(s, p.report, p.errKind, p.overflow)
+}
+
+// others are the signatures (keys) p fails other than s.
+func (p *probe) others(s Signature) map[string]Signature {
+	out := map[string]Signature{}
+	if p == nil || p.resp == nil || p.errKind != "" || p.overflow {
+		return out
+	}
+	for _, g := range signatures(p.report) {
+		if g.Key() != s.Key() {
+			out[g.Key()] = g
+		}
+	}
+	return out
+}
+
+// toReduce are the entries reduced, in this order: every crash and timeout,
+// then the others in rank order, at most max of them (max < 0: all).
+func toReduce(entries []*Bucket, max int) []*Bucket {
+	var out []*Bucket
+	for _, b := range entries {
+		if b.Severity == "crash" {
+			out = append(out, b)
+		}
+	}
+	n := 0
+	for _, b := range entries {
+		if b.Severity == "crash" {
+			continue
+		}
+		if max >= 0 && n >= max {
+			break
+		}
+		out = append(out, b)
+		n++
+	}
+	return out
 }
 
 // reduceBuckets reduces each bucket's representative (its smallest case) with
@@ -57,7 +97,12 @@ func (p *probe) shows(s Signature) bool {
 // from a rerun: a variant whose answer changes is not kept). The reducing oracle
 // and the confirming one are fresh processes with the store off; the confirming
 // one, and a fresh candidate run, answer each reduced case once.
-func (t *triage) reduceBuckets(ctx context.Context, top []*Bucket, byID map[string]*scored) {
+func (t *triage) reduceBuckets(ctx context.Context, entries []*Bucket, byID map[string]*scored) {
+	top := toReduce(entries, t.cfg.reduceTop)
+	if len(top) == 0 {
+		return
+	}
+	deadline := time.Now().Add(t.cfg.reduceBudget)
 	args := append(slices.Clone(t.cfg.oracleArgs), "--store=off") // the last --store wins
 	type started struct {
 		c   *client.Client
@@ -102,12 +147,19 @@ func (t *triage) reduceBuckets(ctx context.Context, top []*Bucket, byID map[stri
 		return
 	}
 	for i, b := range top {
-		if ctx.Err() != nil {
+		left := time.Until(deadline)
+		if ctx.Err() != nil || left <= 0 && b.Severity != "crash" {
+			fmt.Fprintf(t.stderr, "triage: the reduction budget (%v) is spent: %d of %d entries reduced\n", t.cfg.reduceBudget, i, len(top))
 			break
 		}
 		rep := byID[b.Representative]
-		b.Reduced = t.reduceOne(ctx, red.c, b, rep.c.html)
-		fmt.Fprintf(t.stderr, "triage: bucket %d/%d %s: %d -> %d bytes in %.1fs\n", i+1, len(top),
+		b.Reduced = t.reduceOne(ctx, red.c, b, rep, min(t.cfg.reduceFor, max(left, 10*time.Second)))
+		if b.Reduced.Error != "" {
+			fmt.Fprintf(t.stderr, "triage: entry %d/%d %s: not reduced in %.1fs: %s\n", i+1, len(top),
+				b.Signature.Label(), b.Reduced.Seconds, b.Reduced.Error)
+			continue
+		}
+		fmt.Fprintf(t.stderr, "triage: entry %d/%d %s: %d -> %d bytes in %.1fs\n", i+1, len(top),
 			b.Signature.Label(), b.Reduced.BytesBefore, b.Reduced.Bytes, b.Reduced.Seconds)
 	}
 	red.c.Close()
@@ -121,13 +173,118 @@ func (t *triage) reduceBuckets(ctx context.Context, top []*Bucket, byID map[stri
 			continue
 		}
 		p := t.ask(ctx, f.c, b.Reduced.HTML)
-		b.Reduced.Reproduced = p.shows(b.Signature)
+		b.Reduced.Reproduced = b.showsAny(p.report, p.errKind, p.overflow) && p.resp != nil
+		b.Reduced.OtherFailures = []string{}
+		for _, k := range slices.Sorted(maps.Keys(p.others(b.rep.Signature))) {
+			b.Reduced.OtherFailures = append(b.Reduced.OtherFailures, p.others(b.rep.Signature)[k].Label())
+		}
 		b.confirm = p
+		if b.Reduced.Reproduced {
+			t.generalize(ctx, f.c, b)
+			t.stylesheetTrigger(ctx, f.c, b)
+		}
 	}
 }
 
-func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, html string) *Reduced {
+// authorCSS is a page's author style: style elements' text and style attributes.
+var authorCSS = regexp.MustCompile(`(?is)(<style\b[^>]*>).*?(</style\s*>)|\sstyle\s*=\s*("[^"]*"|'[^']*'|[^\s>]+)`)
+
+// withoutAuthorCSS is html with its style elements emptied and its style
+// attributes cut: the same elements (the same shape), none of the page's CSS.
+func withoutAuthorCSS(html string) string {
+	return authorCSS.ReplaceAllStringFunc(html, func(m string) string {
+		if sm := authorCSS.FindStringSubmatch(m); sm[1] != "" {
+			return sm[1] + sm[2]
+		}
+		return ""
+	})
+}
+
+// stylesheetTrigger asks the engines for the entry's reduced case without its
+// author CSS: when the candidate's answer to the real page then no longer shows
+// the entry's signature against them, the candidate laid the page out as if
+// without (some of) its stylesheet, and the entry is a stylesheet-parsing defect
+// (refine folds every such entry into one).
+func (t *triage) stylesheetTrigger(ctx context.Context, o *client.Client, b *Bucket) {
+	p := b.confirm
+	if p == nil || p.cand == nil || p.report == nil {
+		return
+	}
+	bare := withoutAuthorCSS(b.Reduced.HTML)
+	if bare == b.Reduced.HTML {
+		return
+	}
+	resp, err := o.Do(ctx, client.Request{HTML: client.Str(bare)})
+	if err != nil || resp.Err() != nil || len(resp.Dumps) < 3 || len(resp.Errors) > 0 {
+		return
+	}
+	rep, err := compare.GeometryWith(resp.Dumps, p.cand, t.cfg.scoring(compare.Unstable(resp.Unstable)))
+	if err != nil || rep.Verdict == compare.Untrustworthy || rep.Verdict == compare.Discarded || rep.Shape != nil {
+		return
+	}
+	if !shows(b.rep.Signature, rep, "", false) {
+		b.stylesheet = true
+	}
+}
+
+// generalize checks that the entry's other tags are the same defect: each tag,
+// swapped for the reduced case's in that case, must fail with one of that tag's
+// variants (DDSET's generalization); the variants of a tag that does not are
+// set apart (refine makes them an entry of their own).
+func (t *triage) generalize(ctx context.Context, o *client.Client, b *Bucket) {
+	from := b.rep.Signature.Tag
+	if from == "" || !regexp.MustCompile(`(?i)<`+regexp.QuoteMeta(from)+`\b`).MatchString(b.Reduced.HTML) {
+		return
+	}
+	tried := map[string]bool{from: true}
+	for _, v := range b.Variants {
+		tag := v.Signature.Tag
+		if tried[tag] || tag == "" {
+			continue
+		}
+		tried[tag] = true
+		p := t.ask(ctx, o, swapTag(b.Reduced.HTML, from, tag))
+		ok := false
+		for _, w := range b.Variants {
+			if w.Signature.Tag == tag && p.shows(w.Signature) {
+				ok = true
+			}
+		}
+		if !ok {
+			for _, w := range b.Variants {
+				if w.Signature.Tag == tag {
+					b.split = append(b.split, w)
+				}
+			}
+		}
+	}
+}
+
+// reduceOne reduces entry b's representative (rep) for at most limit. A variant
+// is kept when it shows the signature of the entry's variant rep was chosen
+// from, twice, and fails nothing the representative did not fail besides: a
+// variant that shows the signature through another defect is not kept.
+func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, rep *scored, limit time.Duration) *Reduced {
 	start := time.Now()
+	html := rep.c.html
+	sig := b.rep.Signature
+	allowed := map[string]bool{}
+	if rep.report != nil {
+		for _, g := range signatures(rep.report) {
+			allowed[g.Key()] = true
+		}
+	}
+	keeps := func(p *probe) bool {
+		if !p.shows(sig) {
+			return false
+		}
+		for k := range p.others(sig) {
+			if !allowed[k] {
+				return false
+			}
+		}
+		return true
+	}
 	v := reduce.Variant{HTML: html}
 	out := &Reduced{BytesBefore: len(html)}
 	var mu sync.Mutex
@@ -141,10 +298,10 @@ func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, htm
 				continue // cutting the doctype changes the document's mode (quirks): another page
 			}
 			wg.Go(func() {
-				if !t.ask(ctx, o, v.HTML).shows(b.Signature) {
+				if !keeps(t.ask(ctx, o, v.HTML)) {
 					return
 				}
-				if t.ask(ctx, o, v.HTML).shows(b.Signature) {
+				if keeps(t.ask(ctx, o, v.HTML)) {
 					ok[i] = true
 				} else {
 					mu.Lock()
@@ -156,7 +313,7 @@ func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, htm
 		wg.Wait()
 		return ok
 	}
-	rctx, cancel := context.WithTimeout(ctx, t.cfg.reduceFor)
+	rctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	best, st, ok := reduce.Reduce(rctx, v, test, reduce.Options{Parallel: t.cfg.parallel})
 	out.Seconds = time.Since(start).Seconds()
@@ -186,15 +343,18 @@ func hasDoctype(html string) bool {
 	return len(s) >= 9 && strings.EqualFold(s[:9], "<!doctype")
 }
 
-// causeOf is the first cause of p's report the candidate fails with signature s.
-func causeOf(p *probe, s Signature) *compare.Cause {
+// causeOf is the first cause of p's report the candidate fails with a signature
+// of entry b's variants.
+func causeOf(p *probe, b *Bucket) *compare.Cause {
 	if p == nil || p.report == nil {
 		return nil
 	}
-	k := s.Key()
-	for _, c := range p.report.Causes {
-		if containsCandidate(c.Engines) && causeSignature(p.report, c).Key() == k {
-			return &c
+	for _, v := range b.Variants {
+		k := v.Signature.Key()
+		for _, c := range p.report.Causes {
+			if containsCandidate(c.Engines) && causeSignature(p.report, c).Key() == k {
+				return &c
+			}
 		}
 	}
 	return nil

@@ -38,6 +38,7 @@ type scored struct {
 	oracleT  time.Duration
 	candT    time.Duration
 	errKind  string // the candidate error's kind, when it counts as a failure
+	overflow bool   // only the candidate's page overflowed: a failure
 	failures int    // the candidate's causes (or 1 for a counted candidate error)
 }
 
@@ -48,8 +49,8 @@ type summary struct {
 	Verdicts       map[string]int `json:"verdicts"`
 	Failing        int            `json:"failing"` // fail + counted candidate errors
 	Causes         int            `json:"causes"`
-	Buckets        int            `json:"buckets"`
-	CausesPerBkt   float64        `json:"causes_per_bucket"`
+	Buckets        int            `json:"buckets"`           // entries
+	CausesPerBkt   float64        `json:"causes_per_bucket"` // per entry
 	Stored         int            `json:"cases_answered_from_store"`
 	ScoreSeconds   float64        `json:"score_seconds"`
 	CasesPerSecond float64        `json:"cases_per_second"`
@@ -97,7 +98,7 @@ func (t *triage) run(ctx context.Context, cases []tcase, skipped int) (*summary,
 	scoreSecs := time.Since(start).Seconds()
 	sum := &summary{Cases: len(cases), Skipped: skipped, Verdicts: map[string]int{}, ScoreSeconds: scoreSecs, Out: t.cfg.out,
 		Environment: t.cfg.envName}
-	bk := newBucketer()
+	bk := newBucketer(t.cfg.scoring(nil))
 	byID := map[string]*scored{}
 	for _, r := range results {
 		byID[r.c.id] = r
@@ -110,19 +111,19 @@ func (t *triage) run(ctx context.Context, cases []tcase, skipped int) (*summary,
 		if r.failures > 0 {
 			sum.Failing++
 			sum.Causes += r.failures
-			bk.add(r.c.id, len(r.c.html), r.report, r.errKind)
+			bk.add(r)
 		}
 	}
 	if busy := sum.OracleSeconds + sum.CandSeconds; busy > 0 {
 		sum.OracleShare, sum.CandShare = sum.OracleSeconds/busy, sum.CandSeconds/busy
 	}
 	sum.CasesPerSecond = float64(len(cases)) / scoreSecs
-	buckets := bk.ranked()
+	buckets := bk.ranked(t.cfg.aloneFirst)
 	sum.Buckets = len(buckets)
 	if len(buckets) > 0 {
 		sum.CausesPerBkt = float64(sum.Causes) / float64(len(buckets))
 	}
-	fmt.Fprintf(t.stderr, "triage: scored %d cases in %.1fs: %s; %d causes in %d buckets\n",
+	fmt.Fprintf(t.stderr, "triage: scored %d cases in %.1fs: %s; %d causes in %d entries\n",
 		len(cases), scoreSecs, verdictText(sum.Verdicts), sum.Causes, len(buckets))
 
 	// Written now, and again with the reductions: a long reduction interrupted
@@ -130,13 +131,15 @@ func (t *triage) run(ctx context.Context, cases []tcase, skipped int) (*summary,
 	if err := writeBuckets(filepath.Join(t.cfg.out, "buckets.json"), buckets); err != nil {
 		return nil, err
 	}
-	if t.cfg.reduceTop > 0 && len(buckets) > 0 && ctx.Err() == nil {
+	if len(buckets) > 0 && ctx.Err() == nil {
 		rs := time.Now()
-		top := buckets[:min(t.cfg.reduceTop, len(buckets))]
-		t.reduceBuckets(ctx, top, byID)
+		t.reduceBuckets(ctx, buckets, byID)
+		buckets = bk.refine(buckets, t.cfg.aloneFirst)
+		sum.Buckets = len(buckets)
+		sum.CausesPerBkt = float64(sum.Causes) / float64(len(buckets))
 		sum.ReduceSeconds = time.Since(rs).Seconds()
 		var ratios []float64
-		for i, b := range top {
+		for i, b := range buckets {
 			if b.Reduced == nil || b.Reduced.Error != "" {
 				continue
 			}
@@ -180,7 +183,7 @@ func median(xs []float64) float64 {
 
 func verdictText(v map[string]int) string {
 	out := ""
-	for _, k := range []string{"pass", "fail", "candidate-error", "discarded", "untrustworthy", "no-vote"} {
+	for _, k := range []string{"pass", "fail", "candidate-error", "candidate-overflow", "discarded", "untrustworthy", "no-vote"} {
 		if v[k] > 0 {
 			if out != "" {
 				out += ", "
@@ -333,6 +336,12 @@ func (t *triage) judge(r *scored) {
 	}
 	r.report = rep
 	r.verdict = string(rep.Verdict)
+	if rep.Verdict == compare.Discarded && candidateOnlyOverflow(r.resp.Dumps, r.cand) {
+		// No engine's page overflows and the candidate's does: its own failure
+		// (docs/triage.md, "Scoring"), with an entry of its own.
+		r.verdict, r.failures, r.overflow = "candidate-overflow", 1, true
+		return
+	}
 	if rep.Verdict == compare.Fail {
 		for _, c := range rep.Causes {
 			if containsCandidate(c.Engines) {
@@ -343,6 +352,21 @@ func (t *triage) judge(r *scored) {
 			r.failures = 1
 		}
 	}
+}
+
+// candidateOnlyOverflow says only the candidate's page overflows: every
+// engine's dump (all three voted) says it does not, and the candidate's says it
+// does.
+func candidateOnlyOverflow(dumps map[string]*dump.Dump, cand *dump.Dump) bool {
+	if cand == nil || !cand.Overflowed || len(dumps) < 3 {
+		return false
+	}
+	for _, d := range dumps {
+		if d == nil || d.Overflowed {
+			return false
+		}
+	}
+	return true
 }
 
 func containsCandidate(engines []string) bool {
@@ -384,7 +408,7 @@ func (s *summary) print(w io.Writer) {
 	fmt.Fprintf(w, "cases %d: %s\n", s.Cases, verdictText(s.Verdicts))
 	fmt.Fprintf(w, "scoring: %.1fs, %.2f cases/s (%d answered from the store); time share: oracle %.0f%%, candidate %.0f%%\n",
 		s.ScoreSeconds, s.CasesPerSecond, s.Stored, 100*s.OracleShare, 100*s.CandShare)
-	fmt.Fprintf(w, "failing cases %d, causes %d, buckets %d (%.1f causes per bucket)\n", s.Failing, s.Causes, s.Buckets, s.CausesPerBkt)
+	fmt.Fprintf(w, "failing cases %d, causes %d, entries %d (%.1f causes per entry)\n", s.Failing, s.Causes, s.Buckets, s.CausesPerBkt)
 	for _, r := range s.Reduced {
 		fmt.Fprintf(w, "  #%d %s: %d cases, %d causes; reduced %d -> %d bytes in %.1fs, reproduced %v\n",
 			r.Rank, r.Signature, r.Cases, r.Causes, r.BytesBefore, r.BytesAfter, r.Seconds, r.Reproduced)

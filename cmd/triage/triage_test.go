@@ -135,14 +135,17 @@ func TestTriageOfAReplayedEngine(t *testing.T) {
 		t.Logf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 		require.Equal(t, exitFail, code)
 		var buckets []struct {
-			Signature      Signature `json:"signature"`
-			Cases          []string  `json:"cases"`
-			Items          int       `json:"items"`
-			Representative string    `json:"representative"`
-			Reduced        *struct {
-				HTML       string `json:"html"`
-				Bytes      int    `json:"bytes"`
-				Reproduced bool   `json:"reproduced"`
+			Signature       Signature  `json:"signature"`
+			Cases           []string   `json:"cases"`
+			Items           int        `json:"items"`
+			Representative  string     `json:"representative"`
+			AgreeingEngines []string   `json:"agreeing_engines"`
+			Variants        []*Variant `json:"variants"`
+			Reduced         *struct {
+				HTML          string   `json:"html"`
+				Bytes         int      `json:"bytes"`
+				Reproduced    bool     `json:"reproduced"`
+				OtherFailures []string `json:"other_failures"`
 			} `json:"reduced"`
 		}
 		b, err := os.ReadFile(filepath.Join(out, "buckets.json"))
@@ -154,6 +157,8 @@ func TestTriageOfAReplayedEngine(t *testing.T) {
 		assert.Equal(t, "P", top.Signature.Tag)
 		assert.Equal(t, []string{"bounding.h"}, top.Signature.Props, "bounding.h, rects[0].h: the box's height")
 		assert.Equal(t, "+", top.Signature.Sign)
+		assert.Equal(t, []string{}, top.AgreeingEngines, "no engine has the planted P")
+		require.Len(t, top.Variants, 1)
 		assert.ElementsMatch(t, []string{"p-sized", "p-twice", "p-in-box"}, top.Cases)
 		cases, _, err := readCorpus([]string{corpus})
 		require.NoError(t, err)
@@ -166,12 +171,14 @@ func TestTriageOfAReplayedEngine(t *testing.T) {
 		assert.Equal(t, smallest, top.Representative, "the smallest case")
 		require.NotNil(t, top.Reduced)
 		assert.True(t, top.Reduced.Reproduced)
+		assert.Empty(t, top.Reduced.OtherFailures)
 		assert.Contains(t, strings.ToLower(top.Reduced.HTML), "<p")
 		assert.Less(t, top.Reduced.Bytes*4, len(cases[slicesIndex(cases, smallest)].html), "at most 25%% of the representative")
 		index, err := os.ReadFile(filepath.Join(out, "index.html"))
 		require.NoError(t, err)
 		assert.Contains(t, string(index), "layout P bounding.h &#43;", "html/template escapes the +")
 		assert.Contains(t, string(index), "<td>bounding.h</td>", "the values table names the item")
+		assert.Contains(t, string(index), "none (the candidate alone against all three)")
 		assert.Contains(t, string(index), "reduced/cases/000001.html")
 		assert.FileExists(t, filepath.Join(out, "reduced", "cases", "000001.html"))
 	})
