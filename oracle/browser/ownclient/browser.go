@@ -32,6 +32,8 @@ type Browser[P Process, C Conn] struct {
 	blank  bool   // the page is on the about:blank the reset's navigation made, no case in it yet
 	kept   bool   // the page holds an inert case (Keep) the next Load writes over
 
+	closedCh chan struct{} // closed by Close (closing)
+
 	setup   Setup
 	version string // the first launch's; a relaunch must match it
 	health  browser.Health
@@ -258,11 +260,30 @@ func (b *Browser[P, C]) Relaunch(ctx context.Context, reason string) error {
 	if p != noProc {
 		p.Kill()
 	}
-	ctx = context.WithoutCancel(ctx)
+	// Not the caller's deadline, but Close's: a closed engine starts no browser, and
+	// its relaunch stops waiting.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	closing := b.closing()
+	go func() {
+		select {
+		case <-closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	began := time.Now()
 	var err error
 	for i, wait := range browser.RelaunchBackoff {
-		time.Sleep(wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		if ctx.Err() != nil {
+			return b.Errorf("%w", ErrEngineClosed)
+		}
 		if err = b.setup.Start(ctx); err == nil {
 			b.Mu.Lock()
 			b.health.State = browser.StateReady
@@ -283,6 +304,16 @@ func (b *Browser[P, C]) Relaunch(ctx context.Context, reason string) error {
 	b.Broken = "relaunch failed"
 	b.Mu.Unlock()
 	return b.Errorf("relaunch failed: %w", err)
+}
+
+// closing is closed once Close ran.
+func (b *Browser[P, C]) closing() <-chan struct{} {
+	b.Mu.Lock()
+	defer b.Mu.Unlock()
+	if b.closedCh == nil {
+		b.closedCh = make(chan struct{})
+	}
+	return b.closedCh
 }
 
 // Health says what the next call meets: a dead browser or connection, a crashed page,
@@ -330,6 +361,10 @@ func (b *Browser[P, C]) Close() error {
 	b.Closed = true
 	p, conn := b.Proc, b.Conn
 	b.Proc = noProc
+	if b.closedCh == nil {
+		b.closedCh = make(chan struct{})
+	}
+	close(b.closedCh)
 	b.Mu.Unlock()
 	if conn != noConn {
 		conn.Close(ErrEngineClosed)

@@ -150,9 +150,16 @@ func (p *PendingCalls[R]) Deliver(id int, r Result[R]) bool {
 	return ch != nil
 }
 
-// End records why the connection ended (the first reason stays) and wakes every
-// call waiting on it.
+// errConnEnded is the reason of a connection that ended with none given.
+var errConnEnded = errors.New("connection ended")
+
+// End records why the connection ended (the first reason stays; nil is
+// errConnEnded: a call on an ended connection always fails) and wakes every call
+// waiting on it. Safe to call more than once.
 func (p *PendingCalls[R]) End(why error) {
+	if why == nil {
+		why = errConnEnded
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.err != nil {
