@@ -80,15 +80,9 @@ func (b *Browser[P, C]) Route() string   { return b.setup.Route }
 // BundledAbsent: see browser.BundledAbsent.
 func (b *Browser[P, C]) BundledAbsent() string { return b.setup.BundledAbsent }
 
-// Errorf is fmt.Errorf's error as the engine's. An argument that is already this
-// engine's error loses its own prefix: the message names the engine once
-// ("chromium: relaunch failed: launch: ...").
+// Errorf is fmt.Errorf's error as the engine's (browser.EngineErrorf: the message
+// names the engine once, "chromium: relaunch failed: launch: ...").
 func (b *Browser[P, C]) Errorf(format string, args ...any) error {
-	for i, a := range args {
-		if ee, ok := a.(*browser.EngineError); ok && ee.Engine == b.setup.Engine {
-			args[i] = ee.Err
-		}
-	}
 	return browser.EngineErrorf(b.setup.Engine, format, args...)
 }
 
