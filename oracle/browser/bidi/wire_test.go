@@ -69,7 +69,8 @@ func TestBiDiWireKeepsEveryReason(t *testing.T) {
 	t.Cleanup(func() { _ = conn.ws.CloseNow() })
 	e := &bidiEngine{}
 	e.Configure(ownclient.Setup{Engine: browser.Firefox})
-	e.Log, e.Conn, e.page = testutil.Logger(t), conn, "P"
+	e.Log = testutil.Logger(t)
+	require.NoError(t, e.Adopt(nil, conn, "", func() { e.page = "P" }))
 
 	began := time.Now()
 	_, err = conn.call(ctx, "session.status", nil)
@@ -88,7 +89,8 @@ func TestBiDiWireKeepsEveryReason(t *testing.T) {
 	require.NoError(t, err)
 	e = &bidiEngine{}
 	e.Configure(ownclient.Setup{Engine: browser.Firefox})
-	e.Log, e.Conn, e.page = testutil.Logger(t), conn, "P"
+	e.Log = testutil.Logger(t)
+	require.NoError(t, e.Adopt(nil, conn, "", func() { e.page = "P" }))
 	require.NoError(t, e.Close())
 	require.NotPanics(t, func() { err = e.reset(ctx) })
 	assert.ErrorContains(t, err, "engine closed")

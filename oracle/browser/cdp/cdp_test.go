@@ -34,10 +34,10 @@ var cdpRoute = routetest.OwnRoute{
 	},
 	Popups: func(ctx context.Context, e browser.Engine) (int, error) {
 		ce := e.(*cdpEngine)
-		others, err := ce.otherPages(ctx, ce.Conn, ce.page)
+		others, err := ce.otherPages(ctx, ce.Current(nil), ce.page)
 		return len(others), err
 	},
-	Proc: func(e browser.Engine) (int, string) { p := e.(*cdpEngine).Proc; return p.PID(), p.profile },
+	Proc: func(e browser.Engine) (int, string) { p := e.(*cdpEngine).Proc(); return p.PID(), p.profile },
 }
 
 // launchCDP launches the CDP route's engine with s, closed when the test ends.

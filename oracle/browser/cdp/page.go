@@ -81,9 +81,9 @@ func (p *cdpPage) isCrashed() bool {
 // event takes the browser's events (on the wire's reader: it sends, never calls),
 // decoded into cdproto's event types.
 func (e *cdpEngine) event(session, method string, params json.RawMessage) {
-	e.Mu.Lock()
-	page, conn, bctx := e.page, e.Conn, e.bctx
-	e.Mu.Unlock()
+	var page *cdpPage
+	var bctx string
+	conn := e.Current(func() { page, bctx = e.page, e.bctx })
 	switch method {
 	case cdppage.JavascriptDialogOpening.Method:
 		// Playwright's answer to a dialog no one listens for: a beforeunload is

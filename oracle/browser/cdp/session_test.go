@@ -141,9 +141,7 @@ func TestCDPEvaluateOnAClosedSessionIsTargetClosed(t *testing.T) {
 	assert.Equal(t, "target closed: Target page, context or browser has been closed", err.Error())
 	_, _, _, gone, _ := e.page.state()
 	assert.True(t, gone)
-	e.Mu.Lock()
-	assert.Empty(t, e.Broken, "no relaunch for a closed page")
-	e.Mu.Unlock()
+	assert.Empty(t, e.Broken(), "no relaunch for a closed page")
 }
 
 // cdp.Session's Subscribe: the session's events of one method, in order, none lost

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -72,4 +73,16 @@ func TestPendingCallsEndWithNoReason(t *testing.T) {
 	assert.Error(t, p.Reason(), "an ended connection has a reason")
 	_, err := p.Call(context.Background(), "M", func(int) error { return nil })
 	assert.Error(t, err, "a call on an ended connection fails")
+}
+
+// The browser's lock and state are Browser's own: an engine reaches them through
+// its methods (Current, SetPage, Proc, Broken), never by locking a field itself.
+func TestBrowserExportsNoLockOrState(t *testing.T) {
+	var exported []string
+	for f := range reflect.TypeFor[Browser[*fakeProc, fakeConn]]().Fields() {
+		if f.IsExported() {
+			exported = append(exported, f.Name)
+		}
+	}
+	assert.Equal(t, []string{"Exe", "Log"}, exported)
 }
