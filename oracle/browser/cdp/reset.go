@@ -6,7 +6,6 @@ package cdp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -255,14 +254,8 @@ func (e *cdpEngine) OpenWindows(ctx context.Context) (pages, contexts int, err e
 	if err != nil {
 		return 0, 0, err
 	}
-	raw, err := conn.call(ctx, "", "Target.getBrowserContexts", nil)
+	c, err := cdp.Call(ctx, cdpSession{conn: conn}, target.GetBrowserContexts, cdp.Empty{})
 	if err != nil {
-		return 0, 0, err
-	}
-	var c struct {
-		BrowserContextIDs []string `json:"browserContextIds"`
-	}
-	if err := json.Unmarshal(raw, &c); err != nil {
 		return 0, 0, err
 	}
 	return len(all), len(c.BrowserContextIDs), nil

@@ -176,3 +176,28 @@ func TestCDPSessionSubscribe(t *testing.T) {
 		t.Fatal("the channel stayed open after the connection ended")
 	}
 }
+
+// OpenWindows's commands go through cdproto, Target.getBrowserContexts included, and
+// their results decode into its types (the wire is what the raw command sent). A unit
+// test of our own client over a fake pipe: no browser runs.
+func TestCDPOpenWindowsSendsTypedCommands(t *testing.T) {
+	replies := map[int]string{
+		1: `{"id":1,"result":{"targetInfos":[{"targetId":"T","type":"page","title":"","url":"about:blank","attached":true,"canAccessOpener":false,"browserContextId":"B"}]}}`,
+		2: `{"id":2,"result":{"browserContextIds":["B","C"]}}`,
+	}
+	conn, sent, _ := recordingCDPPipe(t, func(n int) []byte { return []byte(replies[n]) })
+	e := testCDPEngine(t, conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	pages, contexts, err := e.OpenWindows(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, [2]int{1, 2}, [2]int{pages, contexts})
+	<-sent
+	var msg struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	require.NoError(t, json.Unmarshal(<-sent, &msg))
+	assert.Equal(t, "Target.getBrowserContexts", msg.Method)
+	assert.JSONEq(t, `{}`, string(msg.Params))
+}
