@@ -3,8 +3,9 @@ package probes
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/layout-oracle/oracle/oracle/browser/environment"
 	"strings"
+
+	"github.com/layout-oracle/oracle/oracle/browser/environment"
 
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/oracle/browser"

@@ -10,7 +10,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 	"io"
 	"net"
 	"net/http"
@@ -29,6 +28,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 
 	"github.com/layout-oracle/oracle/internal/proctree"
 	"github.com/layout-oracle/oracle/internal/testutil"

@@ -5,11 +5,12 @@ package buildprint
 // in cmd/oracle/warmstart_test.go.
 
 import (
-	"github.com/layout-oracle/oracle/oracle/browser/cdp"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/layout-oracle/oracle/oracle/browser/cdp"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/stretchr/testify/assert"
