@@ -1,6 +1,6 @@
 package main
 
-// End-to-end tests of remote endpoints (issue 13, docs/remote.md): this machine's own
+// End-to-end tests of remote endpoints (docs/remote.md): this machine's own
 // browsers serve as the "remote" hosts, on loopback only: Playwright's browser server
 // (`playwright run-server` from the installed driver) for chromium and firefox, and a
 // bare WebKitWebDriver under an Xvfb for webkit. The hosts run as this test's user

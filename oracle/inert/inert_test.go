@@ -120,7 +120,7 @@ func FuzzCheck(f *testing.F) {
 	})
 }
 
-// The issue 40 vectors: x/net/html's tokenizer switches to raw text on a start tag
+// The hostile vectors: x/net/html's tokenizer switches to raw text on a start tag
 // its tree builder then ignores ("in column group"), so what follows is dropped text
 // to it and markup to an engine. Each was called inert before.
 func TestARawTextStartTagTheTreeDoesNotHoldIsNotInert(t *testing.T) {

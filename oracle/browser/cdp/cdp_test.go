@@ -118,7 +118,7 @@ func TestCDPKilledContentProcessCostsOneCase(t *testing.T) {
 }
 
 // The CDP route runs Debian's browser itself, not its wrapper script (whose files in
-// /etc/chromium.d may name another program: issue 40, item 10), with the switches
+// /etc/chromium.d may name another program), with the switches
 // the script adds, so the program that runs is the file the warm start fingerprints.
 func TestCDPRunsDebiansChromiumItself(t *testing.T) {
 	testutil.NeedsBrowsers(t)

@@ -3,8 +3,8 @@ package cdp
 // Unit tests of the CDP route's wire (wire.go, on ownclient's pending calls) and of
 // what the engine makes of its errors. No browser runs: each test fakes the browser's
 // end of the pipe (an in-memory io.Pipe), so they test our own wire code only. The
-// four CDP defects of issue 41 ("Reproduced without a browser") each have a test here
-// that failed on 05864a4.
+// four CDP wire defects found without a browser each have a test here that failed
+// on 05864a4.
 
 import (
 	"bufio"

@@ -495,7 +495,7 @@ func pollUntil(t *testing.T, what string, ok func(ctx context.Context) bool) {
 	}
 }
 
-// A restart sets the version while ping and the store read it (issue 27): under
+// A restart sets the version while ping and the store read it: under
 // -race (make test) this reported a data race on webDriverEngine.version before it
 // was guarded by mu. Without -race it checks the version survives a restart.
 func TestWebDriverVersionReadDuringRestart(t *testing.T) {
