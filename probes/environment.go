@@ -56,9 +56,9 @@ var environmentMedia = []struct {
 	{"inverted-colors", []string{"none", "inverted"}},
 }
 
-// PinnedEnvironment is what every engine must answer, in the order the probe records
+// pinnedEnvironment is what every engine must answer, in the order the probe records
 // it. The table of docs/environment.md is this list.
-var PinnedEnvironment = func() []EnvironmentProperty {
+var pinnedEnvironment = func() []EnvironmentProperty {
 	p := []EnvironmentProperty{
 		{Label: "font default", Want: environment.FaceStandard},
 		{Label: "font serif", Want: environment.FaceSerif},
@@ -92,7 +92,7 @@ var PinnedEnvironment = func() []EnvironmentProperty {
 }()
 
 // environmentProbeJS measures the environment in the page and records one trace value
-// per PinnedEnvironment label. A generic's face is found by measuring: its text at
+// per pinnedEnvironment label. A generic's face is found by measuring: its text at
 // 50px must have the same width and height as one of the installed faces named
 // explicitly, in the same engine (text metrics differ between engines, faces do not).
 func environmentProbeJS() string {
@@ -154,16 +154,16 @@ func environmentProbeJS() string {
 })();`
 }
 
-// SelfCheckEnvironment is the pinned-environment probe: fonts per generic family,
+// selfCheckEnvironment is the pinned-environment probe: fonts per generic family,
 // default sizes, scrollbar size and media features, each checked against
-// PinnedEnvironment by CheckEnvironment.
-var SelfCheckEnvironment = oracle.SelfCheck{Name: "environment",
+// pinnedEnvironment by checkEnvironment.
+var selfCheckEnvironment = oracle.SelfCheck{Name: "environment",
 	Request: oracle.Request{Op: oracle.OpTrace, Script: str(environmentProbeJS())},
-	Expect:  CheckEnvironment}
+	Expect:  checkEnvironment}
 
-// CheckEnvironment compares one engine's environment trace with PinnedEnvironment and
+// checkEnvironment compares one engine's environment trace with pinnedEnvironment and
 // names every property that differs, e.g. "monospace font size is 12px, want 13px".
-func CheckEnvironment(engine string, t *trace.Trace) []string {
+func checkEnvironment(engine string, t *trace.Trace) []string {
 	got := map[string]string{}
 	for _, r := range t.Records {
 		var s string
@@ -173,7 +173,7 @@ func CheckEnvironment(engine string, t *trace.Trace) []string {
 		got[r.Label] = s
 	}
 	var out []string
-	for _, p := range PinnedEnvironment {
+	for _, p := range pinnedEnvironment {
 		v, ok := got[p.Label]
 		switch {
 		case !ok:

@@ -84,7 +84,7 @@ func TestCasesThatCanRunScriptOrReachPastTheirDocument(t *testing.T) {
 		`<div style="x" xml:base="http://x/"></div>`,
 		`<p>x</p><sCript`,
 		`<p>x</p><!-- <script>`,
-		strings.Repeat("<p>x</p>", MaxBytes/8+1),
+		strings.Repeat("<p>x</p>", maxBytes/8+1),
 		`<div><template shadowrootmode=open><p>x</p></template></div>`,
 	} {
 		if ok, _ := Check(c); ok {

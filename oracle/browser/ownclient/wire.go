@@ -17,8 +17,8 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// SlowCall is how long a call may take before the debug log names it.
-const SlowCall = time.Second
+// slowCall is how long a call may take before the debug log names it.
+const slowCall = time.Second
 
 // ErrEngineClosed is a call on an engine that Close ended: the oracle closed it, the
 // browser did nothing wrong.
@@ -73,7 +73,7 @@ func NewPendingCalls[R any](wire string, log zerolog.Logger) *PendingCalls[R] {
 
 // Call is one command's round trip, for a wire whose replies are R: it registers the
 // call, has send write the message that carries its id, and waits for the reply
-// under ctx, logging a call slower than SlowCall. A connection that has ended is the
+// under ctx, logging a call slower than slowCall. A connection that has ended is the
 // call's error at once. ctx's end is ctx.Err() itself; any other error, send's
 // included, names the method ("Page.navigate: ...").
 func (p *PendingCalls[R]) Call(ctx context.Context, method string, send func(id int) error) (R, error) {
@@ -91,7 +91,7 @@ func (p *PendingCalls[R]) Call(ctx context.Context, method string, send func(id 
 	}
 	start := time.Now()
 	defer func() {
-		if d := time.Since(start); d > SlowCall {
+		if d := time.Since(start); d > slowCall {
 			p.log.Debug().Str("method", method).Dur("took", d).Msg("slow " + p.wire + " call")
 		}
 	}()
