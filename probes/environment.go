@@ -12,11 +12,11 @@ import (
 	"github.com/layout-oracle/oracle/trace"
 )
 
-// EnvironmentProperty is one answer of the pinned environment: the trace label the
+// environmentProperty is one answer of the pinned environment: the trace label the
 // environment probe records it under, the value every engine must give, and the
 // platform differences that remain (engine -> its documented other answer). What
 // the oracle pins is oracle/browser/environment/environment.go; this is the probe that checks it.
-type EnvironmentProperty struct {
+type environmentProperty struct {
 	Label string
 	Want  string
 	// Differs lists engines documented to answer otherwise (docs/environment.md, "Pinned
@@ -58,8 +58,8 @@ var environmentMedia = []struct {
 
 // pinnedEnvironment is what every engine must answer, in the order the probe records
 // it. The table of docs/environment.md is this list.
-var pinnedEnvironment = func() []EnvironmentProperty {
-	p := []EnvironmentProperty{
+var pinnedEnvironment = func() []environmentProperty {
+	p := []environmentProperty{
 		{Label: "font default", Want: environment.FaceStandard},
 		{Label: "font serif", Want: environment.FaceSerif},
 		{Label: "font sans-serif", Want: environment.FaceSansSerif},
@@ -86,7 +86,7 @@ var pinnedEnvironment = func() []EnvironmentProperty {
 		"inverted-colors": {browser.Chromium: noMatch, browser.Firefox: noMatch},
 	}
 	for _, m := range environmentMedia {
-		p = append(p, EnvironmentProperty{Label: "media " + m.feature, Want: m.values[0], Differs: differs[m.feature]})
+		p = append(p, environmentProperty{Label: "media " + m.feature, Want: m.values[0], Differs: differs[m.feature]})
 	}
 	return p
 }()

@@ -37,16 +37,16 @@ func (e *ReplyTooLargeError) Error() string {
 }
 func (e *ReplyTooLargeError) Unwrap() error { return e.Err }
 
-// BadReplyError is a reply that names its call's id but does not decode.
-type BadReplyError struct {
+// badReplyError is a reply that names its call's id but does not decode.
+type badReplyError struct {
 	ID  int
 	Err error
 }
 
-func (e *BadReplyError) Error() string {
+func (e *badReplyError) Error() string {
 	return fmt.Sprintf("reply %d does not decode: %v", e.ID, e.Err)
 }
-func (e *BadReplyError) Unwrap() error { return e.Err }
+func (e *badReplyError) Unwrap() error { return e.Err }
 
 // Result is what a waiting call receives: the decoded reply, or why there is none.
 type Result[R any] struct {
@@ -106,13 +106,13 @@ func (p *PendingCalls[R]) Call(ctx context.Context, method string, send func(id 
 }
 
 // Decode decodes msg, one message the browser sent, as R; false when it does not
-// decode. Such a message fails the call whose id it names at once (BadReplyError);
+// decode. Such a message fails the call whose id it names at once (badReplyError);
 // one that names none is dropped, and logged.
 func (p *PendingCalls[R]) Decode(msg []byte) (R, bool) {
 	var m R
 	if err := json.Unmarshal(msg, &m); err != nil {
 		if id, ok := replyID(msg); ok {
-			p.Deliver(id, Result[R]{Err: &BadReplyError{ID: id, Err: err}})
+			p.Deliver(id, Result[R]{Err: &badReplyError{ID: id, Err: err}})
 		} else {
 			p.log.Debug().Err(err).Int("bytes", len(msg)).Msg(p.wire + " message that does not decode dropped")
 		}
