@@ -90,6 +90,7 @@ func (e *cdpEngine) startBrowser(ctx context.Context) error {
 		return e.Errorf("launch: %w", err)
 	}
 	conn := newCDPConn(p.toBrowser, p.fromBrowser, e.MaxMessage(), e.event, e.Log)
+	e.attachPopups(conn)
 	version, bctx, page, err := e.openBrowser(ctx, conn)
 	if err != nil {
 		return e.Abandon(p, conn, p.out.Tail(), err)
