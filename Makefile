@@ -99,7 +99,7 @@ fuzz:
 	  done; \
 	done
 
-# The issue-7 benchmark (README, "Measurements"): the same N generated cases through
+# The throughput benchmark (README, "Measurements"): the same N generated cases through
 # (a) the oracle, (b) a browser per case (sampled), (c) the oracle with one page and
 # one request in flight, (d) each engine's bare setContent+evaluate; prints the table.
 BENCH_CASES ?= 500
@@ -129,8 +129,7 @@ gate: setup build
 	  $(addprefix --oracle-flag=,$(GATE_ARGS))
 comma := ,
 
-# The differential fuzzer of inert cases (issue 40; cmd/bench/README.md, "The
-# gate"): FUZZ_INERT_PAIRS generated hostile-then-innocent pairs on one page per
+# The differential fuzzer of inert cases (cmd/bench/README.md, "The gate"): FUZZ_INERT_PAIRS generated hostile-then-innocent pairs on one page per
 # engine with the inert reuse, each innocent answer against a new document's; fails
 # on any difference.
 FUZZ_INERT_PAIRS ?= 2000
@@ -138,7 +137,7 @@ FUZZ_INERT_PAIRS ?= 2000
 fuzz-inert: setup build
 	$(BIN)/bench --oracle $(BIN)/oracle --fuzz-inert $(FUZZ_INERT_PAIRS)
 
-# Issue 25's targets: the script-free and the scripted generated cases through the
+# The versus run: the script-free and the scripted generated cases through the
 # oracle of VERSUS_COMMIT (built side by side in a temporary worktree) and this one.
 VERSUS_COMMIT ?= af94af5
 VERSUS_CASES ?= 200
@@ -149,7 +148,7 @@ bench-versus: setup build
 	git worktree remove --force $(BIN)/versus-src
 	$(BIN)/bench --oracle $(BIN)/oracle --versus $(BIN)/oracle-$(VERSUS_COMMIT) --cases $(VERSUS_CASES)
 
-# Issue 29's reducer benchmark (docs/reduce.md): each disagreeing WPT case of
+# The reducer benchmark (docs/reduce.md): each disagreeing WPT case of
 # REDUCE_CASES reduced by bin/reduce in its own oracle; a row per case (bytes
 # before and after, oracle calls, wall time, reproduced) and the medians; the
 # reduced requests go to bin/reduced.ndjson.
@@ -160,7 +159,7 @@ REDUCE_ARGS ?= --timeout=3m
 bench-reduce: setup build
 	$(BIN)/reduce --bench $(REDUCE_CASES) --bench-limit $(REDUCE_LIMIT) --bench-out $(BIN)/reduced.ndjson $(REDUCE_ARGS)
 
-# Issue 43's triage benchmark (docs/triage.md, "Benchmark"): the bundled corpus, then
+# The triage benchmark (docs/triage.md, "Benchmark"): the bundled corpus, then
 # TRIAGE_CASES generated cases (bin/bench --emit-cases), through bin/triage with the
 # WeasyPrint adapter (examples/weasyprint), each in a fresh store under TRIAGE_DIR.
 # Prints, per corpus: cases/s, the oracle's and the candidate's share of the time,

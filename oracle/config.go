@@ -1,8 +1,9 @@
 package oracle
 
 import (
-	"github.com/layout-oracle/oracle/oracle/browser/environment"
 	"time"
+
+	"github.com/layout-oracle/oracle/oracle/browser/environment"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/browser/host"

@@ -177,7 +177,7 @@ type slowSandboxEngine struct {
 
 func (e *slowSandboxEngine) Sandbox() browser.SandboxState { return <-e.states }
 
-// Ping is answered at once while a sandbox scan is under way (issue 27), with the
+// Ping is answered at once while a sandbox scan is under way, with the
 // state the last scan found; a later ping shows the next scan's. Before, ping ran the
 // scan itself under stateMu and waited for it.
 func TestPingDoesNotWaitForASandboxScan(t *testing.T) {
@@ -261,7 +261,7 @@ func TestAPoolServesThePagesAddedToIt(t *testing.T) {
 
 // A case sent while its engine still starts waits for the startup within the
 // startup's own bound, and its --deadline starts when the engine takes it: under load
-// (issue 40, item 11) Firefox's startup outlasted the wait for a page, and the case
+// Firefox's startup outlasted the wait for a page, and the case
 // lost Firefox's answer ("firefox is still starting: context deadline exceeded"). A
 // unit test of the pool's waits (a fakeEngine, no browser), with the page wait
 // shortened to 300 ms and a startup of 1 s; on 05864a4 the startup's wait was the

@@ -2,10 +2,11 @@ package oracle
 
 import (
 	"context"
-	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 	"os"
 	"testing"
 	"time"
+
+	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 
 	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/layout-oracle/oracle/oracle/browser"

@@ -73,7 +73,7 @@ const popupsJS = `
 `
 
 // Fails on the old main: the popups stayed open after the case (Chromium and Firefox
-// kept 4 extra pages each, busy; issue 18).
+// kept 4 extra pages each, busy).
 func TestPopupsAreClosedBeforeTheNextCase(t *testing.T) {
 	o := launchAll(t, Config{})
 	before := map[string][2]int{}
@@ -247,7 +247,7 @@ func TestACaseThatResizesItsWindowLeavesTheNextOneItsWindow(t *testing.T) {
 	assert.Equal(t, first, observe(), "the case after the one that resized its window")
 	// A trace's answer has no viewport check of its own: one measured in a viewport
 	// that changed during the case is withheld. Fails on 1718ae7: WebKit answered
-	// 447x262 (issue 26: a download bar that came late shrank an innocent case's).
+	// 447x262 (a download bar that came late shrank an innocent case's).
 	resp := handle(t, o, `{"id":"t","op":"trace","html":"<p>t</p>","script":"window.resizeTo(400, 300); setTimeout(() => { trace.value('size', innerWidth + 'x' + innerHeight); trace.done(); }, 500);"}`)
 	waitResets(o)
 	errs, _ := resp["errors"].(map[string]any)
@@ -306,7 +306,7 @@ func filesHolding(dir, marker string, since time.Time) []string {
 }
 
 // A case that downloads leaves the next case its focus and its window, and writes no
-// file that outlives the oracle. Fails on af94af5 (issue 26): in Firefox every case
+// file that outlives the oracle. Fails on af94af5: in Firefox every case
 // after a download ran with document.hasFocus() false (an input:focus rule stopped
 // matching), and MiniBrowser saved the file into the browser user's home and showed a
 // download bar that shrank the next cases' viewport to 800x483.

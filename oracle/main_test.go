@@ -8,5 +8,5 @@ import (
 )
 
 // The in-process oracle tests launch engines, pools, origins and servers: each one a
-// test closes must take its goroutines with it (issue 28).
+// test closes must take its goroutines with it.
 func TestMain(m *testing.M) { os.Exit(testutil.RunCheckingLeaks(m)) }

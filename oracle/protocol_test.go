@@ -10,12 +10,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/layout-oracle/oracle/oracle/browser/environment"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/layout-oracle/oracle/oracle/browser/environment"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/layout-oracle/oracle/oracle/browser"

@@ -1,8 +1,9 @@
 package oracle
 
 import (
-	"github.com/layout-oracle/oracle/oracle/browser/playwright"
 	"testing"
+
+	"github.com/layout-oracle/oracle/oracle/browser/playwright"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/remote"

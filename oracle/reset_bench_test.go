@@ -3,7 +3,7 @@ package oracle
 // What an html case and the reset after it cost the machine, per engine: the CPU the
 // engine's processes (browser, Playwright driver or WebKitWebDriver, Xvfb) used per
 // op, not counting this test process. Three-engine throughput is CPU bound on two
-// cores (issue 10), so this, not latency, says what a faster case must cut:
+// cores, so this, not latency, says what a faster case must cut:
 //
 //	go test -run '^$' -bench CaseCPU -benchtime 40x ./oracle/
 //

@@ -9,7 +9,7 @@ import (
 )
 
 // waitAtMost on work that never ends returns after its bound and leaves no goroutine
-// behind (issue 27): before, each call left one blocked on WaitGroup.Wait for good.
+// behind: before, each call left one blocked on WaitGroup.Wait for good.
 func TestWaitAtMostLeavesNoGoroutine(t *testing.T) {
 	var o Oracle
 	o.resets.Add(1) // a reset that never ends

@@ -7,10 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/layout-oracle/oracle/oracle/browser/environment"
 	"reflect"
 	"strings"
 	"sync"
+
+	"github.com/layout-oracle/oracle/oracle/browser/environment"
 
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/inpage"

@@ -7,12 +7,13 @@ package oracle
 import (
 	"context"
 	"encoding/json"
-	"github.com/layout-oracle/oracle/oracle/browser/environment"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/layout-oracle/oracle/oracle/browser/environment"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/profiles"

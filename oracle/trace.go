@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/layout-oracle/oracle/oracle/browser/playwright"
 	"strings"
+
+	"github.com/layout-oracle/oracle/oracle/browser/playwright"
 
 	"github.com/layout-oracle/oracle/inpage"
 	"github.com/layout-oracle/oracle/kinds"

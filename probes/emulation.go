@@ -49,10 +49,10 @@ trace.value('exposed', names.filter(n => typeof self[n] === 'function'));
 Promise.allSettled(names.filter(n => typeof self[n] === 'function').map(n => { const p = read(n); trace.settle(n, p); return p; }))
   .then(() => trace.done());`)}}
 
-	// SelfCheckGeolocation asks for the position, once the permission says granted
+	// selfCheckGeolocation asks for the position, once the permission says granted
 	// (an engine that would prompt is not asked: WebKitGTK's MiniBrowser shows an
 	// infobar, which changes the viewport).
-	SelfCheckGeolocation = oracle.SelfCheck{Name: "emulated-geolocation", Expect: expectGeolocation,
+	selfCheckGeolocation = oracle.SelfCheck{Name: "emulated-geolocation", Expect: expectGeolocation,
 		Request: oracle.Request{Op: oracle.OpTrace, Script: str(`(async () => {
   let state = 'no permissions API';
   try { state = (await navigator.permissions.query({name: 'geolocation'})).state; } catch (e) { state = e.name; }
@@ -67,8 +67,8 @@ Promise.allSettled(names.filter(n => typeof self[n] === 'function').map(n => { c
   }
 })().finally(() => trace.done());`)}}
 
-	// SelfCheckAuthenticator creates a resident, user-verified credential.
-	SelfCheckAuthenticator = oracle.SelfCheck{Name: "emulated-authenticator", Expect: expectAuthenticator,
+	// selfCheckAuthenticator creates a resident, user-verified credential.
+	selfCheckAuthenticator = oracle.SelfCheck{Name: "emulated-authenticator", Expect: expectAuthenticator,
 		Request: oracle.Request{Op: oracle.OpTrace, Script: str(`(async () => {
   trace.value('api', typeof PublicKeyCredential);
   if (typeof PublicKeyCredential !== 'function') return;
@@ -84,7 +84,7 @@ Promise.allSettled(names.filter(n => typeof self[n] === 'function').map(n => { c
 )
 
 // EmulationChecks are the emulation profile's self-checks, in order.
-var EmulationChecks = []oracle.SelfCheck{SelfCheckSensors, SelfCheckGeolocation, SelfCheckAuthenticator}
+var EmulationChecks = []oracle.SelfCheck{SelfCheckSensors, selfCheckGeolocation, selfCheckAuthenticator}
 
 // emulationProbe is an emulation check as a probe, run under the emulation profile only.
 func emulationProbe(c oracle.SelfCheck, description string) Probe {

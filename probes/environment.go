@@ -3,19 +3,20 @@ package probes
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/layout-oracle/oracle/oracle/browser/environment"
 	"strings"
+
+	"github.com/layout-oracle/oracle/oracle/browser/environment"
 
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/trace"
 )
 
-// EnvironmentProperty is one answer of the pinned environment: the trace label the
+// environmentProperty is one answer of the pinned environment: the trace label the
 // environment probe records it under, the value every engine must give, and the
 // platform differences that remain (engine -> its documented other answer). What
 // the oracle pins is oracle/browser/environment/environment.go; this is the probe that checks it.
-type EnvironmentProperty struct {
+type environmentProperty struct {
 	Label string
 	Want  string
 	// Differs lists engines documented to answer otherwise (docs/environment.md, "Pinned
@@ -55,10 +56,10 @@ var environmentMedia = []struct {
 	{"inverted-colors", []string{"none", "inverted"}},
 }
 
-// PinnedEnvironment is what every engine must answer, in the order the probe records
+// pinnedEnvironment is what every engine must answer, in the order the probe records
 // it. The table of docs/environment.md is this list.
-var PinnedEnvironment = func() []EnvironmentProperty {
-	p := []EnvironmentProperty{
+var pinnedEnvironment = func() []environmentProperty {
+	p := []environmentProperty{
 		{Label: "font default", Want: environment.FaceStandard},
 		{Label: "font serif", Want: environment.FaceSerif},
 		{Label: "font sans-serif", Want: environment.FaceSansSerif},
@@ -85,13 +86,13 @@ var PinnedEnvironment = func() []EnvironmentProperty {
 		"inverted-colors": {browser.Chromium: noMatch, browser.Firefox: noMatch},
 	}
 	for _, m := range environmentMedia {
-		p = append(p, EnvironmentProperty{Label: "media " + m.feature, Want: m.values[0], Differs: differs[m.feature]})
+		p = append(p, environmentProperty{Label: "media " + m.feature, Want: m.values[0], Differs: differs[m.feature]})
 	}
 	return p
 }()
 
 // environmentProbeJS measures the environment in the page and records one trace value
-// per PinnedEnvironment label. A generic's face is found by measuring: its text at
+// per pinnedEnvironment label. A generic's face is found by measuring: its text at
 // 50px must have the same width and height as one of the installed faces named
 // explicitly, in the same engine (text metrics differ between engines, faces do not).
 func environmentProbeJS() string {
@@ -153,16 +154,16 @@ func environmentProbeJS() string {
 })();`
 }
 
-// SelfCheckEnvironment is the pinned-environment probe: fonts per generic family,
+// selfCheckEnvironment is the pinned-environment probe: fonts per generic family,
 // default sizes, scrollbar size and media features, each checked against
-// PinnedEnvironment by CheckEnvironment.
-var SelfCheckEnvironment = oracle.SelfCheck{Name: "environment",
+// pinnedEnvironment by checkEnvironment.
+var selfCheckEnvironment = oracle.SelfCheck{Name: "environment",
 	Request: oracle.Request{Op: oracle.OpTrace, Script: str(environmentProbeJS())},
-	Expect:  CheckEnvironment}
+	Expect:  checkEnvironment}
 
-// CheckEnvironment compares one engine's environment trace with PinnedEnvironment and
+// checkEnvironment compares one engine's environment trace with pinnedEnvironment and
 // names every property that differs, e.g. "monospace font size is 12px, want 13px".
-func CheckEnvironment(engine string, t *trace.Trace) []string {
+func checkEnvironment(engine string, t *trace.Trace) []string {
 	got := map[string]string{}
 	for _, r := range t.Records {
 		var s string
@@ -172,7 +173,7 @@ func CheckEnvironment(engine string, t *trace.Trace) []string {
 		got[r.Label] = s
 	}
 	var out []string
-	for _, p := range PinnedEnvironment {
+	for _, p := range pinnedEnvironment {
 		v, ok := got[p.Label]
 		switch {
 		case !ok:

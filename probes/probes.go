@@ -111,7 +111,7 @@ btn.click();
 btn.dispatchEvent(new Event('ping', {bubbles: false}));
 trace.done();`),
 
-	fromSelfCheck(SelfCheckTrace,
+	fromSelfCheck(selfCheckTrace,
 		"promise/microtask settlement order: then chains, queueMicrotask, await, setTimeout, race, all"),
 
 	traceProbe("url-idl-shape",
@@ -134,18 +134,18 @@ trace.done();`),
 
 	emulationProbe(SelfCheckSensors,
 		"emulation profile: every Generic Sensor exposed (Accelerometer, Gyroscope, ...) read once; the fixed readings where the trace lists sensors"),
-	emulationProbe(SelfCheckGeolocation,
+	emulationProbe(selfCheckGeolocation,
 		"emulation profile: the geolocation permission, then getCurrentPosition where granted; the fixed position where the trace lists geolocation"),
-	emulationProbe(SelfCheckAuthenticator,
+	emulationProbe(selfCheckAuthenticator,
 		"emulation profile: navigator.credentials.create of a resident, user-verified key; a platform credential where the trace lists authenticator"),
 
-	fromSelfCheck(SelfCheckGeometry,
+	fromSelfCheck(selfCheckGeometry,
 		"box model: width/height, asymmetric padding, a 2px border and a margin, voted with compare.Geometry"),
 
-	fromSelfCheck(SelfCheckReflect,
+	fromSelfCheck(selfCheckReflect,
 		"reflection: setAttribute('value','5') on an <input>, read back as content attribute and IDL value"),
 
-	fromSelfCheck(SelfCheckEnvironment,
+	fromSelfCheck(selfCheckEnvironment,
 		"pinned environment: face per generic family (measured), default and monospace sizes, scrollbar size, media features"),
 }
 

@@ -12,15 +12,15 @@ import (
 // engines on the development host (docs/probes.md, "Observed, on the development host", has the
 // observations).
 var (
-	// SelfCheckGeometry is a fixed box-model case: a 100x40 div with asymmetric
+	// selfCheckGeometry is a fixed box-model case: a 100x40 div with asymmetric
 	// padding, a 2px border and a margin.
-	SelfCheckGeometry = oracle.SelfCheck{Name: "box-model", Request: oracle.Request{Op: oracle.OpGeometry,
+	selfCheckGeometry = oracle.SelfCheck{Name: "box-model", Request: oracle.Request{Op: oracle.OpGeometry,
 		HTML: str(`<!doctype html><style>html,body{margin:0}</style>` +
 			`<div style="width:100px;height:40px;padding:5px 10px;border:2px solid;margin:20px 0 0 30px"></div>`)}}
 
-	// SelfCheckTrace is the promise/microtask settlement order: it exercises the
+	// selfCheckTrace is the promise/microtask settlement order: it exercises the
 	// recorder, the page's own script, microtasks, tasks and trace.done().
-	SelfCheckTrace = oracle.SelfCheck{Name: "microtask-order", Request: oracle.Request{Op: oracle.OpTrace,
+	selfCheckTrace = oracle.SelfCheck{Name: "microtask-order", Request: oracle.Request{Op: oracle.OpTrace,
 		Script: str(`const log = [];
 setTimeout(() => log.push('timeout'), 0);
 Promise.resolve().then(() => log.push('then1')).then(() => log.push('then2'));
@@ -33,18 +33,18 @@ trace.settle('all', Promise.all([1, Promise.resolve(2), new Promise(r => setTime
 log.push('sync-end');
 setTimeout(() => { trace.value('order', log); trace.done(); }, 60);`)}}
 
-	// SelfCheckReflect is a content attribute reflected into its IDL property.
-	SelfCheckReflect = oracle.SelfCheck{Name: "input-value-reflection", Request: oracle.Request{Op: oracle.OpReflect,
+	// selfCheckReflect is a content attribute reflected into its IDL property.
+	selfCheckReflect = oracle.SelfCheck{Name: "input-value-reflection", Request: oracle.Request{Op: oracle.OpReflect,
 		HTML:   str(`<input id=a>`),
 		Script: str(`document.getElementById('a').setAttribute('value', '5');`),
 		Probes: []reflection.Probe{{Selector: "#a", Attr: "value", IDL: "value"}}}}
 )
 
 // SelfChecks is the oracle's startup self-check, in order: one geometry, one trace,
-// one reflection case, and the pinned environment (SelfCheckEnvironment), whose
+// one reflection case, and the pinned environment (selfCheckEnvironment), whose
 // answer is compared with what every engine must say.
 func SelfChecks() []oracle.SelfCheck {
-	return []oracle.SelfCheck{SelfCheckGeometry, SelfCheckTrace, SelfCheckReflect, SelfCheckEnvironment}
+	return []oracle.SelfCheck{selfCheckGeometry, selfCheckTrace, selfCheckReflect, selfCheckEnvironment}
 }
 
 // SelfChecksFor is the self-check under launch profile p: SelfChecks, and under a

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"github.com/layout-oracle/oracle/oracle/browser/playwright"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/layout-oracle/oracle/oracle/browser/playwright"
 
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"

@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/layout-oracle/oracle/oracle/browser/playwright"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/layout-oracle/oracle/oracle/browser/playwright"
 
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"

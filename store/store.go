@@ -66,10 +66,10 @@ func (k Key) String() string { return hex.EncodeToString(k[:]) }
 // Options configure Open.
 type Options struct {
 	// MaxBytes bounds the database's used pages; past it the least recently used
-	// answers are evicted. 0 means DefaultMaxBytes.
+	// answers are evicted. 0 means defaultMaxBytes.
 	MaxBytes int64
 	// LookupTimeout bounds one lookup (all engines of one request); 0 means
-	// DefaultLookupTimeout. A lookup that takes longer is a miss.
+	// defaultLookupTimeout. A lookup that takes longer is a miss.
 	LookupTimeout time.Duration
 	// ReadOnly opens for lookups only (store stats/export); no writer runs.
 	ReadOnly bool
@@ -81,8 +81,8 @@ type Options struct {
 }
 
 const (
-	DefaultMaxBytes      = 4 << 30
-	DefaultLookupTimeout = 500 * time.Millisecond
+	defaultMaxBytes      = 4 << 30
+	defaultLookupTimeout = 500 * time.Millisecond
 	// openBusy is how long Open waits for a lock another process holds: the oracle
 	// then starts without the store rather than late.
 	openBusy = 2 * time.Second
@@ -243,10 +243,10 @@ CREATE TABLE IF NOT EXISTS builds (
 // or cannot be opened, is an error: the caller serves without a store.
 func Open(path string, opts Options, log zerolog.Logger) (*Store, error) {
 	if opts.MaxBytes <= 0 {
-		opts.MaxBytes = DefaultMaxBytes
+		opts.MaxBytes = defaultMaxBytes
 	}
 	if opts.LookupTimeout <= 0 {
-		opts.LookupTimeout = DefaultLookupTimeout
+		opts.LookupTimeout = defaultLookupTimeout
 	}
 	s := &Store{path: path, opts: opts, log: log.With().Str("store", path).Logger(),
 		queue: make(chan Record, writeQueue), touches: make(chan Key, writeQueue), done: make(chan struct{})}

@@ -245,7 +245,7 @@ func TestNotAStoreIsRefused(t *testing.T) {
 
 // Answers whose write fails (here a trigger refuses them, as a full disk would) are
 // counted in Stats (ping's store object), and recorded in the file by the next
-// commit that succeeds, for `oracle store stats` (issue 26). Before, they showed
+// commit that succeeds, for `oracle store stats`. Before, they showed
 // nowhere: writes stayed put and no dropped appeared.
 func TestFailedWritesAreCounted(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.sqlite")

@@ -16,8 +16,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/layout-oracle/oracle/oracle/browser/playwright"
-	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 	"math"
 	"net"
 	"net/http"
@@ -28,6 +26,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/layout-oracle/oracle/oracle/browser/playwright"
+	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/layout-oracle/oracle/compare"

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 
 	"github.com/layout-oracle/oracle/internal/proctree"
 	"github.com/layout-oracle/oracle/oracle/browser/host"

@@ -3,10 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/layout-oracle/oracle/oracle/browser/playwright"
-	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 	"sync"
 	"time"
+
+	"github.com/layout-oracle/oracle/oracle/browser/playwright"
+	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/oracle/browser"

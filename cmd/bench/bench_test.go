@@ -154,7 +154,7 @@ func TestFillRatiosAndTable(t *testing.T) {
 }
 
 // With a fresh-document bare row, overhead is measured against it (the fastest correct
-// round trip, issue 10), and its goal is 1.2x; the walk row is compared like any other.
+// round trip), and its goal is 1.2x; the walk row is compared like any other.
 func TestOverheadIsAgainstTheFreshDocumentRow(t *testing.T) {
 	engines := []string{"firefox"}
 	rows := []*wayResult{

@@ -22,7 +22,7 @@ func TestStatesLineWithoutIDIsBadInputNotACrash(t *testing.T) {
 
 // Ping and shutdown replies are skipped, whatever additive fields they carry
 // (ping's "states" is engine health; it was read as a reflection case: exit 2). A
-// trace reply is a case (issue 31), voted like the others.
+// trace reply is a case, voted like the others.
 func TestPingAndShutdownRepliesAreSkipped(t *testing.T) {
 	oracle := `{"id":"p","ok":true,"engines":["chromium"],"versions":{"chromium":"1"},"profile":"default","routes":{"chromium":"x"},"states":{"chromium":{"state":"ready","restarts":0,"pages":2}}}` + "\n" +
 		`{"id":"t","traces":{"chromium":{"engine":"chromium","engine_version":"1","records":[],"timed_out":false}},"errors":{"webkit":"engine not launched"}}` + "\n" +

@@ -17,7 +17,7 @@ func (c *client) sendLine(t *testing.T, req map[string]any) (map[string]any, int
 	return decode(t, line), len(line)
 }
 
-// The hostile cases of issue 26 item 5: pages that made one answer line hundreds of
+// Hostile cases: pages that made one answer line hundreds of
 // MB (tag names, an exception message and reflected values that the bounds did not
 // cover, or counted before JSON escaping made each '<' six bytes). Each answer line
 // must stay under answerbound.MaxLine for the oracle's flags (docs/untrusted.md),

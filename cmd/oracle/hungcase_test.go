@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A hung case costs each own-route engine one relaunch (issue 40, item 7): the reset
+// A hung case costs each own-route engine one relaunch: the reset
 // after it relaunches the browser, and the relaunched page, new, is not reset again.
 // 05864a4 reset it in what the relaunch left of the pool's 3 s reset bound, failed,
 // and relaunched a second time (23.7-64.7 s before the next clean case under load).

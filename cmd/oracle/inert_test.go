@@ -2,7 +2,7 @@ package main
 
 // Inert cases against the real three engines (docs/untrusted.md, "Inert cases"): an
 // inert-looking case that runs script in an engine, or leaves its kept window
-// scrolled, must not change any later answer on its page, live or stored (issue 40).
+// scrolled, must not change any later answer on its page, live or stored.
 // One page per engine, so each innocent case follows the hostile one on its page.
 
 import (
@@ -20,7 +20,7 @@ import (
 const poison = `Object.defineProperty(DOMRectReadOnly.prototype,'width',{get(){return 4242}});` +
 	`setInterval(function(){document.body&&document.body.appendChild(document.createElement('b'))},5)`
 
-// hostileInertCases are issue 40's: x/net/html's tokenizer goes into raw text on a
+// hostileInertCases: x/net/html's tokenizer goes into raw text on a
 // tag its tree then drops ("in column group"), where the engines' stays in data;
 // and a <select> WebKitGTK 2.50 parses by the old rules (no Go parser can know).
 var hostileInertCases = map[string]string{

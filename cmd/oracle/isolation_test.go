@@ -1,6 +1,6 @@
 package main
 
-// Running untrusted cases (issue 17, docs/untrusted.md): the network allowlist, against
+// Running untrusted cases (docs/untrusted.md): the network allowlist, against
 // the real three engines. The allowlist tests count connections to a listener of
 // their own, which no other case knows, so they run on the ground-truth oracle (one
 // page per engine); the tests that kill processes, flood the pages or need other
@@ -158,7 +158,7 @@ func leakTargets(l *countingListener) (urls []string, ws, turn, stun string) {
 }
 
 // Fails on the old main: every engine connected to the listener (fetch, <img>, ... on
-// another loopback port, issue 17), so its count was far above zero.
+// another loopback port), so its count was far above zero.
 func TestNetworkAllowlistTraceCannotReachOtherPortsOrFiles(t *testing.T) {
 	c := gtOracle(t)
 	defer logOnFailure(t, c)
@@ -256,7 +256,7 @@ func await(t *testing.T, c *client, call *oracleclient.Call, what string) map[st
 // Hostile cases that run past their deadline on every page of every engine, and an
 // innocent case right behind them: the innocent case is answered normally, however
 // long the pages take to recover. Fails on the old main with "no free firefox page
-// within 10s" (issue 18): the innocent case's deadline ran while it waited for a
+// within 10s": the innocent case's deadline ran while it waited for a
 // page whose browser was being relaunched after the hostile case.
 //
 // One page per engine, so one hostile case holds every page; with the default two

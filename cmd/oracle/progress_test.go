@@ -1,6 +1,6 @@
 package main
 
-// The oracle's periodic progress line (issue 14), from the real binary on the real
+// The oracle's periodic progress line, from the real binary on the real
 // engines: it counts the answers and the errors, and says the rate.
 
 import (

@@ -179,7 +179,7 @@ func TestClosedStdoutEndsTheOracleCleanly(t *testing.T) {
 	}
 }
 
-// A supervisor that closes the oracle's stderr must not end it (issue 26): before,
+// A supervisor that closes the oracle's stderr must not end it: before,
 // the next log line raised SIGPIPE on fd 2 and killed the oracle (exit -13, signal)
 // with cases unanswered. Closing stdout afterwards still ends it cleanly.
 // Chromium only: on its default CDP route the browser's output reaches stderr

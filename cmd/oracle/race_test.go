@@ -47,7 +47,7 @@ func raceOracleBin(t *testing.T) string {
 	return raceBin.path
 }
 
-// One end-to-end test always runs a race-built oracle under make test (issue 27), so
+// One end-to-end test always runs a race-built oracle under make test, so
 // the server's own goroutines are race-checked in CI: a wedged WebKit restarts while
 // pings read its version, state and sandbox, then cases go through a store. The
 // version race itself is shown by oracle/browser/webdriver's TestWebDriverVersionReadDuringRestart:

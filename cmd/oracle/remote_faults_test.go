@@ -1,7 +1,7 @@
 package main
 
-// A malformed or silent Playwright server costs its endpoint only (issue 26 items 3
-// and 8, docs/remote.md). The server is a real `playwright run-server` on loopback,
+// A malformed or silent Playwright server costs its endpoint only
+// (docs/remote.md). The server is a real `playwright run-server` on loopback,
 // fronted by a test proxy that INJECTS a malformed message the real server never
 // sends; the silent one is a loopback TCP listener that accepts and never answers.
 

@@ -1,6 +1,6 @@
 package main
 
-// End-to-end tests of remote endpoints (issue 13, docs/remote.md): this machine's own
+// End-to-end tests of remote endpoints (docs/remote.md): this machine's own
 // browsers serve as the "remote" hosts, on loopback only: Playwright's browser server
 // (`playwright run-server` from the installed driver) for chromium and firefox, and a
 // bare WebKitWebDriver under an Xvfb for webkit. The hosts run as this test's user
@@ -10,7 +10,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 	"io"
 	"net"
 	"net/http"
@@ -29,6 +28,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 
 	"github.com/layout-oracle/oracle/internal/proctree"
 	"github.com/layout-oracle/oracle/internal/testutil"

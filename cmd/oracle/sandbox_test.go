@@ -53,7 +53,7 @@ func browserUID(t *testing.T) int {
 	return uid
 }
 
-// TestBrowsersRunUnprivilegedInTheirOwnSandboxes (issue 17): as root, every browser
+// TestBrowsersRunUnprivilegedInTheirOwnSandboxes: as root, every browser
 // process the oracle starts runs as oracle-browser, no command line says
 // --no-sandbox, each engine's content processes are confined as /proc shows it
 // (read here independently of the oracle's own check), and ping says the same.
@@ -122,7 +122,7 @@ func TestBrowsersRunUnprivilegedInTheirOwnSandboxes(t *testing.T) {
 	}
 }
 
-// TestRequireSandboxRefusesWhenASandboxIsOff (issue 17): a Chromium whose sandbox
+// TestRequireSandboxRefusesWhenASandboxIsOff: a Chromium whose sandbox
 // is really off (its binary is a script adding --no-sandbox, so /proc shows a
 // renderer in the browser's namespaces) is reported off by ping and logged at
 // startup, and --require-sandbox then refuses to start, exit 1, saying why on stderr.
@@ -194,7 +194,7 @@ func listeners(t *testing.T, pid int) map[int]string {
 	return out
 }
 
-// TestLocalUsersCannotDriveTheBrowsers (issue 18): the real user nobody, in a
+// TestLocalUsersCannotDriveTheBrowsers: the real user nobody, in a
 // process of its own, tries every TCP port the oracle's processes listen on and the
 // oracle's X display. It may connect to the TCP ports (docs/sandbox.md says which
 // remain reachable), but it can neither open a WebDriver session on WebKitWebDriver

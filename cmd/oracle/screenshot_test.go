@@ -1,6 +1,6 @@
 package main
 
-// Screenshots (issue 14) from the real three engines: each is a decodable 800x600
+// Screenshots from the real three engines: each is a decodable 800x600
 // PNG of the case's page as the walk measured it (the red box is where its dump says),
 // taken before the reset; with --artifacts, the same as a file the dump names.
 

@@ -37,7 +37,7 @@ func browserMains(oracle int) map[string]int {
 	return n
 }
 
-// Fails on the code before #10: --pages took only a number (exit 2). Chromium and
+// Fails on the code where --pages took only a number (exit 2). Chromium and
 // WebKit, not Firefox (the costliest launch): one engine named, one taking the
 // default, on both launch routes (Playwright, WebDriver). The shared oracle runs
 // every engine, Firefox included, on the default two pages.
@@ -73,9 +73,9 @@ func TestBadPagesIsAUsageError(t *testing.T) {
 	}
 }
 
-// Fails on the code before #10: it read stdin only once every engine had passed its
-// self-check, so no ping could ever see an engine "starting". Fails before issue 27:
-// a ping at spawn listed only the engines serving (["chromium"]) while the cases sent
+// Fails on the code that read stdin only once every engine had passed its
+// self-check, so no ping could ever see an engine "starting"; and on the code whose
+// ping at spawn listed only the engines serving (["chromium"]) while the cases sent
 // with it were answered by all three, and gave no build before an engine served.
 func TestPingIsAnsweredWhileTheSlowestEngineStarts(t *testing.T) {
 	c := startOracleNow(t, "--pages=1", "--log-level=info")
@@ -199,7 +199,7 @@ func TestEOFDuringStartupLeavesNoBrowserBehind(t *testing.T) {
 	assert.NotContains(t, c.stderr.String(), `"level":"error"`)
 }
 
-// A SIGTERM during startup (issue 27): before, signals were caught only once an
+// A SIGTERM during startup: before, signals were caught only once an
 // engine served, so this one took Go's default action (killed by the signal) and
 // the browsers launched so far were left behind. Now it closes them and exits 143.
 func TestSIGTERMDuringStartupLeavesNoBrowserBehind(t *testing.T) {

@@ -1,6 +1,6 @@
 package main
 
-// Per-case state (issue 17, docs/untrusted.md): every case sees the storage, cookies,
+// Per-case state (docs/untrusted.md): every case sees the storage, cookies,
 // caches and session history the first case the oracle ran saw, in every engine.
 
 import (

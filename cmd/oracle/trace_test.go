@@ -167,7 +167,7 @@ func wantRecordsIn(t *testing.T, engines []string, traces map[string]map[string]
 
 // TestTraceScriptNoMarkupCanSwallow: the script used to be appended to the html as a
 // <script>, so markup left open turned it into text and every engine timed out with
-// no records (issue 15). It now runs whatever the html leaves open.
+// no records. It now runs whatever the html leaves open.
 func TestTraceScriptNoMarkupCanSwallow(t *testing.T) {
 	c := shared.get(t)
 	for _, html := range []string{"<textarea>", "<math>", "<template>", "<!--", "<plaintext>", "<noscript>", "<title>",
@@ -181,7 +181,7 @@ func TestTraceScriptNoMarkupCanSwallow(t *testing.T) {
 }
 
 // TestTraceScriptTextRunsAsWritten: "<!--<script" in the script's text used to keep
-// the appended </script> from closing the element (issue 18).
+// the appended </script> from closing the element.
 func TestTraceScriptTextRunsAsWritten(t *testing.T) {
 	c := shared.get(t)
 	for _, tc := range []struct{ script, want string }{
@@ -263,7 +263,7 @@ const forgedTrace = `{timed_out: false, records: [{seq: 0, kind: 'value', label:
 
 // TestTraceBuiltinOverridesCannotForgeRecords: a page that replaces the built-ins the
 // recorder and the collection path use gets its real records or an error, never
-// records it made up (issue 17). The apply and JSON.stringify cases made Chromium
+// records it made up. The apply and JSON.stringify cases made Chromium
 // report the forged record before the recorder sealed its result.
 func TestTraceBuiltinOverridesCannotForgeRecords(t *testing.T) {
 	c := shared.get(t)

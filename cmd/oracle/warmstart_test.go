@@ -1,6 +1,6 @@
 package main
 
-// Warm starts (issue 25 item 3, issue 26 item 8; docs/store.md, "Warm starts"), against
+// Warm starts (docs/store.md, "Warm starts"), against
 // the real engines: ping is answered at spawn; a rerun whose answers are stored is
 // answered before any browser is up, when each engine's build is known from its
 // fingerprint, byte for byte as the cold run; an unknown fingerprint waits for the
@@ -50,7 +50,7 @@ func spawnTimed(t *testing.T, args []string, lines []string) (got map[string]tim
 // warmCases are storeCases that all succeed (all stored).
 var warmCases = storeCases[:3]
 
-// Fails before issue 25 item 3: the rerun waited for every browser's launch (and, for
+// Fails on the code before warm starts: the rerun waited for every browser's launch (and, for
 // the first answer, for one engine's launch and self-check) before any answer, and
 // ping waited for the first engine to serve.
 func TestWarmRerunIsAnsweredBeforeAnyBrowserIsUp(t *testing.T) {
@@ -171,7 +171,7 @@ func TestAContradictedBuildRecordIsDroppedAndCounted(t *testing.T) {
 	assert.Equal(t, real, buildRecords(t, path), "the live build replaces the contradicted record")
 }
 
-// Fails before issue 26 item 8: Start waited for the first engine to serve before
+// Fails on the code before ping was answered at spawn: Start waited for the first engine to serve before
 // stdin was read, so a ping sent at spawn waited for a browser's launch and check.
 func TestPingIsAnsweredAtSpawn(t *testing.T) {
 	c := startOracleNow(t, "--pages=1")

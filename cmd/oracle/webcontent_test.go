@@ -297,8 +297,7 @@ func TestURLRequestErrors(t *testing.T) {
 
 // A url whose main document the docroot does not serve (a missing file, a directory,
 // a symlink out of it) is a request error for geometry, reflect and trace alike, not
-// the 404 page's dump measured unanimously or a trace of "not found\n". (Issue 40,
-// item 5; a FIFO and the wrappers are in oracle/origin/docroot_test.go.) The oracle serves a
+// the 404 page's dump measured unanimously or a trace of "not found\n". (A FIFO and the wrappers are in oracle/origin/docroot_test.go.) The oracle serves a
 // real document right after.
 func TestURLOfADocumentNotServedIsAnError(t *testing.T) {
 	c := wcOracle(t)

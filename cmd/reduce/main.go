@@ -19,8 +19,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/layout-oracle/oracle/client"
-	"github.com/layout-oracle/oracle/internal/cli"
 	"io"
 	"os"
 	"os/signal"
@@ -29,6 +27,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/layout-oracle/oracle/client"
+	"github.com/layout-oracle/oracle/internal/cli"
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"

@@ -245,7 +245,7 @@ func TestBenchPassesFlagsUnderTheirNewNames(t *testing.T) {
 	assert.Equal(t, []string{"--candidate-cmd=cat", "--timeout=3m0s", "--oracle-flag=--pages=1", "--oracle-flag=--deadline=1m"}, benchPass(fs, oflags))
 }
 
-// Issue 40 item 9: --candidate-timeout bounds a candidate with children. A child
+// --candidate-timeout bounds a candidate with children. A child
 // that keeps stdout open after the command exits held the read for its whole life
 // (8 s here), and a timed-out command's children kept the pipe after sh was
 // killed. Real processes, no engine.

@@ -77,7 +77,7 @@ func replayServer(t *testing.T, oracleBin string, planted *atomic.Bool, plant fu
 	return srv
 }
 
-// The targets of issue 43 against the real engines: a candidate that is a copy of
+// Triage's targets against the real engines: a candidate that is a copy of
 // Chromium's dumps passes with 0 buckets (and a rerun is answered from the store);
 // the same with every P 3px taller gives exactly one top bucket, naming P and
 // bounding.h, reduced and reproduced in a fresh oracle and candidate run.

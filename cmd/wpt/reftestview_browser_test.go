@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/layout-oracle/oracle/oracle/browser/playwright"
 	"image"
 	"image/png"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/layout-oracle/oracle/oracle/browser/playwright"
 
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"

@@ -1,6 +1,6 @@
 package main
 
-// What bin/wpt reads of a tree it is pointed at (issue 40, item 8): a test file that
+// What bin/wpt reads of a tree it is pointed at: a test file that
 // is a 1 TiB sparse file, a symlink to /dev/zero, a FIFO or a symlink out of the tree
 // is refused with a message naming it, and the rest of the tree is still planned. No
 // browser: the reading path of `requests` and `run` (planRun, and the reftest chain's

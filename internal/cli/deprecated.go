@@ -94,8 +94,8 @@ type funcValue func(string) error
 func (f funcValue) Set(s string) error { return f(s) }
 func (f funcValue) String() string     { return "" }
 
-// IsDeprecated says whether f is a deprecated spelling (Alias, SplitAlias).
-func IsDeprecated(f *flag.Flag) bool {
+// isDeprecated says whether f is a deprecated spelling (Alias, SplitAlias).
+func isDeprecated(f *flag.Flag) bool {
 	_, ok := f.Value.(*deprecated)
 	return ok
 }
@@ -130,7 +130,7 @@ func PrintDefaults(fs *flag.FlagSet) {
 	shown := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
 	shown.SetOutput(fs.Output())
 	fs.VisitAll(func(f *flag.Flag) {
-		if IsDeprecated(f) {
+		if isDeprecated(f) {
 			return
 		}
 		shown.Var(f.Value, f.Name, f.Usage)

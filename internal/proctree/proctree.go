@@ -51,7 +51,7 @@ func CPU(root int) map[string]float64 {
 		if err != nil {
 			return
 		}
-		cpu[g] += ParseCPUSeconds(b)
+		cpu[g] += parseCPUSeconds(b)
 	})
 	return cpu
 }
@@ -65,10 +65,10 @@ func TotalCPU(root int) float64 {
 	return sum
 }
 
-// ParseCPUSeconds is utime+stime+cutime+cstime (fields 14-17 of /proc/<pid>/stat),
+// parseCPUSeconds is utime+stime+cutime+cstime (fields 14-17 of /proc/<pid>/stat),
 // in seconds: the kernel reports them in USER_HZ ticks, 100 per second on Linux
 // whatever the kernel's own tick rate.
-func ParseCPUSeconds(stat []byte) float64 {
+func parseCPUSeconds(stat []byte) float64 {
 	i := bytes.LastIndexByte(stat, ')')
 	if i < 0 {
 		return 0

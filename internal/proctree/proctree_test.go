@@ -18,10 +18,10 @@ func TestParsing(t *testing.T) {
 	}
 	// A real line's shape (fields 14-17: utime 250, stime 50, cutime 7, cstime 3).
 	stat := "4242 (Isolated Web Co) S 4200 4200 4200 0 -1 4194560 9 0 0 0 250 50 7 3 20 0 28 0 1234 0 0"
-	if got := ParseCPUSeconds([]byte(stat)); got != 3.10 {
+	if got := parseCPUSeconds([]byte(stat)); got != 3.10 {
 		t.Errorf("cpu %v s, want 3.10", got)
 	}
-	if got := ParseCPUSeconds([]byte("4242 (x) S 1")); got != 0 {
+	if got := parseCPUSeconds([]byte("4242 (x) S 1")); got != 0 {
 		t.Errorf("cpu of a short line %v", got)
 	}
 	// Spin until the kernel has counted a tick (10 ms) of this process's CPU.

@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// LeakGrace is how long RunCheckingLeaks waits for goroutines to end after the tests:
+// leakGrace is how long RunCheckingLeaks waits for goroutines to end after the tests:
 // a closed browser connection's reader or a timer's callback may still be returning.
-const LeakGrace = 10 * time.Second
+const leakGrace = 10 * time.Second
 
 // permanent are goroutines the runtime or the standard library start once and keep
 // for the process's life: not a test's leak.
@@ -23,7 +23,7 @@ var permanent = []string{
 }
 
 // RunCheckingLeaks is m.Run for a TestMain that also fails the run when goroutines
-// the tests started outlive them by more than LeakGrace (as go-rod's checkLeaking
+// the tests started outlive them by more than leakGrace (as go-rod's checkLeaking
 // does, for the whole package): an oracle, engine or server a test closed must take
 // its goroutines with it. The leaked goroutines' stacks go to stderr.
 func RunCheckingLeaks(m *testing.M) int {
@@ -32,8 +32,8 @@ func RunCheckingLeaks(m *testing.M) int {
 	if code != 0 {
 		return code // the failure already says what is wrong; stacks would bury it
 	}
-	if leaked := leakedSince(before, LeakGrace); len(leaked) > 0 {
-		fmt.Fprintf(os.Stderr, "%d goroutines outlived the tests by %s:\n\n%s\n", len(leaked), LeakGrace, strings.Join(leaked, "\n\n"))
+	if leaked := leakedSince(before, leakGrace); len(leaked) > 0 {
+		fmt.Fprintf(os.Stderr, "%d goroutines outlived the tests by %s:\n\n%s\n", len(leaked), leakGrace, strings.Join(leaked, "\n\n"))
 		return 1
 	}
 	return code

@@ -12,15 +12,15 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// SkipMessage is the one message every browser test skips with under -short.
-const SkipMessage = "drives the real browsers; -short runs the pure tests only"
+// skipMessage is the one message every browser test skips with under -short.
+const skipMessage = "drives the real browsers; -short runs the pure tests only"
 
 // NeedsBrowsers skips tb under -short: tb drives the real browsers (or an oracle
 // that does). Call it first, before anything is launched.
 func NeedsBrowsers(tb testing.TB) {
 	tb.Helper()
 	if testing.Short() {
-		tb.Skip(SkipMessage)
+		tb.Skip(skipMessage)
 	}
 }
 

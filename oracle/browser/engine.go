@@ -199,7 +199,14 @@ type EngineError struct {
 func (e *EngineError) Error() string { return e.Engine + ": " + e.Err.Error() }
 func (e *EngineError) Unwrap() error { return e.Err }
 
-// EngineErrorf is fmt.Errorf's error as engine's.
+// EngineErrorf is fmt.Errorf's error as engine's. An argument that is already
+// engine's error loses its own prefix: the message names the engine once
+// ("webkit: restart: start ...", not "webkit: restart: webkit: start ...").
 func EngineErrorf(engine, format string, args ...any) error {
+	for i, a := range args {
+		if ee, ok := a.(*EngineError); ok && ee.Engine == engine {
+			args[i] = ee.Err
+		}
+	}
 	return &EngineError{Engine: engine, Err: fmt.Errorf(format, args...)}
 }

@@ -11,13 +11,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/layout-oracle/oracle/oracle/browser/cdp"
-	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+
+	"github.com/layout-oracle/oracle/oracle/browser/cdp"
+	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
 )

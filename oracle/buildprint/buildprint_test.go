@@ -5,11 +5,12 @@ package buildprint
 // in cmd/oracle/warmstart_test.go.
 
 import (
-	"github.com/layout-oracle/oracle/oracle/browser/cdp"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/layout-oracle/oracle/oracle/browser/cdp"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/stretchr/testify/assert"
@@ -66,7 +67,7 @@ func TestBuildPrintChangesWithTheFilesAndTheRoute(t *testing.T) {
 	assert.False(t, ok, "a missing binary")
 }
 
-// What decides the system Chromium's program is fingerprinted (issue 40, item 10):
+// What decides the system Chromium's program is fingerprinted:
 // the CDP route runs Debian's browser itself (cdp.Executable), so what
 // /etc/chromium.d holds cannot change its program or its fingerprint; the Playwright
 // route still runs the wrapper script, and every file the script sources is part of

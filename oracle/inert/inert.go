@@ -21,9 +21,9 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
-// MaxBytes bounds the markup Check parses: a larger case takes the fresh path
+// maxBytes bounds the markup Check parses: a larger case takes the fresh path
 // without being parsed (parsing is the oracle's CPU, and big cases are rare).
-const MaxBytes = 256 << 10
+const maxBytes = 256 << 10
 
 // Check reports whether markup is inert; when it is not, why names the first
 // thing that made it so, for the log.
@@ -40,8 +40,8 @@ func Check(markup string) (ok bool, why string) {
 // and ATTR the attribute's qualified name; the attributes whose value special
 // judges (link rel, meta name, input type) carry it: "a html link rel=help".
 func Judge(markup string) (keys []string, why string) {
-	if len(markup) > MaxBytes {
-		return nil, fmt.Sprintf("over %d bytes", MaxBytes)
+	if len(markup) > maxBytes {
+		return nil, fmt.Sprintf("over %d bytes", maxBytes)
 	}
 	if why := hiddenMarkup(markup); why != "" {
 		return nil, why

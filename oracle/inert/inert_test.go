@@ -84,7 +84,7 @@ func TestCasesThatCanRunScriptOrReachPastTheirDocument(t *testing.T) {
 		`<div style="x" xml:base="http://x/"></div>`,
 		`<p>x</p><sCript`,
 		`<p>x</p><!-- <script>`,
-		strings.Repeat("<p>x</p>", MaxBytes/8+1),
+		strings.Repeat("<p>x</p>", maxBytes/8+1),
 		`<div><template shadowrootmode=open><p>x</p></template></div>`,
 	} {
 		if ok, _ := Check(c); ok {
@@ -120,7 +120,7 @@ func FuzzCheck(f *testing.F) {
 	})
 }
 
-// The issue 40 vectors: x/net/html's tokenizer switches to raw text on a start tag
+// The hostile vectors: x/net/html's tokenizer switches to raw text on a start tag
 // its tree builder then ignores ("in column group"), so what follows is dropped text
 // to it and markup to an engine. Each was called inert before.
 func TestARawTextStartTagTheTreeDoesNotHoldIsNotInert(t *testing.T) {

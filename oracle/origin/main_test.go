@@ -8,5 +8,5 @@ import (
 )
 
 // The origin tests start servers: each one a test closes must take its goroutines
-// with it (issue 28).
+// with it.
 func TestMain(m *testing.M) { os.Exit(testutil.RunCheckingLeaks(m)) }

@@ -58,9 +58,16 @@ func (p *Pool) Keep(e browser.Engine) bool {
 	if !ok {
 		return false
 	}
+	// k.Keep is a browser round trip (up to seconds): keptMu is not held across it,
+	// or every other page of the engine would wait on this one. Only the call on e
+	// (one call at a time) changes e's count, so it cannot move meanwhile.
+	p.keptMu.Lock()
+	full := p.kept[e] >= maxKept
+	p.keptMu.Unlock()
+	keep := !full && k.Keep()
 	p.keptMu.Lock()
 	defer p.keptMu.Unlock()
-	if p.kept[e] >= maxKept || !k.Keep() {
+	if !keep {
 		delete(p.kept, e)
 		return false
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/browser/playwright"
 )
 
 // StateOutOfService is a page's (and its endpoint's) state once the endpoint was
@@ -82,6 +83,23 @@ func (p *Page) Prepare(ctx context.Context) error {
 func (p *Page) RunsInitScripts() bool {
 	i, ok := p.Engine.(interface{ RunsInitScripts() bool })
 	return ok && i.RunsInitScripts()
+}
+
+// Keep is the backend's (browser.Keeper): false where its route keeps no page. The
+// embedded Engine alone would hide it, and every remote page would reset after
+// every inert case.
+func (p *Page) Keep() bool {
+	k, ok := p.Engine.(browser.Keeper)
+	return ok && k.Keep()
+}
+
+// Emulated is what the backend's route emulated for its page
+// (playwright.Emulated), which a trace names and compare groups engines by.
+func (p *Page) Emulated() []string { return playwright.Emulated(p.Engine) }
+
+// OpenWindows is the backend's (browser.OpenWindows).
+func (p *Page) OpenWindows(ctx context.Context) (pages, contexts int, err error) {
+	return browser.OpenWindows(ctx, p.Engine)
 }
 
 // Screenshot is the backend's.

@@ -49,7 +49,7 @@ type bidiEngine struct {
 	ownclient.Browser[*bidiProc, *bidiConn] // the process, the session's connection, relaunch, health
 	opts                                    Options
 
-	// Under Mu, with the page's marks (ownclient.Browser's):
+	// Under the Browser's lock (Current, SetPage), with the page's marks:
 	page string // the page's browsing context id
 }
 
@@ -172,9 +172,9 @@ func setViewport(ctx context.Context, c *bidiConn, page string) error {
 
 // current is the connection and page a call works on.
 func (e *bidiEngine) current() (*bidiConn, string) {
-	e.Mu.Lock()
-	defer e.Mu.Unlock()
-	return e.Conn, e.page
+	var page string
+	conn := e.Current(func() { page = e.page })
+	return conn, page
 }
 
 // navigateBlank navigates page to a new about:blank document and waits for its load:

@@ -23,10 +23,10 @@ var bidiRoute = routetest.OwnRoute{
 		return Launch(ctx, Options{Prefs: s.FirefoxPrefs, Env: s.Env, InitScripts: s.InitScripts}, log)
 	},
 	Popups: func(ctx context.Context, e browser.Engine) (int, error) {
-		tops, err := topContexts(ctx, e.(*bidiEngine).Conn)
+		tops, err := topContexts(ctx, e.(*bidiEngine).Current(nil))
 		return len(tops) - 1, err // all but the page
 	},
-	Proc: func(e browser.Engine) (int, string) { p := e.(*bidiEngine).Proc; return p.PID(), p.profile },
+	Proc: func(e browser.Engine) (int, string) { p := e.(*bidiEngine).Proc(); return p.PID(), p.profile },
 }
 
 // The BiDi route answers html cases, with and without a script, byte for byte as

@@ -108,9 +108,7 @@ func (e *bidiEngine) newTab(ctx context.Context, conn *bidiConn, old string, clo
 			return err
 		}
 	}
-	e.Mu.Lock()
-	e.page = page
-	e.Mu.Unlock()
+	e.SetPage(func() { e.page = page })
 	// The next Load navigates the new tab's initial about:blank to a reset's.
 	if ok, err := e.freshAndFocused(ctx, conn, page); err != nil || !ok {
 		return errors.Join(err, errors.New("the new tab is not fresh or has no focus"))

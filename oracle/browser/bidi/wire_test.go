@@ -10,7 +10,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 	"github.com/layout-oracle/oracle/oracle/browser/ownclient"
 
 	"github.com/coder/websocket"
+	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -66,7 +69,8 @@ func TestBiDiWireKeepsEveryReason(t *testing.T) {
 	t.Cleanup(func() { _ = conn.ws.CloseNow() })
 	e := &bidiEngine{}
 	e.Configure(ownclient.Setup{Engine: browser.Firefox})
-	e.Log, e.Conn, e.page = testutil.Logger(t), conn, "P"
+	e.Log = testutil.Logger(t)
+	require.NoError(t, e.Adopt(nil, conn, "", func() { e.page = "P" }))
 
 	began := time.Now()
 	_, err = conn.call(ctx, "session.status", nil)
@@ -85,7 +89,8 @@ func TestBiDiWireKeepsEveryReason(t *testing.T) {
 	require.NoError(t, err)
 	e = &bidiEngine{}
 	e.Configure(ownclient.Setup{Engine: browser.Firefox})
-	e.Log, e.Conn, e.page = testutil.Logger(t), conn, "P"
+	e.Log = testutil.Logger(t)
+	require.NoError(t, e.Adopt(nil, conn, "", func() { e.page = "P" }))
 	require.NoError(t, e.Close())
 	require.NotPanics(t, func() { err = e.reset(ctx) })
 	assert.ErrorContains(t, err, "engine closed")
@@ -95,23 +100,61 @@ func TestBiDiWireKeepsEveryReason(t *testing.T) {
 // from a pipe beside cmd.Wait, which closes that pipe once the process exits (os/exec
 // documents it), and lost what was still unread; now os/exec copies stderr to its end
 // before Wait returns. A unit test of the launcher with a shell script standing in
-// for Firefox (no browser runs); on 05864a4 it was missing from some launches (a race).
+// for Firefox (no browser runs). The loss was a race (2 launches in 137 on 05864a4);
+// here it is forced: the log, which every stderr line goes through, holds the first
+// line until the script has written the rest, exited and been reaped.
 func TestFirefoxsLastLinesReachItsLaunchError(t *testing.T) {
 	dir, err := os.MkdirTemp("", "layout-oracle-fake-firefox-") // t.TempDir's parent is private: the browser user runs it
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	require.NoError(t, os.Chmod(dir, 0o755))
+	goOn := filepath.Join(dir, "go-on")
 	exe := filepath.Join(dir, "firefox")
-	require.NoError(t, os.WriteFile(exe, []byte("#!/bin/sh\ni=0\nwhile [ $i -lt 300 ]; do echo \"starting up $i\" >&2; i=$((i+1)); done\necho 'the last words' >&2\nexit 3\n"), 0o755))
-	for i := 0; i < 40; i++ { // the loss was a race: on 05864a4, 2 of 137 launches lost it
-		e := &bidiEngine{}
-		e.Configure(ownclient.Setup{Engine: browser.Firefox})
-		e.Exe, e.Log = exe, testutil.Logger(t)
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		_, err := e.startFirefox(ctx)
-		cancel()
-		require.Error(t, err)
-		require.Contains(t, err.Error(), "exited before WebDriver BiDi listened")
-		require.Contains(t, err.Error(), "the last words", "run %d", i)
+	// It names its pid (the wrapper and setpriv exec it: it is the launched process),
+	// waits until the log holds that line, then writes the rest and exits.
+	script := "#!/bin/sh\necho \"pid $$\" >&2\nwhile [ ! -e " + goOn + " ]; do sleep 0.01; done\n" +
+		"i=0\nwhile [ $i -lt 300 ]; do echo \"starting up $i\" >&2; i=$((i+1)); done\necho 'the last words' >&2\nexit 3\n"
+	require.NoError(t, os.WriteFile(exe, []byte(script), 0o755))
+
+	e := &bidiEngine{}
+	e.Configure(ownclient.Setup{Engine: browser.Firefox})
+	e.Exe = exe
+	e.Log = zerolog.New(&holdUntilReaped{t: t, goOn: goOn}).Level(zerolog.DebugLevel)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = e.startFirefox(ctx)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "exited before WebDriver BiDi listened")
+	require.Contains(t, err.Error(), "the last words")
+}
+
+// holdUntilReaped is a log writer: on the line naming the fake Firefox's pid it lets
+// the script go on, and returns once that process is gone from /proc (reaped, so
+// Wait has returned from the process's wait) and a moment more.
+type holdUntilReaped struct {
+	t    *testing.T
+	goOn string
+	once sync.Once
+}
+
+var pidLine = regexp.MustCompile(`"pid (\d+)"`)
+
+func (w *holdUntilReaped) Write(p []byte) (int, error) {
+	m := pidLine.FindSubmatch(p)
+	if m == nil {
+		return len(p), nil
 	}
+	w.once.Do(func() {
+		if err := os.WriteFile(w.goOn, nil, 0o644); err != nil {
+			w.t.Error(err)
+			return
+		}
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat("/proc/" + string(m[1])); os.IsNotExist(err) {
+				break
+			}
+		}
+		time.Sleep(100 * time.Millisecond) // Wait closes the pipes right after the reap
+	})
+	return len(p), nil
 }

@@ -14,12 +14,11 @@ package cdp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
-
-	"encoding/json"
 
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/oracle/browser"
@@ -60,7 +59,7 @@ type cdpEngine struct {
 	ownclient.Browser[*cdpProc, *cdpConn] // the process, the pipe's connection, relaunch, health
 	opts                                  Options
 
-	// Under Mu, with the page's marks (ownclient.Browser's):
+	// Under the Browser's lock (Current, SetPage), with the page's marks:
 	bctx string   // the browser context every page opens in
 	page *cdpPage // nil: none open (a case closed it); the next call opens one
 }
@@ -91,6 +90,7 @@ func (e *cdpEngine) startBrowser(ctx context.Context) error {
 		return e.Errorf("launch: %w", err)
 	}
 	conn := newCDPConn(p.toBrowser, p.fromBrowser, e.MaxMessage(), e.event, e.Log)
+	e.attachPopups(conn)
 	version, bctx, page, err := e.openBrowser(ctx, conn)
 	if err != nil {
 		return e.Abandon(p, conn, p.out.Tail(), err)
@@ -175,9 +175,7 @@ func (e *cdpEngine) openPage(ctx context.Context, conn *cdpConn, bctx string) (*
 		return nil, errors.New("Target.attachToTarget gave no session")
 	}
 	page := newCDPPage(string(t.TargetID), string(a.SessionID))
-	e.Mu.Lock()
-	e.page = page // its events from now on
-	e.Mu.Unlock()
+	e.SetPage(func() { e.page = page }) // its events from now on
 	s := cdpSession{conn: conn, id: page.session}
 	if err := e.setUpPage(ctx, s); err != nil {
 		return nil, err
@@ -237,9 +235,9 @@ func ptr[T any](v T) *T { return &v }
 // current is the connection and page a call works on, opening a page when a case
 // closed the last one.
 func (e *cdpEngine) current(ctx context.Context) (*cdpConn, *cdpPage, error) {
-	e.Mu.Lock()
-	conn, page, bctx := e.Conn, e.page, e.bctx
-	e.Mu.Unlock()
+	var page *cdpPage
+	var bctx string
+	conn := e.Current(func() { page, bctx = e.page, e.bctx })
 	if page != nil {
 		if _, _, _, gone, _ := page.state(); !gone {
 			return conn, page, nil
@@ -291,9 +289,7 @@ func (e *cdpEngine) waitFor(ctx context.Context, page *cdpPage, url string, load
 // error page, in the words Playwright's route gives it: the network error's name,
 // which the error page shows (net::ERR_PROXY_CONNECTION_FAILED at url).
 func (e *cdpEngine) navigationError(ctx context.Context, page *cdpPage, url string) error {
-	e.Mu.Lock()
-	conn := e.Conn
-	e.Mu.Unlock()
+	conn := e.Current(nil)
 	// Its script fills in the name: read once it loaded (or a moment later).
 	wait, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()

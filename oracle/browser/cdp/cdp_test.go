@@ -34,10 +34,10 @@ var cdpRoute = routetest.OwnRoute{
 	},
 	Popups: func(ctx context.Context, e browser.Engine) (int, error) {
 		ce := e.(*cdpEngine)
-		others, err := ce.otherPages(ctx, ce.Conn, ce.page)
+		others, err := ce.otherPages(ctx, ce.Current(nil), ce.page)
 		return len(others), err
 	},
-	Proc: func(e browser.Engine) (int, string) { p := e.(*cdpEngine).Proc; return p.PID(), p.profile },
+	Proc: func(e browser.Engine) (int, string) { p := e.(*cdpEngine).Proc(); return p.PID(), p.profile },
 }
 
 // launchCDP launches the CDP route's engine with s, closed when the test ends.
@@ -118,7 +118,7 @@ func TestCDPKilledContentProcessCostsOneCase(t *testing.T) {
 }
 
 // The CDP route runs Debian's browser itself, not its wrapper script (whose files in
-// /etc/chromium.d may name another program: issue 40, item 10), with the switches
+// /etc/chromium.d may name another program), with the switches
 // the script adds, so the program that runs is the file the warm start fingerprints.
 func TestCDPRunsDebiansChromiumItself(t *testing.T) {
 	testutil.NeedsBrowsers(t)

@@ -79,11 +79,12 @@ func (p *cdpPage) isCrashed() bool {
 }
 
 // event takes the browser's events (on the wire's reader: it sends, never calls),
-// decoded into cdproto's event types.
+// decoded into cdproto's event types: the page's state, which the calls read, in
+// order with the replies; and the dialogs, which arrive on any page's session, a
+// popup's too. A case's popups are attached by subscription (attachPopups).
 func (e *cdpEngine) event(session, method string, params json.RawMessage) {
-	e.Mu.Lock()
-	page, conn, bctx := e.page, e.Conn, e.bctx
-	e.Mu.Unlock()
+	var page *cdpPage
+	conn := e.Current(func() { page = e.page })
 	switch method {
 	case cdppage.JavascriptDialogOpening.Method:
 		// Playwright's answer to a dialog no one listens for: a beforeunload is
@@ -92,20 +93,6 @@ func (e *cdpEngine) event(session, method string, params json.RawMessage) {
 		if conn != nil {
 			cdpSend(cdpSession{conn, session}, cdppage.HandleJavaScriptDialog,
 				cdppage.HandleJavaScriptDialogParams{Accept: d.Type == cdppage.DialogTypeBeforeunload})
-		}
-		return
-	case target.TargetCreated.Method:
-		// A window the case opened: its dialogs are answered too (a popup's alert
-		// would otherwise hold a renderer the page may share).
-		t, ok := decodeEvent(e.Log, target.TargetCreated, params)
-		if ti := t.TargetInfo; ok && ti != nil && conn != nil && ti.Type == "page" && string(ti.BrowserContextID) == bctx && (page == nil || string(ti.TargetID) != page.target) {
-			cdpSend(cdpSession{conn: conn}, target.AttachToTarget, target.AttachToTargetParams{TargetID: ti.TargetID, Flatten: ptr(true)})
-		}
-		return
-	case target.AttachedToTarget.Method:
-		a, ok := decodeEvent(e.Log, target.AttachedToTarget, params)
-		if ok && a.TargetInfo != nil && conn != nil && a.TargetInfo.Type == "page" && (page == nil || string(a.SessionID) != page.session) {
-			cdpSend(cdpSession{conn, string(a.SessionID)}, cdppage.Enable, cdppage.EnableParams{})
 		}
 		return
 	case target.DetachedFromTarget.Method:
@@ -140,4 +127,29 @@ func (e *cdpEngine) event(session, method string, params json.RawMessage) {
 	case inspector.Detached.Method:
 		page.end(false)
 	}
+}
+
+// attachPopups attaches, for conn's life, every page a case opens in the engine's
+// browser context, so that its dialogs are answered too (a popup's alert would
+// otherwise hold a renderer the page may share: event), and enables its Page domain
+// once attached. Both are the browser session's events, taken by subscription
+// (cdp.Session's Subscribe) on goroutines of their own: they only send commands
+// and change no state a call reads.
+func (e *cdpEngine) attachPopups(conn *cdpConn) {
+	b := cdpSession{conn: conn}
+	onEvents(b, target.TargetCreated, func(t target.EventTargetCreated) {
+		var page *cdpPage
+		var bctx string
+		e.Current(func() { page, bctx = e.page, e.bctx })
+		if ti := t.TargetInfo; ti != nil && ti.Type == "page" && string(ti.BrowserContextID) == bctx && (page == nil || string(ti.TargetID) != page.target) {
+			cdpSend(b, target.AttachToTarget, target.AttachToTargetParams{TargetID: ti.TargetID, Flatten: ptr(true)})
+		}
+	})
+	onEvents(b, target.AttachedToTarget, func(a target.EventAttachedToTarget) {
+		var page *cdpPage
+		e.Current(func() { page = e.page })
+		if a.TargetInfo != nil && a.TargetInfo.Type == "page" && (page == nil || string(a.SessionID) != page.session) {
+			cdpSend(cdpSession{conn, string(a.SessionID)}, cdppage.Enable, cdppage.EnableParams{})
+		}
+	})
 }

@@ -6,7 +6,6 @@ package cdp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -92,9 +91,8 @@ func (e *cdpEngine) otherPages(ctx context.Context, conn *cdpConn, page *cdpPage
 	if err != nil {
 		return nil, err
 	}
-	e.Mu.Lock()
-	bctx := e.bctx
-	e.Mu.Unlock()
+	var bctx string
+	e.Current(func() { bctx = e.bctx })
 	var others []string
 	for _, t := range pages {
 		if string(t.BrowserContextID) == bctx && string(t.TargetID) != page.target {
@@ -179,9 +177,8 @@ const (
 // about:blank) with the focus, and closes the old one and every window the case
 // opened. The next Load navigates the new page's initial about:blank to a reset's.
 func (e *cdpEngine) newPage(ctx context.Context, conn *cdpConn) error {
-	e.Mu.Lock()
-	bctx := e.bctx
-	e.Mu.Unlock()
+	var bctx string
+	e.Current(func() { bctx = e.bctx })
 	page, err := e.openPage(ctx, conn, bctx)
 	if err != nil {
 		return err
@@ -219,9 +216,8 @@ func (e *cdpEngine) Prepare(ctx context.Context) error {
 	if err := e.Ensure(ctx); err != nil {
 		return err
 	}
-	e.Mu.Lock()
-	conn, page := e.Conn, e.page
-	e.Mu.Unlock()
+	var page *cdpPage
+	conn := e.Current(func() { page = e.page })
 	if page == nil {
 		return nil // the case opens a new one
 	}
@@ -237,7 +233,7 @@ func (e *cdpEngine) Prepare(ctx context.Context) error {
 	return e.IdlePageFailed(ctx, err)
 }
 
-// pageCrashedLocked is the page's relaunch reason: its renderer died. e.Mu is held.
+// pageCrashedLocked is the page's relaunch reason: its renderer died. The Browser's lock is held.
 func (e *cdpEngine) pageCrashedLocked() string {
 	if e.page != nil && e.page.isCrashed() {
 		return "page crashed"
@@ -250,9 +246,7 @@ func (e *cdpEngine) pageCrashedLocked() string {
 // every page target, and every browser context but the default one (Playwright's
 // Browser.Contexts lists only the contexts it made).
 func (e *cdpEngine) OpenWindows(ctx context.Context) (pages, contexts int, err error) {
-	e.Mu.Lock()
-	conn := e.Conn
-	e.Mu.Unlock()
+	conn := e.Current(nil)
 	if conn == nil {
 		return 0, 0, fmt.Errorf("chromium: no CDP connection")
 	}
@@ -260,14 +254,8 @@ func (e *cdpEngine) OpenWindows(ctx context.Context) (pages, contexts int, err e
 	if err != nil {
 		return 0, 0, err
 	}
-	raw, err := conn.call(ctx, "", "Target.getBrowserContexts", nil)
+	c, err := cdp.Call(ctx, cdpSession{conn: conn}, target.GetBrowserContexts, cdp.Empty{})
 	if err != nil {
-		return 0, 0, err
-	}
-	var c struct {
-		BrowserContextIDs []string `json:"browserContextIds"`
-	}
-	if err := json.Unmarshal(raw, &c); err != nil {
 		return 0, 0, err
 	}
 	return len(all), len(c.BrowserContextIDs), nil

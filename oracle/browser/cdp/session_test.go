@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"strconv"
 	"testing"
 	"time"
 
@@ -141,9 +142,7 @@ func TestCDPEvaluateOnAClosedSessionIsTargetClosed(t *testing.T) {
 	assert.Equal(t, "target closed: Target page, context or browser has been closed", err.Error())
 	_, _, _, gone, _ := e.page.state()
 	assert.True(t, gone)
-	e.Mu.Lock()
-	assert.Empty(t, e.Broken, "no relaunch for a closed page")
-	e.Mu.Unlock()
+	assert.Empty(t, e.Broken(), "no relaunch for a closed page")
 }
 
 // cdp.Session's Subscribe: the session's events of one method, in order, none lost
@@ -176,5 +175,69 @@ func TestCDPSessionSubscribe(t *testing.T) {
 		assert.False(t, open, "the connection's end closes the channel")
 	case <-time.After(3 * time.Second):
 		t.Fatal("the channel stayed open after the connection ended")
+	}
+}
+
+// OpenWindows's commands go through cdproto, Target.getBrowserContexts included, and
+// their results decode into its types (the wire is what the raw command sent). A unit
+// test of our own client over a fake pipe: no browser runs.
+func TestCDPOpenWindowsSendsTypedCommands(t *testing.T) {
+	replies := map[int]string{
+		1: `{"id":1,"result":{"targetInfos":[{"targetId":"T","type":"page","title":"","url":"about:blank","attached":true,"canAccessOpener":false,"browserContextId":"B"}]}}`,
+		2: `{"id":2,"result":{"browserContextIds":["B","C"]}}`,
+	}
+	conn, sent, _ := recordingCDPPipe(t, func(n int) []byte { return []byte(replies[n]) })
+	e := testCDPEngine(t, conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	pages, contexts, err := e.OpenWindows(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, [2]int{1, 2}, [2]int{pages, contexts})
+	<-sent
+	var msg struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	require.NoError(t, json.Unmarshal(<-sent, &msg))
+	assert.Equal(t, "Target.getBrowserContexts", msg.Method)
+	assert.JSONEq(t, `{}`, string(msg.Params))
+}
+
+// A case's popup is attached and its Page domain enabled, by subscription to the
+// browser session's events (attachPopups); the page itself and other contexts' pages
+// are left alone. A unit test of our own client over a fake pipe: no browser runs.
+func TestCDPPopupsAreAttachedBySubscription(t *testing.T) {
+	conn, sent, emit := recordingCDPPipe(t, func(n int) []byte { return []byte(`{"id":` + strconv.Itoa(n) + `,"result":{}}`) })
+	e := testCDPEngine(t, conn)
+	e.SetPage(func() { e.bctx = "B" })
+	e.attachPopups(conn)
+	info := func(id, bctx string) string {
+		return `{"targetId":"` + id + `","type":"page","title":"","url":"about:blank","attached":false,"canAccessOpener":false,"browserContextId":"` + bctx + `"}`
+	}
+	emit(`{"method":"Target.targetCreated","params":{"targetInfo":` + info("T", "B") + `}}`)     // the page itself
+	emit(`{"method":"Target.targetCreated","params":{"targetInfo":` + info("X", "other") + `}}`) // not the engine's context
+	emit(`{"method":"Target.targetCreated","params":{"targetInfo":` + info("P", "B") + `}}`)     // a popup
+	emit(`{"method":"Target.attachedToTarget","params":{"sessionId":"PS","targetInfo":` + info("P", "B") + `,"waitingForDebugger":false}}`)
+
+	var got []string
+	for len(got) < 2 {
+		select {
+		case b := <-sent:
+			var msg struct {
+				Method    string          `json:"method"`
+				SessionID string          `json:"sessionId"`
+				Params    json.RawMessage `json:"params"`
+			}
+			require.NoError(t, json.Unmarshal(b, &msg))
+			got = append(got, msg.Method+" "+msg.SessionID+" "+string(msg.Params))
+		case <-time.After(5 * time.Second):
+			t.Fatalf("sent only %q", got)
+		}
+	}
+	assert.ElementsMatch(t, []string{`Target.attachToTarget  {"targetId":"P","flatten":true}`, `Page.enable PS {}`}, got)
+	select {
+	case b := <-sent:
+		t.Errorf("sent more: %s", b)
+	case <-time.After(200 * time.Millisecond):
 	}
 }

@@ -2,19 +2,20 @@ package cdp
 
 // Events by subscription (cdp.Session's Subscribe): a session's events of one method,
 // from the connection's reader (cdp/wire.go) to whoever subscribed, each buffered
-// without bound so that the reader never waits. The route's own events go to
-// cdpEngine.event instead (cdp/page.go).
+// without bound so that the reader never waits; the route attaches a case's popups
+// by it (attachPopups, cdp/page.go). The events that change the page's state, and
+// the dialogs, go to cdpEngine.event on the reader instead.
 
 import (
 	"encoding/json"
 	"sync"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/cdp/jsonv2"
 )
 
 // Subscribe is cdp.Session's: the session's events of method, from now on, until
-// cancel or the connection's end (which closes the channel). The route's own events
-// go to cdpEngine.event instead, on the reader's goroutine.
+// cancel or the connection's end (which closes the channel).
 func (s cdpSession) Subscribe(method string) (<-chan jsonv2.Value, func()) {
 	if s.conn == nil {
 		ch := make(chan jsonv2.Value)
@@ -138,4 +139,18 @@ func (sub *cdpSubscription) pump(out chan<- jsonv2.Value, stop <-chan struct{}) 
 			}
 		}
 	}
+}
+
+// onEvents calls handle with each of s's events of ev, decoded into cdproto's type,
+// in order, on a goroutine of its own, from now until the connection ends; one that
+// does not decode is logged and skipped (decodeEvent).
+func onEvents[E any](s cdpSession, ev cdp.Event[E], handle func(E)) {
+	events, _ := s.Subscribe(ev.Method) // the connection's end closes it
+	go func() {
+		for raw := range events {
+			if v, ok := decodeEvent(s.conn.log, ev, json.RawMessage(raw)); ok {
+				handle(v)
+			}
+		}
+	}()
 }

@@ -9,16 +9,14 @@ package cdp
 // ownclient/wire.go's, shared with BiDi.
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
-
-	// The pipe's framing: NUL-terminated records.
-	"bufio"
-	"bytes"
 	"io"
+	"time"
 
 	"github.com/layout-oracle/oracle/oracle/browser/ownclient"
 

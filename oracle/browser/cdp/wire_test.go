@@ -3,8 +3,8 @@ package cdp
 // Unit tests of the CDP route's wire (wire.go, on ownclient's pending calls) and of
 // what the engine makes of its errors. No browser runs: each test fakes the browser's
 // end of the pipe (an in-memory io.Pipe), so they test our own wire code only. The
-// four CDP defects of issue 41 ("Reproduced without a browser") each have a test here
-// that failed on 05864a4.
+// four CDP wire defects found without a browser each have a test here that failed
+// on 05864a4.
 
 import (
 	"bufio"
@@ -74,7 +74,7 @@ func testCDPEngine(t *testing.T, conn *cdpConn) *cdpEngine {
 	e := &cdpEngine{}
 	e.Configure(ownclient.Setup{Engine: browser.Chromium, ConnLost: errCDPGone.Error()})
 	e.Log = testutil.Logger(t)
-	e.Conn, e.page = conn, newCDPPage("T", "S")
+	require.NoError(t, e.Adopt(nil, conn, "", func() { e.page = newCDPPage("T", "S") }))
 	return e
 }
 
@@ -100,10 +100,7 @@ func TestCDPWireAReplyOverTheBoundSaysSo(t *testing.T) {
 	// The next call is told the same reason, and so is the relaunch's.
 	_, err = conn.call(ctx, "", "Browser.getVersion", nil)
 	assert.ErrorContains(t, err, "token too long")
-	e.Mu.Lock()
-	reason := e.RelaunchReasonLocked()
-	e.Mu.Unlock()
-	assert.Contains(t, reason, "token too long")
+	assert.Contains(t, e.Broken(), "token too long")
 
 	// A bound under the reader's first buffer holds too.
 	small := newFakeCDPPipe(t, 4096, func(n int) []byte { return []byte(`{"id":1,"result":"` + strings.Repeat("x", 8192) + `"}`) })

@@ -27,7 +27,7 @@ import (
 const Version = "2"
 
 // The probe that checks every engine against this pin, at startup and in cmd/probe,
-// is probes.SelfCheckEnvironment (probes/environment.go).
+// is probes.selfCheckEnvironment (probes/environment.go).
 
 // Name is the ping value of the pinned environment.
 func Name() string { return "pinned-" + Version }

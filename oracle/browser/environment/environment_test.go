@@ -3,7 +3,6 @@ package environment
 import (
 	"archive/zip"
 	"encoding/json"
-	"github.com/layout-oracle/oracle/oracle/browser"
 	"io"
 	"os"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/layout-oracle/oracle/oracle/browser"
 
 	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/layout-oracle/oracle/oracle/browser/host"

@@ -43,7 +43,7 @@ func (g *Group) Alive() bool {
 // Signal sends sig to the whole group and waits up to wait for the leader to be
 // reaped; false when it was not by then.
 func (g *Group) Signal(sig syscall.Signal, wait time.Duration) bool {
-	KillGroup(g.PID(), sig)
+	killGroup(g.PID(), sig)
 	select {
 	case <-g.exited:
 		return true
@@ -52,9 +52,9 @@ func (g *Group) Signal(sig syscall.Signal, wait time.Duration) bool {
 	}
 }
 
-// KillGroup signals the process group led by pid (every process started with
+// killGroup signals the process group led by pid (every process started with
 // Setpgid, and its descendants that did not leave the group).
-func KillGroup(pid int, sig syscall.Signal) {
+func killGroup(pid int, sig syscall.Signal) {
 	if pid > 0 {
 		_ = syscall.Kill(-pid, sig)
 	}

@@ -135,7 +135,7 @@ func (x *Xvfb) Pid() int { return x.proc.PID() }
 func (x *Xvfb) Close() error {
 	x.closeOnce.Do(func() {
 		if !x.proc.Signal(syscall.SIGTERM, 2*time.Second) {
-			KillGroup(x.proc.PID(), syscall.SIGKILL)
+			killGroup(x.proc.PID(), syscall.SIGKILL)
 			<-x.proc.Exited()
 		}
 		os.RemoveAll(x.authDir)

@@ -16,21 +16,24 @@ import (
 // Browser is what the oracle's own-client routes (package cdp for Chromium, package
 // bidi for Firefox) share: one browser process and the connection to it, why the next
 // call must relaunch them, the engine's health, and the relaunch with backoff. An
-// engine embeds it (its fields and methods are the engine's) and launches through it
-// (Launch), naming how to start the browser.
+// engine embeds it (its methods are the engine's) and launches through it (Launch),
+// naming how to start the browser. Its lock also guards the engine's page state,
+// which the engine reads and writes through Current and SetPage.
 type Browser[P Process, C Conn] struct {
 	Exe string         // the browser's binary
 	Log zerolog.Logger // the engine's log
 
-	// Mu guards Proc, Conn, Closed, Broken, the page's marks and the embedding engine's
-	// page state.
-	Mu     sync.Mutex
-	Proc   P      // zero: none
-	Conn   C      // zero: none
-	Closed bool   // Close ran
-	Broken string // why the next call relaunches the browser ("": it need not)
+	// mu guards proc, conn, closed, broken, the page's marks and the embedding
+	// engine's page state.
+	mu     sync.Mutex
+	proc   P      // zero: none
+	conn   C      // zero: none
+	closed bool   // Close ran
+	broken string // why the next call relaunches the browser ("": it need not)
 	blank  bool   // the page is on the about:blank the reset's navigation made, no case in it yet
 	kept   bool   // the page holds an inert case (Keep) the next Load writes over
+
+	closedCh chan struct{} // closed by Close (closing)
 
 	setup   Setup
 	version string // the first launch's; a relaunch must match it
@@ -46,7 +49,7 @@ type Setup struct {
 	// started is left running.
 	Start func(context.Context) error
 	// PageReasonLocked says why the engine's page needs a relaunch ("": it does not);
-	// nil: no such reason. Mu is held.
+	// nil: no such reason. The Browser's lock is held.
 	PageReasonLocked func() string
 	// BundledAbsent: see browser.BundledAbsent.
 	BundledAbsent string
@@ -78,15 +81,9 @@ func (b *Browser[P, C]) Route() string   { return b.setup.Route }
 // BundledAbsent: see browser.BundledAbsent.
 func (b *Browser[P, C]) BundledAbsent() string { return b.setup.BundledAbsent }
 
-// Errorf is fmt.Errorf's error as the engine's. An argument that is already this
-// engine's error loses its own prefix: the message names the engine once
-// ("chromium: relaunch failed: launch: ...").
+// Errorf is fmt.Errorf's error as the engine's (browser.EngineErrorf: the message
+// names the engine once, "chromium: relaunch failed: launch: ...").
 func (b *Browser[P, C]) Errorf(format string, args ...any) error {
-	for i, a := range args {
-		if ee, ok := a.(*browser.EngineError); ok && ee.Engine == b.setup.Engine {
-			args[i] = ee.Err
-		}
-	}
 	return browser.EngineErrorf(b.setup.Engine, format, args...)
 }
 
@@ -116,6 +113,39 @@ func (b *Browser[P, C]) MaxMessage() int64 {
 	return reply + 1<<20
 }
 
+// Current is the connection the engine's calls use now; page, when not nil, reads
+// the engine's page state under the same lock, so the two belong together.
+func (b *Browser[P, C]) Current(page func()) C {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if page != nil {
+		page()
+	}
+	return b.conn
+}
+
+// SetPage runs set, which changes the engine's page state, under the Browser's lock.
+func (b *Browser[P, C]) SetPage(set func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	set()
+}
+
+// Proc is the browser's process now; zero when none runs.
+func (b *Browser[P, C]) Proc() P {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.proc
+}
+
+// Broken is why a call found the browser broken, so that the next call relaunches
+// it; "" when none did.
+func (b *Browser[P, C]) Broken() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.broken
+}
+
 // Abandon ends a browser whose session could not start (err): its connection, if it
 // has one, and its process. The error is the launch's, with the browser's last output.
 func (b *Browser[P, C]) Abandon(p P, conn C, output string, err error) error {
@@ -132,14 +162,14 @@ func (b *Browser[P, C]) Abandon(p P, conn C, output string, err error) error {
 // open and the build is the first launch's; engineFields sets the engine's own state
 // under the same lock. Refused, it closes both.
 func (b *Browser[P, C]) Adopt(p P, conn C, version string, engineFields func()) error {
-	b.Mu.Lock()
-	defer b.Mu.Unlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	refuse := func(err error) error {
 		conn.Close(err)
 		p.Kill()
 		return err
 	}
-	if b.Closed {
+	if b.closed {
 		return refuse(b.Errorf("%w", ErrEngineClosed))
 	}
 	if b.version == "" {
@@ -147,7 +177,7 @@ func (b *Browser[P, C]) Adopt(p P, conn C, version string, engineFields func()) 
 	} else if version != b.version {
 		return refuse(b.Errorf("%w from %s to %s on relaunch", browser.ErrVersionChanged, b.version, version))
 	}
-	b.Proc, b.Conn, b.Broken = p, conn, ""
+	b.proc, b.conn, b.broken = p, conn, ""
 	b.blank, b.kept = false, false
 	engineFields()
 	return nil
@@ -161,11 +191,11 @@ func (b *Browser[P, C]) BreakFor(ctx context.Context, op string, err error) {
 	if ctx.Err() != nil {
 		reason = browser.OpOf(ctx) + " did not finish in time"
 	}
-	b.Mu.Lock()
-	if b.Broken == "" {
-		b.Broken = reason
+	b.mu.Lock()
+	if b.broken == "" {
+		b.broken = reason
 	}
-	b.Mu.Unlock()
+	b.mu.Unlock()
 	b.Log.Warn().Str("op", browser.OpOf(ctx)).Err(err).Msg(reason + "; the browser relaunches on the next call")
 }
 
@@ -179,13 +209,13 @@ func (b *Browser[P, C]) Ensure(ctx context.Context) error {
 // renew is Ensure, and says whether it relaunched the browser: its page is then new,
 // as the first case's was.
 func (b *Browser[P, C]) renew(ctx context.Context) (relaunched bool, err error) {
-	b.Mu.Lock()
-	if b.Closed {
-		b.Mu.Unlock()
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
 		return false, b.Errorf("%w", ErrEngineClosed)
 	}
-	reason := b.RelaunchReasonLocked()
-	b.Mu.Unlock()
+	reason := b.relaunchReasonLocked()
+	b.mu.Unlock()
 	if reason == "" {
 		return false, nil
 	}
@@ -214,23 +244,23 @@ func (b *Browser[P, C]) ResetPage(ctx context.Context, reset func(context.Contex
 	return b.Relaunch(ctx, reason)
 }
 
-// RelaunchReasonLocked says why the next call must relaunch the browser: a call found
+// relaunchReasonLocked says why the next call must relaunch the browser: a call found
 // it broken, its process or connection is gone, or the page's own reason; "" when it
-// need not. b.Mu is held.
-func (b *Browser[P, C]) RelaunchReasonLocked() string {
+// need not. b.mu is held.
+func (b *Browser[P, C]) relaunchReasonLocked() string {
 	var noProc P
 	var noConn C
 	switch {
-	case b.Broken != "":
-		return b.Broken
-	case b.Proc == noProc:
+	case b.broken != "":
+		return b.broken
+	case b.proc == noProc:
 		return "no browser"
-	case !b.Proc.Alive():
+	case !b.proc.Alive():
 		return "browser exited"
-	case b.Conn == noConn:
+	case b.conn == noConn:
 		return b.setup.ConnLost
-	case !b.Conn.Alive():
-		return browser.FirstLine(b.Conn.Reason())
+	case !b.conn.Alive():
+		return browser.FirstLine(b.conn.Reason())
 	case b.setup.PageReasonLocked != nil:
 		return b.setup.PageReasonLocked()
 	}
@@ -243,58 +273,87 @@ func (b *Browser[P, C]) RelaunchReasonLocked() string {
 func (b *Browser[P, C]) Relaunch(ctx context.Context, reason string) error {
 	var noProc P
 	var noConn C
-	b.Mu.Lock()
-	if b.Closed {
-		b.Mu.Unlock()
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
 		return b.Errorf("%w", ErrEngineClosed)
 	}
 	b.health = browser.Health{State: browser.StateRestarting, Restarts: b.health.Restarts + 1, Reason: reason}
-	p, conn := b.Proc, b.Conn
-	b.Proc, b.Conn, b.Broken = noProc, noConn, "relaunching"
-	b.Mu.Unlock()
+	p, conn := b.proc, b.conn
+	b.proc, b.conn, b.broken = noProc, noConn, "relaunching"
+	b.mu.Unlock()
 	if conn != noConn {
 		conn.Close(fmt.Errorf("%w: the browser relaunched (%s)", errBrowserReplaced, reason))
 	}
 	if p != noProc {
 		p.Kill()
 	}
-	ctx = context.WithoutCancel(ctx)
+	// Not the caller's deadline, but Close's: a closed engine starts no browser, and
+	// its relaunch stops waiting.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	closing := b.closing()
+	go func() {
+		select {
+		case <-closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	began := time.Now()
 	var err error
 	for i, wait := range browser.RelaunchBackoff {
-		time.Sleep(wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		if ctx.Err() != nil {
+			return b.Errorf("%w", ErrEngineClosed)
+		}
 		if err = b.setup.Start(ctx); err == nil {
-			b.Mu.Lock()
+			b.mu.Lock()
 			b.health.State = browser.StateReady
-			b.Mu.Unlock()
+			b.mu.Unlock()
 			b.Log.Info().Int("attempt", i+1).Str("reason", reason).Dur("took", time.Since(began)).Msg("browser relaunched")
 			return nil
 		}
-		b.Mu.Lock()
-		closed := b.Closed
-		b.Mu.Unlock()
+		b.mu.Lock()
+		closed := b.closed
+		b.mu.Unlock()
 		if closed {
 			return b.Errorf("%w", ErrEngineClosed)
 		}
 		b.Log.Warn().Int("attempt", i+1).Err(err).Msg("relaunch failed")
 	}
-	b.Mu.Lock()
+	b.mu.Lock()
 	b.health.State, b.health.Reason = browser.StateFailed, err.Error()
-	b.Broken = "relaunch failed"
-	b.Mu.Unlock()
+	b.broken = "relaunch failed"
+	b.mu.Unlock()
 	return b.Errorf("relaunch failed: %w", err)
+}
+
+// closing is closed once Close ran.
+func (b *Browser[P, C]) closing() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closedCh == nil {
+		b.closedCh = make(chan struct{})
+	}
+	return b.closedCh
 }
 
 // Health says what the next call meets: a dead browser or connection, a crashed page,
 // or a page a call left broken, is "restarting" (the next call relaunches it).
 func (b *Browser[P, C]) Health() browser.Health {
-	b.Mu.Lock()
-	defer b.Mu.Unlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	h := b.health.Reported()
-	if h.State != browser.StateReady || b.Closed {
+	if h.State != browser.StateReady || b.closed {
 		return h
 	}
-	if reason := b.RelaunchReasonLocked(); reason != "" {
+	if reason := b.relaunchReasonLocked(); reason != "" {
 		h.State, h.Reason = browser.StateRestarting, reason+"; the browser relaunches on the next call"
 	}
 	return h
@@ -303,12 +362,12 @@ func (b *Browser[P, C]) Health() browser.Health {
 // ProcessRoots is the browser's own process, the root of its tree; nil when none runs.
 func (b *Browser[P, C]) ProcessRoots() []int {
 	var noProc P
-	b.Mu.Lock()
-	defer b.Mu.Unlock()
-	if b.Proc == noProc || b.Closed {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.proc == noProc || b.closed {
 		return nil
 	}
-	return []int{b.Proc.PID()}
+	return []int{b.proc.PID()}
 }
 
 // Sandbox is the browser's sandbox as /proc shows it now.
@@ -322,15 +381,19 @@ func (b *Browser[P, C]) Sandbox() browser.SandboxState {
 func (b *Browser[P, C]) Close() error {
 	var noProc P
 	var noConn C
-	b.Mu.Lock()
-	if b.Closed {
-		b.Mu.Unlock()
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
 		return nil
 	}
-	b.Closed = true
-	p, conn := b.Proc, b.Conn
-	b.Proc = noProc
-	b.Mu.Unlock()
+	b.closed = true
+	p, conn := b.proc, b.conn
+	b.proc = noProc
+	if b.closedCh == nil {
+		b.closedCh = make(chan struct{})
+	}
+	close(b.closedCh)
+	b.mu.Unlock()
 	if conn != noConn {
 		conn.Close(ErrEngineClosed)
 	}
@@ -343,8 +406,8 @@ func (b *Browser[P, C]) Close() error {
 // TakeMarks says whether the page is on the reset's about:blank, and whether it holds
 // a kept inert case, and clears both: what a call that uses the page reads first.
 func (b *Browser[P, C]) TakeMarks() (blank, kept bool) {
-	b.Mu.Lock()
-	defer b.Mu.Unlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	blank, kept = b.blank, b.kept
 	b.blank, b.kept = false, false
 	return blank, kept
@@ -353,34 +416,34 @@ func (b *Browser[P, C]) TakeMarks() (blank, kept bool) {
 // MarkBlank records that the reset left the page on its about:blank, checked: the
 // next Load writes into it with no navigation of its own.
 func (b *Browser[P, C]) MarkBlank() {
-	b.Mu.Lock()
+	b.mu.Lock()
 	b.blank = true
-	b.Mu.Unlock()
+	b.mu.Unlock()
 }
 
 // Keepable begins both own routes' Keep (browser.Keeper): it clears the kept mark and
 // says whether the browser, reached by the connection it returns, may keep its page
 // (it is open and need not relaunch). page reads the engine's page under the same lock.
 func (b *Browser[P, C]) Keepable(page func()) (C, bool) {
-	b.Mu.Lock()
-	defer b.Mu.Unlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.kept = false
 	page()
-	return b.Conn, !b.Closed && b.RelaunchReasonLocked() == ""
+	return b.conn, !b.closed && b.relaunchReasonLocked() == ""
 }
 
 // KeepIf ends Keep: only, under browser.ProbeTimeout, says whether the page is the one
 // window, on about:blank, as the inert case left it; then the page is marked kept if
-// still (under Mu) says it is the engine's page yet. The answer is only's.
+// still (under the Browser's lock) says it is the engine's page yet. The answer is only's.
 func (b *Browser[P, C]) KeepIf(only func(context.Context) bool, still func() bool) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), browser.ProbeTimeout)
 	defer cancel()
 	if !only(ctx) {
 		return false
 	}
-	b.Mu.Lock()
+	b.mu.Lock()
 	b.kept = still()
-	b.Mu.Unlock()
+	b.mu.Unlock()
 	return true
 }
 

@@ -17,8 +17,8 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// SlowCall is how long a call may take before the debug log names it.
-const SlowCall = time.Second
+// slowCall is how long a call may take before the debug log names it.
+const slowCall = time.Second
 
 // ErrEngineClosed is a call on an engine that Close ended: the oracle closed it, the
 // browser did nothing wrong.
@@ -37,16 +37,16 @@ func (e *ReplyTooLargeError) Error() string {
 }
 func (e *ReplyTooLargeError) Unwrap() error { return e.Err }
 
-// BadReplyError is a reply that names its call's id but does not decode.
-type BadReplyError struct {
+// badReplyError is a reply that names its call's id but does not decode.
+type badReplyError struct {
 	ID  int
 	Err error
 }
 
-func (e *BadReplyError) Error() string {
+func (e *badReplyError) Error() string {
 	return fmt.Sprintf("reply %d does not decode: %v", e.ID, e.Err)
 }
-func (e *BadReplyError) Unwrap() error { return e.Err }
+func (e *badReplyError) Unwrap() error { return e.Err }
 
 // Result is what a waiting call receives: the decoded reply, or why there is none.
 type Result[R any] struct {
@@ -73,7 +73,7 @@ func NewPendingCalls[R any](wire string, log zerolog.Logger) *PendingCalls[R] {
 
 // Call is one command's round trip, for a wire whose replies are R: it registers the
 // call, has send write the message that carries its id, and waits for the reply
-// under ctx, logging a call slower than SlowCall. A connection that has ended is the
+// under ctx, logging a call slower than slowCall. A connection that has ended is the
 // call's error at once. ctx's end is ctx.Err() itself; any other error, send's
 // included, names the method ("Page.navigate: ...").
 func (p *PendingCalls[R]) Call(ctx context.Context, method string, send func(id int) error) (R, error) {
@@ -91,7 +91,7 @@ func (p *PendingCalls[R]) Call(ctx context.Context, method string, send func(id 
 	}
 	start := time.Now()
 	defer func() {
-		if d := time.Since(start); d > SlowCall {
+		if d := time.Since(start); d > slowCall {
 			p.log.Debug().Str("method", method).Dur("took", d).Msg("slow " + p.wire + " call")
 		}
 	}()
@@ -106,13 +106,13 @@ func (p *PendingCalls[R]) Call(ctx context.Context, method string, send func(id 
 }
 
 // Decode decodes msg, one message the browser sent, as R; false when it does not
-// decode. Such a message fails the call whose id it names at once (BadReplyError);
+// decode. Such a message fails the call whose id it names at once (badReplyError);
 // one that names none is dropped, and logged.
 func (p *PendingCalls[R]) Decode(msg []byte) (R, bool) {
 	var m R
 	if err := json.Unmarshal(msg, &m); err != nil {
 		if id, ok := replyID(msg); ok {
-			p.Deliver(id, Result[R]{Err: &BadReplyError{ID: id, Err: err}})
+			p.Deliver(id, Result[R]{Err: &badReplyError{ID: id, Err: err}})
 		} else {
 			p.log.Debug().Err(err).Int("bytes", len(msg)).Msg(p.wire + " message that does not decode dropped")
 		}
@@ -150,9 +150,16 @@ func (p *PendingCalls[R]) Deliver(id int, r Result[R]) bool {
 	return ch != nil
 }
 
-// End records why the connection ended (the first reason stays) and wakes every
-// call waiting on it.
+// errConnEnded is the reason of a connection that ended with none given.
+var errConnEnded = errors.New("connection ended")
+
+// End records why the connection ended (the first reason stays; nil is
+// errConnEnded: a call on an ended connection always fails) and wakes every call
+// waiting on it. Safe to call more than once.
 func (p *PendingCalls[R]) End(why error) {
+	if why == nil {
+		why = errConnEnded
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.err != nil {

@@ -3,7 +3,7 @@ package playwright
 // A FAKE Playwright server (fakeServer below): a loopback WebSocket server that
 // speaks just enough of Playwright's protocol for BrowserType.Connect and the
 // oracle's openContext to succeed, then sends one malformed message of the kind a
-// buggy or mismatched server could (issue 26 item 3). The client side is real: the
+// buggy or mismatched server could. The client side is real: the
 // installed Playwright driver and playwright-go, through the oracle's relay. Each
 // message here panics playwright-go (checked without the relay's check: the test
 // binary died); now each closes its connection alone, and this process lives on.

@@ -117,7 +117,7 @@ func contextEntries(e *playwrightEngine) int {
 	return n
 }
 
-// The contexts of relaunched and closed engines are forgotten (issue 27): before,
+// The contexts of relaunched and closed engines are forgotten: before,
 // every context that closed stayed in a package map for the process's life, with
 // everything it references, one more per relaunch.
 func TestClosedContextsAreForgotten(t *testing.T) {
@@ -137,7 +137,7 @@ func TestClosedContextsAreForgotten(t *testing.T) {
 	assert.Equal(t, 0, contextEntries(e), "contexts left in the map after the engine closed")
 }
 
-// Two engines in one process keep their page state apart (issue 28): before, it
+// Two engines in one process keep their page state apart: before, it
 // was in package-wide maps, where one engine's pages and contexts were the other's.
 func TestEnginesShareNoPageState(t *testing.T) {
 	testutil.NeedsBrowsers(t)

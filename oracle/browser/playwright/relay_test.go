@@ -1,6 +1,6 @@
 package playwright
 
-// The relay's check of a Playwright server's messages (issue 26 item 3), on messages
+// The relay's check of a Playwright server's messages, on messages
 // written here: each refused one panics playwright-go's dispatch goroutine when let
 // through (connection.go's Dispatch, the constructors); the accepted ones are the
 // shapes a real server sends.

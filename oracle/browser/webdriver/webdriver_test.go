@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -494,7 +495,7 @@ func pollUntil(t *testing.T, what string, ok func(ctx context.Context) bool) {
 	}
 }
 
-// A restart sets the version while ping and the store read it (issue 27): under
+// A restart sets the version while ping and the store read it: under
 // -race (make test) this reported a data race on webDriverEngine.version before it
 // was guarded by mu. Without -race it checks the version survives a restart.
 func TestWebDriverVersionReadDuringRestart(t *testing.T) {
@@ -530,5 +531,20 @@ func TestWebDriverVersionReadDuringRestart(t *testing.T) {
 	}
 	if e.Version() != want {
 		t.Errorf("after restart: Version() = %q, want %q", e.Version(), want)
+	}
+}
+
+// A unit test of the restart's error (no browser: the driver's binary is not there):
+// it names the engine once.
+func TestWebDriverRestartErrorNamesTheEngineOnce(t *testing.T) {
+	e := &webDriverEngine{opts: Options{DriverPath: filepath.Join(t.TempDir(), "no-such-driver")}, log: testutil.Logger(t)}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := e.ready(ctx)
+	if err == nil {
+		t.Fatal("a restart with no driver succeeded")
+	}
+	if !strings.HasPrefix(err.Error(), "webkit: restart: start ") || strings.Count(err.Error(), "webkit:") != 1 {
+		t.Errorf("the engine is not named once, at the start: %s", err)
 	}
 }

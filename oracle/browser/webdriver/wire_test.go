@@ -1,6 +1,6 @@
 package webdriver
 
-// Reply bounds of the WebDriver wire client (issue 26 item 6). The endpoint here is
+// Reply bounds of the WebDriver wire client. The endpoint here is
 // a FAKE WebDriver server (httptest on loopback) that answers what a broken or
 // hostile remote endpoint could: an endless new-session reply, a version that is not
 // one, an Execute Script reply over the bound. No browser runs.
@@ -131,8 +131,8 @@ func TestMaxReplyForFitsTheTraceBound(t *testing.T) {
 }
 
 // The call script's viewport-changed error is found by errors.Is through the
-// wrapping a failed call gets, and no other script error is (issue 28: it was a
-// match on the whole error's text at the call site). No browser runs.
+// wrapping a failed call gets, and no other script error is (it was a match on the
+// whole error's text at the call site). No browser runs.
 func TestViewportChangedIsTyped(t *testing.T) {
 	e := &webDriverEngine{}
 	changed := &webDriverError{Status: 500, Code: "javascript error",

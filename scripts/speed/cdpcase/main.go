@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	oraclecdp "github.com/layout-oracle/oracle/oracle/browser/cdp"
 	"log"
 	"maps"
 	"os"
@@ -29,6 +28,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	oraclecdp "github.com/layout-oracle/oracle/oracle/browser/cdp"
 
 	"github.com/coder/websocket"
 	"github.com/layout-oracle/oracle/dump"

@@ -90,8 +90,8 @@ func AnswersAsThePlaywrightRoute(t *testing.T, r OwnRoute, says []string, cases 
 		assert.Contains(t, own.Route(), say)
 	}
 	for i, c := range cases {
-		want := RunGeometry(t, pw, c.HTML, c.Script)
-		got := RunGeometry(t, own, c.HTML, c.Script)
+		want := runGeometry(t, pw, c.HTML, c.Script)
+		got := runGeometry(t, own, c.HTML, c.Script)
 		assert.Equal(t, want, got, "case %d: %s / %s", i, c.HTML, c.Script)
 	}
 }

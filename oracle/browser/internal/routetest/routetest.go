@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// RunGeometry runs one geometry case as the oracle does (oracle/runcase.go) and resets after it.
-func RunGeometry(t *testing.T, e browser.Engine, html, script string) string {
+// runGeometry runs one geometry case as the oracle does (oracle/runcase.go) and resets after it.
+func runGeometry(t *testing.T, e browser.Engine, html, script string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
