@@ -71,7 +71,7 @@ func runBin(t *testing.T, bin string, args ...string) (int, string, string) {
 	return code, stdout.String(), stderr.String()
 }
 
-var all = []string{"oracle", "probe", "wpt", "compare", "reduce", "bench"}
+var all = []string{"oracle", "probe", "wpt", "compare", "reduce", "bench", "planted"}
 
 func TestHelpExitsZeroInEveryBinary(t *testing.T) {
 	for _, bin := range all {
@@ -116,7 +116,7 @@ func TestOracleRefusesStrayArguments(t *testing.T) {
 var docPages = map[string]string{
 	"oracle": "docs/protocol.md", "probe": "docs/probes.md", "compare": "docs/compare.md",
 	"reduce": "docs/reduce.md", "bench": "cmd/bench/README.md", "wpt": "docs/web-content.md",
-	"triage": "docs/triage.md",
+	"triage": "docs/triage.md", "planted": "docs/planted.md",
 }
 
 var flagLine = regexp.MustCompile(`(?m)^  -([a-z][a-z0-9-]*)`)
@@ -131,6 +131,9 @@ func TestEveryFlagIsDocumented(t *testing.T) {
 		helps := [][]string{{}}
 		if bin == "wpt" {
 			helps = [][]string{{"requests"}, {"summary"}, {"run"}, {"compare"}, {"mine"}}
+		}
+		if bin == "planted" {
+			helps = [][]string{{"serve"}, {"run"}, {"stdio"}, {"bench"}}
 		}
 		for _, pre := range helps {
 			_, stdout, stderr := runBin(t, bin, append(pre, "-h")...)
