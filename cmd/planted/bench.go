@@ -152,11 +152,60 @@ func readBenchCorpus(file string) ([]benchCase, error) {
 	return out, nil
 }
 
-// groundTruth runs every case unplanted and under each defect alone, and returns
-// per case the defects that change its dump (a crash defect: those whose trigger
-// matches it).
-func groundTruth(ctx context.Context, p *planter, cases []benchCase, ds []Defect, parallel int) (map[string][]string, error) {
-	truth := map[string][]string{}
+// caseRuns is one case's ground truth: its unplanted dump and its dump under each
+// CSS defect alone, and the crash defects whose trigger matches it.
+type caseRuns struct {
+	base    *dump.Dump
+	alone   map[string]*dump.Dump
+	crashes []string
+}
+
+// changedBy returns the CSS defects of ds that change the case against the
+// unplanted engine on a node of tags (all nodes when tags is empty) in an item of
+// props (any item when props is empty); with crash, the crash defects whose
+// trigger matches it instead.
+func (r *caseRuns) changedBy(ds []Defect, tags, props []string, crash bool) []string {
+	var hit []string
+	for _, d := range ds {
+		switch {
+		case (d.Crash != nil) != crash:
+		case crash:
+			if slices.Contains(r.crashes, d.Name) {
+				hit = append(hit, d.Name)
+			}
+		default:
+			if got := r.alone[d.Name]; got != nil && differs(r.base, got, tags, props) {
+				hit = append(hit, d.Name)
+			}
+		}
+	}
+	return hit
+}
+
+// runCase runs html unplanted and under each of ds alone.
+func runCase(ctx context.Context, p *planter, html string, ds []Defect) (*caseRuns, error) {
+	base, err := p.dump(ctx, html, nil)
+	if err != nil {
+		return nil, err
+	}
+	r := &caseRuns{base: base, alone: map[string]*dump.Dump{}}
+	for _, d := range ds {
+		if d.Crash != nil {
+			if d.Crash.MatchString(html) {
+				r.crashes = append(r.crashes, d.Name)
+			}
+			continue
+		}
+		if r.alone[d.Name], err = p.dump(ctx, html, []Defect{d}); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// groundTruth runs every case unplanted and under each defect alone.
+func groundTruth(ctx context.Context, p *planter, cases []benchCase, ds []Defect, parallel int) (map[string]*caseRuns, error) {
+	truth := map[string]*caseRuns{}
 	var mu sync.Mutex
 	var firstErr error
 	sem := make(chan struct{}, parallel)
@@ -166,7 +215,7 @@ func groundTruth(ctx context.Context, p *planter, cases []benchCase, ds []Defect
 		wg.Add(1)
 		go func(c benchCase) {
 			defer func() { <-sem; wg.Done() }()
-			hit, err := defectsOf(ctx, p, c.HTML, ds, nil, nil)
+			r, err := runCase(ctx, p, c.HTML, ds)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -175,39 +224,11 @@ func groundTruth(ctx context.Context, p *planter, cases []benchCase, ds []Defect
 				}
 				return
 			}
-			truth[c.ID] = hit
+			truth[c.ID] = r
 		}(c)
 	}
 	wg.Wait()
 	return truth, firstErr
-}
-
-// defectsOf returns the defects of ds that, each alone, change html's dump
-// against the unplanted engine on a node of tags (all nodes when tags is empty)
-// in an item of props (any item when props is empty); a crash defect whose
-// trigger matches html always counts.
-func defectsOf(ctx context.Context, p *planter, html string, ds []Defect, tags, props []string) ([]string, error) {
-	base, err := p.dump(ctx, html, nil)
-	if err != nil {
-		return nil, err
-	}
-	var hit []string
-	for _, d := range ds {
-		if d.Crash != nil {
-			if d.Crash.MatchString(html) {
-				hit = append(hit, d.Name)
-			}
-			continue
-		}
-		got, err := p.dump(ctx, html, []Defect{d})
-		if err != nil {
-			return nil, err
-		}
-		if differs(base, got, tags, props) {
-			hit = append(hit, d.Name)
-		}
-	}
-	return hit, nil
 }
 
 // tolerance is the difference a planted rule must make to count: the oracle's
@@ -319,49 +340,45 @@ func nodeDiffers(base, got *dump.Dump, i int, prop string) bool {
 // explain finds the defects that explain e (docs/planted.md, "Which defect
 // explains an entry"): (a) when e has a reduced case that reproduced, the defects
 // that, each alone, change that case's dump against the unplanted engine on the
-// signature's tags and properties (a crash defect: whose trigger matches it);
-// (b) otherwise, the defects that more than half of e's cases have in their ground
-// truth.
-func explain(ctx context.Context, p *planter, e Entry, ds []Defect, truth map[string][]string) ([]string, string, error) {
+// signature (its tags and properties; an error entry: the crash defects whose
+// trigger matches it); (b) otherwise, the defects that do so on more than half of
+// e's cases, read from the ground truth.
+func explain(ctx context.Context, p *planter, e Entry, ds []Defect, truth map[string]*caseRuns) ([]string, string, error) {
+	crash := e.Signature.Kind == "error"
+	var props []string
+	if !crash && e.Signature.Kind != "shape" {
+		props = e.Signature.Props
+	}
 	if e.Reduced != nil && e.Reduced.HTML != "" && e.Reduced.Reproduced {
-		var props []string
-		if e.Signature.Kind != "error" && e.Signature.Kind != "shape" {
-			props = e.Signature.Props
-		}
-		var cand []Defect
-		for _, d := range ds {
-			if (d.Crash != nil) == (e.Signature.Kind == "error") {
-				cand = append(cand, d)
-			}
-		}
-		hit, err := defectsOf(ctx, p, e.Reduced.HTML, cand, e.Tags(), props)
+		r, err := runCase(ctx, p, e.Reduced.HTML, ds)
 		if err != nil {
 			return nil, "", err
 		}
-		if len(hit) > 0 {
+		if hit := r.changedBy(ds, e.Tags(), props, crash); len(hit) > 0 {
 			return hit, "reduced", nil
 		}
 		return nil, "", nil
 	}
-	hit := byCases(e, ds, truth)
-	if len(hit) == 0 {
-		return nil, "", nil
+	if hit := byCases(e, ds, truth, props, crash); len(hit) > 0 {
+		return hit, "cases", nil
 	}
-	return hit, "cases", nil
+	return nil, "", nil
 }
 
-// byCases is rule (b): the defects in the ground truth of more than half of e's
-// cases.
-func byCases(e Entry, ds []Defect, truth map[string][]string) []string {
-	var hit []string
-	for _, d := range ds {
-		n := 0
-		for _, id := range e.Cases {
-			if slices.Contains(truth[id], d.Name) {
-				n++
+// byCases is rule (b): the defects that change more than half of e's cases on
+// its signature.
+func byCases(e Entry, ds []Defect, truth map[string]*caseRuns, props []string, crash bool) []string {
+	n := map[string]int{}
+	for _, id := range e.Cases {
+		if r := truth[id]; r != nil {
+			for _, d := range r.changedBy(ds, e.Tags(), props, crash) {
+				n[d]++
 			}
 		}
-		if len(e.Cases) > 0 && 2*n > len(e.Cases) {
+	}
+	var hit []string
+	for _, d := range ds {
+		if 2*n[d.Name] > len(e.Cases) {
 			hit = append(hit, d.Name)
 		}
 	}
@@ -427,13 +444,15 @@ func runBench(ctx context.Context, cfg benchConfig) (*Result, error) {
 
 	res := &Result{Cases: len(cases), Top: cfg.top, Defects: names(cfg.defects)}
 	t0 := time.Now()
-	res.Truth, err = groundTruth(ctx, p, cases, cfg.defects, cfg.parallel)
+	truth, err := groundTruth(ctx, p, cases, cfg.defects, cfg.parallel)
 	if err != nil {
 		return nil, fmt.Errorf("ground truth: %w", err)
 	}
 	res.TruthSeconds = time.Since(t0).Seconds()
-	res.Hits = map[string]int{}
-	for _, hit := range res.Truth {
+	res.Truth, res.Hits = map[string][]string{}, map[string]int{}
+	for id, r := range truth {
+		hit := append(r.changedBy(cfg.defects, nil, nil, false), r.crashes...)
+		res.Truth[id] = hit
 		for _, d := range hit {
 			res.Hits[d]++
 		}
@@ -474,7 +493,7 @@ func runBench(ctx context.Context, cfg benchConfig) (*Result, error) {
 	for i, e := range entries {
 		ex := Explained{Rank: i + 1, Label: e.Label(), Cases: len(e.Cases), Reduced: e.Reduced != nil && e.Reduced.HTML != ""}
 		ex.Reproduced = ex.Reduced && e.Reduced.Reproduced
-		ex.Defects, ex.Rule, err = explain(ctx, p, e, cfg.defects, res.Truth)
+		ex.Defects, ex.Rule, err = explain(ctx, p, e, cfg.defects, truth)
 		if err != nil {
 			return nil, fmt.Errorf("entry %d (%s): %w", i+1, ex.Label, err)
 		}

@@ -44,8 +44,8 @@ var Defects = []Defect{
 		CSS: "em, i, b, strong { letter-spacing: 0.4px }"},
 	{Name: "code-size", Note: "monospace text at 90% of its parent's size, not the UA's 13px default",
 		CSS: "code, kbd, samp, pre { font-size: 0.9em }"},
-	{Name: "crash", Note: "the candidate dies by SIGSEGV on any case with a HEADER element",
-		Crash: regexp.MustCompile(`(?i)<header[\s>/]`)},
+	{Name: "crash", Note: "the candidate dies by SIGSEGV laying out a reversed flex container",
+		Crash: regexp.MustCompile(`(?i)flex-direction:\s*(row|column)-reverse`)},
 }
 
 // DefectNames lists the table's names, in order.

@@ -68,7 +68,7 @@ func TestPlantedDefectsAreFound(t *testing.T) {
 }
 
 // The candidate-server protocol against the real engine: answers by id, a bad
-// line gets an error line, and a case the crash matches kills the server by
+// line gets an error line, and a case the crash matches (a reversed flex container) kills the server by
 // SIGSEGV.
 func TestStdioServer(t *testing.T) {
 	testutil.NeedsBrowsers(t)
@@ -107,7 +107,7 @@ func TestStdioServer(t *testing.T) {
 	}
 	require.NotNil(t, got["7"].Dump, got["7"].Error)
 
-	_, err = in.Write([]byte(`{"id":"boom","html":"<header>z</header>"}` + "\n"))
+	_, err = in.Write([]byte(`{"id":"boom","html":"<div style=\"display:flex;flex-direction:row-reverse\">z</div>"}` + "\n"))
 	require.NoError(t, err)
 	err = cmd.Wait()
 	var exit *exec.ExitError
@@ -165,10 +165,25 @@ func TestEntryReadsBothShapes(t *testing.T) {
 func TestByCasesAndScore(t *testing.T) {
 	ds, err := pickDefects("p-tall,cell-padding,crash")
 	require.NoError(t, err)
-	truth := map[string][]string{"a": {"p-tall"}, "b": {"p-tall", "cell-padding"}, "c": nil, "d": {"crash"}}
-	assert.Equal(t, []string{"p-tall"}, byCases(Entry{Cases: []string{"a", "b", "c"}}, ds, truth), "2 of 3")
-	assert.Nil(t, byCases(Entry{Cases: []string{"a", "c"}}, ds, truth), "half is not most")
-	assert.Equal(t, []string{"p-tall", "cell-padding"}, byCases(Entry{Cases: []string{"b"}}, ds, truth), "every defect of most cases")
+	base := &dump.Dump{Nodes: []dump.Node{
+		node(0, -1, "P", 0, 0, 800, 18, dump.Style{}),
+		node(1, -1, "TD", 0, 20, 50, 20, dump.Style{"padding-top": "1px"}),
+	}}
+	taller := &dump.Dump{Nodes: []dump.Node{node(0, -1, "P", 0, 0, 800, 21, dump.Style{}), base.Nodes[1]}}
+	padded := &dump.Dump{Nodes: []dump.Node{base.Nodes[0], node(1, -1, "TD", 0, 20, 50, 20, dump.Style{"padding-top": "3px"})}}
+	runs := func(p, c *dump.Dump, crashes ...string) *caseRuns {
+		return &caseRuns{base: base, alone: map[string]*dump.Dump{"p-tall": p, "cell-padding": c}, crashes: crashes}
+	}
+	truth := map[string]*caseRuns{"a": runs(taller, base), "b": runs(taller, padded), "c": runs(base, base), "d": runs(base, base, "crash")}
+	tall := []string{"bounding.h"}
+	assert.Equal(t, []string{"p-tall"}, byCases(Entry{Cases: []string{"a", "b", "c"}}, ds, truth, nil, false), "2 of 3")
+	assert.Nil(t, byCases(Entry{Cases: []string{"a", "c"}}, ds, truth, nil, false), "half is not most")
+	assert.Equal(t, []string{"p-tall", "cell-padding"}, byCases(Entry{Cases: []string{"b"}}, ds, truth, nil, false), "every defect of most cases")
+	var onP Entry
+	require.NoError(t, json.Unmarshal([]byte(`{"signature":{"kind":"layout","tag":"P"},"cases":["b"]}`), &onP))
+	assert.Equal(t, []string{"p-tall"}, byCases(onP, ds, truth, tall, false), "on the signature only")
+	assert.Nil(t, byCases(onP, ds, truth, []string{"padding"}, false))
+	assert.Equal(t, []string{"crash"}, byCases(Entry{Cases: []string{"d"}}, ds, truth, nil, true), "an error entry: the crash alone")
 
 	res := &Result{Top: 2, Entries: []Explained{
 		{Rank: 1, Defects: []string{"p-tall"}, Reproduced: true},
