@@ -114,6 +114,8 @@ type Result struct {
 	BestRank      map[string]int      `json:"best_rank"`
 	Noise         int                 `json:"noise"`
 	CrashRank     int                 `json:"crash_rank"` // 0: no entry of the crash
+	Reduced       int                 `json:"reduced"`    // entries with a reduced case
+	Reproduced    int                 `json:"reproduced"` // of those, reproduced
 	TruthSeconds  float64             `json:"truth_seconds"`
 	TriageSeconds float64             `json:"triage_seconds"`
 	TriageExit    int                 `json:"triage_exit"`
@@ -394,9 +396,14 @@ func score(res *Result, ds []Defect) {
 		res.PerDefect[d.Name] = 0
 		res.Found[d.Name] = false
 	}
-	res.Noise = 0
-	res.CrashRank = 0
+	res.Noise, res.CrashRank, res.Reduced, res.Reproduced = 0, 0, 0, 0
 	for _, e := range res.Entries {
+		if e.Reduced {
+			res.Reduced++
+		}
+		if e.Reproduced {
+			res.Reproduced++
+		}
 		if len(e.Defects) == 0 {
 			res.Noise++
 		}
@@ -500,6 +507,10 @@ func runBench(ctx context.Context, cfg benchConfig) (*Result, error) {
 		res.Entries = append(res.Entries, ex)
 	}
 	score(res, cfg.defects)
+	if cfg.reduce > 0 && len(entries) > 0 && res.Reduced == 0 {
+		// Recall counts reproduced reduced cases only: say why it is 0.
+		fmt.Fprintf(cfg.log, "planted: triage reduced no entry (asked for %d): see %s\n", cfg.reduce, logFile.Name())
+	}
 	res.WallSeconds = time.Since(start).Seconds()
 	rb, _ := json.MarshalIndent(res, "", "  ")
 	if err := os.WriteFile(filepath.Join(cfg.out, "report.json"), append(rb, '\n'), 0o644); err != nil {
@@ -534,7 +545,7 @@ func printTable(w io.Writer, res *Result, ds []Defect) {
 		crash = fmt.Sprint(res.CrashRank)
 	}
 	fmt.Fprintf(w, "recall: %d of %d CSS defects own a top-%d entry whose reduced case reproduced\n", found, css, res.Top)
-	fmt.Fprintf(w, "entries: %d; noise (explained by no planted defect): %d\n", len(res.Entries), res.Noise)
+	fmt.Fprintf(w, "entries: %d (%d reduced, %d reproduced); noise (explained by no planted defect): %d\n", len(res.Entries), res.Reduced, res.Reproduced, res.Noise)
 	fmt.Fprintf(w, "crash rank: %s\n", crash)
 	fmt.Fprintf(w, "wall: %.1f s (ground truth %.1f s, triage %.1f s)\n", res.WallSeconds, res.TruthSeconds, res.TriageSeconds)
 	fmt.Fprintln(w)

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
+
+	"github.com/layout-oracle/oracle/internal/cli"
 )
 
 // Defect is one planted defect: CSS rules the candidate applies on top of the
@@ -64,10 +66,7 @@ func pickDefects(names string) ([]Defect, error) {
 		return Defects, nil
 	}
 	want := map[string]bool{}
-	for _, n := range strings.Split(names, ",") {
-		if n = strings.TrimSpace(n); n == "" {
-			continue
-		}
+	for _, n := range cli.SplitList(names) {
 		if findDefect(n) == nil {
 			return nil, fmt.Errorf("no planted defect %q (known: %s)", n, strings.Join(DefectNames(), ", "))
 		}

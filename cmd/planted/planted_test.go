@@ -186,9 +186,9 @@ func TestByCasesAndScore(t *testing.T) {
 	assert.Equal(t, []string{"crash"}, byCases(Entry{Cases: []string{"d"}}, ds, truth, nil, true), "an error entry: the crash alone")
 
 	res := &Result{Top: 2, Entries: []Explained{
-		{Rank: 1, Defects: []string{"p-tall"}, Reproduced: true},
-		{Rank: 2, Defects: nil, Reproduced: true},
-		{Rank: 3, Defects: []string{"cell-padding"}, Reproduced: true},
+		{Rank: 1, Defects: []string{"p-tall"}, Reduced: true, Reproduced: true},
+		{Rank: 2, Defects: nil, Reduced: true, Reproduced: true},
+		{Rank: 3, Defects: []string{"cell-padding"}, Reduced: true, Reproduced: true},
 		{Rank: 4, Defects: []string{"crash"}},
 	}}
 	score(res, ds)
@@ -197,6 +197,8 @@ func TestByCasesAndScore(t *testing.T) {
 	assert.Equal(t, 1, res.Noise)
 	assert.Equal(t, 4, res.CrashRank)
 	assert.Equal(t, 3, res.BestRank["cell-padding"])
+	assert.Equal(t, 3, res.Reduced)
+	assert.Equal(t, 3, res.Reproduced)
 
 	_, err = pickDefects("p-tall,nope")
 	assert.ErrorContains(t, err, `no planted defect "nope"`)
