@@ -180,6 +180,21 @@ bench-triage: setup build
 	  test $$? -le 1 || { tail -20 $(TRIAGE_DIR)/$$name.log; exit 1; }; \
 	done
 
+# The planted-defect harness (docs/planted.md): triage runs the planted candidate (one
+# engine with the Defects table's CSS and a crash) over PLANTED_CASES generated cases
+# and every entry of its buckets.json is explained by the defects; prints recall,
+# entries per defect, noise, the crash's rank and the wall time.
+PLANTED_CASES ?= 100
+PLANTED_REDUCE ?= 8
+PLANTED_DIR ?= $(BIN)/bench-planted
+PLANTED_ARGS ?=
+.PHONY: bench-planted
+bench-planted: setup build
+	rm -rf $(PLANTED_DIR) && mkdir -p $(PLANTED_DIR)
+	$(BIN)/bench --emit-cases --cases $(PLANTED_CASES) > $(PLANTED_DIR)/generated.ndjson
+	$(BIN)/planted bench --out $(PLANTED_DIR)/run --oracle $(BIN)/oracle --reduce $(PLANTED_REDUCE) \
+	  --triage-flag=--oracle-flag=--store=off $(PLANTED_ARGS) $(PLANTED_DIR)/generated.ndjson
+
 .PHONY: bench-store
 bench-store: setup build
 	$(BIN)/bench --oracle $(BIN)/oracle --store-bench $(STORE_BENCH_CASES)

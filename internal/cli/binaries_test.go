@@ -70,7 +70,7 @@ func runBin(t *testing.T, bin string, args ...string) (int, string, string) {
 	return code, stdout.String(), stderr.String()
 }
 
-var all = []string{"oracle", "probe", "wpt", "compare", "reduce", "bench", "triage"}
+var all = []string{"oracle", "probe", "wpt", "compare", "reduce", "bench", "triage", "planted"}
 
 // One usage style: -h, --help and `help` print on stderr a usage that starts with
 // "usage: NAME" and exit 0, in every binary, every wpt command and every subcommand.
@@ -172,7 +172,7 @@ func TestOracleRefusesStrayArguments(t *testing.T) {
 var docPages = map[string]string{
 	"oracle": "docs/protocol.md", "probe": "docs/probes.md", "compare": "docs/compare.md",
 	"reduce": "docs/reduce.md", "bench": "cmd/bench/README.md", "wpt": "docs/web-content.md",
-	"triage": "docs/triage.md",
+	"triage": "docs/triage.md", "planted": "docs/planted.md",
 }
 
 var flagLine = regexp.MustCompile(`(?m)^  -([a-z][a-z0-9-]*)`)
@@ -187,6 +187,9 @@ func TestEveryFlagIsDocumented(t *testing.T) {
 		helps := [][]string{{}}
 		if bin == "wpt" {
 			helps = [][]string{{"requests"}, {"summary"}, {"run"}, {"compare"}, {"mine"}}
+		}
+		if bin == "planted" {
+			helps = [][]string{{"serve"}, {"run"}, {"stdio"}, {"bench"}}
 		}
 		for _, pre := range helps {
 			_, stdout, stderr := runBin(t, bin, append(pre, "-h")...)
