@@ -28,6 +28,7 @@ import (
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/internal/candidate"
 	"github.com/layout-oracle/oracle/internal/cli"
+	"github.com/layout-oracle/oracle/internal/outdir"
 )
 
 const (
@@ -42,6 +43,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 type config struct {
 	cmd         candidate.Command
 	out         string
+	dir         *outdir.Dir // out, every file of it written through outdir
 	oracleBin   string
 	oracleArgs  []string
 	reduceTop   int
@@ -130,9 +132,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if c.oracleBin, err = client.FindOracle(*oraclePath); err != nil {
 		return bad("%v", err)
 	}
-	if err := os.MkdirAll(c.out, 0o755); err != nil {
+	if c.dir, err = outdir.Open(c.out); err != nil {
 		return bad("%v", err)
 	}
+	defer c.dir.Close()
 	if *oracleLog != "" {
 		f, err := os.Create(*oracleLog)
 		if err != nil {
