@@ -75,10 +75,9 @@ func Geometry(ctx context.Context, e browser.Engine, html, script string) (*dump
 	return geometryLimited(ctx, e, html, script, DefaultDumpMaxNodes)
 }
 
-// DefaultDumpMaxNodes is --dump-max-nodes' default: generous for any layout case
-// (the WPT corpus's largest pages have a few thousand elements), small enough that a
-// dump at the limit stays tens of MB in the oracle.
-const DefaultDumpMaxNodes = 100000
+// DefaultDumpMaxNodes is --dump-max-nodes' default (answerbound's, which bounds a
+// candidate's dump by it too).
+const DefaultDumpMaxNodes = answerbound.DefaultDumpMaxNodes
 
 // geometryLimited is Geometry with the walk bounded by maxNodes elements (and 4 boxes
 // and 512 bytes of style text per allowed element, inpage/dump/walk.js): past it, the
