@@ -20,6 +20,7 @@ import (
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/internal/testutil"
 )
 
 // pngFile writes a small real PNG to path and returns its bytes.
@@ -135,20 +136,8 @@ func TestScreenshotFileInTheArtifactsDirectory(t *testing.T) {
 // it points to is left as it was. A unit test of the writer.
 func TestReportDoesNotWriteThroughSymlinks(t *testing.T) {
 	for _, name := range []string{"index.html", "cases.js", "report.css", "cases"} {
-		tmp := t.TempDir()
-		outside := filepath.Join(tmp, "outside")
-		require.NoError(t, os.Mkdir(outside, 0o755))
-		victim := filepath.Join(outside, "victim")
-		require.NoError(t, os.WriteFile(victim, []byte("keep"), 0o644))
-		dir := filepath.Join(tmp, "report")
-		require.NoError(t, os.Mkdir(dir, 0o755))
-		target := victim
-		if name == "cases" {
-			target = outside
-		}
-		require.NoError(t, os.Symlink(target, filepath.Join(dir, name)))
-
-		w, err := New(dir, dump.DefaultTolerance)
+		trap := testutil.NewSymlinkTrap(t, "report", name, name == "cases")
+		w, err := New(trap.Dir, dump.DefaultTolerance)
 		if err == nil {
 			o := map[string]*dump.Dump{"chromium": small("chromium", 100), "firefox": small("firefox", 100), "webkit": small("webkit", 100)}
 			r, gerr := compare.Geometry(o, nil, dump.DefaultTolerance)
@@ -159,12 +148,7 @@ func TestReportDoesNotWriteThroughSymlinks(t *testing.T) {
 			}
 		}
 		assert.ErrorContains(t, err, "symlink", name)
-		b, rerr := os.ReadFile(victim)
-		require.NoError(t, rerr)
-		assert.Equal(t, "keep", string(b), "%s: the file outside is untouched", name)
-		left, rerr := os.ReadDir(outside)
-		require.NoError(t, rerr)
-		assert.Len(t, left, 1, "%s: nothing new outside", name)
+		trap.Untouched(t, name)
 	}
 }
 

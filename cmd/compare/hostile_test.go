@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/layout-oracle/oracle/internal/testutil"
 )
 
 // withShot is the fixture's oracle line with chromium's dump naming path as its
@@ -86,21 +88,10 @@ func TestHTMLReadsScreenshotsOnlyFromTheArtifacts(t *testing.T) {
 // with an error naming it, and the file it points to is left as it was.
 func TestHTMLRefusesSymlinksInItsDirectory(t *testing.T) {
 	for _, name := range []string{"index.html", "cases.js", "shots"} {
-		tmp := t.TempDir()
-		victim := filepath.Join(tmp, "victim")
-		require.NoError(t, os.WriteFile(victim, []byte("keep"), 0o644))
-		html := filepath.Join(tmp, "report")
-		require.NoError(t, os.Mkdir(html, 0o755))
-		target := victim
-		if name == "shots" {
-			target = tmp
-		}
-		require.NoError(t, os.Symlink(target, filepath.Join(html, name)))
-		code, _, stderr := runCmd(t, "", "--answers", writeFile(t, fixture(t, "oracle-one.ndjson")), "--html", html)
+		trap := testutil.NewSymlinkTrap(t, "report", name, name == "shots")
+		code, _, stderr := runCmd(t, "", "--answers", writeFile(t, fixture(t, "oracle-one.ndjson")), "--html", trap.Dir)
 		assert.Equal(t, exitBadInput, code, name)
 		assert.Contains(t, stderr, "symlink", name)
-		b, err := os.ReadFile(victim)
-		require.NoError(t, err)
-		assert.Equal(t, "keep", string(b), name)
+		trap.Untouched(t, name)
 	}
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/layout-oracle/oracle/internal/testutil"
 )
 
 // triage --out writes nothing through a symlink already in DIR (summary.json,
@@ -44,26 +46,12 @@ func TestOutRefusesSymlinksInItsDirectory(t *testing.T) {
 	}
 
 	for _, name := range []string{"summary.json", "index.html", "buckets.json", "candidate.ndjson", "reduced"} {
-		tmp := t.TempDir()
-		victim := filepath.Join(tmp, "victim")
-		require.NoError(t, os.WriteFile(victim, []byte("keep"), 0o644))
-		out := filepath.Join(tmp, "out")
-		require.NoError(t, os.Mkdir(out, 0o755))
-		target := victim
-		if name == "reduced" {
-			target = tmp
-		}
-		require.NoError(t, os.Symlink(target, filepath.Join(out, name)))
+		trap := testutil.NewSymlinkTrap(t, "out", name, name == "reduced")
 		stdout.Reset()
 		stderr.Reset()
-		code := run(args(out), &stdout, &stderr)
+		code := run(args(trap.Dir), &stdout, &stderr)
 		assert.Equal(t, exitBadInput, code, "%s: stdout: %s\nstderr: %s", name, &stdout, &stderr)
 		assert.Contains(t, stderr.String(), "symlink", name)
-		b, err := os.ReadFile(victim)
-		require.NoError(t, err)
-		assert.Equal(t, "keep", string(b), name)
-		left, err := os.ReadDir(tmp)
-		require.NoError(t, err)
-		assert.Len(t, left, 2, "%s: nothing new beside the directory", name)
+		trap.Untouched(t, name)
 	}
 }
