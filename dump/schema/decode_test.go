@@ -3,7 +3,11 @@ package schema
 import (
 	"encoding/json"
 	"os"
+	"runtime"
+	"runtime/metrics"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -82,9 +86,13 @@ func TestDecodeDumpAgreesWithTheWholeDocumentCheck(t *testing.T) {
 // The cost of checking and decoding one large candidate dump (20,000 nodes): one
 // pass, node by node (DecodeDump, what candidate.Decode and compare use), against
 // the whole-document check followed by a decode, as it was done before (which then
-// decoded it once more). docs/log/untrusted-output.md has the figures.
+// decoded it once more). Besides time and allocations it reports peak-heap-MB, the
+// most heap in live and not yet collected objects while decoding, sampled every
+// millisecond: what one case in flight costs. docs/log/untrusted.md has the figures.
 func BenchmarkDecodeDump(b *testing.B) {
 	raw := bigDump(b, 20000)
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	heap := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
 	for _, bc := range []struct {
 		name string
 		f    func([]byte, string) (*dump.Dump, Errors)
@@ -92,11 +100,34 @@ func BenchmarkDecodeDump(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(raw)))
 			b.ReportAllocs()
+			runtime.GC()
+			base := heap()
+			var peak atomic.Uint64
+			stop := make(chan struct{})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				t := time.NewTicker(time.Millisecond)
+				defer t.Stop()
+				for {
+					if h := heap(); h > peak.Load() {
+						peak.Store(h)
+					}
+					select {
+					case <-stop:
+						return
+					case <-t.C:
+					}
+				}
+			}()
 			for b.Loop() {
 				if _, es := bc.f(raw, ""); es != nil {
 					b.Fatal(es)
 				}
 			}
+			close(stop)
+			<-done
+			b.ReportMetric(float64(peak.Load()-min(base, peak.Load()))/(1<<20), "peak-heap-MB")
 		})
 	}
 }
