@@ -7,12 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sync/atomic"
 
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/internal/outdir"
 	"github.com/layout-oracle/oracle/kinds"
 	"github.com/layout-oracle/oracle/oracle/answerbound"
 	"github.com/layout-oracle/oracle/oracle/browser"
@@ -75,10 +74,9 @@ func Geometry(ctx context.Context, e browser.Engine, html, script string) (*dump
 	return geometryLimited(ctx, e, html, script, DefaultDumpMaxNodes)
 }
 
-// DefaultDumpMaxNodes is --dump-max-nodes' default: generous for any layout case
-// (the WPT corpus's largest pages have a few thousand elements), small enough that a
-// dump at the limit stays tens of MB in the oracle.
-const DefaultDumpMaxNodes = 100000
+// DefaultDumpMaxNodes is --dump-max-nodes' default (answerbound's, which bounds a
+// candidate's dump by it too).
+const DefaultDumpMaxNodes = answerbound.DefaultDumpMaxNodes
 
 // geometryLimited is Geometry with the walk bounded by maxNodes elements (and 4 boxes
 // and 512 bytes of style text per allowed element, inpage/dump/walk.js): past it, the
@@ -195,10 +193,17 @@ func attachScreenshot(ctx context.Context, e browser.Engine, d *dump.Dump, artif
 	if len(name) > 64 {
 		name = name[:64]
 	}
-	path := filepath.Join(artifacts, fmt.Sprintf("%06d-%s-%s.png", screenshotSeq.Add(1), name, e.Name()))
-	if err := os.WriteFile(path, png, 0o644); err != nil {
+	// Through package outdir: a name already in the directory that is a symlink or
+	// not a regular file (the names are predictable) is refused, not written through.
+	od, err := outdir.Open(artifacts)
+	if err != nil {
 		return fmt.Errorf("screenshot: %w", err)
 	}
-	d.ScreenshotFile = path
+	defer od.Close()
+	file := fmt.Sprintf("%06d-%s-%s.png", screenshotSeq.Add(1), name, e.Name())
+	if err := od.WriteFile(file, png); err != nil {
+		return fmt.Errorf("screenshot: %w", err)
+	}
+	d.ScreenshotFile = od.Join(file)
 	return nil
 }

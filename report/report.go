@@ -18,15 +18,21 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
+	"io/fs"
 	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
+	"syscall"
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/internal/outdir"
+	"github.com/layout-oracle/oracle/oracle/answerbound"
 	"github.com/layout-oracle/oracle/trace"
 	"github.com/layout-oracle/oracle/vote"
 )
@@ -55,7 +61,10 @@ type Case struct {
 
 // Writer writes one report directory.
 type Writer struct {
-	dir     string
+	dir     *outdir.Dir
+	own     bool     // dir was opened by New, and is closed by Close
+	shots   *os.Root // screenshot_file is read only from here (SetArtifacts); nil: not at all
+	shotDir string
 	tol     float64
 	rows    []row
 	engines map[string]bool
@@ -81,23 +90,60 @@ type row struct {
 }
 
 // New creates dir (and its cases/ and shots/ folders) and writes the shared assets.
+// Every file is written through package outdir: a name already in dir that is a
+// symlink or not a regular file is refused, not written through.
 func New(dir string, tol float64) (*Writer, error) {
-	for _, d := range []string{dir, filepath.Join(dir, "cases"), filepath.Join(dir, "shots")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+	d, err := outdir.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	w, err := NewIn(d, tol)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	w.own = true
+	return w, nil
+}
+
+// NewIn is New in a directory the caller opened (and closes).
+func NewIn(d *outdir.Dir, tol float64) (*Writer, error) {
+	for _, sub := range []string{"cases", "shots"} {
+		if err := d.MkdirAll(sub); err != nil {
 			return nil, fmt.Errorf("report: %w", err)
 		}
 	}
 	for name, b := range map[string][]byte{"report.css": css, "index.js": indexJS, "case.js": caseJS} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+		if err := d.WriteFile(name, b); err != nil {
 			return nil, fmt.Errorf("report: %w", err)
 		}
 	}
-	return &Writer{dir: dir, tol: tol, engines: map[string]bool{}}, nil
+	return &Writer{dir: d, tol: tol, engines: map[string]bool{}}, nil
+}
+
+// SetArtifacts names the directory a dump's screenshot_file may be read from: the
+// oracle's --artifacts DIR, where it writes them. A screenshot_file anywhere else,
+// or that is not a regular file of at most answerbound.MaxScreenshot bytes, is not
+// read; its panel says why. Without it no screenshot_file is read.
+func (w *Writer) SetArtifacts(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("report: artifacts: %w", err)
+	}
+	root, err := os.OpenRoot(abs)
+	if err != nil {
+		return fmt.Errorf("report: artifacts: %w", err)
+	}
+	if w.shots != nil {
+		w.shots.Close()
+	}
+	w.shots, w.shotDir = root, abs
+	return nil
 }
 
 // Dir is the report's directory; Index is the path of its index page.
-func (w *Writer) Dir() string   { return w.dir }
-func (w *Writer) Index() string { return filepath.Join(w.dir, "index.html") }
+func (w *Writer) Dir() string   { return w.dir.Path() }
+func (w *Writer) Index() string { return w.dir.Join("index.html") }
 
 // Add writes c's page and keeps its index row.
 func (w *Writer) Add(c Case) error {
@@ -195,6 +241,12 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	w.closed = true
+	if w.shots != nil {
+		defer w.shots.Close()
+	}
+	if w.own {
+		defer w.dir.Close()
+	}
 	verdicts := map[string]int{}
 	for _, r := range w.rows {
 		verdicts[r.Verdict]++
@@ -209,14 +261,14 @@ func (w *Writer) Close() error {
 	}
 	// The rows are a script of their own, not inlined in the page: a <script src> loads
 	// from disk where fetch() of a file: URL is refused.
-	if err := os.WriteFile(filepath.Join(w.dir, "cases.js"), append(append([]byte("window.REPORT = "), data...), ";\n"...), 0o644); err != nil {
+	if err := w.dir.WriteFile("cases.js", append(append([]byte("window.REPORT = "), data...), ";\n"...)); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	var b bytes.Buffer
 	if err := indexTmpl.Execute(&b, struct{ Cases int }{len(w.rows)}); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	return writeFile(w.Index(), b.Bytes())
+	return w.writeFile("index.html", b.Bytes())
 }
 
 // panel is one engine's drawing on a case page.
@@ -416,7 +468,7 @@ func (w *Writer) writeCase(n int, rw row, c Case, r *compare.Report) error {
 	if err := caseTmpl.Execute(&b, p); err != nil {
 		return fmt.Errorf("report: case %d: %w", n, err)
 	}
-	return writeFile(filepath.Join(w.dir, rw.Page), b.Bytes())
+	return w.writeFile(rw.Page, b.Bytes())
 }
 
 // screenshot puts the dump's screenshot under shots/ and returns its path relative
@@ -425,13 +477,16 @@ func (w *Writer) screenshot(n int, engine string, d *dump.Dump) (string, error) 
 	var png []byte
 	switch {
 	case d.Screenshot != "":
+		if n := len(d.Screenshot); n > base64.StdEncoding.EncodedLen(answerbound.MaxScreenshot) {
+			return "", fmt.Errorf("the base64 screenshot is %d bytes, over the %d of a %d-byte PNG", n, base64.StdEncoding.EncodedLen(answerbound.MaxScreenshot), answerbound.MaxScreenshot)
+		}
 		b, err := base64.StdEncoding.DecodeString(d.Screenshot)
 		if err != nil {
 			return "", fmt.Errorf("base64: %v", err)
 		}
 		png = b
 	case d.ScreenshotFile != "":
-		b, err := os.ReadFile(d.ScreenshotFile)
+		b, err := w.readArtifact(d.ScreenshotFile)
 		if err != nil {
 			return "", err
 		}
@@ -442,8 +497,8 @@ func (w *Writer) screenshot(n int, engine string, d *dump.Dump) (string, error) 
 	if !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
 		return "", errors.New("not a PNG")
 	}
-	name := fmt.Sprintf("%06d-%s.png", n, engine)
-	if err := writeFile(filepath.Join(w.dir, "shots", name), png); err != nil {
+	name := fmt.Sprintf("%06d-%s.png", n, unsafeName.ReplaceAllString(engine, "_"))
+	if err := w.writeFile("shots/"+name, png); err != nil {
 		return "", err
 	}
 	return "../shots/" + name, nil
@@ -456,8 +511,69 @@ func joinNote(a, b string) string {
 	return a + "; " + b
 }
 
-func writeFile(path string, b []byte) error {
-	if err := os.WriteFile(path, b, 0o644); err != nil {
+// unsafeName is what an engine's name (any JSON key, in a hostile answers file)
+// cannot keep in a file name.
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// readArtifact reads a screenshot_file: only under the artifacts directory
+// (SetArtifacts), only a regular file, at most answerbound.MaxScreenshot bytes. A
+// dump can name any path; these keep a report from copying in a file from elsewhere
+// on disk, reading /dev/zero until memory runs out, or blocking on a FIFO.
+func (w *Writer) readArtifact(file string) ([]byte, error) {
+	if w.shots == nil {
+		return nil, fmt.Errorf("screenshot_file %q not read: no artifacts directory was given (compare --artifacts DIR, the oracle's --artifacts)", file)
+	}
+	rel := file
+	if filepath.IsAbs(file) {
+		r, err := filepath.Rel(w.shotDir, file)
+		if err != nil {
+			return nil, fmt.Errorf("screenshot_file %q not read: %v", file, err)
+		}
+		rel = r
+	}
+	if !filepath.IsLocal(rel) {
+		return nil, fmt.Errorf("screenshot_file %q not read: it is outside the artifacts directory %s", file, w.shotDir)
+	}
+	refuse := func(fi fs.FileInfo) error {
+		switch {
+		case !fi.Mode().IsRegular():
+			return fmt.Errorf("screenshot_file %q not read: not a regular file (%v)", file, fi.Mode().Type())
+		case fi.Size() > answerbound.MaxScreenshot:
+			return fmt.Errorf("screenshot_file %q not read: %d bytes, over the %d a screenshot may have", file, fi.Size(), answerbound.MaxScreenshot)
+		}
+		return nil
+	}
+	fi, err := w.shots.Stat(rel) // a symlink is followed only within the directory
+	if err != nil {
+		return nil, fmt.Errorf("screenshot_file %q not read: %w", file, err)
+	}
+	if err := refuse(fi); err != nil {
+		return nil, err
+	}
+	// Non-blocking, and checked again once open: the name may have changed since.
+	f, err := w.shots.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("screenshot_file %q not read: %w", file, err)
+	}
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil {
+		return nil, fmt.Errorf("screenshot_file %q not read: %w", file, err)
+	}
+	if err := refuse(fi); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, answerbound.MaxScreenshot+1))
+	if err != nil {
+		return nil, fmt.Errorf("screenshot_file %q not read: %w", file, err)
+	}
+	if len(b) > answerbound.MaxScreenshot {
+		return nil, fmt.Errorf("screenshot_file %q not read: over the %d bytes a screenshot may have", file, answerbound.MaxScreenshot)
+	}
+	return b, nil
+}
+
+func (w *Writer) writeFile(name string, b []byte) error {
+	if err := w.dir.WriteFile(name, b); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil

@@ -17,10 +17,16 @@ type htmlReport struct {
 	stderr io.Writer
 }
 
-func withHTML(dir string, next reporter, cands *candidates, tol float64, stderr io.Writer) (reporter, error) {
+func withHTML(dir, artifacts string, next reporter, cands *candidates, tol float64, stderr io.Writer) (reporter, error) {
 	w, err := report.New(dir, tol)
 	if err != nil {
 		return nil, err
+	}
+	if artifacts != "" {
+		if err := w.SetArtifacts(artifacts); err != nil {
+			w.Close()
+			return nil, err
+		}
 	}
 	return &htmlReport{next: next, w: w, cands: cands, stderr: stderr}, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/dump/schema"
 	"github.com/layout-oracle/oracle/kinds"
+	"github.com/layout-oracle/oracle/oracle/answerbound"
 	reflection "github.com/layout-oracle/oracle/reflect"
 	"github.com/layout-oracle/oracle/trace"
 )
@@ -370,8 +371,17 @@ func (c *candidates) records() int {
 	return len(c.order)
 }
 
-// load reads one record back and decodes it.
+// maxRecord bounds one candidate record, checked before it is read back: one
+// engine's dump at the oracle's own bound (answerbound.MaxCandidateDump), with room
+// for its id and the record's keys.
+var maxRecord = int64(answerbound.MaxCandidateDump) + 64<<10
+
+// load reads one record back and decodes it, checking it against the contract in
+// the same pass (schema.RecordDump, schema.DecodeDump).
 func (c *candidates) load(s *span) (*candidateLine, error) {
+	if size := s.end - s.start; size > maxRecord {
+		return nil, fmt.Errorf("candidate record %s (line %d) is %d bytes, over the %d one may have (a dump at the oracle's own bound, docs/untrusted.md)", s.raw, s.line, size, maxRecord)
+	}
 	n := int(s.end - s.start)
 	if cap(c.buf) < n {
 		c.buf = make([]byte, n)
@@ -383,22 +393,24 @@ func (c *candidates) load(s *span) (*candidateLine, error) {
 	// The contract first: a record it refuses is named by line, pointer and keyword.
 	at := firstLine(s.line, buf)
 	if s == c.bare {
-		if es := schema.Dump(buf); len(es) > 0 {
+		d, es := schema.DecodeDump(buf)
+		if len(es) > 0 {
 			return nil, fmt.Errorf("candidate dump (line %d) breaks the contract: %v", at, es)
 		}
-	} else if es := schema.Record(buf); len(es) > 0 {
+		return &candidateLine{Dump: d}, nil
+	}
+	d, es := schema.RecordDump(buf)
+	if len(es) > 0 {
 		return nil, fmt.Errorf("candidate record %s (line %d) breaks the contract: %v", s.raw, at, es)
 	}
-	var line candidateLine
-	if s == c.bare {
-		line.Dump = new(dump.Dump)
-		if err := json.Unmarshal(buf, line.Dump); err != nil {
-			return nil, fmt.Errorf("candidate dump: %v", err)
-		}
-		return &line, nil
+	var rest struct {
+		candidateLine
+		Dump json.RawMessage `json:"dump"` // decoded already, as d
 	}
-	if err := json.Unmarshal(buf, &line); err != nil {
+	if err := json.Unmarshal(buf, &rest); err != nil {
 		return nil, fmt.Errorf("candidate record %s: %v", s.raw, err)
 	}
+	line := rest.candidateLine
+	line.Dump = d
 	return &line, nil
 }

@@ -1,7 +1,7 @@
 // Command compare scores a candidate engine's geometry dumps, reflection states and
 // traces against the oracle's three-engine vote, case by case (docs/compare.md).
 //
-//	compare --answers FILE [--candidate FILE] [--axes layout|style|all] [--json] [--tolerance X] [--html DIR]
+//	compare --answers FILE [--candidate FILE] [--axes layout|style|all] [--json] [--tolerance X] [--html DIR [--artifacts DIR]]
 //	compare --validate FILE
 //
 // --answers was --oracle until this release; --oracle FILE still works, with a
@@ -49,10 +49,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "one JSON line per case plus a totals line, instead of the human summary")
 	tol := fs.Float64("tolerance", dump.DefaultTolerance, "geometry tolerance in CSS px")
 	htmlDir := fs.String("html", "", "also write a static HTML report (index and one page per case) into `DIR`")
+	artifacts := fs.String("artifacts", "", "with --html: the oracle's --artifacts `DIR`, the only place a dump's screenshot_file is read from (without it none is read)")
 	validate := fs.String("validate", "", "only check a candidate's `FILE` (or - for stdin) against the contract (docs/dump-format.md): one line per error, exit 0 valid, 1 invalid")
 	axesFlag := fs.String("axes", "all", "what geometry cases are scored on: layout (box geometry), style (the computed style subset) or all")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: compare --answers FILE [--candidate FILE] [--axes layout|style|all] [--json] [--tolerance X] [--html DIR]")
+		fmt.Fprintln(stderr, "usage: compare --answers FILE [--candidate FILE] [--axes layout|style|all] [--json] [--tolerance X] [--html DIR [--artifacts DIR]]")
 		fmt.Fprintln(stderr, "       compare --validate FILE")
 		cli.PrintDefaults(fs)
 	}
@@ -72,6 +73,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runValidate(*validate, stdin, stdout, stderr)
 	case *answersPath == "":
 		return bad("--answers is required")
+	case *artifacts != "" && *htmlDir == "":
+		return bad("--artifacts is where --html reads screenshot files from: it needs --html")
 	case *answersPath == "-" && *candPath == "-":
 		return bad("only one of --answers and --candidate can be - (stdin)")
 	case math.IsNaN(*tol) || math.IsInf(*tol, 0) || *tol < 0:
@@ -110,7 +113,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if *htmlDir != "" {
 		var err error
-		if out, err = withHTML(*htmlDir, out, cands, *tol, stderr); err != nil {
+		if out, err = withHTML(*htmlDir, *artifacts, out, cands, *tol, stderr); err != nil {
 			return bad("%v", err)
 		}
 	}

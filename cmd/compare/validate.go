@@ -92,6 +92,9 @@ func validateFile(name string, r io.Reader, out io.Writer) (records, bad int, er
 		}
 		_ = json.Unmarshal(raw, &h) // a value that is no object is the schema's to name
 		switch {
+		case int64(len(raw)) > maxRecord:
+			report(line, schema.Errors{{Keyword: "file", Message: fmt.Sprintf(
+				"the record is %d bytes, over the %d one may have (a dump at the oracle's own bound, docs/untrusted.md)", len(raw), maxRecord)}})
 		case bool(h.Dumps || h.States || h.Traces || h.OK):
 			report(line, schema.Errors{{Keyword: "file", Message: fmt.Sprintf(
 				"an oracle answer (it has %q), not a candidate record: this is the oracle's output", oracleField(h.Dumps, h.States, h.Traces))}})

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -42,7 +40,12 @@ type valueRow struct {
 // report, DIR/reduced/: one page per reduced case drawing the three engines' boxes
 // and the candidate's side by side.
 func writeIndex(cfg config, buckets []*Bucket, byID map[string]*scored, sum *summary) error {
-	rw, err := report.New(filepath.Join(cfg.out, "reduced"), cfg.tol)
+	reduced, err := cfg.dir.Sub("reduced")
+	if err != nil {
+		return err
+	}
+	defer reduced.Close()
+	rw, err := report.NewIn(reduced, cfg.tol)
 	if err != nil {
 		return err
 	}
@@ -86,7 +89,7 @@ func writeIndex(cfg config, buckets []*Bucket, byID map[string]*scored, sum *sum
 	if err := rw.Close(); err != nil {
 		return err
 	}
-	f, err := os.Create(filepath.Join(cfg.out, "index.html"))
+	f, err := cfg.dir.Create("index.html")
 	if err != nil {
 		return err
 	}

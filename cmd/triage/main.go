@@ -29,6 +29,7 @@ import (
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/internal/candidate"
 	"github.com/layout-oracle/oracle/internal/cli"
+	"github.com/layout-oracle/oracle/internal/outdir"
 )
 
 const (
@@ -43,6 +44,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 type config struct {
 	cmd         candidate.Command
 	out         string
+	dir         *outdir.Dir // out, every file of it written through outdir
 	oracleBin   string
 	oracleArgs  []string
 	reduceTop   int // at most this many entries besides crashes (< 0: all)
@@ -138,9 +140,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if c.oracleBin, err = client.FindOracle(*oraclePath); err != nil {
 		return bad("%v", err)
 	}
-	if err := os.MkdirAll(c.out, 0o755); err != nil {
+	if c.dir, err = outdir.Open(c.out); err != nil {
 		return bad("%v", err)
 	}
+	defer c.dir.Close()
 	if *oracleLog != "" {
 		f, err := os.Create(*oracleLog)
 		if err != nil {

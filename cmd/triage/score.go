@@ -18,6 +18,7 @@ import (
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/internal/candidate"
+	"github.com/layout-oracle/oracle/internal/outdir"
 	"github.com/layout-oracle/oracle/internal/progress"
 )
 
@@ -128,7 +129,7 @@ func (t *triage) run(ctx context.Context, cases []tcase, skipped int) (*summary,
 
 	// Written now, and again with the reductions: a long reduction interrupted
 	// still leaves the ranking.
-	if err := writeBuckets(filepath.Join(t.cfg.out, "buckets.json"), buckets); err != nil {
+	if err := writeBuckets(t.cfg.dir, buckets); err != nil {
 		return nil, err
 	}
 	if len(buckets) > 0 && ctx.Err() == nil {
@@ -155,7 +156,7 @@ func (t *triage) run(ctx context.Context, cases []tcase, skipped int) (*summary,
 		}
 		sum.MedianRatio = median(ratios)
 	}
-	if err := writeBuckets(filepath.Join(t.cfg.out, "buckets.json"), buckets); err != nil {
+	if err := writeBuckets(t.cfg.dir, buckets); err != nil {
 		return nil, err
 	}
 	if err := writeIndex(t.cfg, buckets, byID, sum); err != nil {
@@ -163,7 +164,7 @@ func (t *triage) run(ctx context.Context, cases []tcase, skipped int) (*summary,
 	}
 	sum.WallSeconds = time.Since(start).Seconds()
 	b, _ := json.MarshalIndent(sum, "", "  ")
-	if err := os.WriteFile(filepath.Join(t.cfg.out, "summary.json"), append(b, '\n'), 0o644); err != nil {
+	if err := t.cfg.dir.WriteFile("summary.json", append(b, '\n')); err != nil {
 		return nil, err
 	}
 	return sum, nil
@@ -197,12 +198,12 @@ func verdictText(v map[string]int) string {
 // score runs every case through the oracle and the candidate, parallel cases at
 // once, writing DIR/oracle.ndjson and DIR/candidate.ndjson in corpus order.
 func (t *triage) score(ctx context.Context, oc *client.Client, cases []tcase) ([]*scored, error) {
-	of, err := os.Create(filepath.Join(t.cfg.out, "oracle.ndjson"))
+	of, err := t.cfg.dir.Create("oracle.ndjson")
 	if err != nil {
 		return nil, err
 	}
 	defer of.Close()
-	cf, err := os.Create(filepath.Join(t.cfg.out, "candidate.ndjson"))
+	cf, err := t.cfg.dir.Create("candidate.ndjson")
 	if err != nil {
 		return nil, err
 	}
@@ -393,7 +394,7 @@ func writeCandidateLine(w io.Writer, r *scored) {
 	w.Write(append(b, '\n'))
 }
 
-func writeBuckets(path string, buckets []*Bucket) error {
+func writeBuckets(d *outdir.Dir, buckets []*Bucket) error {
 	if buckets == nil {
 		buckets = []*Bucket{}
 	}
@@ -401,7 +402,7 @@ func writeBuckets(path string, buckets []*Bucket) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return d.WriteFile("buckets.json", append(b, '\n'))
 }
 
 func (s *summary) print(w io.Writer) {
@@ -482,8 +483,8 @@ func (t *triage) writeAnswers(results []*scored) error {
 		ob.WriteByte('\n')
 		writeCandidateLine(&cb, r)
 	}
-	return errors.Join(os.WriteFile(filepath.Join(t.cfg.out, "oracle.ndjson"), ob.Bytes(), 0o644),
-		os.WriteFile(filepath.Join(t.cfg.out, "candidate.ndjson"), cb.Bytes(), 0o644))
+	return errors.Join(t.cfg.dir.WriteFile("oracle.ndjson", ob.Bytes()),
+		t.cfg.dir.WriteFile("candidate.ndjson", cb.Bytes()))
 }
 
 func eachLine(path string, f func([]byte) error) error {

@@ -11,10 +11,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 
 	"github.com/layout-oracle/oracle/internal/cli"
+	"github.com/layout-oracle/oracle/internal/outdir"
 )
 
 // setLine is one subtest of the conformance set: the status all engines gave it,
@@ -109,18 +109,33 @@ func mineCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "wpt mine: %d engine reports in %s; ground truth needs the three\n", len(engines), dir)
 		return 2
 	}
-	if *setFile == "" {
-		*setFile = filepath.Join(dir, "conformance-set.ndjson")
-	}
-	if *splitFile == "" {
-		*splitFile = filepath.Join(dir, "splits.ndjson")
+	// A file named by its flag is the user's; one by default goes into DIR through
+	// package outdir, which writes through no symlink already there.
+	var od *outdir.Dir
+	defer func() {
+		if od != nil {
+			od.Close()
+		}
+	}()
+	create := func(flag *string, name string) (*os.File, error) {
+		if *flag != "" {
+			return os.Create(*flag)
+		}
+		if od == nil {
+			var err error
+			if od, err = outdir.Open(dir); err != nil {
+				return nil, err
+			}
+		}
+		*flag = od.Join(name)
+		return od.Create(name)
 	}
 	set, splits := mineReports(engines)
-	if err := writeNDJSON(*setFile, set); err != nil {
+	if err := writeNDJSON(create, setFile, "conformance-set.ndjson", set); err != nil {
 		fmt.Fprintln(stderr, "wpt mine:", err)
 		return 1
 	}
-	if err := writeNDJSON(*splitFile, splits); err != nil {
+	if err := writeNDJSON(create, splitFile, "splits.ndjson", splits); err != nil {
 		fmt.Fprintln(stderr, "wpt mine:", err)
 		return 1
 	}
@@ -140,9 +155,10 @@ func mineCmd(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// writeNDJSON writes one JSON line per element of lines.
-func writeNDJSON[T any](file string, lines []T) error {
-	f, err := os.Create(file)
+// writeNDJSON writes one JSON line per element of lines into the file create
+// opens for flag (the file it names, else name in DIR).
+func writeNDJSON[T any](create func(flag *string, name string) (*os.File, error), flag *string, name string, lines []T) error {
+	f, err := create(flag, name)
 	if err != nil {
 		return err
 	}

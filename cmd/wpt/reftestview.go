@@ -15,11 +15,10 @@ import (
 	"image"
 	"image/color"
 	"image/png"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 
+	"github.com/layout-oracle/oracle/internal/outdir"
 	"github.com/layout-oracle/oracle/report"
 )
 
@@ -97,8 +96,8 @@ func splitReftests(tests []plannedTest, results map[string][]wptResult) []viewTe
 
 // writeReftestView writes dir/index.html and its images, and returns how many
 // tests it shows.
-func writeReftestView(dir string, tests []plannedTest, answers map[string]answer, results map[string][]wptResult, tol float64) (int, error) {
-	if err := os.MkdirAll(filepath.Join(dir, "img"), 0o755); err != nil {
+func writeReftestView(dir *outdir.Dir, tests []plannedTest, answers map[string]answer, results map[string][]wptResult, tol float64) (int, error) {
+	if err := dir.MkdirAll("img"); err != nil {
 		return 0, err
 	}
 	split := splitReftests(tests, results)
@@ -136,7 +135,7 @@ func writeReftestView(dir string, tests []plannedTest, answers map[string]answer
 			name := func(what string) string { return fmt.Sprintf("img/%04d-%s-%s.png", i+1, e, what) }
 			if d, _ := dumps(vt.Test); d != nil && d.Screenshot != "" {
 				shots[e] = d.Screenshot
-				if err := writeShot(filepath.Join(dir, name("test")), d.Screenshot); err == nil {
+				if err := writeShot(dir, name("test"), d.Screenshot); err == nil {
 					ve.Test = viewImage{File: name("test"), Caption: "test " + vt.Test}
 				}
 			}
@@ -149,7 +148,7 @@ func writeReftestView(dir string, tests []plannedTest, answers map[string]answer
 			default:
 				l, _ := dumps(last.Left)
 				r, _ := dumps(last.Right)
-				if err := writeShot(filepath.Join(dir, name("ref")), r.Screenshot); err == nil {
+				if err := writeShot(dir, name("ref"), r.Screenshot); err == nil {
 					ve.Ref = viewImage{File: name("ref"), Caption: "reference " + last.Right}
 				}
 				rel := "=="
@@ -157,7 +156,7 @@ func writeReftestView(dir string, tests []plannedTest, answers map[string]answer
 					rel = "!="
 				}
 				cap := fmt.Sprintf("%s %s %s: %d pixels differ (max channel difference %d)", last.Left, rel, last.Right, last.Differ, last.MaxChannel)
-				if _, box, size, err := writeDiff(filepath.Join(dir, name("diff")), l.Screenshot, r.Screenshot); err == nil {
+				if _, box, size, err := writeDiff(dir, name("diff"), l.Screenshot, r.Screenshot); err == nil {
 					ve.Diff = viewImage{name("diff"), cap, box, size}
 				} else {
 					ve.Note = "diff: " + err.Error()
@@ -171,7 +170,7 @@ func writeReftestView(dir string, tests []plannedTest, answers map[string]answer
 					continue
 				}
 				file := fmt.Sprintf("img/%04d-%s-vs-%s.png", i+1, f, p)
-				n, box, size, err := writeDiff(filepath.Join(dir, file), shots[f], shots[p])
+				n, box, size, err := writeDiff(dir, file, shots[f], shots[p])
 				if err != nil {
 					continue
 				}
@@ -186,7 +185,7 @@ func writeReftestView(dir string, tests []plannedTest, answers map[string]answer
 	}{split, engines}); err != nil {
 		return 0, err
 	}
-	return len(split), os.WriteFile(filepath.Join(dir, "index.html"), b.Bytes(), 0o644)
+	return len(split), dir.WriteFile("index.html", b.Bytes())
 }
 
 func resultStatus(rs []wptResult, test string) string {
@@ -198,18 +197,18 @@ func resultStatus(rs []wptResult, test string) string {
 	return statusMissing
 }
 
-func writeShot(file, b64 string) error {
+func writeShot(dir *outdir.Dir, file, b64 string) error {
 	raw, err := base64.StdEncoding.DecodeString(b64)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(file, raw, 0o644)
+	return dir.WriteFile(file, raw)
 }
 
 // writeDiff writes a's pixels faded, with every pixel that differs from b's (as
 // pixelDiff counts them) in full red, and returns how many differ, their bounding
 // box and the picture's size.
-func writeDiff(file, a, b string) (int, image.Rectangle, image.Point, error) {
+func writeDiff(dir *outdir.Dir, file, a, b string) (int, image.Rectangle, image.Point, error) {
 	img, n, box, err := diffImage(a, b)
 	if err != nil {
 		return 0, box, image.Point{}, err
@@ -218,7 +217,7 @@ func writeDiff(file, a, b string) (int, image.Rectangle, image.Point, error) {
 	if err := png.Encode(&buf, img); err != nil {
 		return 0, box, image.Point{}, err
 	}
-	return n, box, img.Bounds().Size(), os.WriteFile(file, buf.Bytes(), 0o644)
+	return n, box, img.Bounds().Size(), dir.WriteFile(file, buf.Bytes())
 }
 
 func diffImage(a, b string) (*image.RGBA, int, image.Rectangle, error) {

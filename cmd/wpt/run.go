@@ -20,6 +20,7 @@ import (
 	"github.com/layout-oracle/oracle/client"
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/internal/cli"
+	"github.com/layout-oracle/oracle/internal/outdir"
 	"github.com/layout-oracle/oracle/internal/progress"
 )
 
@@ -130,13 +131,18 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
+	od, err := outdir.Open(*out)
+	if err != nil {
 		return fail(err)
 	}
+	defer od.Close()
+	var logf *os.File
 	if *oracleLog == "" {
-		*oracleLog = filepath.Join(*out, "oracle.log")
+		*oracleLog = od.Join("oracle.log")
+		logf, err = od.Create("oracle.log")
+	} else {
+		logf, err = os.Create(*oracleLog)
 	}
-	logf, err := os.Create(*oracleLog)
 	if err != nil {
 		return fail(err)
 	}
@@ -190,20 +196,29 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 			TimeEnd:   end.UnixMilli(),
 		}
 		results[e] = rep.Results
-		file := filepath.Join(*out, "wptreport-"+e+".json")
-		if err := writeJSON(file, rep); err != nil {
+		name := "wptreport-" + e + ".json"
+		file := od.Join(name)
+		b, err := jsonLine(rep)
+		if err == nil {
+			err = od.WriteFile(name, b)
+		}
+		if err != nil {
 			fmt.Fprintln(stderr, "wpt run:", err)
 			code = 1
 			continue
 		}
 		fmt.Fprintf(stdout, "%s: %s\n", file, countStatuses(rep.Results))
 	}
-	view := filepath.Join(*out, "reftests")
-	if n, err := writeReftestView(view, tests, answers, results, *tol); err != nil {
+	if view, err := od.Sub("reftests"); err != nil {
+		fmt.Fprintln(stderr, "wpt run: the reftest view:", err)
+		code = 1
+	} else if n, err := writeReftestView(view, tests, answers, results, *tol); err != nil {
+		view.Close()
 		fmt.Fprintln(stderr, "wpt run: the reftest view:", err)
 		code = 1
 	} else {
-		fmt.Fprintf(stdout, "%s: %d reftests the engines split on\n", filepath.Join(view, "index.html"), n)
+		view.Close()
+		fmt.Fprintf(stdout, "%s: %d reftests the engines split on\n", view.Join("index.html"), n)
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "wpt run: interrupted; the reports hold the tests that were sent")
@@ -438,15 +453,24 @@ func verifies(oracleArgs []string) bool {
 	return false
 }
 
-// writeJSON writes v as one line, as wptreport.py does, without HTML escapes.
+// writeJSON writes v to file as jsonLine.
 func writeJSON(file string, v any) error {
+	b, err := jsonLine(v)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, b, 0o644)
+}
+
+// jsonLine is v as one line, as wptreport.py writes it, without HTML escapes.
+func jsonLine(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return err
+		return nil, err
 	}
-	return os.WriteFile(file, b.Bytes(), 0o644)
+	return b.Bytes(), nil
 }
 
 // countStatuses is "N tests (OK 3, PASS 1), M subtests (PASS 5, FAIL 2)".

@@ -43,9 +43,11 @@ const Base = "https://github.com/layout-oracle/oracle/dump/schema/"
 // every one of 10,000 nodes says so in the first few.
 const MaxErrors = 20
 
-var dumpSchema, candidateSchema = compile()
+// nodeSchema is dump.schema.json's node, to check a dump one node at a time
+// (DecodeDump).
+var dumpSchema, candidateSchema, nodeSchema = compile()
 
-func compile() (*jsonschema.Schema, *jsonschema.Schema) {
+func compile() (*jsonschema.Schema, *jsonschema.Schema, *jsonschema.Schema) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	for name, text := range map[string][]byte{"dump.schema.json": DumpJSON, "candidate.schema.json": CandidateJSON} {
@@ -57,7 +59,8 @@ func compile() (*jsonschema.Schema, *jsonschema.Schema) {
 			panic(fmt.Sprintf("schema %s: %v", name, err))
 		}
 	}
-	return c.MustCompile(Base + "dump.schema.json"), c.MustCompile(Base + "candidate.schema.json")
+	return c.MustCompile(Base + "dump.schema.json"), c.MustCompile(Base + "candidate.schema.json"),
+		c.MustCompile(Base + "dump.schema.json#/$defs/node")
 }
 
 // Error is one way a record breaks the contract.
@@ -110,32 +113,67 @@ func (es Errors) Err() error {
 // Record checks one candidate record ({"id", "dump"|"state"|"trace"|"error"}): the
 // candidate schema, then dump.Validate on its dump. At most MaxErrors.
 func Record(raw []byte) Errors {
-	inst, es := parse(raw)
-	if es != nil {
-		return es
-	}
-	if es := check(candidateSchema, inst); es != nil {
-		return es
-	}
-	var rec struct {
-		Dump json.RawMessage `json:"dump"`
-	}
-	if json.Unmarshal(raw, &rec) != nil || len(rec.Dump) == 0 {
-		return nil
-	}
-	return semantic(rec.Dump, "/dump")
+	_, es := RecordDump(raw)
+	return es
 }
+
+// RecordDump is Record, and the record's dump decoded in the same pass (nil when
+// it has none or breaks the contract). The dump is checked as DecodeDump checks
+// it, one node at a time; the rest of the record with the candidate schema, the
+// dump standing in as a minimal valid one.
+func RecordDump(raw []byte) (*dump.Dump, Errors) {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(raw, &top) != nil || len(top["dump"]) == 0 || string(top["dump"]) == "null" {
+		inst, es := parse(raw)
+		if es != nil {
+			return nil, es
+		}
+		return nil, check(candidateSchema, inst)
+	}
+	d := top["dump"]
+	top["dump"] = placeholderDump
+	head, err := json.Marshal(top)
+	if err != nil {
+		return nil, Errors{{Keyword: "JSON", Message: err.Error()}}
+	}
+	inst, es := parse(head)
+	if es != nil {
+		return nil, es
+	}
+	es = check(candidateSchema, inst)
+	decoded, des := decodeDump(d, "/dump")
+	for _, e := range des {
+		// The contract's rules beyond the schema are checked once the schema holds.
+		if len(es) == 0 || !strings.HasPrefix(e.Keyword, "dump.Validate") {
+			es = append(es, e)
+		}
+	}
+	if len(es) > 0 {
+		slices.SortStableFunc(es, func(a, b Error) int { return comparePointers(a.Instance, b.Instance) })
+		return nil, es[:min(len(es), MaxErrors)]
+	}
+	return decoded, nil
+}
+
+// placeholderDump is the smallest dump the contract takes: it stands for a
+// record's dump while the rest of the record is checked.
+var placeholderDump = func() json.RawMessage {
+	st := dump.Style{}
+	for _, p := range dump.StyleProperties {
+		st[p] = ""
+	}
+	b, err := json.Marshal(dump.Dump{Engine: "x", EngineVersion: "x", Viewport: dump.Viewport,
+		Nodes: []dump.Node{{Parent: -1, Tag: "HTML", Rects: []dump.Rect{}, Style: st}}})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}()
 
 // Dump checks one bare dump: the dump schema, then dump.Validate.
 func Dump(raw []byte) Errors {
-	inst, es := parse(raw)
-	if es != nil {
-		return es
-	}
-	if es := check(dumpSchema, inst); es != nil {
-		return es
-	}
-	return semantic(raw, "")
+	_, es := DecodeDump(raw)
+	return es
 }
 
 func parse(raw []byte) (any, Errors) {
@@ -146,12 +184,8 @@ func parse(raw []byte) (any, Errors) {
 	return inst, nil
 }
 
-// semantic runs dump.Validate on a dump the schema accepted.
-func semantic(raw []byte, prefix string) Errors {
-	var d dump.Dump
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return Errors{{Instance: prefix, Keyword: "JSON", Message: err.Error()}}
-	}
+// validate runs dump.Validate on a dump the schema accepted.
+func validate(d *dump.Dump, prefix string) Errors {
 	err := d.Validate()
 	var inv *dump.Invalid
 	if errors.As(err, &inv) {

@@ -10,7 +10,6 @@ package candidate
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -20,11 +19,12 @@ import (
 
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/dump/schema"
+	"github.com/layout-oracle/oracle/oracle/answerbound"
 )
 
-// MaxDump bounds what a candidate may write: a dump of the oracle's own bound
-// (docs/untrusted.md) is far below it.
-const MaxDump = 256 << 20
+// MaxDump bounds what a candidate may write: the oracle's own bound on one
+// engine's dump (answerbound.MaxCandidateDump, docs/untrusted.md).
+var MaxDump = answerbound.MaxCandidateDump
 
 // maxStderr is how much of a candidate's stderr an error keeps (its start and end).
 const maxStderr = 4 << 10
@@ -134,21 +134,22 @@ func (c *Command) Dump(ctx context.Context, html string) (*dump.Dump, error) {
 }
 
 // Decode is a candidate's output as a dump, refused with a clear error when it is
-// not one.
+// not one: over MaxDump before anything is decoded, then against the contract
+// (dump/schema: the schema, then dump.Validate), as compare and compare --validate
+// check it, so a dump triage takes is one compare takes. It is checked and decoded
+// in one pass (schema.DecodeDump).
 func Decode(b []byte) (*dump.Dump, error) {
+	if len(b) > MaxDump {
+		return nil, &Error{Kind: "output", Msg: fmt.Sprintf("the dump is %d bytes, over the %d one engine's dump may have (docs/untrusted.md)", len(b), MaxDump)}
+	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, &Error{Kind: "dump", Msg: "no dump on stdout"}
 	}
-	// The contract first (dump/schema: the schema, then dump.Validate), as compare
-	// and compare --validate check it, so a dump triage takes is one compare takes.
-	if err := schema.Dump(b).Err(); err != nil {
+	d, es := schema.DecodeDump(b)
+	if err := es.Err(); err != nil {
 		return nil, &Error{Kind: "dump", Msg: "not a dump of the contract (docs/dump-format.md): " + err.Error()}
 	}
-	var d dump.Dump
-	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, &Error{Kind: "dump", Msg: "not a dump: " + err.Error()}
-	}
-	return &d, nil
+	return d, nil
 }
 
 // capped keeps up to max bytes and notes that more came (and swallows it, so the

@@ -39,6 +39,17 @@ const (
 	TagBytesPerNode   = 64
 )
 
+// DefaultDumpMaxNodes is the oracle's --dump-max-nodes default: generous for any
+// layout case (the WPT corpus's largest pages have a few thousand elements), small
+// enough that a dump at the limit stays tens of MB in the oracle.
+const DefaultDumpMaxNodes = 100000
+
+// MaxCandidateDump bounds a candidate's dump, checked before it is decoded: the
+// longest dump one engine's answer can hold with the default --dump-max-nodes
+// (Geometry(DefaultDumpMaxNodes), 171,502,496 bytes). A candidate has no reason to
+// write more than the oracle it is compared with.
+var MaxCandidateDump = Geometry(DefaultDumpMaxNodes)
+
 // Geometry bounds one engine's dump with --dump-max-nodes=maxNodes, a
 // screenshot included: per allowed element its fixed fields and 4 boxes, plus the
 // walk's budgets of style text and tag names.
