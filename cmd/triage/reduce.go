@@ -29,7 +29,9 @@ func (t *triage) ask(ctx context.Context, o *client.Client, html string) *probe 
 	p := &probe{}
 	var wg sync.WaitGroup
 	wg.Go(func() { p.cand, p.candErr = t.cfg.cmd.Dump(ctx, html) })
-	resp, err := o.Do(ctx, client.Request{HTML: client.Str(html)})
+	cctx, cancel := context.WithTimeout(ctx, t.cfg.caseFor)
+	resp, err := o.Do(cctx, client.Request{HTML: client.Str(html)})
+	cancel()
 	wg.Wait()
 	if err != nil || resp.Err() != nil {
 		return p
