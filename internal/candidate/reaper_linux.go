@@ -32,6 +32,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/layout-oracle/oracle/internal/proctree"
 )
 
 const (
@@ -246,19 +248,8 @@ func children() []int {
 			continue
 		}
 		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
-		i := strings.LastIndexByte(string(b), ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) >= 2 {
-			if ppid, err := strconv.Atoi(f[1]); err == nil && ppid == self {
-				out = append(out, pid)
-			}
+		if err == nil && proctree.ParsePPid(b) == self {
+			out = append(out, pid)
 		}
 	}
 	return out
