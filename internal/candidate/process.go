@@ -6,10 +6,6 @@ import (
 	"time"
 )
 
-// reaperKill is how long, past its grace, a reaper may take to kill and reap what
-// is left; the caller's WaitDelay covers it.
-const reaperKill = 2 * time.Second
-
 // Proc is a command started by Start: it and every process it starts, however it
 // starts them (a setsid child, a double fork, a daemon), end together. On Linux
 // the command runs under a reaper of its own (a copy of this binary, see
@@ -41,9 +37,6 @@ func Start(cmd *exec.Cmd, grace time.Duration) (*Proc, error) {
 	p := &Proc{cmd: cmd}
 	if cmd.Cancel != nil { // made by CommandContext
 		cmd.Cancel = func() error { p.End(); return nil }
-	}
-	if cmd.WaitDelay == 0 {
-		cmd.WaitDelay = grace + reaperKill
 	}
 	if err := p.sys.start(cmd, grace); err != nil {
 		return nil, err

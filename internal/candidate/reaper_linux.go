@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,6 +44,9 @@ const (
 	// pipe whose end (EOF) tells it to end everything.
 	statusFD   = 3
 	lifelineFD = 4
+	// reaperKill is how long, past its grace, a reaper may take to kill and reap
+	// what is left (a loaded machine is slow at it) before it is killed itself.
+	reaperKill = 30 * time.Second
 )
 
 func init() {
@@ -60,6 +64,11 @@ type procSys struct {
 }
 
 func (s *procSys) start(cmd *exec.Cmd, grace time.Duration) error {
+	if cmd.WaitDelay == 0 {
+		// The reaper exits once every process is gone, and only then do the
+		// pipes close; it is killed (its orphans lost) only if it hangs.
+		cmd.WaitDelay = grace + reaperKill
+	}
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
 		return err
@@ -234,14 +243,32 @@ func waitText(ws syscall.WaitStatus) string {
 	return fmt.Sprintf("wait status %#x", uint32(ws))
 }
 
-// children lists the processes whose parent is this one (from /proc).
+// children lists the processes whose parent is this one: from each thread's
+// /proc children list, else (a kernel without it) from every process's stat.
 func children() []int {
+	var out []int
+	lists, _ := filepath.Glob("/proc/self/task/*/children")
+	read := 0
+	for _, f := range lists {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		read++
+		for _, w := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(w); err == nil {
+				out = append(out, pid)
+			}
+		}
+	}
+	if read > 0 {
+		return out
+	}
 	self := os.Getpid()
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	var out []int
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {

@@ -13,6 +13,9 @@ import (
 type procSys struct{}
 
 func (s *procSys) start(cmd *exec.Cmd, grace time.Duration) error {
+	if cmd.WaitDelay == 0 {
+		cmd.WaitDelay = grace // then the pipes are closed and the group killed
+	}
 	setGroup(cmd)
 	return cmd.Start()
 }
