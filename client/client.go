@@ -169,14 +169,17 @@ type conn struct {
 	err    error
 	client *Client
 
+	lines int // request lines written, counted under wlock as the oracle counts them
+
 	mu      sync.Mutex
 	pending map[string]*Call
+	byLine  map[int]*Call // the calls in flight by their line's number on the oracle's stdin
 }
 
 // newConn starts the reader at once, so every field it reads is set here.
 func (c *Client) newConn(r io.Reader, w io.Writer, cmd *exec.Cmd, stderr *tailBuffer) *conn {
 	cn := &conn{w: w, cmd: cmd, stderr: stderr, wlock: make(chan struct{}, 1), exited: make(chan struct{}), done: make(chan struct{}),
-		client: c, pending: map[string]*Call{}}
+		client: c, pending: map[string]*Call{}, byLine: map[int]*Call{}}
 	if cmd != nil {
 		go func() {
 			_ = cmd.Wait()
@@ -217,7 +220,7 @@ func (cn *conn) read(r io.Reader) {
 	}
 	cn.mu.Lock()
 	calls := cn.pending
-	cn.pending = nil
+	cn.pending, cn.byLine = nil, nil
 	cn.mu.Unlock()
 	close(cn.done)
 	for _, call := range calls {
@@ -263,10 +266,7 @@ func (cn *conn) answer(line []byte) {
 		}
 		resp.ID = head.ID
 	}
-	cn.mu.Lock()
-	call := cn.pending[string(resp.ID)]
-	delete(cn.pending, string(resp.ID))
-	cn.mu.Unlock()
+	call := cn.take(resp)
 	if call == nil {
 		cn.unmatched(line)
 		return
@@ -287,6 +287,36 @@ func (cn *conn) answer(line []byte) {
 	call.finish(resp, resp.readKind(fields, ping))
 }
 
+// take removes and returns the call resp answers: the one whose line the oracle
+// refused, when resp carries that line's number (its id is then often null: the
+// line could not be read), else the one in flight under resp's id.
+func (cn *conn) take(resp *Response) *Call {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	call := cn.byLine[resp.Line]
+	if resp.Line <= 0 || call == nil || !(isNull(resp.ID) || string(resp.ID) == call.key) {
+		call = cn.pending[string(resp.ID)]
+	}
+	if call != nil {
+		cn.forget(call)
+	}
+	return call
+}
+
+// forget removes call from the calls in flight; under cn.mu.
+func (cn *conn) forget(call *Call) {
+	if cn.pending[call.key] == call {
+		delete(cn.pending, call.key)
+	}
+	if cn.byLine[call.line] == call {
+		delete(cn.byLine, call.line)
+	}
+}
+
+func isNull(id json.RawMessage) bool {
+	return len(id) == 0 || string(bytes.TrimSpace(id)) == "null"
+}
+
 func (cn *conn) unmatched(line []byte) {
 	if f := cn.client.opts.Unmatched; f != nil {
 		f(line)
@@ -303,6 +333,7 @@ type Call struct {
 	Done     chan *Call
 
 	key  string
+	line int         // its line's number on the oracle's stdin, from 1
 	stop func() bool // ends the context watch
 
 	mu       sync.Mutex
@@ -464,6 +495,14 @@ func (c *Client) send(ctx context.Context, req Request, key string, line []byte,
 	case <-cn.done:
 		return nil, cn.err
 	}
+	// Numbered before it is written: a refusal can be read before Write returns.
+	cn.lines++
+	cn.mu.Lock()
+	if cn.pending[key] == call {
+		call.line = cn.lines
+		cn.byLine[call.line] = call
+	}
+	cn.mu.Unlock()
 	_, werr := cn.w.Write(line)
 	<-cn.wlock
 	if werr != nil && cn.drop(call) {
@@ -491,7 +530,7 @@ func (cn *conn) drop(call *Call) bool {
 	if cn.pending == nil || cn.pending[call.key] != call {
 		return false
 	}
-	delete(cn.pending, call.key)
+	cn.forget(call)
 	return true
 }
 

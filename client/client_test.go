@@ -448,3 +448,36 @@ func TestResponseIDString(t *testing.T) {
 		assert.Equal(t, want, r.IDString(), raw)
 	}
 }
+
+// A line the oracle refuses without reading its id (over --max-line, not JSON) is
+// answered with id null and its line's number: the call that wrote that line gets
+// it, not a wait forever, while an answer under a call's own id still goes by id.
+func TestARefusedLineIsMatchedByItsNumber(t *testing.T) {
+	c, p := attach(t, client.Options{})
+	go func() {
+		for range 3 {
+			readReq(t, p.br)
+		}
+		io.WriteString(p.w, `{"id":null,"error":"request line exceeds the maximum of 10 bytes","line":2}`+"\n"+
+			`{"id":"c","error":"bad field","line":3}`+"\n"+
+			`{"id":"a","dumps":{},"errors":{"fake":"a"}}`+"\n")
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a, err := c.Start(ctx, client.Request{ID: "a", HTML: client.Str("<p>")}, nil)
+	require.NoError(t, err)
+	b, err := c.Start(ctx, client.Request{ID: "b", HTML: client.Str("<p>a long case")}, nil)
+	require.NoError(t, err)
+	cc, err := c.Start(ctx, client.Request{ID: "c", HTML: client.Str("<p>")}, nil)
+	require.NoError(t, err)
+	call := <-b.Done
+	require.NoError(t, call.Err, "the refusal is the answer, not a timeout")
+	assert.Equal(t, 2, call.Response.Line)
+	assert.ErrorContains(t, call.Response.Err(), "exceeds the maximum")
+	call = <-cc.Done
+	require.NoError(t, call.Err)
+	assert.Equal(t, "bad field", call.Response.Error)
+	call = <-a.Done
+	require.NoError(t, call.Err)
+	assert.Equal(t, "a", call.Response.Errors["fake"])
+}

@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -84,4 +85,42 @@ func Example() {
 	// chromium: 6 nodes, version known: true
 	// firefox: 6 nodes, version known: true
 	// webkit: 6 nodes, version known: true
+}
+
+// The real oracle with a small --max-line: a request over it is refused with id
+// null and the line's number, and Do returns that refusal instead of waiting
+// forever; the requests around it are answered.
+func TestDoOfALineOverMaxLineReturnsTheRefusal(t *testing.T) {
+	if oracleBin == "" {
+		t.Skip("the real oracle (not -short)")
+	}
+	c, err := client.Spawn(context.Background(), oracleBin, []string{"--store=off", "--engines=chromium", "--pages=1", "--max-line=300", "--log-level=error"},
+		client.Options{Stderr: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.Do(ctx, client.Request{ID: "long", HTML: client.Str("<p>" + strings.Repeat("x", 400))})
+	if err != nil {
+		t.Fatalf("Do: %v (the refusal should be the answer)", err)
+	}
+	if r.Line != 2 || !strings.Contains(r.Error, "exceeds the maximum of 300 bytes") || string(r.ID) != "null" {
+		t.Fatalf("want the refusal of line 2, got %s", r.Raw)
+	}
+	// A line cut short: the oracle cannot read its id, the caller named it.
+	r, err = c.DoLine(ctx, []byte(`{"id":"broken", "html":`), json.RawMessage(`"broken"`))
+	if err != nil {
+		t.Fatalf("DoLine: %v", err)
+	}
+	if r.Line != 3 || r.Error == "" {
+		t.Fatalf("want the refusal of line 3, got %s", r.Raw)
+	}
+	if _, err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -26,6 +26,10 @@ const (
 // MaxIDBytes is the longest id the oracle echoes, as JSON text (quotes included).
 const MaxIDBytes = 1024
 
+// DefaultMaxLine is the oracle's default --max-line: the longest request line, in
+// bytes, it reads. A longer one is refused unread (docs/protocol.md).
+const DefaultMaxLine = 64 << 20
+
 // Request is one request line: the oracle's fields (docs/protocol.md,
 // README "The protocol in brief"), each left out of the line when unset. The
 // pointer fields tell "absent" from "empty": a trace with Script "" runs an empty

@@ -274,3 +274,34 @@ func TestCandidateTimeoutBoundsItsChildren(t *testing.T) {
 	assert.Contains(t, err.Error(), "no answer within 1s")
 	assert.Less(t, time.Since(start), 4*time.Second, "the timeout must kill the whole process group")
 }
+
+// Against the real engines: a --candidate-cmd whose every run forks a setsid
+// child that sleeps leaves none behind once reduce exits (checked by pid).
+// Before, each run left one: a process group kill misses a setsid child.
+func TestReduceLeavesNoCandidateProcess(t *testing.T) {
+	testutil.NeedsBrowsers(t)
+	dir := t.TempDir()
+	for _, c := range []string{"reduce", "oracle"} {
+		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, c), "../"+c).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	pids := filepath.Join(dir, "pids")
+	cand := `setsid sh -c 'echo $$ >> ` + pids + `; exec sleep 120' & cat >/dev/null; echo '{}'`
+	page := `{"id":"c","html":"<!doctype html><div><p style=\"height:10px\">x</p><b>y</b></div>"}`
+	cmd := exec.Command(filepath.Join(dir, "reduce"), "--timeout=3m", "--oracle-flag=--store=off", "--oracle-flag=--pages=1", "--candidate-cmd", cand)
+	cmd.Stdin = strings.NewReader(page + "\n")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	t.Logf("exit %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	b, err := os.ReadFile(pids)
+	require.NoError(t, err, "the candidate ran")
+	var left []string
+	for _, pid := range strings.Fields(string(b)) {
+		if st, err := os.ReadFile("/proc/" + pid + "/stat"); err == nil && !strings.Contains(string(st), ") Z") {
+			left = append(left, pid)
+		}
+	}
+	assert.NotEmpty(t, strings.Fields(string(b)))
+	assert.Empty(t, left, "candidate children outlived reduce")
+}

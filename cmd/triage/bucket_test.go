@@ -145,7 +145,7 @@ func TestCorpusRefusesURLCasesAndSkipsScripted(t *testing.T) {
 	cs, skipped, err := readCorpus([]string{f})
 	require.NoError(t, err)
 	assert.Equal(t, 2, skipped)
-	assert.Equal(t, []tcase{{id: "a", html: "<p>"}}, cs)
+	assert.Equal(t, []tcase{{id: "a", raw: json.RawMessage(`"a"`), html: "<p>"}}, cs)
 
 	require.NoError(t, os.WriteFile(f, []byte(`{"id":"u","url":"/x.html"}`+"\n"), 0o644))
 	_, _, err = readCorpus([]string{f})

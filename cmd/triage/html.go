@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -65,11 +66,12 @@ func writeIndex(cfg config, buckets []*Bucket, byID map[string]*scored, sum *sum
 			}
 			id, _ := json.Marshal(fmt.Sprintf("entry %d (reduced)", i+1))
 			if err := rw.Add(report.Case{ID: id, Report: rep, Dumps: p.resp.Dumps, Candidate: p.cand,
-				Errors: p.resp.Errors, Unstable: compare.Unstable(p.resp.Unstable)}); err == nil {
-				drawn++
-				pb.Page = fmt.Sprintf("reduced/cases/%06d.html", drawn)
-				b.Reduced.Page = pb.Page
+				Errors: p.resp.Errors, Unstable: compare.Unstable(p.resp.Unstable)}); err != nil {
+				return fmt.Errorf("entry %d's reduced case: %w", i+1, err)
 			}
+			drawn++
+			pb.Page = fmt.Sprintf("reduced/cases/%06d.html", drawn)
+			b.Reduced.Page = pb.Page
 			if c := causeOf(p, b); c != nil {
 				pb.Path = c.Path
 				for _, it := range itemsOf(p, c, cfg) {
@@ -89,18 +91,18 @@ func writeIndex(cfg config, buckets []*Bucket, byID map[string]*scored, sum *sum
 	if err := rw.Close(); err != nil {
 		return err
 	}
-	f, err := cfg.dir.Create("index.html")
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return indexTmpl.Execute(f, struct {
+	// Rendered whole, then written: a failed write or close is the error.
+	var page bytes.Buffer
+	if err := indexTmpl.Execute(&page, struct {
 		Sum     *summary
 		Buckets []pageBucket
 		Engines []string
 		Cmd     string
 		Env     string
-	}{sum, pbs, engineOrder, cfg.cmd.Cmd, cfg.envName})
+	}{sum, pbs, engineOrder, cfg.cmd.Cmd, cfg.envName}); err != nil {
+		return err
+	}
+	return cfg.dir.WriteFile("index.html", page.Bytes())
 }
 
 var indexTmpl = template.Must(template.New("index").Funcs(template.FuncMap{

@@ -13,6 +13,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -49,6 +51,8 @@ type config struct {
 	oracleArgs  []string
 	reduceTop   int // at most this many entries besides crashes (< 0: all)
 	reduceFor   time.Duration
+	caseFor     time.Duration // --case-timeout: bound on the oracle's answer to one case
+	maxLine     int           // the oracle's --max-line: a longer case is not sent
 	parallel    int
 	tol         float64
 	axes        compare.Axes // what is scored (--axes)
@@ -77,6 +81,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	reduceBudget := fs.Duration("reduce-budget", 5*time.Minute, "bound on the whole reduction: entries are reduced in rank order while it lasts (crashes and timeouts always)")
 	aloneFirst := fs.Bool("alone-first", false, "rank first the entries where the candidate is alone against all three engines (agreeing_engines empty), after crashes, errors and overflows")
 	candTimeout := fs.Duration("candidate-timeout", 30*time.Second, "bound on one run of the candidate, its children included; past it the case is that case's candidate error")
+	caseTimeout := fs.Duration("case-timeout", 5*time.Minute, "bound on the oracle's answer to one case (each try); past it the case has no vote")
 	envName := fs.String("candidate-env", "pinned", "the candidate's environment: pinned (the browsers' fontconfig, default faces and sizes, locale and time zone: `triage candidate-env` prints it) or host (this process's own)")
 	parallel := fs.Int("parallel", 4, "cases in flight at once (each runs the oracle and the candidate)")
 	tol := fs.Float64("tolerance", dump.DefaultTolerance, "geometry tolerance in CSS px")
@@ -111,13 +116,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return bad("--parallel must be >= 1")
 	case *candTimeout <= 0:
 		return bad("--candidate-timeout must be > 0")
+	case *caseTimeout <= 0:
+		return bad("--case-timeout must be > 0")
 	case axesErr != nil:
 		return bad("--axes: %v", axesErr)
 	case !(*tol >= 0) || *tol > 1e9:
 		return bad("--tolerance must be a finite number >= 0")
 	}
+	maxLine, err := oracleMaxLine(oracleFlags)
+	if err != nil {
+		return bad("--oracle-flag: %v", err)
+	}
 	c := config{cmd: candidate.Command{Cmd: *cmdFlag, Timeout: *candTimeout}, out: *outDir,
-		oracleArgs: oracleFlags, reduceTop: *reduceTop, reduceFor: *reduceFor, reduceBudget: *reduceBudget, aloneFirst: *aloneFirst, parallel: *parallel,
+		oracleArgs: oracleFlags, reduceTop: *reduceTop, reduceFor: *reduceFor, reduceBudget: *reduceBudget, aloneFirst: *aloneFirst,
+		caseFor: *caseTimeout, maxLine: maxLine, parallel: *parallel,
 		tol: *tol, axes: axes, envName: *envName, oracleLog: io.Discard, corpusFiles: fs.Args(), from: *from}
 	switch *envName {
 	case "pinned":
@@ -230,7 +242,8 @@ func candidateEnvCommand(args []string, stdout, stderr io.Writer) int {
 
 // tcase is one corpus case.
 type tcase struct {
-	id   string
+	id   string          // as buckets.json and index.html name it: displayID, unique
+	raw  json.RawMessage // the id as the corpus wrote it (compact JSON): as sent and written back
 	html string
 }
 
@@ -241,7 +254,7 @@ type tcase struct {
 func readCorpus(files []string) ([]tcase, int, error) {
 	var out []tcase
 	skipped := 0
-	seen := map[string]string{}
+	seen := map[string]string{} // where each id (its JSON text) is
 	for _, name := range files {
 		b, err := os.ReadFile(name)
 		if err != nil {
@@ -266,6 +279,8 @@ func readCorpus(files []string) ([]tcase, int, error) {
 			switch {
 			case id == "":
 				return nil, 0, fmt.Errorf("%s: no \"id\"", where)
+			case !stringOrNumber(f.ID):
+				return nil, 0, fmt.Errorf("%s: \"id\" must be a string or a number, as the oracle's", where)
 			case f.Op != "" || f.Script != nil && *f.Script != "":
 				skipped++ // a reflect or trace case, or a scripted one: the candidate reads HTML only
 				continue
@@ -274,11 +289,23 @@ func readCorpus(files []string) ([]tcase, int, error) {
 			case f.HTML == nil:
 				return nil, 0, fmt.Errorf("%s (%s): no \"html\"", where, id)
 			}
-			if prev, dup := seen[id]; dup {
-				return nil, 0, fmt.Errorf("%s: id %q already at %s", where, id, prev)
+			raw := compactID(f.ID)
+			if prev, dup := seen[string(raw)]; dup {
+				return nil, 0, fmt.Errorf("%s: id %s already at %s", where, raw, prev)
 			}
-			seen[id] = where
-			out = append(out, tcase{id: id, html: *f.HTML})
+			seen[string(raw)] = where
+			out = append(out, tcase{id: id, raw: raw, html: *f.HTML})
+		}
+	}
+	// The ids 1 and "1" are two cases; where their display names meet, each is
+	// named by its JSON text instead.
+	named := map[string]int{}
+	for _, c := range out {
+		named[c.id]++
+	}
+	for i, c := range out {
+		if named[c.id] > 1 {
+			out[i].id = string(c.raw)
 		}
 	}
 	if len(out) == 0 {
@@ -297,6 +324,58 @@ func displayID(raw json.RawMessage) string {
 		return s
 	}
 	return string(raw)
+}
+
+// stringOrNumber says raw is a JSON string or number: an id the oracle takes.
+func stringOrNumber(raw json.RawMessage) bool {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	switch v.(type) {
+	case string, float64:
+		return true
+	}
+	return false
+}
+
+// compactID is an id's JSON text without insignificant space: how it is sent,
+// how the oracle echoes it, and how answers are found by it.
+func compactID(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+// oracleMaxLine is the --max-line the scoring oracle gets from args (its last
+// one, as the flag package takes it), else the oracle's default.
+func oracleMaxLine(args []string) (int, error) {
+	n := client.DefaultMaxLine
+	for i := 0; i < len(args); i++ {
+		name, val, hasVal := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if name != "max-line" || !strings.HasPrefix(args[i], "-") {
+			continue
+		}
+		if !hasVal {
+			if i+1 == len(args) {
+				return 0, fmt.Errorf("--max-line needs a value")
+			}
+			i++
+			val = args[i]
+		}
+		v, err := strconv.Atoi(val)
+		if err != nil {
+			return 0, fmt.Errorf("--max-line %q: %v", val, err)
+		}
+		if v > 0 { // the oracle takes 0 or less as its default
+			n = v
+		} else {
+			n = client.DefaultMaxLine
+		}
+	}
+	return n, nil
 }
 
 // scoring is how a case is scored: the tolerance, the engines' unstable items and

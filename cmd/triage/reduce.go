@@ -32,7 +32,9 @@ func (t *triage) ask(ctx context.Context, o *client.Client, html string) *probe 
 	p := &probe{}
 	var wg sync.WaitGroup
 	wg.Go(func() { p.cand, p.candErr = t.cfg.cmd.Dump(ctx, html) })
-	resp, err := o.Do(ctx, client.Request{HTML: client.Str(html)})
+	cctx, cancel := context.WithTimeout(ctx, t.cfg.caseFor)
+	resp, err := o.Do(cctx, client.Request{HTML: client.Str(html)})
+	cancel()
 	wg.Wait()
 	if err != nil || resp.Err() != nil {
 		return p
@@ -110,7 +112,7 @@ func (t *triage) reduceBuckets(ctx context.Context, entries []*Bucket, byID map[
 	}
 	start := func() started {
 		for try := range 2 {
-			c, err := client.Spawn(ctx, t.cfg.oracleBin, args, client.Options{Stderr: t.cfg.oracleLog, CloseTimeout: 2 * time.Minute})
+			c, err := t.spawnOracle(ctx, args)
 			if err != nil {
 				return started{nil, err}
 			}

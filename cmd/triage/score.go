@@ -86,7 +86,7 @@ func (t *triage) run(ctx context.Context, cases []tcase, skipped int) (*summary,
 	if t.cfg.from != "" {
 		results, err = t.rescore(cases)
 	} else {
-		oc, serr := client.Spawn(ctx, t.cfg.oracleBin, t.cfg.oracleArgs, client.Options{Stderr: t.cfg.oracleLog, CloseTimeout: 2 * time.Minute})
+		oc, serr := t.spawnOracle(ctx, t.cfg.oracleArgs)
 		if serr != nil {
 			return nil, fmt.Errorf("the oracle: %v", serr)
 		}
@@ -163,11 +163,32 @@ func (t *triage) run(ctx context.Context, cases []tcase, skipped int) (*summary,
 		return nil, err
 	}
 	sum.WallSeconds = time.Since(start).Seconds()
-	b, _ := json.MarshalIndent(sum, "", "  ")
-	if err := t.cfg.dir.WriteFile("summary.json", append(b, '\n')); err != nil {
+	if err := writeSummary(t.cfg.dir, sum); err != nil {
 		return nil, err
 	}
 	return sum, nil
+}
+
+// spawnOracle starts an oracle with args. It answers ping at once while its
+// engines start; one that does not within a case's deadline would hold every case,
+// so that bounds the wait.
+func (t *triage) spawnOracle(ctx context.Context, args []string) (*client.Client, error) {
+	if t.cfg.caseFor > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t.cfg.caseFor)
+		defer cancel()
+	}
+	return client.Spawn(ctx, t.cfg.oracleBin, args, client.Options{Stderr: t.cfg.oracleLog, CloseTimeout: 2 * time.Minute})
+}
+
+// writeSummary writes sum as JSON; a summary that cannot be (a measure that is
+// not a finite number) is an error, not an empty file.
+func writeSummary(dir *outdir.Dir, sum *summary) error {
+	b, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return fmt.Errorf("summary.json: %v", err)
+	}
+	return dir.WriteFile("summary.json", append(b, '\n'))
 }
 
 func median(xs []float64) float64 {
@@ -274,9 +295,23 @@ func (t *triage) score(ctx context.Context, oc *client.Client, cases []tcase) ([
 	return results, nil
 }
 
-// one scores one case: the oracle's answer and the candidate's, run at once.
+// one scores one case: the oracle's answer and the candidate's, run at once. A
+// case whose request line is over the oracle's --max-line is not sent (nor given
+// to the candidate): its answer is triage's refusal, no vote.
 func (t *triage) one(ctx context.Context, oc *client.Client, c tcase, ready func()) *scored {
 	r := &scored{c: c}
+	line, err := caseLine(c)
+	if err == nil && len(line) > t.cfg.maxLine {
+		err = fmt.Errorf("not sent: its request line is %d bytes, over the oracle's --max-line of %d", len(line), t.cfg.maxLine)
+	}
+	if err != nil {
+		r.resp = refusal(c, err)
+		r.oracle = r.resp.Err()
+		r.candErr = fmt.Errorf("not run: the case was not sent to the oracle")
+		r.verdict = "no-vote"
+		fmt.Fprintf(t.stderr, "triage: case %s: %v\n", c.id, err)
+		return r
+	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		s := time.Now()
@@ -285,7 +320,7 @@ func (t *triage) one(ctx context.Context, oc *client.Client, c tcase, ready func
 	})
 	s := time.Now()
 	for try := range 2 {
-		r.resp, r.oracle = oc.Do(ctx, client.Request{ID: c.id, HTML: client.Str(c.html)})
+		r.resp, r.oracle = t.doCase(ctx, oc, line, c.raw)
 		if r.oracle == nil {
 			r.oracle = r.resp.Err()
 		}
@@ -294,10 +329,47 @@ func (t *triage) one(ctx context.Context, oc *client.Client, c tcase, ready func
 		}
 		ready() // an engine still starting (or relaunching) misses its deadline once
 	}
+	if r.resp != nil && r.resp.Line > 0 && !bytes.Equal(compactID(r.resp.ID), c.raw) {
+		// The oracle refused the line unread (its id null): its answer under the
+		// case's id, so that oracle.ndjson still finds the case by it.
+		r.resp = refusal(c, fmt.Errorf("the oracle refused its request line %d: %s", r.resp.Line, r.resp.Error))
+		r.oracle = r.resp.Err()
+		fmt.Fprintf(t.stderr, "triage: case %s: %s\n", c.id, r.resp.Error)
+	}
 	r.oracleT = time.Since(s)
 	wg.Wait()
 	t.judge(r)
 	return r
+}
+
+// caseLine is c's geometry request line, its id as the corpus wrote it.
+func caseLine(c tcase) ([]byte, error) {
+	return json.Marshal(struct {
+		ID   json.RawMessage `json:"id"`
+		HTML string          `json:"html"`
+	}{c.raw, c.html})
+}
+
+// refusal is the answer triage writes for a case it did not send: an error
+// answer, as the oracle's to a request it refuses, under the case's id.
+func refusal(c tcase, err error) *client.Response {
+	raw, _ := json.Marshal(struct {
+		ID    json.RawMessage `json:"id"`
+		Error string          `json:"error"`
+	}{c.raw, "triage: " + err.Error()})
+	return &client.Response{ID: c.raw, Error: "triage: " + err.Error(), Raw: raw}
+}
+
+// doCase sends one request line with the case deadline: past it the case has no
+// answer (an oracle that never answers a line cannot hold triage).
+func (t *triage) doCase(ctx context.Context, oc *client.Client, line []byte, id json.RawMessage) (*client.Response, error) {
+	cctx, cancel := context.WithTimeout(ctx, t.cfg.caseFor)
+	defer cancel()
+	resp, err := oc.DoLine(cctx, line, id)
+	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("no answer within --case-timeout %v", t.cfg.caseFor)
+	}
+	return resp, err
 }
 
 // judge sets r's verdict: only a case with all three engines' dumps and a trusted
@@ -381,7 +453,7 @@ func containsCandidate(engines []string) bool {
 
 // writeCandidateLine writes r's candidate record as cmd/compare reads it.
 func writeCandidateLine(w io.Writer, r *scored) {
-	rec := map[string]any{"id": r.c.id}
+	rec := map[string]any{"id": r.c.raw}
 	if r.candErr != nil {
 		rec["error"] = r.candErr.Error()
 	} else {
@@ -389,7 +461,7 @@ func writeCandidateLine(w io.Writer, r *scored) {
 	}
 	b, err := json.Marshal(rec)
 	if err != nil {
-		b, _ = json.Marshal(map[string]any{"id": r.c.id, "error": err.Error()})
+		b, _ = json.Marshal(map[string]any{"id": r.c.raw, "error": err.Error()})
 	}
 	w.Write(append(b, '\n'))
 }
@@ -431,7 +503,7 @@ func (t *triage) rescore(cases []tcase) ([]*scored, error) {
 			return err
 		}
 		r.Raw = append(json.RawMessage(nil), line...)
-		answers[displayID(r.ID)] = &r
+		answers[string(compactID(r.ID))] = &r
 		return nil
 	}); err != nil {
 		return nil, err
@@ -447,15 +519,15 @@ func (t *triage) rescore(cases []tcase) ([]*scored, error) {
 		if err := json.Unmarshal(line, &r); err != nil {
 			return err
 		}
-		records[displayID(r.ID)] = r
+		records[string(compactID(r.ID))] = r
 		return nil
 	}); err != nil {
 		return nil, err
 	}
 	results := make([]*scored, len(cases))
 	for i, c := range cases {
-		r := &scored{c: c, resp: answers[c.id]}
-		rec, ok := records[c.id]
+		r := &scored{c: c, resp: answers[string(c.raw)]}
+		rec, ok := records[string(c.raw)]
 		switch {
 		case r.resp == nil || !ok:
 			return nil, fmt.Errorf("--from %s: no answer for case %q (a run on another corpus?)", t.cfg.from, c.id)

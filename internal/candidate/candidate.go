@@ -1,10 +1,10 @@
 // Package candidate runs the engine under test: a shell command that reads one
 // case's HTML on stdin and writes its dump (dump-format, docs/dump-format.md) as
 // JSON on stdout. It is the one way cmd/reduce (--candidate) and cmd/triage run a
-// candidate: in a process group of its own, killed as a group when its bound
-// passes, with its output pipes closed a short while after the command exits (a
-// child that keeps stdout open cannot hold the read), and a bounded share of its
-// stderr kept for the error.
+// candidate: through Start, so that it and every process it starts (setsid and
+// double-forked ones too) are killed when its bound passes, and whatever it left
+// running a short while after it exits (a child that keeps stdout open cannot
+// hold the read), with a bounded share of its stderr kept for the error.
 package candidate
 
 import (
@@ -29,9 +29,9 @@ var MaxDump = answerbound.MaxCandidateDump
 // maxStderr is how much of a candidate's stderr an error keeps (its start and end).
 const maxStderr = 4 << 10
 
-// DefaultWaitDelay is how long the output is still read after the command itself
-// exits (or is killed): what a child of it still writes in that time is kept, then
-// the pipes are closed and the group killed.
+// DefaultWaitDelay is how long what the command left running may still run, and
+// write, after the command itself exits: what a child of it writes in that time
+// is kept, then every process left is killed.
 const DefaultWaitDelay = 500 * time.Millisecond
 
 // Command is one candidate command.
@@ -63,8 +63,8 @@ func (e *Error) Error() string {
 	return s
 }
 
-// Run runs the command on html and returns what it wrote on stdout. Its whole
-// process group is killed when the run ends, however it ends.
+// Run runs the command on html and returns what it wrote on stdout. It and every
+// process it started are ended when the run ends, however it ends (Start).
 func (c *Command) Run(ctx context.Context, html string) ([]byte, error) {
 	if c.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -79,27 +79,25 @@ func (c *Command) Run(ctx context.Context, html string) ([]byte, error) {
 	out := &capped{max: MaxDump + 1}
 	errw := &headTail{max: maxStderr}
 	cmd.Stdout, cmd.Stderr = out, errw
-	setGroup(cmd)
-	cmd.Cancel = func() error { killGroup(cmd); return nil }
-	cmd.WaitDelay = DefaultWaitDelay
+	grace := DefaultWaitDelay
 	if c.WaitDelay > 0 {
-		cmd.WaitDelay = c.WaitDelay
+		grace = c.WaitDelay
 	}
-	if err := cmd.Start(); err != nil {
+	p, err := Start(cmd, grace)
+	if err != nil {
 		return nil, &Error{Kind: "start", Msg: err.Error()}
 	}
-	err := cmd.Wait()
-	killGroup(cmd) // whatever it left behind
+	err = p.Wait()
 	stderr := errw.String()
 	switch {
 	case err != nil && ctx.Err() != nil:
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) && c.Timeout > 0 {
-			return nil, &Error{Kind: "timeout", Msg: fmt.Sprintf("no answer within %v (its process group was killed)", c.Timeout), Stderr: stderr}
+			return nil, &Error{Kind: "timeout", Msg: fmt.Sprintf("no answer within %v (it and every process it started were killed)", c.Timeout), Stderr: stderr}
 		}
 		return nil, &Error{Kind: "timeout", Msg: ctx.Err().Error(), Stderr: stderr}
 	case errors.Is(err, exec.ErrWaitDelay):
 		// The command exited 0 and a child still held its output: what was
-		// written by then is the answer; the child was killed with the group.
+		// written by then is the answer; the child was killed.
 	case err != nil:
 		return nil, &Error{Kind: "exit", Msg: err.Error(), Stderr: stderr}
 	}

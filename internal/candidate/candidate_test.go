@@ -6,9 +6,12 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -90,4 +93,124 @@ func TestPinnedEnvironment(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "UTC|"+fc, string(out))
 	assert.Contains(t, Exports([]string{"A=it's"}), `export A='it'\''s'`)
+}
+
+// gone waits up to 10 s (a loaded machine) for pid to be gone (or a zombie of another process's) and
+// says whether it is.
+func gone(pid int) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil || strings.Contains(string(st), ") Z") {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func readPID(t *testing.T, file string) int {
+	t.Helper()
+	var b []byte
+	for range 100 { // the child writes it on its own time
+		if b, _ = os.ReadFile(file); len(b) > 0 && b[len(b)-1] == '\n' {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err, "pid file %q", b)
+	return pid
+}
+
+// A child that leaves the process group (setsid) or is double-forked to init
+// outlived every run before the reaper: after a run that exits, after a timeout,
+// and after End of a command still running. Real processes; Linux only (elsewhere
+// a process group is all there is).
+func TestSetsidAndDoubleForkedChildrenEndWithTheRun(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the reaper is Linux's")
+	}
+	dir := t.TempDir()
+	// Each leaves a sleep in a session of its own, and the double fork's parent
+	// exits at once, so that sleep is an orphan.
+	spawn := func(name string) string {
+		f := filepath.Join(dir, name)
+		return `setsid sh -c 'echo $$ > ` + f + `; exec sleep 60' & (setsid sh -c 'echo $$ > ` + f + `2; exec sleep 60' &) ; `
+	}
+	for _, tc := range []struct {
+		name, cmd string
+		timeout   time.Duration
+		kind      string
+	}{
+		{"exits", spawn("exits") + "sleep 0.3; echo '{}'", 10 * time.Second, ""},
+		{"times-out", spawn("times-out") + "sleep 60", time.Second, "timeout"},
+		{"fails", spawn("fails") + "sleep 0.3; exit 3", 10 * time.Second, "exit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Command{Cmd: tc.cmd, Timeout: tc.timeout, WaitDelay: 200 * time.Millisecond}
+			start := time.Now()
+			out, err := c.Run(context.Background(), "")
+			if tc.kind == "" {
+				require.NoError(t, err)
+				assert.Equal(t, "{}\n", string(out))
+			} else {
+				var ce *Error
+				require.True(t, errors.As(err, &ce), "%v", err)
+				assert.Equal(t, tc.kind, ce.Kind)
+				if tc.kind == "exit" {
+					assert.Equal(t, "exit status 3", ce.Msg)
+				}
+			}
+			assert.Less(t, time.Since(start), 15*time.Second, "not the sleep's 60 s")
+			for _, f := range []string{tc.name, tc.name + "2"} {
+				pid := readPID(t, filepath.Join(dir, f))
+				assert.True(t, gone(pid), "%s: the setsid sleep %d outlived the run", f, pid)
+			}
+		})
+	}
+}
+
+// End ends a command still running and all it started; Wait says so. Real
+// processes.
+func TestEndEndsEveryDescendant(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the reaper is Linux's")
+	}
+	f := filepath.Join(t.TempDir(), "pid")
+	cmd := exec.Command("sh", "-c", `(setsid sh -c 'echo $$ > `+f+`; exec sleep 60' &); sleep 60`)
+	p, err := Start(cmd, time.Second)
+	require.NoError(t, err)
+	pid := readPID(t, f)
+	p.End()
+	start := time.Now()
+	err = p.Wait()
+	var ee *ExitError
+	require.True(t, errors.As(err, &ee), "%v", err)
+	assert.Equal(t, "signal: killed", ee.Status)
+	assert.Less(t, time.Since(start), 3*time.Second)
+	assert.True(t, gone(pid), "the setsid sleep %d outlived End", pid)
+}
+
+// The reaper is a process of its own, so this process's children keep their exit
+// statuses: a subreaper here reaping its adopted orphans with wait4(-1) would take
+// them from os/exec. Real processes.
+func TestOtherChildrenKeepTheirExitStatus(t *testing.T) {
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			c := Command{Cmd: "(setsid sleep 0.1 &); echo x", Timeout: 10 * time.Second, WaitDelay: 50 * time.Millisecond}
+			_, err := c.Run(context.Background(), "")
+			assert.NoError(t, err)
+		})
+	}
+	for range 20 {
+		err := exec.Command("sh", "-c", "exit 7").Run()
+		var ee *exec.ExitError
+		require.True(t, errors.As(err, &ee), "%v", err)
+		assert.Equal(t, 7, ee.ExitCode())
+	}
+	wg.Wait()
 }

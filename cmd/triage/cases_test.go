@@ -1,0 +1,241 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/layout-oracle/oracle/client"
+	"github.com/layout-oracle/oracle/compare"
+	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/internal/outdir"
+	"github.com/layout-oracle/oracle/internal/testutil"
+	"github.com/layout-oracle/oracle/oracle"
+)
+
+// The ids 1 and "1" are two cases, and each is written back as the corpus wrote
+// it. Before, the second was refused as a duplicate and 1 was sent and written as
+// "1". No engine.
+func TestCorpusKeepsNumericAndStringIDsApart(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "c.ndjson")
+	require.NoError(t, os.WriteFile(f, []byte(`{"id":1,"html":"<p>"}`+"\n"+`{"id":"1","html":"<b>"}`+"\n"+`{"id":"x","html":"<i>"}`+"\n"), 0o644))
+	cs, _, err := readCorpus([]string{f})
+	require.NoError(t, err)
+	require.Len(t, cs, 3)
+	assert.Equal(t, []string{"1", `"1"`, "x"}, []string{cs[0].id, cs[1].id, cs[2].id}, "display names stay unique")
+	assert.Equal(t, []string{"1", `"1"`, `"x"`}, []string{string(cs[0].raw), string(cs[1].raw), string(cs[2].raw)})
+	line, err := caseLine(cs[0])
+	require.NoError(t, err)
+	assert.Equal(t, `{"id":1,"html":"\u003cp\u003e"}`, string(line))
+	var b bytes.Buffer
+	writeCandidateLine(&b, &scored{c: cs[0], candErr: &testError{"x"}})
+	assert.Equal(t, `{"error":"x","id":1}`+"\n", b.String())
+
+	require.NoError(t, os.WriteFile(f, []byte(`{"id":[1],"html":"<p>"}`+"\n"), 0o644))
+	_, _, err = readCorpus([]string{f})
+	assert.ErrorContains(t, err, "must be a string or a number")
+}
+
+type testError struct{ s string }
+
+func (e *testError) Error() string { return e.s }
+
+func TestOracleMaxLineIsReadFromItsFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{nil, client.DefaultMaxLine},
+		{[]string{"--store=off", "--max-line=500"}, 500},
+		{[]string{"-max-line", "700", "--pages=1"}, 700},
+		{[]string{"--max-line=500", "--max-line=0"}, client.DefaultMaxLine},
+		{[]string{"--max-lines=5"}, client.DefaultMaxLine},
+	} {
+		got, err := oracleMaxLine(tc.args)
+		require.NoError(t, err, "%v", tc.args)
+		assert.Equal(t, tc.want, got, "%v", tc.args)
+	}
+	_, err := oracleMaxLine([]string{"--max-line=lots"})
+	assert.Error(t, err)
+	assert.Equal(t, oracle.DefaultMaxLine, client.DefaultMaxLine, "the client's copy of the oracle's default")
+}
+
+// A summary that cannot be JSON is an error; before, summary.json was written
+// empty. No engine.
+func TestWriteSummaryRefusesANonFiniteMeasure(t *testing.T) {
+	dir, err := outdir.Open(t.TempDir())
+	require.NoError(t, err)
+	defer dir.Close()
+	path := dir.Join("summary.json")
+	err = writeSummary(dir, &summary{Verdicts: map[string]int{}, CasesPerSecond: math.Inf(1)})
+	assert.ErrorContains(t, err, "summary.json")
+	assert.NoFileExists(t, path)
+}
+
+// A reduced case's page that cannot be written fails index.html's writing; before,
+// the error was dropped and the bucket simply had no page. No engine: a fake
+// confirming answer.
+func TestWriteIndexReportsAPageItCannotWrite(t *testing.T) {
+	out := t.TempDir()
+	// The page's path is taken by a directory.
+	require.NoError(t, os.MkdirAll(filepath.Join(out, "reduced", "cases", "000001.html", "x"), 0o755))
+	b := &Bucket{Signature: EntrySignature{Kind: "error", Error: "timeout"}, Cases: []string{"a"}, Representative: "a",
+		Reduced: &Reduced{HTML: "<p>", Bytes: 3, BytesBefore: 10}}
+	b.confirm = &probe{resp: &client.Response{Dumps: map[string]*dump.Dump{}}, report: &compare.Report{Verdict: compare.Fail}}
+	dir, err := outdir.Open(out)
+	require.NoError(t, err)
+	defer dir.Close()
+	err = writeIndex(config{out: out, dir: dir, tol: 0.5}, []*Bucket{b}, nil, &summary{Verdicts: map[string]int{}})
+	assert.ErrorContains(t, err, "entry 1's reduced case")
+}
+
+// An oracle that never answers a case (a fake: it answers ping, then reads every
+// line and answers none) cannot hold triage: each case has a deadline, past which
+// it has no vote. Before, triage waited forever. One that answers not even ping
+// is Spawn's error within the same deadline.
+func TestACaseTheOracleNeverAnswersEndsAtItsDeadline(t *testing.T) {
+	dir := t.TempDir()
+	silent := filepath.Join(dir, "silent-oracle")
+	require.NoError(t, os.WriteFile(silent, []byte(`#!/usr/bin/env python3
+import json, sys
+for line in sys.stdin:
+    r = json.loads(line)
+    if r.get("op") == "ping":
+        print(json.dumps({"id": r["id"], "ok": True, "protocol": 1, "engines": []}), flush=True)
+`), 0o755))
+	mute := filepath.Join(dir, "mute-oracle")
+	require.NoError(t, os.WriteFile(mute, []byte("#!/bin/sh\nexec cat >/dev/null\n"), 0o755))
+	f := filepath.Join(dir, "c.ndjson")
+	require.NoError(t, os.WriteFile(f, []byte(`{"id":"a","html":"<p>"}`+"\n"+`{"id":2,"html":"<b>"}`+"\n"), 0o644))
+	var stdout, stderr bytes.Buffer
+	start := time.Now()
+	code := run([]string{"--candidate-cmd", "cat", "--out", filepath.Join(dir, "out"), "--oracle", silent,
+		"--case-timeout=1s", "--reduce=0", f}, &stdout, &stderr)
+	assert.Equal(t, exitBadInput, code, "%s", stderr.String())
+	assert.Less(t, time.Since(start), 30*time.Second)
+	assert.Contains(t, stdout.String(), "cases 2: 2 no-vote")
+
+	stdout.Reset()
+	stderr.Reset()
+	start = time.Now()
+	code = run([]string{"--candidate-cmd", "cat", "--out", filepath.Join(dir, "out2"), "--oracle", mute,
+		"--case-timeout=1s", "--reduce=0", f}, &stdout, &stderr)
+	assert.NotEqual(t, exitOK, code)
+	assert.Less(t, time.Since(start), 30*time.Second)
+	assert.Contains(t, stderr.String(), "the oracle: ")
+}
+
+// Against the real engines, a corpus with a case over the oracle's --max-line:
+// given as an --oracle-flag, triage refuses the case before sending it; set where
+// triage cannot see it (a wrapper), the oracle refuses the line and the client
+// hands the refusal to the case. Either way the run ends, the case has no vote,
+// the others are scored, and ids 1 and "1" come back as written, to a --from
+// rescoring too. Before, the first never ended.
+func TestTriageOfACaseOverMaxLine(t *testing.T) {
+	testutil.NeedsBrowsers(t)
+	dir := t.TempDir()
+	oracleBin := buildOracle(t, dir)
+	wrapper := filepath.Join(dir, "oracle-small-lines")
+	require.NoError(t, os.WriteFile(wrapper, []byte("#!/bin/sh\nexec "+oracleBin+" --max-line=2000 \"$@\"\n"), 0o755))
+	long := "<!doctype html><p>" + strings.Repeat("x", 3000)
+	corpus := filepath.Join(dir, "corpus.ndjson")
+	lines := []string{`{"id":1,"html":"<!doctype html><p style=\"height:10px\"></p>"}`,
+		`{"id":"1","html":"<!doctype html><div style=\"height:20px\"></div>"}`,
+		`{"id":"long","html":"` + long + `"}`}
+	require.NoError(t, os.WriteFile(corpus, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	for _, tc := range []struct{ name, oracle, flag, why string }{
+		{"flag", oracleBin, "--oracle-flag=--max-line=2000", "over the oracle's --max-line of 2000"},
+		{"unseen", wrapper, "--oracle-flag=--log-level=error", "request line exceeds the maximum of 2000 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(dir, tc.name)
+			args := []string{"--oracle", tc.oracle, "--oracle-flag=--store=off", "--oracle-flag=--pages=1", tc.flag,
+				"--reduce=0", "--case-timeout=3m", "--candidate-cmd", "cat >/dev/null; echo '{}'", "--out", out, corpus}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			var stdout, stderr bytes.Buffer
+			done := make(chan int, 1)
+			go func() { done <- run(args, &stdout, &stderr) }()
+			select {
+			case code := <-done:
+				t.Logf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+				assert.Equal(t, exitFail, code, "the candidate's {} is no dump: a candidate error on each voted case")
+			case <-ctx.Done():
+				t.Fatal("triage did not end")
+			}
+			assert.Contains(t, stdout.String(), "cases 3: 2 candidate-error, 1 no-vote")
+			oracleOut, err := os.ReadFile(filepath.Join(out, "oracle.ndjson"))
+			require.NoError(t, err)
+			got := strings.Split(strings.TrimSpace(string(oracleOut)), "\n")
+			require.Len(t, got, 3, "%s", oracleOut)
+			assert.True(t, strings.HasPrefix(got[0], `{"id":1,`), got[0])
+			assert.True(t, strings.HasPrefix(got[1], `{"id":"1",`), got[1])
+			var refused client.Response
+			require.NoError(t, json.Unmarshal([]byte(got[2]), &refused))
+			assert.Contains(t, refused.Error, tc.why)
+			cand, err := os.ReadFile(filepath.Join(out, "candidate.ndjson"))
+			require.NoError(t, err)
+			assert.Contains(t, string(cand), `"id":1}`)
+			assert.Contains(t, string(cand), `"id":"1"}`)
+
+			// Scored again from the files: the ids find their answers.
+			stdout.Reset()
+			stderr.Reset()
+			code := run([]string{"--oracle", tc.oracle, "--from", out, "--reduce=0", "--candidate-cmd", "true", "--out", out + "-again", corpus}, &stdout, &stderr)
+			assert.Equal(t, exitFail, code, "%s", stderr.String())
+			assert.Contains(t, stdout.String(), "cases 3: 2 candidate-error, 1 no-vote")
+		})
+	}
+}
+
+// leftPIDs is the pids listed in file (one a line) whose process is still there
+// and not a zombie.
+func leftPIDs(t *testing.T, file string) (all, left []string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	for _, pid := range strings.Fields(string(b)) {
+		all = append(all, pid)
+		if st, err := os.ReadFile("/proc/" + pid + "/stat"); err == nil && !strings.Contains(string(st), ") Z") {
+			left = append(left, pid+": "+string(st))
+		}
+	}
+	return all, left
+}
+
+// SetsidCandidate is a candidate whose every run leaves a child in a session of
+// its own, sleeping, its pid appended to pids; it answers {} (no dump).
+func setsidCandidate(pids string) string {
+	return `setsid sh -c 'echo $$ >> ` + pids + `; exec sleep 120' & cat >/dev/null; echo '{}'`
+}
+
+// Against the real engines: a candidate whose runs each fork a setsid child that
+// sleeps leaves none behind, after scoring and after reducing its bucket (checked
+// by pid). Before, every run left one (a process group kill misses them).
+func TestTriageLeavesNoCandidateProcess(t *testing.T) {
+	testutil.NeedsBrowsers(t)
+	dir := t.TempDir()
+	oracleBin := buildOracle(t, dir)
+	corpus := filepath.Join(dir, "corpus.ndjson")
+	require.NoError(t, os.WriteFile(corpus, []byte(`{"id":"a","html":"<!doctype html><div><p style=\"height:10px\">x</p><b>y</b></div>"}`+"\n"), 0o644))
+	pids := filepath.Join(dir, "pids")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"--oracle", oracleBin, "--oracle-flag=--store=off", "--oracle-flag=--pages=1", "--reduce=1",
+		"--reduce-timeout=1m", "--candidate-cmd", setsidCandidate(pids), "--out", filepath.Join(dir, "out"), corpus}, &stdout, &stderr)
+	t.Logf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stdout.String(), "cases 1: 1 candidate-error")
+	assert.Contains(t, stderr.String(), "triage: bucket 1/1 candidate error: dump")
+	all, left := leftPIDs(t, pids)
+	assert.Greater(t, len(all), 2, "the candidate ran for the case, the reduction and the confirmation")
+	assert.Empty(t, left, "candidate children outlived triage")
+}
