@@ -95,7 +95,7 @@ func writeIndex(cfg config, buckets []*Bucket, byID map[string]*scored, sum *sum
 		Engines []string
 		Cmd     string
 		Env     string
-	}{sum, pbs, engineOrder, cfg.cmd.Cmd, cfg.envName})
+	}{sum, pbs, engineOrder, cfg.cand.Describe(), cfg.envName})
 }
 
 var indexTmpl = template.Must(template.New("index").Funcs(template.FuncMap{

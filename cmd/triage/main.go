@@ -5,6 +5,7 @@
 // cases they cover, and reduces the smallest case of each top bucket.
 //
 //	triage --candidate-cmd CMD --out DIR [--oracle PATH] [--oracle-flag F]... [--reduce N] CORPUS.ndjson...
+//	triage --candidate-server CMD ... | --candidate-webdriver URL [--candidate-capabilities JSON] ...
 //	triage candidate-env [CMD [ARG]...]
 //
 // Exit status: 0 the candidate fails nothing the engines agree on, 1 it does, 2 bad
@@ -40,7 +41,8 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // config is one triage run.
 type config struct {
-	cmd         candidate.Command
+	cmd         candidate.Command   // its Env is the candidate's environment
+	cand        candidate.Candidate // what scores and reduces call (docs/candidate.md)
 	out         string
 	oracleBin   string
 	oracleArgs  []string
@@ -61,14 +63,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fs := cli.NewFlagSet("triage")
 	fs.SetOutput(stderr)
-	cmdFlag := fs.String("candidate-cmd", "", "the engine under test: `CMD` (run by sh -c) reads a case's HTML on stdin and writes its dump (docs/dump-format.md) on stdout; required")
+	cmdFlag := fs.String("candidate-cmd", "", "the engine under test: `CMD` (run by sh -c) reads a case's HTML on stdin and writes its dump (docs/dump-format.md) on stdout; this, --candidate-server or --candidate-webdriver is required")
+	serverFlag := fs.String("candidate-server", "", "the engine under test as one long-lived process: `CMD` (run by sh -c once) reads {\"id\",\"html\"} lines on stdin and writes {\"id\",\"dump\"} or {\"id\",\"error\"} lines on stdout (docs/candidate.md)")
+	wdFlag := fs.String("candidate-webdriver", "", "the engine under test is the W3C WebDriver endpoint at `URL`, walked by the oracle's own program (docs/candidate.md)")
+	capsFlag := fs.String("candidate-capabilities", "", "with --candidate-webdriver: W3C capabilities of its sessions, a `JSON` object")
 	outDir := fs.String("out", "", "write buckets.json, candidate.ndjson, oracle.ndjson, summary.json and index.html into `DIR`; required")
 	oraclePath := fs.String("oracle", "", "the oracle binary (`PATH`); default: oracle next to this binary, else on PATH")
 	var oracleFlags cli.List
 	fs.Var(&oracleFlags, "oracle-flag", "a flag `F` passed to the scoring oracle (repeatable), e.g. --oracle-flag=--store=/tmp/s.db; its store is on by default, so a rerun measures only what is new")
 	reduceTop := fs.Int("reduce", 10, "reduce the smallest case of each of the top `N` buckets (0: none)")
 	reduceFor := fs.Duration("reduce-timeout", 3*time.Minute, "stop reducing one bucket after this long and keep the best so far")
-	candTimeout := fs.Duration("candidate-timeout", 30*time.Second, "bound on one run of the candidate, its children included; past it the case is that case's candidate error")
+	candTimeout := fs.Duration("candidate-timeout", 30*time.Second, "bound on one case of the candidate, its children included; past it the case is that case's candidate error (a server is killed and restarted)")
 	envName := fs.String("candidate-env", "pinned", "the candidate's environment: pinned (the browsers' fontconfig, default faces and sizes, locale and time zone: `triage candidate-env` prints it) or host (this process's own)")
 	parallel := fs.Int("parallel", 4, "cases in flight at once (each runs the oracle and the candidate)")
 	tol := fs.Float64("tolerance", dump.DefaultTolerance, "geometry tolerance in CSS px")
@@ -89,8 +94,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	switch {
-	case *cmdFlag == "":
-		return bad("--candidate-cmd is required")
+	case (candidate.Spec{Cmd: *cmdFlag, Server: *serverFlag, WebDriver: *wdFlag}).Set() != 1:
+		return bad("name one candidate: --candidate-cmd, --candidate-server or --candidate-webdriver")
+	case *capsFlag != "" && *wdFlag == "":
+		return bad("--candidate-capabilities goes with --candidate-webdriver")
 	case *outDir == "":
 		return bad("--out is required")
 	case fs.NArg() == 0:
@@ -143,7 +150,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if c.envName == "pinned" {
+	cand, err := candidate.Open(ctx, candidate.Spec{Cmd: *cmdFlag, Server: *serverFlag, WebDriver: *wdFlag, Caps: *capsFlag,
+		Timeout: *candTimeout, Env: c.cmd.Env, Parallel: *parallel})
+	if err != nil {
+		return bad("the candidate: %v", err)
+	}
+	defer cand.Close()
+	c.cand = cand
+	if *wdFlag != "" {
+		fmt.Fprintf(stderr, "triage: the candidate is %s; its environment (fonts, locale, time zone) is the endpoint's\n", cand.Describe())
+	} else if c.envName == "pinned" {
 		fmt.Fprintf(stderr, "triage: the candidate runs in the pinned environment (%s): %s\n",
 			lookup(c.cmd.Env, "LAYOUT_ORACLE_ENVIRONMENT"), strings.Join(shortEnv(c.cmd.Env), " "))
 	} else {

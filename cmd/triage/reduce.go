@@ -28,7 +28,7 @@ type probe struct {
 func (t *triage) ask(ctx context.Context, o *client.Client, html string) *probe {
 	p := &probe{}
 	var wg sync.WaitGroup
-	wg.Go(func() { p.cand, p.candErr = t.cfg.cmd.Dump(ctx, html) })
+	wg.Go(func() { p.cand, p.candErr = t.cfg.cand.Dump(ctx, html) })
 	resp, err := o.Do(ctx, client.Request{HTML: client.Str(html)})
 	wg.Wait()
 	if err != nil || resp.Err() != nil {
