@@ -131,8 +131,8 @@ func (s *Server) try(ctx context.Context, html string, alone bool) ([]byte, erro
 	_, werr := p.stdin.Write(append(line, '\n'))
 	p.wmu.Unlock()
 	if werr != nil {
-		// It is gone or going: its end says how.
-		p.end(&Error{Kind: "exit", Msg: "the server stopped reading its requests: " + werr.Error()})
+		// It is gone or going: its exit status says how (read sets it).
+		p.end(nil)
 	}
 	var timeout <-chan time.Time
 	if s.Timeout > 0 {
