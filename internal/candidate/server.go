@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/layout-oracle/oracle/dump"
@@ -256,6 +257,11 @@ func (p *serverProc) read() {
 			status = "exit status 0"
 			if p.waitErr != nil {
 				status = p.waitErr.Error() // "signal: segmentation fault", "exit status 1"
+			}
+			var ee *exec.ExitError
+			if errors.As(p.waitErr, &ee) && ee.ExitCode() > 128 && ee.ExitCode() < 128+65 {
+				// sh -c that did not exec its command reports a signal as 128+N.
+				status += ", the shell's status for signal: " + syscall.Signal(ee.ExitCode()-128).String()
 			}
 		default:
 		}
