@@ -192,11 +192,7 @@ func TestAdapterIsScored(t *testing.T) {
 // writes for it, from one process, run the way triage runs it (internal/candidate,
 // pinned environment).
 func TestServerModeMatchesOneShot(t *testing.T) {
-	needWeasyPrint(t)
-	env, err := candidate.Pinned()
-	require.NoError(t, err)
-	adapter, err := filepath.Abs("adapter.py")
-	require.NoError(t, err)
+	env, adapter := pinnedAdapter(t)
 	one := candidate.Command{Cmd: python + " " + adapter, Timeout: time.Minute, Env: env}
 	srv := &candidate.Server{Cmd: python + " " + adapter + " --server", Timeout: time.Minute, Env: env}
 	defer srv.Close()
@@ -215,11 +211,7 @@ func TestServerModeMatchesOneShot(t *testing.T) {
 // case is a candidate error naming the signal, and every other case is answered
 // with WeasyPrint's dump.
 func TestServerCrashCostsOneCase(t *testing.T) {
-	needWeasyPrint(t)
-	env, err := candidate.Pinned()
-	require.NoError(t, err)
-	adapter, err := filepath.Abs("adapter.py")
-	require.NoError(t, err)
+	env, adapter := pinnedAdapter(t)
 	wrapper := filepath.Join(t.TempDir(), "crashing.py")
 	require.NoError(t, os.WriteFile(wrapper, []byte(`import os, signal, sys
 sys.path.insert(0, `+"\""+filepath.Dir(adapter)+"\""+`)
@@ -262,4 +254,16 @@ adapter.serve()
 		assert.Equal(t, "weasyprint", dumps[i].Engine)
 		assert.Equal(t, float64(100+i), dumps[i].Nodes[3].Bounding.W, "case %d's own dump", i)
 	}
+}
+
+// pinnedAdapter skips the test without WeasyPrint, and gives the pinned
+// environment and the adapter's path, as triage runs it.
+func pinnedAdapter(t *testing.T) ([]string, string) {
+	t.Helper()
+	needWeasyPrint(t)
+	env, err := candidate.Pinned()
+	require.NoError(t, err)
+	adapter, err := filepath.Abs("adapter.py")
+	require.NoError(t, err)
+	return env, adapter
 }
