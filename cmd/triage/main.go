@@ -82,6 +82,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	from := fs.String("from", "", "score again the answers an earlier run wrote into `DIR` (its oracle.ndjson and candidate.ndjson) instead of running the oracle and the candidate on the corpus; reduction still runs both")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: triage --candidate-cmd CMD --out DIR [--oracle PATH] [--oracle-flag F]... [--reduce N] CORPUS.ndjson...")
+		fmt.Fprintln(stderr, "       triage {--candidate-server CMD | --candidate-webdriver URL [--candidate-capabilities JSON]} --out DIR ... CORPUS.ndjson...")
 		fmt.Fprintln(stderr, "       triage candidate-env [CMD [ARG]...]")
 		cli.PrintDefaults(fs)
 	}
