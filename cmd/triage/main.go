@@ -95,7 +95,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	switch {
-	case (candidate.Spec{Cmd: *cmdFlag, Server: *serverFlag, WebDriver: *wdFlag}).Set() != 1:
+	case (candidate.Spec{Cmd: *cmdFlag, Server: *serverFlag, WebDriver: *wdFlag}).Set() == 0:
+		return bad("--candidate-cmd is required (or --candidate-server CMD, or --candidate-webdriver URL: docs/candidate.md)")
+	case (candidate.Spec{Cmd: *cmdFlag, Server: *serverFlag, WebDriver: *wdFlag}).Set() > 1:
 		return bad("name one candidate: --candidate-cmd, --candidate-server or --candidate-webdriver")
 	case *capsFlag != "" && *wdFlag == "":
 		return bad("--candidate-capabilities goes with --candidate-webdriver")
