@@ -141,13 +141,21 @@ func (s *Server) try(ctx context.Context, html string, alone bool) ([]byte, erro
 		defer t.Stop()
 		timeout = t.C
 	}
-	select {
-	case r := <-w.ch:
+	answer := func(r serverReply) ([]byte, error, bool) {
 		if r.err != nil {
 			return nil, &Error{Kind: "exit", Msg: "the server answered an error: " + *r.err}, false
 		}
 		return r.dump, nil, false
+	}
+	select {
+	case r := <-w.ch:
+		return answer(r)
 	case <-p.dead:
+		select {
+		case r := <-w.ch: // answered just before it ended
+			return answer(r)
+		default:
+		}
 		if p.sharedBy(w) && !alone {
 			return nil, nil, true
 		}
