@@ -114,7 +114,9 @@ func TestServerCrashCostsTheCaseThatCausedIt(t *testing.T) {
 		}
 		assert.NoError(t, err, "case %d", i)
 	}
-	assert.GreaterOrEqual(t, s.Starts(), 3, "the crash shared, the crash alone, then a new process")
+	// The crash, then a new process; and when others shared the crashed process,
+	// the crash once more alone, and a third.
+	assert.GreaterOrEqual(t, s.Starts(), 2)
 }
 
 // A case that hangs is that case's timeout; the process is killed and restarted,
