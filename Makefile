@@ -166,6 +166,11 @@ bench-reduce: setup build
 # buckets, causes per bucket, and each reduced bucket's bytes and reduction time.
 TRIAGE_CASES ?= 100
 TRIAGE_REDUCE ?= 3
+# TRIAGE_MODE=server runs the WeasyPrint adapter as one process (adapter.py --server,
+# --candidate-server); cmd (the default) starts it once per case (--candidate-cmd).
+TRIAGE_MODE ?= cmd
+TRIAGE_CANDIDATE_cmd = --candidate-cmd '/usr/bin/python3 $(CURDIR)/examples/weasyprint/adapter.py'
+TRIAGE_CANDIDATE_server = --candidate-server '/usr/bin/python3 $(CURDIR)/examples/weasyprint/adapter.py --server'
 TRIAGE_DIR ?= $(BIN)/bench-triage
 TRIAGE_ARGS ?=
 .PHONY: bench-triage
@@ -173,8 +178,8 @@ bench-triage: setup build
 	rm -rf $(TRIAGE_DIR) && mkdir -p $(TRIAGE_DIR)
 	$(BIN)/bench --emit-cases --cases $(TRIAGE_CASES) > $(TRIAGE_DIR)/generated.ndjson
 	for corpus in testdata/cases.ndjson $(TRIAGE_DIR)/generated.ndjson; do \
-	  name=$$(basename $$corpus .ndjson); echo "== $$corpus"; \
-	  $(BIN)/triage --candidate-cmd '/usr/bin/python3 $(CURDIR)/examples/weasyprint/adapter.py' \
+	  name=$$(basename $$corpus .ndjson); echo "== $$corpus (candidate mode: $(TRIAGE_MODE))"; \
+	  $(BIN)/triage $(TRIAGE_CANDIDATE_$(TRIAGE_MODE)) \
 	    --out $(TRIAGE_DIR)/$$name --oracle $(BIN)/oracle --oracle-flag=--store=$(TRIAGE_DIR)/store-$$name.db \
 	    --reduce $(TRIAGE_REDUCE) $(TRIAGE_ARGS) $$corpus 2>$(TRIAGE_DIR)/$$name.log; \
 	  test $$? -le 1 || { tail -20 $(TRIAGE_DIR)/$$name.log; exit 1; }; \

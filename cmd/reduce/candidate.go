@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"time"
 
 	"github.com/layout-oracle/oracle/dump"
 	internalcand "github.com/layout-oracle/oracle/internal/candidate"
@@ -15,13 +14,13 @@ import (
 // group, killed as a whole at the bound; a child that keeps stdout open cannot hold
 // the read). A run that fails, times out or writes no valid dump scores nothing, so
 // the variant is not interesting.
+//
+// --candidate-server CMD and --candidate-webdriver URL are the same engine run as
+// triage runs them (docs/candidate.md): all three are an internal/candidate.Candidate.
 type candidate struct {
-	cmd     string
-	timeout time.Duration
-	env     []string // added to the environment (--candidate-env pinned)
+	c internalcand.Candidate
 }
 
 func (c *candidate) dump(ctx context.Context, v reduce.Variant) (*dump.Dump, error) {
-	cmd := internalcand.Command{Cmd: c.cmd, Timeout: c.timeout, Env: c.env}
-	return cmd.Dump(ctx, v.HTML)
+	return c.c.Dump(ctx, v.HTML)
 }

@@ -65,7 +65,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	keepFlag := fs.String("keep", "auto", "what to keep: auto (the case's first cause), outlier=ENGINE[:ITEM], or split")
 	candidateCmd := fs.String("candidate-cmd", "", "keep what a candidate engine fails: `CMD` (run by sh -c) reads a case's HTML on stdin and writes its dump; the reduced case still has the candidate fail the same kind of item on a box of the same tag, against the three engines' vote")
 	cli.Alias(fs, "candidate", "candidate-cmd")
-	candidateTimeout := fs.Duration("candidate-timeout", time.Minute, "bound on one run of the --candidate-cmd command, its children included (its process group is killed)")
+	candidateServer := fs.String("candidate-server", "", "as --candidate-cmd, the candidate run once as a server: `CMD` reads {\"id\",\"html\"} lines on stdin and answers {\"id\",\"dump\"} or {\"id\",\"error\"} lines (docs/candidate.md)")
+	candidateWD := fs.String("candidate-webdriver", "", "as --candidate-cmd, the candidate is the W3C WebDriver endpoint at `URL`, walked by the oracle's own program (docs/candidate.md)")
+	candidateCaps := fs.String("candidate-capabilities", "", "with --candidate-webdriver: W3C capabilities of its sessions, a `JSON` object")
+	candidateTimeout := fs.Duration("candidate-timeout", time.Minute, "bound on one case of the candidate, its children included (its process group is killed; a server is restarted)")
 	candidateEnv := fs.String("candidate-env", "pinned", "the --candidate-cmd command's environment: pinned (the browsers' fontconfig, default faces and sizes, locale and time zone added: docs/triage.md) or host (this process's own)")
 	oraclePath := fs.String("oracle", "", "the oracle binary (`PATH`); default: oracle next to this binary, else on PATH")
 	var oracleFlags cli.List
@@ -111,20 +114,27 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return bad("%v", err)
 	}
 	var cand *candidate
-	if *candidateCmd != "" {
+	spec := internalcand.Spec{Cmd: *candidateCmd, Server: *candidateServer, WebDriver: *candidateWD, Caps: *candidateCaps,
+		Timeout: *candidateTimeout, Parallel: *parallel}
+	if spec.Set() > 0 || spec.Caps != "" {
 		if v.Script != "" {
 			return bad("--candidate-cmd: the request has a script, and a candidate reads a case's HTML only")
 		}
-		cand = &candidate{cmd: *candidateCmd, timeout: *candidateTimeout}
 		switch *candidateEnv {
 		case "pinned":
-			if cand.env, err = internalcand.Pinned(); err != nil {
+			if spec.Env, err = internalcand.Pinned(); err != nil {
 				return bad("--candidate-env pinned: %v", err)
 			}
 		case "host":
 		default:
 			return bad("--candidate-env %q: want pinned or host", *candidateEnv)
 		}
+		c, err := internalcand.Open(context.Background(), spec)
+		if err != nil {
+			return bad("the candidate: %v", err)
+		}
+		defer c.Close()
+		cand = &candidate{c: c}
 		k = keep{mode: "candidate"}
 	}
 	bin, err := client.FindOracle(*oraclePath)

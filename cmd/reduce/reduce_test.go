@@ -23,6 +23,7 @@ import (
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
+	internalcand "github.com/layout-oracle/oracle/internal/candidate"
 	"github.com/layout-oracle/oracle/internal/cli"
 	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/layout-oracle/oracle/reduce"
@@ -260,14 +261,14 @@ func TestCandidateTimeoutBoundsItsChildren(t *testing.T) {
 	d := filepath.Join(t.TempDir(), "dump.json")
 	require.NoError(t, os.WriteFile(d, first.Dump, 0o600))
 
-	c := &candidate{cmd: "sleep 8 & cat " + d, timeout: time.Second}
+	c := &candidate{c: &internalcand.Command{Cmd: "sleep 8 & cat " + d, Timeout: time.Second}}
 	start := time.Now()
 	got, err := c.dump(context.Background(), reduce.Variant{HTML: "<p>"})
 	require.NoError(t, err, "the dump was written and the command exited 0")
 	assert.Equal(t, "HTML", got.Nodes[0].Tag)
 	assert.Less(t, time.Since(start), 4*time.Second, "a background child holding stdout must not hold the read")
 
-	c = &candidate{cmd: "(sleep 8; cat " + d + ") & wait", timeout: time.Second}
+	c = &candidate{c: &internalcand.Command{Cmd: "(sleep 8; cat " + d + ") & wait", Timeout: time.Second}}
 	start = time.Now()
 	_, err = c.dump(context.Background(), reduce.Variant{HTML: "<p>"})
 	require.Error(t, err)

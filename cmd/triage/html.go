@@ -99,7 +99,7 @@ func writeIndex(cfg config, buckets []*Bucket, byID map[string]*scored, sum *sum
 		Engines []string
 		Cmd     string
 		Env     string
-	}{sum, pbs, engineOrder, cfg.cmd.Cmd, cfg.envName}); err != nil {
+	}{sum, pbs, engineOrder, cfg.cand.Describe(), cfg.envName}); err != nil {
 		return err
 	}
 	return cfg.dir.WriteFile("index.html", page.Bytes())

@@ -6,6 +6,7 @@
 // and reduces the smallest case of each entry while a time budget lasts.
 //
 //	triage --candidate-cmd CMD --out DIR [--oracle PATH] [--oracle-flag F]... [--reduce N] [--reduce-budget D] [--alone-first] CORPUS.ndjson...
+//	triage --candidate-server CMD ... | --candidate-webdriver URL [--candidate-capabilities JSON] ...
 //	triage candidate-env [CMD [ARG]...]
 //
 // Exit status: 0 the candidate fails nothing the engines agree on, 1 it does, 2 bad
@@ -44,7 +45,8 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // config is one triage run.
 type config struct {
-	cmd         candidate.Command
+	cmd         candidate.Command   // its Env is the candidate's environment
+	cand        candidate.Candidate // what scores and reduces call (docs/candidate.md)
 	out         string
 	dir         *outdir.Dir // out, every file of it written through outdir
 	oracleBin   string
@@ -71,7 +73,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fs := cli.NewFlagSet("triage")
 	fs.SetOutput(stderr)
-	cmdFlag := fs.String("candidate-cmd", "", "the engine under test: `CMD` (run by sh -c) reads a case's HTML on stdin and writes its dump (docs/dump-format.md) on stdout; required")
+	cmdFlag := fs.String("candidate-cmd", "", "the engine under test: `CMD` (run by sh -c) reads a case's HTML on stdin and writes its dump (docs/dump-format.md) on stdout; this, --candidate-server or --candidate-webdriver is required")
+	serverFlag := fs.String("candidate-server", "", "the engine under test as one long-lived process: `CMD` (run by sh -c once) reads {\"id\",\"html\"} lines on stdin and writes {\"id\",\"dump\"} or {\"id\",\"error\"} lines on stdout (docs/candidate.md)")
+	wdFlag := fs.String("candidate-webdriver", "", "the engine under test is the W3C WebDriver endpoint at `URL`, walked by the oracle's own program (docs/candidate.md)")
+	capsFlag := fs.String("candidate-capabilities", "", "with --candidate-webdriver: W3C capabilities of its sessions, a `JSON` object")
 	outDir := fs.String("out", "", "write buckets.json, candidate.ndjson, oracle.ndjson, summary.json and index.html into `DIR`; required")
 	oraclePath := fs.String("oracle", "", "the oracle binary (`PATH`); default: oracle next to this binary, else on PATH")
 	var oracleFlags cli.List
@@ -80,7 +85,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	reduceFor := fs.Duration("reduce-timeout", 3*time.Minute, "stop reducing one entry after this long and keep the best so far")
 	reduceBudget := fs.Duration("reduce-budget", 5*time.Minute, "bound on the whole reduction: entries are reduced in rank order while it lasts (crashes and timeouts always)")
 	aloneFirst := fs.Bool("alone-first", false, "rank first the entries where the candidate is alone against all three engines (agreeing_engines empty), after crashes, errors and overflows")
-	candTimeout := fs.Duration("candidate-timeout", 30*time.Second, "bound on one run of the candidate, its children included; past it the case is that case's candidate error")
+	candTimeout := fs.Duration("candidate-timeout", 30*time.Second, "bound on one case of the candidate, its children included; past it the case is that case's candidate error (a server is killed and restarted)")
 	caseTimeout := fs.Duration("case-timeout", 5*time.Minute, "bound on the oracle's answer to one case (each try); past it the case has no vote")
 	envName := fs.String("candidate-env", "pinned", "the candidate's environment: pinned (the browsers' fontconfig, default faces and sizes, locale and time zone: `triage candidate-env` prints it) or host (this process's own)")
 	parallel := fs.Int("parallel", 4, "cases in flight at once (each runs the oracle and the candidate)")
@@ -90,6 +95,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	from := fs.String("from", "", "score again the answers an earlier run wrote into `DIR` (its oracle.ndjson and candidate.ndjson) instead of running the oracle and the candidate on the corpus; reduction still runs both")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: triage --candidate-cmd CMD --out DIR [--oracle PATH] [--oracle-flag F]... [--reduce N] [--reduce-budget D] [--alone-first] CORPUS.ndjson...")
+		fmt.Fprintln(stderr, "       triage {--candidate-server CMD | --candidate-webdriver URL [--candidate-capabilities JSON]} --out DIR ... CORPUS.ndjson...")
 		fmt.Fprintln(stderr, "       triage candidate-env [CMD [ARG]...]")
 		cli.PrintDefaults(fs)
 	}
@@ -102,8 +108,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	switch {
-	case *cmdFlag == "":
-		return bad("--candidate-cmd is required")
+	case (candidate.Spec{Cmd: *cmdFlag, Server: *serverFlag, WebDriver: *wdFlag}).Set() == 0:
+		return bad("--candidate-cmd is required (or --candidate-server CMD, or --candidate-webdriver URL: docs/candidate.md)")
+	case (candidate.Spec{Cmd: *cmdFlag, Server: *serverFlag, WebDriver: *wdFlag}).Set() > 1:
+		return bad("name one candidate: --candidate-cmd, --candidate-server or --candidate-webdriver")
+	case *capsFlag != "" && *wdFlag == "":
+		return bad("--candidate-capabilities goes with --candidate-webdriver")
 	case *outDir == "":
 		return bad("--out is required")
 	case fs.NArg() == 0:
@@ -166,7 +176,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if c.envName == "pinned" {
+	cand, err := candidate.Open(ctx, candidate.Spec{Cmd: *cmdFlag, Server: *serverFlag, WebDriver: *wdFlag, Caps: *capsFlag,
+		Timeout: *candTimeout, Env: c.cmd.Env, Parallel: *parallel})
+	if err != nil {
+		return bad("the candidate: %v", err)
+	}
+	defer cand.Close()
+	c.cand = cand
+	if *wdFlag != "" {
+		fmt.Fprintf(stderr, "triage: the candidate is %s; its environment (fonts, locale, time zone) is the endpoint's\n", cand.Describe())
+	} else if c.envName == "pinned" {
 		fmt.Fprintf(stderr, "triage: the candidate runs in the pinned environment (%s): %s\n",
 			lookup(c.cmd.Env, "LAYOUT_ORACLE_ENVIRONMENT"), strings.Join(shortEnv(c.cmd.Env), " "))
 	} else {

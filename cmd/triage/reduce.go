@@ -31,7 +31,7 @@ type probe struct {
 func (t *triage) ask(ctx context.Context, o *client.Client, html string) *probe {
 	p := &probe{}
 	var wg sync.WaitGroup
-	wg.Go(func() { p.cand, p.candErr = t.cfg.cmd.Dump(ctx, html) })
+	wg.Go(func() { p.cand, p.candErr = t.cfg.cand.Dump(ctx, html) })
 	cctx, cancel := context.WithTimeout(ctx, t.cfg.caseFor)
 	resp, err := o.Do(cctx, client.Request{HTML: client.Str(html)})
 	cancel()

@@ -65,6 +65,7 @@ type summary struct {
 	Reproduced     int            `json:"reproduced"`
 	WallSeconds    float64        `json:"wall_seconds"`
 	Environment    string         `json:"candidate_environment"`
+	Candidate      string         `json:"candidate"` // how it ran: the command, "server: CMD" or "webdriver: URL (...)"
 	Out            string         `json:"out"`
 }
 
@@ -98,7 +99,7 @@ func (t *triage) run(ctx context.Context, cases []tcase, skipped int) (*summary,
 	}
 	scoreSecs := time.Since(start).Seconds()
 	sum := &summary{Cases: len(cases), Skipped: skipped, Verdicts: map[string]int{}, ScoreSeconds: scoreSecs, Out: t.cfg.out,
-		Environment: t.cfg.envName}
+		Environment: t.cfg.envName, Candidate: t.cfg.cand.Describe()}
 	bk := newBucketer(t.cfg.scoring(nil))
 	byID := map[string]*scored{}
 	for _, r := range results {
@@ -315,7 +316,7 @@ func (t *triage) one(ctx context.Context, oc *client.Client, c tcase, ready func
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		s := time.Now()
-		r.cand, r.candErr = t.cfg.cmd.Dump(ctx, c.html)
+		r.cand, r.candErr = t.cfg.cand.Dump(ctx, c.html)
 		r.candT = time.Since(s)
 	})
 	s := time.Now()
@@ -490,6 +491,7 @@ func (s *summary) print(w io.Writer) {
 		fmt.Fprintf(w, "reduction: %.1fs, median reduced size %.1f%% of the representative, %d of %d reproduced in a fresh oracle and candidate run\n",
 			s.ReduceSeconds, 100*s.MedianRatio, s.Reproduced, len(s.Reduced))
 	}
+	fmt.Fprintf(w, "candidate: %s\n", s.Candidate)
 	fmt.Fprintf(w, "wall %.1fs; wrote %s\n", s.WallSeconds, filepath.Join(s.Out, "index.html"))
 }
 

@@ -8,6 +8,9 @@ order, its border boxes as "rects" (one per box fragment) and their union as
 "bounding", in CSS px relative to the page's origin (the viewport's), and the
 style subset from WeasyPrint's computed and used values.
 
+With --server it stays up and answers one case a line (docs/candidate.md), so
+Python and WeasyPrint start once: bin/triage --candidate-server '.../adapter.py --server'.
+
 Run it under the oracle's pinned environment (`bin/triage candidate-env`, which
 bin/triage applies by default): FONTCONFIG_FILE gives WeasyPrint's Pango the
 browsers' faces; LAYOUT_ORACLE_FONT_SIZE, LAYOUT_ORACLE_MONOSPACE_SIZE and
@@ -263,7 +266,37 @@ def dump(html):
             "overflowed": overflowed, "nodes": nodes}
 
 
+def dump_case(html):
+    """One case's dump, with the per-document state of the last one cleared."""
+    _captured.clear()
+    _parents.clear()
+    return dump(html)
+
+
+def serve():
+    """--server: one request a line on stdin, {"id","html"}; one reply a line on
+    stdout, {"id","dump"} or {"id","error"} (docs/candidate.md). Python and
+    WeasyPrint start once; a case's exception is that case's error reply."""
+    out = sys.stdout
+    for line in sys.stdin.buffer:
+        if not line.strip():
+            continue
+        rid = None
+        try:
+            req = json.loads(line)
+            rid = req["id"]
+            reply = {"id": rid, "dump": dump_case(req["html"])}
+        except Exception as e:  # noqa: BLE001 - the case's error, never the server's end
+            reply = {"id": rid, "error": f"{type(e).__name__}: {e}"}
+        out.write(json.dumps(reply, separators=(",", ":")))
+        out.write("\n")
+        out.flush()
+
+
 def main():
+    if sys.argv[1:] == ["--server"]:
+        serve()
+        return
     html = sys.stdin.buffer.read().decode("utf-8", errors="replace")
     json.dump(dump(html), sys.stdout, separators=(",", ":"))
     sys.stdout.write("\n")

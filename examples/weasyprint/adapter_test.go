@@ -7,10 +7,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -184,4 +186,84 @@ func TestAdapterIsScored(t *testing.T) {
 	}
 	lines := bytes.Split(bytes.TrimSpace(got), []byte("\n"))
 	assert.Len(t, lines, sum.Cases+1, "a line per case and the totals")
+}
+
+// adapter --server answers every bundled case with the dump the one-shot adapter
+// writes for it, from one process, run the way triage runs it (internal/candidate,
+// pinned environment).
+func TestServerModeMatchesOneShot(t *testing.T) {
+	env, adapter := pinnedAdapter(t)
+	one := candidate.Command{Cmd: python + " " + adapter, Timeout: time.Minute, Env: env}
+	srv := &candidate.Server{Cmd: python + " " + adapter + " --server", Timeout: time.Minute, Env: env}
+	defer srv.Close()
+	for _, c := range bundled(t) {
+		want, err := one.Dump(context.Background(), *c.HTML)
+		require.NoError(t, err, c.ID)
+		got, err := srv.Dump(context.Background(), *c.HTML)
+		require.NoError(t, err, c.ID)
+		assert.Equal(t, want, got, c.ID)
+	}
+	assert.Equal(t, 1, srv.Starts(), "one process answered every case")
+}
+
+// The real adapter as a server that kills itself on a marker case (a stand-in for
+// an engine that crashes on one input): with four cases in flight, the marker
+// case is a candidate error naming the signal, and every other case is answered
+// with WeasyPrint's dump.
+func TestServerCrashCostsOneCase(t *testing.T) {
+	env, adapter := pinnedAdapter(t)
+	wrapper := filepath.Join(t.TempDir(), "crashing.py")
+	require.NoError(t, os.WriteFile(wrapper, []byte(`import os, signal, sys
+sys.path.insert(0, `+"\""+filepath.Dir(adapter)+"\""+`)
+import adapter
+real = adapter.dump_case
+def dump_case(html):
+    if "CRASH-MARKER" in html:
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return real(html)
+adapter.dump_case = dump_case
+adapter.serve()
+`), 0o600))
+	srv := &candidate.Server{Cmd: python + " " + wrapper, Timeout: time.Minute, Env: env}
+	defer srv.Close()
+	htmls := make([]string, 10)
+	for i := range htmls {
+		htmls[i] = fmt.Sprintf("<!doctype html><div style='width:%dpx'>case %d</div>", 100+i, i)
+	}
+	htmls[3] += "<!-- CRASH-MARKER -->"
+	errs := make([]error, len(htmls))
+	dumps := make([]*dump.Dump, len(htmls))
+	sem := make(chan struct{}, 4)
+	var wg sync.WaitGroup
+	for i, h := range htmls {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			dumps[i], errs[i] = srv.Dump(context.Background(), h)
+		})
+	}
+	wg.Wait()
+	for i := range htmls {
+		if i == 3 {
+			require.Error(t, errs[i])
+			assert.Contains(t, errs[i].Error(), "signal: segmentation fault")
+			assert.Equal(t, "exit", candidate.KindOf(errs[i].Error()))
+			continue
+		}
+		require.NoError(t, errs[i], "case %d", i)
+		assert.Equal(t, "weasyprint", dumps[i].Engine)
+		assert.Equal(t, float64(100+i), dumps[i].Nodes[3].Bounding.W, "case %d's own dump", i)
+	}
+}
+
+// pinnedAdapter skips the test without WeasyPrint, and gives the pinned
+// environment and the adapter's path, as triage runs it.
+func pinnedAdapter(t *testing.T) ([]string, string) {
+	t.Helper()
+	needWeasyPrint(t)
+	env, err := candidate.Pinned()
+	require.NoError(t, err)
+	adapter, err := filepath.Abs("adapter.py")
+	require.NoError(t, err)
+	return env, adapter
 }

@@ -23,6 +23,9 @@ import (
 // endpoint host's to set: the self-check's environment probe verifies it.
 
 func remoteWebDriverRoute(opts Options) string {
+	if opts.AnyEngine {
+		return "webdriver remote " + opts.RemoteURL
+	}
 	return fmt.Sprintf("webdriver remote %s + %s (WebKitGTK)", opts.RemoteURL, opts.BrowserPath)
 }
 

@@ -49,7 +49,7 @@ func (e *webDriverEngine) resetLocked(ctx context.Context) error {
 		e.restart("reset to about:blank failed: " + err.Error())
 		return e.wrap(ctx, "reset to about:blank", err)
 	}
-	if st.History != browser.FirstHistoryLength {
+	if st.History != e.firstHistory {
 		// The case added session-history entries; WebDriver classic cannot clear
 		// them, and a new session has the first case's history.
 		e.restart("the case left session history (history.length " + st.History + ")")

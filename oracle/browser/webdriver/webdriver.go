@@ -57,6 +57,11 @@ type Options struct {
 	// MemoryCgroup is the cgroup.procs file the driver goes in before it starts
 	// MiniBrowser, so every WebKit process is born there (host/memlimit.go); "": none.
 	MemoryCgroup string
+	// AnyEngine, with RemoteURL, drives whatever engine the endpoint serves (a
+	// triage candidate, internal/candidate/webdriver.go): the session is opened with
+	// Capabilities alone (no webkitgtk:browserOptions), and the engine is named by
+	// the session's browserName.
+	AnyEngine bool
 }
 
 // webDriverEngine is WebKitGTK over W3C WebDriver classic (HTTP JSON): one driver
@@ -71,6 +76,7 @@ type webDriverEngine struct {
 	opts    Options
 	route   string
 	version string // guarded by mu: a restart sets it while ping and the store read it
+	name    string // the session's browserName (AnyEngine); guarded by mu
 	log     zerolog.Logger
 	client  *http.Client
 
@@ -89,6 +95,7 @@ type webDriverEngine struct {
 	scriptTimeout time.Duration // as last set on the session
 	chrome        [2]int        // window size minus viewport size, as measured at launch
 	window        windowState   // the window as the first case saw it, measured at launch
+	firstHistory  string        // history.length of the session's first about:blank
 	callSeq       uint64
 	closeOnce     sync.Once
 	// kept: the session's document holds an inert case (Keep), which the next Load
@@ -112,7 +119,11 @@ func Launch(ctx context.Context, opts Options, log zerolog.Logger) (browser.Engi
 			return nil, browser.EngineErrorf(browser.WebKit, "%w (install webkit2gtk-driver)", err)
 		}
 	}
-	log = log.With().Str("engine", browser.WebKit).Logger()
+	logName := browser.WebKit
+	if opts.AnyEngine {
+		logName = "webdriver-candidate"
+	}
+	log = log.With().Str("engine", logName).Logger()
 	e := &webDriverEngine{
 		opts:  opts,
 		route: fmt.Sprintf("webdriver %s + %s (WebKitGTK)", opts.DriverPath, filepath.Base(opts.BrowserPath)),
@@ -147,7 +158,14 @@ func Launch(ctx context.Context, opts Options, log zerolog.Logger) (browser.Engi
 	return e, nil
 }
 
-func (e *webDriverEngine) Name() string { return browser.WebKit }
+func (e *webDriverEngine) Name() string {
+	if e.opts.AnyEngine {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return e.name
+	}
+	return browser.WebKit
+}
 func (e *webDriverEngine) Version() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -203,6 +221,16 @@ func (e *webDriverEngine) start(ctx context.Context) error {
 			return browser.EngineErrorf(browser.WebKit, "measure the window: %w", err)
 		}
 		e.window = w
+		e.firstHistory = browser.FirstHistoryLength
+		if e.opts.AnyEngine {
+			// Another engine's first about:blank may count the page its session
+			// started on (ChromeDriver's data:,): the reset compares with this one.
+			st, err := e.blankState(ctx)
+			if err != nil {
+				return browser.EngineErrorf(browser.WebKit, "read the first page's state: %w", err)
+			}
+			e.firstHistory = st.History
+		}
 		return nil
 	}
 	return browser.EngineErrorf(browser.WebKit, "start %s: %w", e.opts.DriverPath, lastErr)

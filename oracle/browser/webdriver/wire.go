@@ -28,6 +28,9 @@ func (e *webDriverEngine) newSession(ctx context.Context, p *wdProc) (string, er
 		"unhandledPromptBehavior":  "dismiss",
 		"pageLoadStrategy":         "normal",
 	}
+	if e.opts.AnyEngine {
+		delete(caps, "webkitgtk:browserOptions")
+	}
 	maps.Copy(caps, e.opts.Capabilities)
 	body := map[string]any{"capabilities": map[string]any{"alwaysMatch": caps}}
 	raw, err := e.do(ctx, p, http.MethodPost, "/session", body)
@@ -57,6 +60,7 @@ func (e *webDriverEngine) newSession(ctx context.Context, p *wdProc) (string, er
 	}
 	e.mu.Lock()
 	p.session = s.SessionID
+	e.name = s.Capabilities.BrowserName
 	e.mu.Unlock()
 	if err := browser.CheckVersion(s.Capabilities.BrowserVersion); err != nil {
 		return "", fmt.Errorf("session capabilities: %w", err)
