@@ -71,10 +71,11 @@ weasyprint.document.get_all_computed_styles = _capture
 
 
 def tag_of(el):
+    # The contract's tag is tagName.toUpperCase() in every namespace (SVG's
+    # foreignObject is FOREIGNOBJECT): the namespace is dropped, the case upper.
     tag = el.tag
     if tag.startswith("{"):
-        ns, _, local = tag[1:].partition("}")
-        return local if ns != "http://www.w3.org/1999/xhtml" else local.upper()
+        tag = tag[1:].partition("}")[2]
     return tag.upper()
 
 

@@ -267,3 +267,18 @@ func pinnedAdapter(t *testing.T) ([]string, string) {
 	require.NoError(t, err)
 	return env, adapter
 }
+
+// SVG content meets the contract too: its tags are upper case, as tagName's
+// upper case is in every namespace (FOREIGNOBJECT), so the dump passes the
+// schema's check. Before, the adapter wrote SVG's tags as they were ("svg").
+func TestAdapterSVGTagsMeetTheContract(t *testing.T) {
+	env, adapter := pinnedAdapter(t)
+	cmd := candidate.Command{Cmd: python + " " + adapter, Timeout: time.Minute, Env: env}
+	d, err := cmd.Dump(context.Background(), `<svg width="50" height="20"><rect width="10" height="10"/><foreignObject width="5" height="5"></foreignObject></svg>`)
+	require.NoError(t, err) // decoded against the schema, then dump.Validate
+	var tags []string
+	for _, n := range d.Nodes {
+		tags = append(tags, n.Tag)
+	}
+	assert.Equal(t, []string{"HTML", "HEAD", "BODY", "SVG", "RECT", "FOREIGNOBJECT"}, tags)
+}
