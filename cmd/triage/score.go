@@ -157,10 +157,12 @@ func (t *triage) run(ctx context.Context, cases []tcase, skipped int) (*summary,
 		}
 		sum.MedianRatio = median(ratios)
 	}
-	if err := writeBuckets(t.cfg.dir, buckets); err != nil {
+	// The index first: it draws each reduced case's page, whose path buckets.json
+	// then names (reduced.page).
+	if err := writeIndex(t.cfg, buckets, byID, sum); err != nil {
 		return nil, err
 	}
-	if err := writeIndex(t.cfg, buckets, byID, sum); err != nil {
+	if err := writeBuckets(t.cfg.dir, buckets); err != nil {
 		return nil, err
 	}
 	sum.WallSeconds = time.Since(start).Seconds()

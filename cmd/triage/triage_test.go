@@ -146,6 +146,7 @@ func TestTriageOfAReplayedEngine(t *testing.T) {
 				Bytes         int      `json:"bytes"`
 				Reproduced    bool     `json:"reproduced"`
 				OtherFailures []string `json:"other_failures"`
+				Page          string   `json:"page"`
 			} `json:"reduced"`
 		}
 		b, err := os.ReadFile(filepath.Join(out, "buckets.json"))
@@ -181,6 +182,7 @@ func TestTriageOfAReplayedEngine(t *testing.T) {
 		assert.Contains(t, string(index), "none (the candidate alone against all three)")
 		assert.Contains(t, string(index), "reduced/cases/000001.html")
 		assert.FileExists(t, filepath.Join(out, "reduced", "cases", "000001.html"))
+		assert.Equal(t, "reduced/cases/000001.html", top.Reduced.Page, "buckets.json names the reduced case's page")
 	})
 }
 
