@@ -229,3 +229,12 @@ func TestUsageErrorsReadableOnATerminal(t *testing.T) {
 	assert.NotContains(t, out, `"level"`)
 	assert.Contains(t, out, "ERR")
 }
+
+// triage refuses a flag after its corpus instead of reading it as a file name.
+func TestTriageRefusesAFlagAfterTheCorpus(t *testing.T) {
+	corpus := filepath.Join(t.TempDir(), "c.ndjson")
+	require.NoError(t, os.WriteFile(corpus, []byte(`{"id":"a","html":"<p>"}`+"\n"), 0o644))
+	code, _, stderr := runBin(t, "triage", "--candidate-cmd", "cat", "--out", t.TempDir(), corpus, "--reduce=0")
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "--reduce=0 after the corpus")
+}
