@@ -21,8 +21,7 @@ import (
 
 // geometryKind answers a geometry request (no "op"): load html or navigate to url,
 // run script, walk, in every engine.
-var geometryKind = &kind[*dump.Dump]{
-	desc: kinds.Geometry,
+var geometryKind = answers(kinds.Geometry, &kind[*dump.Dump]{
 	kindInfo: kindInfo{what: "dump", screenshot: true,
 		validate: func(r *Request) error {
 			if r.HTML == nil && r.URL == nil {
@@ -67,7 +66,7 @@ var geometryKind = &kind[*dump.Dump]{
 			return shot(ctx, e, d, err)
 		}
 	},
-}
+})
 
 // Geometry produces one engine's dump of one case. A dump whose viewport is not the
 // spec's is withheld: ground truth measured in the wrong viewport is not ground truth.

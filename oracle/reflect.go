@@ -13,8 +13,7 @@ import (
 )
 
 // reflectKind answers a reflect request: load html, run script, read every probe.
-var reflectKind = &kind[*reflection.State]{
-	desc: kinds.Reflect,
+var reflectKind = answers(kinds.Reflect, &kind[*reflection.State]{
 	kindInfo: kindInfo{what: "reflection state",
 		validate: func(r *Request) error {
 			if len(r.Probes) == 0 {
@@ -45,7 +44,7 @@ var reflectKind = &kind[*reflection.State]{
 			return Reflect(ctx, e, deref(req.HTML), deref(req.Script), req.Probes)
 		}
 	},
-}
+})
 
 // Reflect produces one engine's reflection dump of one case.
 func Reflect(ctx context.Context, e browser.Engine, html, script string, probes []reflection.Probe) (*reflection.State, error) {

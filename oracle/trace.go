@@ -17,8 +17,7 @@ import (
 
 // traceKind answers a trace request: serve the page from the oracle's origin, visit
 // it in every engine, and collect the recorder's records.
-var traceKind = &kind[*trace.Trace]{
-	desc: kinds.Trace,
+var traceKind = answers(kinds.Trace, &kind[*trace.Trace]{
 	kindInfo: kindInfo{what: "trace", keysID: true,
 		validate: func(r *Request) error {
 			if r.Script == nil {
@@ -58,7 +57,7 @@ var traceKind = &kind[*trace.Trace]{
 		}
 		return ""
 	},
-}
+})
 
 // sameCase serves a trace from the store only whole: every engine asked was stored,
 // all from one case (one origin). The engines of a live trace share the case's
