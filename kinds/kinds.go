@@ -65,7 +65,7 @@ type Of[T any] struct {
 	Vote func(answers map[string]T, cand T, opts compare.Options) (*compare.Report, error)
 	// Run is how the oracle answers the kind: a value of package oracle's, which
 	// kinds cannot import (oracle imports kinds), set there when the oracle attaches
-	// its side to the description (oracle/operation.go, answers). Nil: the oracle does
+	// its side to the description (oracle/operation.go, attach). Nil: the oracle does
 	// not answer the kind's op; every other reader ignores it.
 	Run any
 }

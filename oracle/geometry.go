@@ -21,7 +21,8 @@ import (
 
 // geometryKind answers a geometry request (no "op"): load html or navigate to url,
 // run script, walk, in every engine.
-var geometryKind = answers(kinds.Geometry, &kind[*dump.Dump]{
+var geometryKind = &kind[*dump.Dump]{
+	desc: kinds.Geometry,
 	kindInfo: kindInfo{what: "dump", screenshot: true,
 		validate: func(r *Request) error {
 			if r.HTML == nil && r.URL == nil {
@@ -66,7 +67,10 @@ var geometryKind = answers(kinds.Geometry, &kind[*dump.Dump]{
 			return shot(ctx, e, d, err)
 		}
 	},
-})
+}
+
+// The oracle answers geometry requests: its side of the kind, in the description.
+func init() { geometryKind.attach() }
 
 // Geometry produces one engine's dump of one case. A dump whose viewport is not the
 // spec's is withheld: ground truth measured in the wrong viewport is not ground truth.

@@ -20,18 +20,16 @@ import (
 
 // The oracle's case kinds (every request it answers with one answer per engine) are
 // package kinds' registry: a kind the oracle answers carries its oracle side, an
-// operation, in its description's Run (answers attaches it). The request loop, the
+// operation, in its description's Run (attach puts it there). The request loop, the
 // store, the answer bound, progress and the self-check know a kind only through
 // kinds.All, so adding one is a new file holding its description and oracle side and
 // a line in that registry (docs/architecture.md, "Adding a request kind"). ping and
 // shutdown are not kinds: no engine answers them.
 
-// answers attaches k, the oracle's side of a kind, to desc, its description in
-// package kinds, and returns k: the kind is answered once desc is registered.
-func answers[T any](desc *kinds.Of[T], k *kind[T]) *kind[T] {
-	k.desc, desc.Run = desc, k
-	return k
-}
+// attach makes k the oracle's side of its kind: its description's Run (package kinds
+// cannot import oracle). Each kind's file calls it from its init; the kind is answered
+// once its description is registered.
+func (k *kind[T]) attach() { k.desc.Run = k }
 
 // operations is every registered kind the oracle answers, in registry order.
 func operations() []operation {

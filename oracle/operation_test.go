@@ -27,7 +27,8 @@ type titleAnswer = kindstest.TitleAnswer
 // to its description (kindstest.Title): with it, all a new kind needs is a line in
 // package kinds' registry (docs/architecture.md, "Adding a request kind"), which
 // kindstest.Register stands for.
-var titleKind = answers(kindstest.Title, &kind[*titleAnswer]{
+var titleKind = &kind[*titleAnswer]{
+	desc: kindstest.Title,
 	kindInfo: kindInfo{what: "title",
 		validate: func(r *Request) error {
 			if r.HTML == nil {
@@ -50,7 +51,9 @@ var titleKind = answers(kindstest.Title, &kind[*titleAnswer]{
 			return &titleAnswer{Engine: e.Name(), Title: title}, nil
 		}
 	},
-})
+}
+
+func init() { titleKind.attach() }
 
 // A kind registered with one line is validated, listed, answered by a real engine,
 // stored, served from the store and bounded, with no other edit.

@@ -13,7 +13,8 @@ import (
 )
 
 // reflectKind answers a reflect request: load html, run script, read every probe.
-var reflectKind = answers(kinds.Reflect, &kind[*reflection.State]{
+var reflectKind = &kind[*reflection.State]{
+	desc: kinds.Reflect,
 	kindInfo: kindInfo{what: "reflection state",
 		validate: func(r *Request) error {
 			if len(r.Probes) == 0 {
@@ -44,7 +45,10 @@ var reflectKind = answers(kinds.Reflect, &kind[*reflection.State]{
 			return Reflect(ctx, e, deref(req.HTML), deref(req.Script), req.Probes)
 		}
 	},
-})
+}
+
+// The oracle answers reflect requests: its side of the kind, in the description.
+func init() { reflectKind.attach() }
 
 // Reflect produces one engine's reflection dump of one case.
 func Reflect(ctx context.Context, e browser.Engine, html, script string, probes []reflection.Probe) (*reflection.State, error) {

@@ -17,7 +17,8 @@ import (
 
 // traceKind answers a trace request: serve the page from the oracle's origin, visit
 // it in every engine, and collect the recorder's records.
-var traceKind = answers(kinds.Trace, &kind[*trace.Trace]{
+var traceKind = &kind[*trace.Trace]{
+	desc: kinds.Trace,
 	kindInfo: kindInfo{what: "trace", keysID: true,
 		validate: func(r *Request) error {
 			if r.Script == nil {
@@ -57,7 +58,10 @@ var traceKind = answers(kinds.Trace, &kind[*trace.Trace]{
 		}
 		return ""
 	},
-})
+}
+
+// The oracle answers trace requests: its side of the kind, in the description.
+func init() { traceKind.attach() }
 
 // sameCase serves a trace from the store only whole: every engine asked was stored,
 // all from one case (one origin). The engines of a live trace share the case's
