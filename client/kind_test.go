@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/layout-oracle/oracle/client"
+	"github.com/layout-oracle/oracle/kinds"
 	"github.com/layout-oracle/oracle/kinds/kindstest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,7 +28,7 @@ func TestAKindReachesTheClientOnceRegistered(t *testing.T) {
 	req := client.Request{Op: "title", HTML: client.Str("<title>x</title>")}
 
 	_, err := c.Do(context.Background(), req)
-	assert.EqualError(t, err, `client: the answer has ["titles"], the field of no kind this client knows (known: "dumps", "traces", "states"): build the client from the oracle's tree`)
+	assert.EqualError(t, err, `client: the answer has ["titles"], the field of no kind this client knows (known: `+kinds.Fields()+`): build the client from the oracle's tree`)
 
 	t.Run("registered", func(t *testing.T) {
 		kindstest.Register(t)
@@ -40,19 +41,21 @@ func TestAKindReachesTheClientOnceRegistered(t *testing.T) {
 	})
 }
 
-// The three kinds fill Kind and Answers as well as their typed field.
-func TestTheThreeKindsFillKindAndAnswers(t *testing.T) {
+// Every registered kind fills Kind and Answers as well as its typed field, whichever
+// kinds the tree has.
+func TestEveryKindFillsKindAndAnswers(t *testing.T) {
+	all := kinds.All()
 	c, p := attach(t, client.Options{})
 	go func() {
-		for _, field := range []string{"dumps", "traces", "states"} {
+		for _, k := range all {
 			l := readReq(t, p.br)
-			fmt.Fprintf(p.w, `{"id":%s,%q:{"chromium":null},"errors":{"webkit":"no"}}`+"\n", l.id, field)
+			fmt.Fprintf(p.w, `{"id":%s,%q:{"chromium":null},"errors":{"webkit":"no"}}`+"\n", l.id, k.About().Field)
 		}
 	}()
-	for _, want := range []string{"geometry", "trace", "reflect"} {
+	for _, k := range all {
 		r, err := c.Do(context.Background(), client.Request{HTML: client.Str("")})
 		require.NoError(t, err)
-		assert.Equal(t, want, r.Kind)
+		assert.Equal(t, k.About().Name, r.Kind)
 		assert.Equal(t, []string{"chromium"}, r.Engines())
 	}
 }

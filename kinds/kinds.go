@@ -3,7 +3,7 @@
 // candidate record's field, how one answer decodes, how two runs of one engine
 // differ (the store's stability diff, --verify) and how the engines' answers are
 // voted and a candidate scored (cmd/compare). The oracle runs a kind (oracle/operation.go
-// holds what it runs); the store's diff, `oracle store export`, cmd/compare and
+// holds how it runs them, which it attaches to the kind's Run); the store's diff, `oracle store export`, cmd/compare and
 // client read this registry, so a kind they are not told of is an error there, never
 // silently dropped (docs/architecture.md, "Adding a request kind").
 //
@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
@@ -45,6 +46,9 @@ type Kind interface {
 	// Score votes answers (what Answers returned) and scores cand, a T, against
 	// them; cand nil only votes.
 	Score(answers, cand any, opts compare.Options) (*compare.Report, error)
+	// Runner is how the oracle answers the kind (Of's Run), nil for a kind only
+	// readers of answers know.
+	Runner() any
 }
 
 // Of is a kind whose engines each answer a T.
@@ -59,10 +63,18 @@ type Of[T any] struct {
 	// Vote votes the engines' answers and scores cand (the zero T: only votes), with
 	// opts' tolerance, unstable items and axes where the kind has them.
 	Vote func(answers map[string]T, cand T, opts compare.Options) (*compare.Report, error)
+	// Run is how the oracle answers the kind: a value of package oracle's, which
+	// kinds cannot import (oracle imports kinds), set there when the oracle attaches
+	// its side to the description (oracle/operation.go, attach). Nil: the oracle does
+	// not answer the kind's op; every other reader ignores it.
+	Run any
 }
 
 // About implements Kind.
 func (k *Of[T]) About() Info { return k.Info }
+
+// Runner implements Kind.
+func (k *Of[T]) Runner() any { return k.Run }
 
 // decode is one answer as a T.
 func (k *Of[T]) decode(b []byte) (T, error) {
@@ -153,24 +165,51 @@ var (
 // the answer of a kind its reader is not told of.
 var ResponseFields = []string{"id", "errors", "error", "ok", "unstable", "stored", "line"}
 
-// registry is every kind, in the oracle's order; a new kind is a value and a line here.
-var registry = []Kind{Geometry, Trace, Reflect}
+// registry is every kind, in the oracle's order; a new kind is a value and a line
+// here. It is read and changed under its lock: a test registers a throw-away kind
+// while other goroutines (an oracle's request loop, a client's reader) look kinds up.
+var registry = struct {
+	sync.RWMutex
+	all []Kind
+}{all: []Kind{Geometry, Trace, Reflect}}
 
-// All is every registered kind.
-func All() []Kind { return slices.Clone(registry) }
+// All is every registered kind, in registry order.
+func All() []Kind {
+	registry.RLock()
+	defer registry.RUnlock()
+	return slices.Clone(registry.all)
+}
 
-// Register adds k and returns what removes it again: for a test's throw-away kind
-// (a kind of the tree is a line in registry). The registry is not locked: a test
-// that registers is not parallel, and ends the calls that read it before removing.
-func Register(k Kind) (unregister func()) {
-	saved := registry
-	registry = append(slices.Clone(registry), k)
-	return func() { registry = saved }
+// Register adds k, a test's throw-away kind (a kind of the tree is a line in
+// registry), and returns what removes it again (t.Cleanup's argument; calling it
+// twice removes it once). It refuses k when a registered kind already has its op,
+// name or response field: a reader could not tell the two apart.
+func Register(k Kind) (unregister func(), err error) {
+	in := k.About()
+	registry.Lock()
+	defer registry.Unlock()
+	for _, r := range registry.all {
+		if r == k {
+			return nil, fmt.Errorf("kinds: %s is registered already", in.Name)
+		}
+		if of := r.About(); of.Op == in.Op || of.Name == in.Name || of.Field == in.Field {
+			return nil, fmt.Errorf("kinds: %s (op %q, field %q) clashes with the registered %s (op %q, field %q)", in.Name, in.Op, in.Field, of.Name, of.Op, of.Field)
+		}
+	}
+	registry.all = append(slices.Clone(registry.all), k)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			registry.Lock()
+			defer registry.Unlock()
+			registry.all = slices.DeleteFunc(slices.Clone(registry.all), func(r Kind) bool { return r == k })
+		})
+	}, nil
 }
 
 // find is the registered kind whose Info field of choice is v, nil when none.
 func find(v string, of func(Info) string) Kind {
-	for _, k := range registry {
+	for _, k := range All() {
 		if of(k.About()) == v {
 			return k
 		}
@@ -191,7 +230,7 @@ func ByField(field string) Kind { return find(field, func(i Info) string { retur
 // for messages.
 func Fields() string {
 	var out []string
-	for _, k := range registry {
+	for _, k := range All() {
 		out = append(out, fmt.Sprintf("%q", k.About().Field))
 	}
 	return strings.Join(out, ", ")
@@ -212,7 +251,7 @@ func UnstableAnswers(name string, answers [][]byte) ([]string, error) {
 // names lists the registered kinds' names, for messages.
 func names() string {
 	var out []string
-	for _, k := range registry {
+	for _, k := range All() {
 		out = append(out, k.About().Name)
 	}
 	return strings.Join(out, ", ")

@@ -11,7 +11,7 @@ type answerLimits map[string]int
 
 func (o *Oracle) answerLimits() answerLimits {
 	l := answerLimits{}
-	for _, k := range operations {
+	for _, k := range operations() {
 		l[k.about().Name] = k.info().limit(o)
 	}
 	return l

@@ -68,6 +68,9 @@ var geometryKind = &kind[*dump.Dump]{
 	},
 }
 
+// The oracle answers geometry requests: its side of the kind, in the description.
+func init() { geometryKind.attach() }
+
 // Geometry produces one engine's dump of one case. A dump whose viewport is not the
 // spec's is withheld: ground truth measured in the wrong viewport is not ground truth.
 func Geometry(ctx context.Context, e browser.Engine, html, script string) (*dump.Dump, error) {

@@ -18,15 +18,29 @@ import (
 	"github.com/layout-oracle/oracle/trace"
 )
 
-// operations is the registry of case kinds: every request the oracle answers with
-// one answer per engine. The request loop, the store, the answer bound, progress and
-// the self-check know a kind only through it, so adding one is a new file holding
-// its kind value and a line here (docs/architecture.md, "Adding a request kind"),
-// besides its description in package kinds, which every reader of answers outside
-// the oracle reads (the store's diff, export, compare, client); each kind here is
-// one registered there (TestEveryOperationIsARegisteredKind). ping and shutdown are
-// not kinds: no engine answers them.
-var operations = []operation{geometryKind, traceKind, reflectKind}
+// The oracle's case kinds (every request it answers with one answer per engine) are
+// package kinds' registry: a kind the oracle answers carries its oracle side, an
+// operation, in its description's Run (attach puts it there). The request loop, the
+// store, the answer bound, progress and the self-check know a kind only through
+// kinds.All, so adding one is a new file holding its description and oracle side and
+// a line in that registry (docs/architecture.md, "Adding a request kind"). ping and
+// shutdown are not kinds: no engine answers them.
+
+// attach makes k the oracle's side of its kind: its description's Run (package kinds
+// cannot import oracle). Each kind's file calls it from its init; the kind is answered
+// once its description is registered.
+func (k *kind[T]) attach() { k.desc.Run = k }
+
+// operations is every registered kind the oracle answers, in registry order.
+func operations() []operation {
+	var out []operation
+	for _, k := range kinds.All() {
+		if op, ok := k.Runner().(operation); ok {
+			out = append(out, op)
+		}
+	}
+	return out
+}
 
 // operation is one case kind, whatever its answer's type.
 type operation interface {
@@ -188,31 +202,38 @@ func (k *kind[T]) failures(c SelfCheck, resp any, names []string) map[string]str
 	return out
 }
 
-// kindOf is the registered kind whose answers are T's.
-func kindOf[T any]() *kind[T] {
-	for _, op := range operations {
+// kindOf is the registered kind whose answers are T's; false when none is (a
+// response of a kind removed since, or never registered).
+func kindOf[T any]() (*kind[T], bool) {
+	for _, op := range operations() {
 		if k, ok := op.(*kind[T]); ok {
-			return k
+			return k, true
 		}
 	}
-	panic(fmt.Sprintf("oracle: no registered kind answers %T", *new(T)))
+	return nil, false
 }
 
-// kindFor is the kind a request's op names, nil for ping, shutdown or an unknown op.
+// noKind is the error of a response whose answer's type no registered kind has.
+func noKind[T any]() error {
+	return fmt.Errorf("oracle: no registered kind answers %T", *new(T))
+}
+
+// kindFor is the kind a request's op names, nil for ping, shutdown, an unknown op
+// or a kind the oracle does not answer.
 func kindFor(op string) operation {
-	for _, k := range operations {
-		if k.about().Op == op {
-			return k
-		}
+	k := kinds.ByOp(op)
+	if k == nil {
+		return nil
 	}
-	return nil
+	o, _ := k.Runner().(operation)
+	return o
 }
 
 // knownOps lists the ops a request may name, for the unknown-op error.
 func knownOps() string {
 	names := []string{OpPing, OpShutdown}
 	geometry := ""
-	for _, k := range operations {
+	for _, k := range operations() {
 		if k.about().Op == "" {
 			geometry = " or none for " + k.about().Name
 			continue
@@ -282,8 +303,14 @@ type CaseResponse interface {
 	EngineError(engine string) string
 }
 
-// KindName implements CaseResponse.
-func (r Response[T]) KindName() string { return kindOf[T]().desc.Name }
+// KindName implements CaseResponse; "" when no registered kind answers a T.
+func (r Response[T]) KindName() string {
+	k, ok := kindOf[T]()
+	if !ok {
+		return ""
+	}
+	return k.desc.Name
+}
 
 // EngineAnswer implements CaseResponse. A stored answer only Serve writes out
 // (raw) is not decoded here: Handle's responses carry their answers decoded.
@@ -325,10 +352,14 @@ func (r Response[T]) MarshalJSON() ([]byte, error) {
 		b.Write(enc)
 		return nil
 	}
+	k, ok := kindOf[T]()
+	if !ok {
+		return nil, noKind[T]()
+	}
 	if err := write("id", r.ID); err != nil {
 		return nil, err
 	}
-	if err := write(kindOf[T]().desc.Field, answers); err != nil {
+	if err := write(k.desc.Field, answers); err != nil {
 		return nil, err
 	}
 	if len(r.Errors) > 0 {
@@ -356,7 +387,10 @@ func (r Response[T]) bounded(lim answerLimits) ([]byte, error) {
 	for n, e := range r.Errors {
 		r.Errors[n] = answerbound.FitError(e)
 	}
-	k := kindOf[T]()
+	k, ok := kindOf[T]()
+	if !ok {
+		return nil, noKind[T]()
+	}
 	max := lim[k.desc.Name]
 	if b, err := json.Marshal(r); err != nil || len(b) <= max {
 		return b, err

@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,9 +23,10 @@ import (
 // each engine's document.title after the case's script.
 type titleAnswer = kindstest.TitleAnswer
 
-// titleKind is all a new request kind needs (docs/architecture.md, "Adding a request
-// kind"): its description (kindstest.Title, a line in package kinds' registry), this
-// value, and a line in operations (withKind below stands for both lines).
+// titleKind is the oracle's side of a request kind that exists only in tests, attached
+// to its description (kindstest.Title): with it, all a new kind needs is a line in
+// package kinds' registry (docs/architecture.md, "Adding a request kind"), which
+// kindstest.Register stands for.
 var titleKind = &kind[*titleAnswer]{
 	desc: kindstest.Title,
 	kindInfo: kindInfo{what: "title",
@@ -51,26 +53,23 @@ var titleKind = &kind[*titleAnswer]{
 	},
 }
 
-// withKind registers k for the test, as the line in operations would, and its
-// description, as the line in package kinds' registry would.
-func withKind(t *testing.T, k *kind[*titleAnswer]) {
-	t.Cleanup(kinds.Register(k.desc))
-	saved := operations
-	operations = append(append([]operation(nil), operations...), k)
-	t.Cleanup(func() { operations = saved })
-}
+func init() { titleKind.attach() }
 
 // A kind registered with one line is validated, listed, answered by a real engine,
 // stored, served from the store and bounded, with no other edit.
 func TestANewKindNeedsOnlyItsValueAndARegistryLine(t *testing.T) {
+	before := knownOps()
 	_, _, err := ParseRequest([]byte(`{"id":1,"op":"title"}`))
-	require.ErrorContains(t, err, `unknown op "title" (known: ping, shutdown, trace, reflect, or none for geometry)`)
+	require.EqualError(t, err, `unknown op "title" (known: `+before+`)`)
+	require.NotContains(t, before, "title")
 
-	withKind(t, titleKind)
+	kindstest.Register(t)
 	_, _, err = ParseRequest([]byte(`{"id":1,"op":"title"}`))
 	require.EqualError(t, err, `title request needs "html"`)
 	_, _, err = ParseRequest([]byte(`{"id":1,"op":"nope","html":""}`))
-	require.ErrorContains(t, err, "known: ping, shutdown, trace, reflect, title, or none for geometry")
+	require.EqualError(t, err, `unknown op "nope" (known: `+knownOps()+`)`)
+	last := strings.LastIndex(before, ",")
+	assert.Equal(t, before[:last]+", title"+before[last:], knownOps(), "title is listed last of the ops")
 	_, _, err = ParseRequest([]byte(`{"id":1,"op":"title","html":"","screenshot":true}`))
 	require.ErrorContains(t, err, `"screenshot" is for geometry requests only`)
 
@@ -99,16 +98,38 @@ func TestANewKindNeedsOnlyItsValueAndARegistryLine(t *testing.T) {
 		"an answer over the kind's limit is an error")
 }
 
-// Each kind the oracle runs is the one package kinds registers under its name, and
-// every registered kind is run: the store's diff, export, compare and client read
-// kinds, so a kind missing there would be answered and then dropped by them.
-func TestEveryOperationIsARegisteredKind(t *testing.T) {
+// Each kind of the tree (registered in package kinds, which every reader of answers
+// reads) is answered by the oracle, with its own description: a kind there and not
+// here would be read by them and refused as an unknown op here.
+func TestEveryKindOfTheTreeIsAnswered(t *testing.T) {
 	all := kinds.All()
-	require.Len(t, operations, len(all))
-	for i, op := range operations {
-		k := kinds.ByName(op.about().Name)
-		require.NotNil(t, k, op.about().Name)
-		assert.Equal(t, op.about(), k.About())
-		assert.Equal(t, all[i].About(), op.about(), "one order in both")
+	ops := operations()
+	require.Len(t, ops, len(all))
+	for i, k := range all {
+		assert.Equal(t, k.About(), ops[i].about(), "one order, one description")
+		assert.Same(t, k.Runner(), kindFor(k.About().Op))
 	}
+}
+
+// A kind only readers know (no oracle side) is an unknown op to the oracle, not a
+// crash; a response whose answer's type no registered kind has is an error when it
+// is written (one error line), not a panic.
+func TestAKindTheOracleDoesNotAnswerIsAnErrorNotAPanic(t *testing.T) {
+	readersOnly := &kinds.Of[*struct{ N int }]{Info: kinds.Info{Op: "count", Name: "count", Field: "counts", Record: "count", Case: "a count"}}
+	kindstest.RegisterKind(t, readersOnly)
+	_, _, err := ParseRequest([]byte(`{"id":1,"op":"count","html":""}`))
+	require.EqualError(t, err, `unknown op "count" (known: `+knownOps()+`)`)
+	assert.NotContains(t, knownOps(), "count")
+
+	r := Response[*struct{ N int }]{ID: json.RawMessage(`1`), Answers: map[string]*struct{ N int }{"chromium": {N: 1}}}
+	assert.Empty(t, r.KindName())
+	_, err = json.Marshal(r)
+	require.ErrorContains(t, err, "oracle: no registered kind answers *struct { N int }")
+	_, err = boundLine(r, answerLimits{})
+	require.ErrorContains(t, err, "oracle: no registered kind answers")
+
+	var out strings.Builder
+	w := &lineWriter{w: bufio.NewWriter(&out), broken: make(chan struct{})}
+	w.write(r)
+	assert.Equal(t, `{"id":null,"error":"internal: cannot encode response: oracle: no registered kind answers *struct { N int }"}`+"\n", out.String())
 }

@@ -47,6 +47,9 @@ var reflectKind = &kind[*reflection.State]{
 	},
 }
 
+// The oracle answers reflect requests: its side of the kind, in the description.
+func init() { reflectKind.attach() }
+
 // Reflect produces one engine's reflection dump of one case.
 func Reflect(ctx context.Context, e browser.Engine, html, script string, probes []reflection.Probe) (*reflection.State, error) {
 	raw, err := runCase(ctx, e, html, script, reflection.WalkJS, probes, reflection.MaxStateBytes)

@@ -61,6 +61,9 @@ var traceKind = &kind[*trace.Trace]{
 	},
 }
 
+// The oracle answers trace requests: its side of the kind, in the description.
+func init() { traceKind.attach() }
+
 // sameCase serves a trace from the store only whole: every engine asked was stored,
 // all from one case (one origin). The engines of a live trace share the case's
 // origin, so what a case records of location.origin is unanimous; stored traces of

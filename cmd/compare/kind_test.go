@@ -8,6 +8,7 @@ package main
 import (
 	"testing"
 
+	"github.com/layout-oracle/oracle/kinds"
 	"github.com/layout-oracle/oracle/kinds/kindstest"
 	"github.com/stretchr/testify/assert"
 )
@@ -19,7 +20,7 @@ func TestAKindIsComparedOnceRegisteredAndReportedWhenNot(t *testing.T) {
 
 	code, stdout, stderr := runCmd(t, oracle, "--oracle", "-")
 	assert.Equal(t, exitBadInput, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
-	assert.Contains(t, stdout, `error         same  oracle record 1 answers under "titles": no kind compare knows has that field (known: "dumps", "traces", "states")`)
+	assert.Contains(t, stdout, `error         same  oracle record 1 answers under "titles": no kind compare knows has that field (known: `+kinds.Fields()+`)`)
 	assert.Contains(t, stdout, `error         apart  oracle record 2 answers under "titles"`)
 	assert.Contains(t, stdout, "no-candidate  only", "the cases after it are compared")
 	assert.Contains(t, stdout, "3 cases:")

@@ -55,4 +55,15 @@ var Title = &kinds.Of[*TitleAnswer]{
 }
 
 // Register registers Title for t's duration.
-func Register(t testing.TB) { t.Cleanup(kinds.Register(Title)) }
+func Register(t testing.TB) { RegisterKind(t, Title) }
+
+// RegisterKind registers k for t's duration (a copy of Title that the oracle
+// answers, say), failing t when kinds refuses it.
+func RegisterKind(t testing.TB, k kinds.Kind) {
+	t.Helper()
+	unregister, err := kinds.Register(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(unregister)
+}
