@@ -140,6 +140,69 @@
   VALUED['html input type'] = true;
   var observed = [];
   var observer = null;
+  // The policy that makes a kept window's documents unable to run script
+  // (docs/untrusted.md, "The engine refuses script in a kept window"): written as a
+  // <meta> into the window's first document, which document.open keeps, with every
+  // policy, for every later document written into the window. The drivers'
+  // evaluation is not bound by it, but the program's own indirect eval of fn is in
+  // WebKitGTK's WebDriver (refused under script-src 'none'), hence 'unsafe-eval':
+  // no script of a case can start to call eval, as no source, inline script,
+  // handler or javascript: URL is allowed.
+  var POLICY = '<meta http-equiv="Content-Security-Policy" content="script-src \'unsafe-eval\'; object-src \'none\'">';
+  // FRESH is the window's own property holding what its first, fresh document
+  // measured (freshState): no script of a case can run in a kept window to read or
+  // change it, and a case that is not inert gets a new window.
+  var FRESH = '__layoutOracleFreshState';
+  var createElement = method(DocP, 'createElement');
+  var setAttribute = method(ElP, 'setAttribute');
+  var dispatchEvent = method(EventTarget.prototype, 'dispatchEvent');
+  var addListener = method(EventTarget.prototype, 'addEventListener');
+  var EventCtor = Event;
+  var devicePixelRatio = getter(G, 'devicePixelRatio');
+  var VioP = typeof SecurityPolicyViolationEvent === 'function' ? SecurityPolicyViolationEvent.prototype : null;
+  var vioDirective = VioP ? getter(VioP, 'effectiveDirective') : noop;
+  var vioBlocked = VioP ? getter(VioP, 'blockedURI') : noop;
+  // refused is the first policy violation the engine reported in the case's
+  // document ('' while none): the engine refused something the case would have run
+  // or loaded in a new document, so its answer is not a new document's.
+  var refused = '';
+  var checked = false; // the check has read refused; later violations are its own proof's
+  var PROBE_ATTR = 'data-layout-oracle-ran';
+  // FRESH_DOC is the document a kept window is measured in before each case: taller
+  // than the viewport, so the viewport has its scrollbar, and in quirks mode, as
+  // most cases are (Gecko shows a scrollbar style an earlier document left in the
+  // root's width here, not in a standards-mode document's).
+  var FRESH_DOC = '<div style="height:200vh"></div>';
+  var freshDiffers = '';
+
+  // freshState writes FRESH_DOC after prefix into the window's document and says
+  // what a new document in this window has: the viewport, its scrollbars, the
+  // root's place, the scroll position and the zoom.
+  function freshState(prefix) {
+    apply(docOpen, doc, []);
+    apply(docWrite, doc, [prefix + FRESH_DOC]);
+    apply(docClose, doc, []);
+    var root = documentElement(doc);
+    var r = apply(getBCR, root, []);
+    var state = 'viewport ' + innerWidth(G) + 'x' + innerHeight(G) + ', root ' + clientWidth(root) + 'x' + clientHeight(root) +
+      ' at ' + rectX(r) + ',' + rectY(r) + ' width ' + rectW(r) + ', scrolled ' + scrollX(G) + ',' + scrollY(G) + ', zoom ' + devicePixelRatio(G);
+    // Then an empty document, laid out, so the case does not find the scrollbar
+    // FRESH_DOC made: WebKit keeps an existing scrollbar's style, so a case's
+    // ::-webkit-scrollbar would not apply to it as it does in a new document.
+    apply(docOpen, doc, []);
+    apply(docClose, doc, []);
+    apply(getBCR, documentElement(doc), []);
+    return state;
+  }
+  // enforced answers '' when the engine refuses an inline handler in the window's
+  // document, or why not: a handler that would mark its element is dispatched and
+  // must not have run. Its own violation comes after the check read refused.
+  function enforced() {
+    var el = apply(createElement, doc, ['div']);
+    apply(setAttribute, el, ['onclick', 'this.setAttribute("' + PROBE_ATTR + '","")']);
+    apply(dispatchEvent, el, [new EventCtor('click')]);
+    return apply(getAttribute, el, [PROBE_ATTR]) === null ? '' : 'the engine ran an inline handler in the window despite its policy';
+  }
   var scrolledTo = null; // a kept window's scroll position right after its scroll to the origin
 
   function dataDesc(v) {
@@ -226,6 +289,11 @@
     apply(moDisconnect, observer, []);
     for (i = 0; i < recs.length; i++) B.push(observed, recs[i]);
     if (scrolledTo !== null) return scrolledTo;
+    if (freshDiffers) return freshDiffers;
+    checked = true;
+    if (refused) return 'the engine refused ' + refused + ' under the window\'s policy';
+    var proof = enforced();
+    if (proof) return proof;
     var ok = create(null);
     for (i = 0; i < allowed.length; i++) ok[allowed[i]] = true;
     function element(el) {
@@ -552,6 +620,22 @@
             if (sx !== 0 || sy !== 0) scrolledTo = 'the kept window is scrolled to ' + sx + ',' + sy + ' after its scroll to the origin';
           }
           if (apply(strIndexOf, StringFn(c.fn), [INERT_CHECK]) === 0) {
+            // An inert case's window refuses script (POLICY): the first case of a
+            // window installs it; every case first measures what a new document in
+            // the window has, the first as the window's reference, each kept one
+            // against it, then writes itself into the document again.
+            var state = freshState(c.kept ? '' : POLICY);
+            if (!c.kept) {
+              var fresh = dataDesc(state);
+              fresh.enumerable = false;
+              defProp(G, FRESH, fresh);
+            }
+            else if (G[FRESH] !== state) freshDiffers = 'a new document in the kept window has ' + state + ', its first had ' + StringFn(G[FRESH]);
+            apply(docOpen, doc, []);
+            apply(addListener, doc, ['securitypolicyviolation', function (ev) {
+              if (checked || refused) return;
+              refused = StringFn(vioDirective(ev)) + ' (' + StringFn(vioBlocked(ev)) + ')';
+            }, true]);
             observer = new MO(function (recs) {
               for (var i = 0; i < recs.length; i++) B.push(observed, recs[i]);
             });

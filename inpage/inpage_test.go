@@ -101,8 +101,9 @@ var looksLikeJS = regexp.MustCompile(`\bfunction\s*\(|=>|(^|[^\w/])(document|win
 // tests' shared bodies' in oracle/browser/internal/routetest (test code only tests
 // import, outside a _test.go file because two packages' tests share it), and the relay's
 // schema names Playwright protocol fields ("location.url:s?"), not page code; scripts/
-// holds measurement probes, whose cases' scripts are theirs (as cmd/bench's).
-var notPrograms = []string{"cmd/bench/", "report/", "probes/", "oracle/browser/internal/routetest/", "oracle/browser/playwright/schema.go", "scripts/"}
+// holds measurement probes, whose cases' scripts are theirs (as cmd/bench's); the
+// planted candidate's stylesheet script is a request's script, a case as probes' are.
+var notPrograms = []string{"cmd/bench/", "cmd/planted/", "report/", "probes/", "oracle/browser/internal/routetest/", "oracle/browser/playwright/schema.go", "scripts/"}
 
 // leftInGo are literals too short to be worth a file: Playwright's reset reads
 // document.hasFocus() (oracle/browser/playwright/reset.go) and replaces the location.

@@ -18,8 +18,10 @@ type caseResult struct {
 }
 
 // inertCheckFailed is an inert case whose engine document failed the inert check
-// (inpage/case.js): the engine built or ran something the classifier did not allow,
-// or a kept window did not start at the origin. Its answer is discarded: the pool
+// (inpage/case.js): the engine built something the classifier did not allow, refused
+// script or a load under the window's policy, or did not refuse the check's own
+// handler; or a kept window did not start at the origin, or a new document in it
+// differs from the window's first. Its answer is discarded: the pool
 // measures the case again on a new document and keeps no window (fanout.go).
 type inertCheckFailed struct{ why string }
 

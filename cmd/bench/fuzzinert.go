@@ -47,6 +47,38 @@ var fuzzPayloads = []string{
 	`<math><mtext><img src=x onerror="P"></mtext></math>`,
 	`<svg><foreignObject><img src=x onerror="P"></foreignObject></svg>`,
 	`<object data=x onerror="P"></object>`,
+	`<div><template shadowrootmode=closed><img src=x onerror="P"></template></div>`,
+	`<div><template shadowrootmode=open><img src=x onerror="P"></template></div>`,
+	`<div><template shadowrootmode=closed><div><template shadowrootmode=open><svg onload="P"></svg></template></div></template></div>`,
+	`<a href="javascript:P">a</a><iframe src="javascript:parent.eval(&quot;P&quot;)"></iframe>`,
+}
+
+// fuzzStoppers come before a payload: x/net/html builds no element after a
+// <template> start tag meets foreign content on the stack (an integration point),
+// so the classifier judges only the markup before them; fuzzAllowers are elements
+// that, put first, allow in its tree those the engines build after a stopper.
+var fuzzStoppers = []string{"", "", "",
+	`<svg><foreignObject><template></template></foreignObject></svg>`,
+	`<svg><desc><template></template></desc></svg>`,
+	`<svg><title><template></template></title></svg>`,
+	`<math><mi><template></template></mi></math>`,
+	`<math><mtext><template></template></mtext></math>`,
+	`<math><annotation-xml encoding="text/html"><template></template></annotation-xml></math>`,
+}
+var fuzzAllowers = []string{"", `<template></template><div></div>`, `<template></template><div></div><input><select></select>`}
+
+// fuzzUAState are rules that switch state an engine may keep for its window past
+// document.open (Gecko: classic root scrollbars after a ::-webkit-scrollbar width;
+// WebKit: the style of a scrollbar made before the rule); a hostile case may start
+// with one, and so may an innocent one, which must still answer as in a new document.
+var fuzzUAState = []string{
+	`<style>::-webkit-scrollbar{width:20px}</style>`,
+	`<style>::-webkit-scrollbar{width:7px;background:red}::-webkit-scrollbar-thumb{background:blue}</style>`,
+	`<style>html{scrollbar-gutter:stable both-edges}</style>`,
+	`<style>html{scrollbar-width:thin}</style>`,
+	`<style>:root{color-scheme:dark}</style>`,
+	`<style>html{zoom:1.5}</style>`,
+	`<style>body{zoom:0.5}</style>`,
 }
 
 // fuzzWrappers open and close what the payloads hide in; %s is the content.
@@ -137,6 +169,10 @@ func fuzzCandidate(seed, k uint64) string {
 	for range r.IntN(3) {
 		s = fuzzOpeners[r.IntN(len(fuzzOpeners))] + s
 	}
+	s = fuzzAllowers[r.IntN(len(fuzzAllowers))] + fuzzStoppers[r.IntN(len(fuzzStoppers))] + s
+	if r.IntN(3) == 0 {
+		s = fuzzUAState[r.IntN(len(fuzzUAState))] + s
+	}
 	if r.IntN(4) == 0 { // a scroll the next case must not inherit
 		s = `<style>html{scroll-snap-type:y mandatory}</style><div style="height:3000px"></div><div style="scroll-snap-align:start;height:10px"></div><div style="height:3000px"></div>` + s
 	}
@@ -144,7 +180,7 @@ func fuzzCandidate(seed, k uint64) string {
 }
 
 // fuzzInnocent is the innocent case of pair i: a generated script-free case, tall
-// enough to be scrolled.
+// enough to be scrolled; every fourth starts with a fuzzUAState rule.
 func fuzzInnocent(seed uint64, i int) benchCase {
 	var c benchCase
 	for k := i; ; k += 7919 {
@@ -154,6 +190,9 @@ func fuzzInnocent(seed uint64, i int) benchCase {
 	}
 	c.ID = fmt.Sprintf("f%05d", i)
 	c.HTML += `<div style="height:1500px"></div><p>end</p>`
+	if i%4 == 3 { // after a tall case, in a window that may hold its scrollbar
+		c.HTML = fuzzUAState[(i/4)%len(fuzzUAState)] + c.HTML
+	}
 	return c
 }
 

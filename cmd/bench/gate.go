@@ -60,6 +60,13 @@ var hostileCases = []struct{ html, script string }{
 	{`<div style="height: 2000px"></div><div style="scroll-initial-target: nearest; height: 10px"></div><div style="height: 2000px"></div>`, ``},
 	{`<style>@font-face { font-family: 'sans-serif'; src: local('DejaVu Serif') } * { font-family: sans-serif }</style><p>inert, but with a font face</p>`, ``},
 	{`<dialog open>d</dialog><div popover>p</div><details open><summary>s</summary>x</details>`, ``},
+	// A handler the classifier cannot see (x/net/html builds nothing after a
+	// template in foreign content) in a closed shadow root, and CSS that switches
+	// state an engine keeps past document.open.
+	{`<template></template><div></div><svg><foreignObject><template></template></foreignObject></svg><div><template shadowrootmode=closed><img src=x onerror="Object.defineProperty(DOMRectReadOnly.prototype,'width',{get(){return 4242}})"></template></div>`, ``},
+	{`<template></template><div></div><input><select><style><input><div><template shadowrootmode=closed><img src=x onerror="Object.defineProperty(DOMRectReadOnly.prototype,'width',{get(){return 4242}})">`, ``},
+	{`<style>::-webkit-scrollbar{width:20px}</style><div style="height:3000px"></div>`, ``},
+	{`<style>html{scrollbar-gutter:stable both-edges;color-scheme:dark}</style><div style="height:3000px"></div>`, ``},
 }
 
 // gateRequests is the gate's request set: the bundled cases, the corpora, n
