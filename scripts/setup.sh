@@ -18,6 +18,7 @@ packages=(
   util-linux          # setpriv: the browsers are started as the unprivileged oracle-browser
   bubblewrap xdg-dbus-proxy  # WebKitGTK's web-process sandbox
   weasyprint          # an independent layout engine: the worked candidate of examples/weasyprint
+  chromium-driver     # a real, separate W3C WebDriver server: the tests of triage's --candidate-webdriver
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 
