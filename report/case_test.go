@@ -32,18 +32,7 @@ import (
 // test of the writer on hand-built dumps (firefox's div 7 px wider, the
 // candidate's 20 px).
 func TestCasePageTablesTheOutvotedItems(t *testing.T) {
-	dir := t.TempDir()
-	w, err := New(dir, dump.DefaultTolerance)
-	require.NoError(t, err)
-	o := map[string]*dump.Dump{"chromium": small("chromium", 100), "firefox": small("firefox", 107), "webkit": small("webkit", 100)}
-	cand := small("candidate", 120)
-	r, err := compare.Geometry(o, cand, dump.DefaultTolerance)
-	require.NoError(t, err)
-	require.NoError(t, w.Add(Case{ID: json.RawMessage(`"wide"`), Report: r, Dumps: o, Candidate: cand}))
-	require.NoError(t, w.Close())
-	b, err := os.ReadFile(filepath.Join(dir, "cases", "000001.html"))
-	require.NoError(t, err)
-	page := string(b)
+	_, page := writtenCase(t, 100, 107, 100, 120)
 
 	assert.Contains(t, page, `<th>node</th><th>tag</th><th>item</th><th>vote</th><th>chromium</th><th>firefox</th><th>webkit</th><th>majority</th><th>outlier &minus; majority</th><th>candidate</th><th>candidate &minus; majority</th>`)
 	for _, prop := range []string{"bounding.w", "rects[0].w"} {
@@ -340,18 +329,7 @@ func sum(m map[string]int) int {
 // engines' panels outline it thinly (it is not their fault). A unit test of the
 // writer on hand-built dumps.
 func TestTheCandidatesFailureIsFilledInItsPanelOnly(t *testing.T) {
-	dir := t.TempDir()
-	w, err := New(dir, dump.DefaultTolerance)
-	require.NoError(t, err)
-	o := map[string]*dump.Dump{"chromium": small("chromium", 100), "firefox": small("firefox", 100), "webkit": small("webkit", 100)}
-	cand := small("candidate", 120)
-	r, err := compare.Geometry(o, cand, dump.DefaultTolerance)
-	require.NoError(t, err)
-	require.NoError(t, w.Add(Case{ID: json.RawMessage(`"wide"`), Report: r, Dumps: o, Candidate: cand}))
-	require.NoError(t, w.Close())
-	b, err := os.ReadFile(filepath.Join(dir, "cases", "000001.html"))
-	require.NoError(t, err)
-	page := string(b)
+	_, page := writtenCase(t, 100, 100, 100, 120)
 	for _, e := range []string{"chromium", "firefox", "webkit", "candidate"} {
 		start := strings.Index(page, `data-engine="`+e+`"`)
 		require.GreaterOrEqual(t, start, 0, e)
@@ -360,4 +338,23 @@ func TestTheCandidatesFailureIsFilledInItsPanelOnly(t *testing.T) {
 		assert.Contains(t, panel, "st-failed", e)
 		assert.Equal(t, e == "candidate", strings.Contains(panel, " fails"), e)
 	}
+}
+
+// writtenCase writes one case whose div is chromium, firefox and webkit px wide in
+// the engines' dumps and cand px in the candidate's, and returns the writer (its
+// index rows) and the case's page.
+func writtenCase(t *testing.T, chromium, firefox, webkit, cand float64) (*Writer, string) {
+	t.Helper()
+	dir := t.TempDir()
+	w, err := New(dir, dump.DefaultTolerance)
+	require.NoError(t, err)
+	o := map[string]*dump.Dump{"chromium": small("chromium", chromium), "firefox": small("firefox", firefox), "webkit": small("webkit", webkit)}
+	c := small("candidate", cand)
+	r, err := compare.Geometry(o, c, dump.DefaultTolerance)
+	require.NoError(t, err)
+	require.NoError(t, w.Add(Case{ID: json.RawMessage(`"wide"`), Report: r, Dumps: o, Candidate: c}))
+	require.NoError(t, w.Close())
+	b, err := os.ReadFile(filepath.Join(dir, "cases", "000001.html"))
+	require.NoError(t, err)
+	return w, string(b)
 }

@@ -202,18 +202,10 @@ func TestCasePageShowsUnstable(t *testing.T) {
 // reason naming the worst item (compare gives no reason for a plain fail). A unit
 // test of the writer on hand-built dumps.
 func TestIndexRowOfAFailedCaseSaysWhy(t *testing.T) {
-	dir := t.TempDir()
-	w, err := New(dir, dump.DefaultTolerance)
-	require.NoError(t, err)
-	o := map[string]*dump.Dump{"chromium": small("chromium", 100), "firefox": small("firefox", 100), "webkit": small("webkit", 100)}
-	cand := small("candidate", 103)
-	r, err := compare.Geometry(o, cand, dump.DefaultTolerance)
-	require.NoError(t, err)
-	require.Equal(t, compare.Fail, r.Verdict)
-	require.NoError(t, w.Add(Case{ID: json.RawMessage(`"wide"`), Report: r, Dumps: o, Candidate: cand}))
-	require.NoError(t, w.Close())
+	w, _ := writtenCase(t, 100, 100, 100, 103)
 	require.Len(t, w.rows, 1)
 	row := w.rows[0]
+	require.Equal(t, string(compare.Fail), row.Verdict)
 	assert.Positive(t, row.Failed)
 	assert.InDelta(t, 3, row.MaxDelta, 0.01)
 	assert.Regexp(t, `^\d+ items? outside tolerance; the largest: \S+ \(node \d+\) \S+ \+3\.00 px$`, row.Reason)
