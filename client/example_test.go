@@ -109,16 +109,17 @@ func TestDoOfALineOverMaxLineReturnsTheRefusal(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Do: %v (the refusal should be the answer)", err)
 	}
-	if r.Line != 2 || !strings.Contains(r.Error, "exceeds the maximum of 300 bytes") || string(r.ID) != "null" {
-		t.Fatalf("want the refusal of line 2, got %s", r.Raw)
+	// Line 1 was Spawn's ping, line 2 the one above.
+	if r.Line != 3 || !strings.Contains(r.Error, "exceeds the maximum of 300 bytes") || string(r.ID) != "null" {
+		t.Fatalf("want the refusal of line 3, got %s", r.Raw)
 	}
 	// A line cut short: the oracle cannot read its id, the caller named it.
 	r, err = c.DoLine(ctx, []byte(`{"id":"broken", "html":`), json.RawMessage(`"broken"`))
 	if err != nil {
 		t.Fatalf("DoLine: %v", err)
 	}
-	if r.Line != 3 || r.Error == "" {
-		t.Fatalf("want the refusal of line 3, got %s", r.Raw)
+	if r.Line != 4 || r.Error == "" {
+		t.Fatalf("want the refusal of line 4, got %s", r.Raw)
 	}
 	if _, err := c.Ping(ctx); err != nil {
 		t.Fatal(err)
