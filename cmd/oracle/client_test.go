@@ -72,7 +72,8 @@ func TestMain(m *testing.M) {
 // pipes instead (protocol_edges_test.go's oracleProc).
 type client struct {
 	oc     *oracleclient.Client
-	stderr *testutil.LockedBuffer // the oracle's stderr, still being written while a test reads it
+	exited *oracleclient.ExitError // an oracle that exited before its first answer (oc is nil): exitCode says how
+	stderr *testutil.LockedBuffer  // the oracle's stderr, still being written while a test reads it
 	mu     sync.Mutex
 	nextID int
 }
@@ -91,6 +92,9 @@ func startOracle(t testing.TB, args ...string) *client {
 // waitStarted pings until no engine or endpoint is "starting", or the process exits.
 func (c *client) waitStarted(t testing.TB) {
 	t.Helper()
+	if c.oc == nil {
+		return // exited before its first answer: the test sees why
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	for n := 0; ; n++ {
@@ -157,6 +161,10 @@ func spawnOracle(t testing.TB, bin string, env []string, args ...string) *client
 			}
 		},
 	})
+	var exited *oracleclient.ExitError
+	if errors.As(err, &exited) { // a usage error, a refusal to start: the test asks how it ended
+		return &client{exited: exited, stderr: stderr}
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,6 +247,9 @@ func (c *client) sendNext(t testing.TB, req map[string]any) *oracleclient.Call {
 
 func (c *client) startLine(t testing.TB, line []byte, id json.RawMessage) *oracleclient.Call {
 	t.Helper()
+	if c.oc == nil {
+		t.Fatalf("the oracle exited before its first answer: %v", c.exited)
+	}
 	call, err := c.oc.StartLine(context.Background(), line, id, nil)
 	if err != nil {
 		t.Fatalf("write request: %v; stderr:\n%s", err, c.stderr.String())
@@ -270,6 +281,9 @@ func (c *client) answerLine(t testing.TB, call *oracleclient.Call, within time.D
 // exitCode closes stdin (EOF) unless already closed and waits for the process.
 func (c *client) exitCode(t testing.TB, within time.Duration) int {
 	t.Helper()
+	if c.exited != nil {
+		return c.exited.Code
+	}
 	done := make(chan error, 1)
 	go func() { done <- c.oc.Close() }()
 	select {
@@ -290,7 +304,7 @@ func (c *client) exitCode(t testing.TB, within time.Duration) int {
 
 // close ends the oracle with EOF, and kills its process group after 30s.
 func (c *client) close() {
-	if c == nil {
+	if c == nil || c.oc == nil {
 		return
 	}
 	done := make(chan error, 1)
