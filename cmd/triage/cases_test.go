@@ -234,7 +234,7 @@ func TestTriageLeavesNoCandidateProcess(t *testing.T) {
 	t.Logf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, stdout.String(), "cases 1: 1 candidate-error")
-	assert.Contains(t, stderr.String(), "triage: bucket 1/1 candidate error: dump")
+	assert.Contains(t, stderr.String(), "triage: entry 1/1 candidate error: dump")
 	all, left := leftPIDs(t, pids)
 	assert.Greater(t, len(all), 2, "the candidate ran for the case, the reduction and the confirmation")
 	assert.Empty(t, left, "candidate children outlived triage")

@@ -90,15 +90,17 @@ func (s *procSys) start(cmd *exec.Cmd, grace time.Duration) error {
 	// Its own group too, so that nothing it runs takes this process's terminal
 	// signals (^C reaches triage, which ends its runs itself).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Set before Start: a context that ends at once has cmd.Cancel call end from
+	// Start's own goroutine, which then reads them.
+	s.status, s.life = statusR, lifeW
 	err = cmd.Start()
 	statusW.Close()
 	lifeR.Close()
 	if err != nil {
 		statusR.Close()
-		lifeW.Close()
+		s.end(cmd)
 		return err
 	}
-	s.status, s.life = statusR, lifeW
 	return nil
 }
 
