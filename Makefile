@@ -99,7 +99,7 @@ fuzz:
 	  done; \
 	done
 
-# The throughput benchmark (README, "Measurements"): the same N generated cases through
+# The throughput benchmark (cmd/bench/README.md): the same N generated cases through
 # (a) the oracle, (b) a browser per case (sampled), (c) the oracle with one page and
 # one request in flight, (d) each engine's bare setContent+evaluate; prints the table.
 BENCH_CASES ?= 500

@@ -364,7 +364,7 @@
   var LATER = create(null);
 
   // frame calls next after one animation frame. rAF fires in all three engines as the
-  // oracle drives them (README, "Settle point"); the timer is only a bound for a page
+  // oracle drives them (docs/serving.md, "Settle point"); the timer is only a bound for a page
   // whose frames stop (it never fired in the measurements), the same in every engine.
   var frameFallbacks = 0;
   function frame(next) {
@@ -402,7 +402,7 @@
     return apply(strIndexOf, ' ' + apply(strReplace, StringFn(cls), [spaces, ' ']) + ' ', [' reftest-wait ']) >= 0;
   }
 
-  // settle waits for the settle point (README, "Settle point"), then calls ok; fail
+  // settle waits for the settle point (docs/serving.md, "Settle point"), then calls ok; fail
   // gets an Error naming what did not settle within the budget. With c.reftestWait,
   // a root still classed reftest-wait at that point is waited for (within the same
   // budget), and the page then settles again from step 1.
