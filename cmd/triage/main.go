@@ -118,10 +118,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return bad("--out is required")
 	case fs.NArg() == 0:
 		return bad("no corpus: name one or more NDJSON files of {\"id\",\"html\"} cases")
-	case flagAmong(fs.Args()) != "":
-		// Go's flag package stops at the first corpus file: a flag after it would
-		// otherwise be read as a file name.
-		return bad("%s after the corpus: flags go before the corpus files", flagAmong(fs.Args()))
+	case cli.FlagAmong(fs.Args()) != "":
+		return bad("%s after the corpus: flags go before the corpus files", cli.FlagAmong(fs.Args()))
 	case *reduceTop < -1:
 		return bad("--reduce must be >= -1")
 	case *reduceBudget <= 0:
@@ -230,16 +228,6 @@ func lookup(env []string, key string) string {
 	for _, kv := range env {
 		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
 			return v
-		}
-	}
-	return ""
-}
-
-// flagAmong is the first of args that looks like a flag, or "".
-func flagAmong(args []string) string {
-	for _, a := range args {
-		if strings.HasPrefix(a, "-") {
-			return a
 		}
 	}
 	return ""

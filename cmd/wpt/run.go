@@ -91,11 +91,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: wpt run --root ROOT [--out DIR] [--oracle PATH] [--oracle-flag F]... PATTERN...")
 		return 2
 	}
-	for _, a := range fset.Args() {
-		if strings.HasPrefix(a, "-") {
-			fmt.Fprintf(stderr, "wpt run: %s after the patterns: flags go before them (an oracle flag as --oracle-flag F)\n", a)
-			return 2
-		}
+	if a := cli.FlagAmong(fset.Args()); a != "" {
+		fmt.Fprintf(stderr, "wpt run: %s after the patterns: flags go before them (an oracle flag as --oracle-flag F)\n", a)
+		return 2
 	}
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "wpt run:", err)

@@ -151,6 +151,18 @@ func Usage(fs *flag.FlagSet, lines ...string) func() {
 	}
 }
 
+// FlagAmong is the first of args, a command's positional arguments, that looks
+// like a flag, or "": Go's flag package stops at the first positional argument, so
+// a flag after it would otherwise be read as a file or pattern.
+func FlagAmong(args []string) string {
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			return a
+		}
+	}
+	return ""
+}
+
 // SplitList parses a comma-separated flag value (--engines=chromium,webkit),
 // dropping blanks.
 func SplitList(s string) []string {
