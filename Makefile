@@ -190,7 +190,7 @@ bench-triage: setup build
 # and every entry of its buckets.json is explained by the defects; prints recall,
 # entries per defect, noise, the crash's rank and the wall time.
 PLANTED_CASES ?= 100
-PLANTED_REDUCE ?= 8
+PLANTED_REDUCE ?= -1
 PLANTED_DIR ?= $(BIN)/bench-planted
 PLANTED_ARGS ?=
 .PHONY: bench-planted

@@ -141,7 +141,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		oracle := fs.String("oracle", "", "the oracle binary (`BIN`); default: oracle next to this binary, else on PATH")
 		triage := fs.String("triage", "", "the triage binary (`BIN`); default: triage next to the oracle binary")
 		engine := fs.String("engine", "chromium", "the oracle engine the candidate is built from")
-		reduce := fs.Int("reduce", 8, "entries triage reduces (its --reduce)")
+		reduce := fs.Int("reduce", -1, "entries triage reduces (its --reduce; -1, its default: every entry while its --reduce-budget lasts)")
 		top := fs.Int("top", 8, "a defect is found when it explains one of the top `N` entries whose reduced case reproduced")
 		parallel := fs.Int("parallel", 2, "cases in flight at once while taking the ground truth")
 		var triageFlags cli.List
