@@ -203,10 +203,13 @@ func withoutAuthorCSS(html string) string {
 }
 
 // stylesheetTrigger asks the engines for the entry's reduced case without its
-// author CSS: when the candidate's answer to the real page then no longer shows
-// the entry's signature against them, the candidate laid the page out as if
-// without (some of) its stylesheet, and the entry is a stylesheet-parsing defect
-// (refine folds every such entry into one).
+// author CSS: when the candidate's answer to the real page then passes against
+// theirs, the candidate laid the page out as the engines do without its
+// stylesheet, and the entry is a stylesheet-parsing defect (refine folds every
+// such entry into one). Only a whole match counts: an answer that merely stops
+// showing the signature without the CSS (a wrong table cell padding whose width
+// error an inline padding:0 happened to hide) is some other defect, and folding
+// it would hide every other defect folded with it.
 func (t *triage) stylesheetTrigger(ctx context.Context, o *client.Client, b *Bucket) {
 	p := b.confirm
 	if p == nil || p.cand == nil || p.report == nil {
@@ -224,9 +227,7 @@ func (t *triage) stylesheetTrigger(ctx context.Context, o *client.Client, b *Buc
 	if err != nil || rep.Verdict == compare.Untrustworthy || rep.Verdict == compare.Discarded || rep.Shape != nil {
 		return
 	}
-	if !shows(b.rep.Signature, rep, "", false) {
-		b.stylesheet = true
-	}
+	b.stylesheet = rep.Verdict == compare.Pass
 }
 
 // generalize checks that the entry's other tags are the same defect: each tag,
