@@ -50,6 +50,7 @@ type Entry struct {
 	Signature struct {
 		Kind  string          `json:"kind"`
 		Tag   json.RawMessage `json:"tag"`
+		List  []string        `json:"tags"` // every tag of an entry; tag is then its first
 		Props []string        `json:"properties"`
 		Sign  string          `json:"sign"`
 		Error string          `json:"error"`
@@ -62,8 +63,11 @@ type Entry struct {
 	} `json:"reduced"`
 }
 
-// Tags is the signature's tag or tags.
+// Tags is the signature's tags, or its tag (a list in an older buckets.json).
 func (e Entry) Tags() []string {
+	if len(e.Signature.List) > 0 {
+		return e.Signature.List
+	}
 	var one string
 	if json.Unmarshal(e.Signature.Tag, &one) == nil {
 		if one == "" {

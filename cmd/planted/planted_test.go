@@ -153,13 +153,17 @@ func TestEntryReadsBothShapes(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(`[
 	{"signature":{"kind":"layout","tag":"P","properties":["bounding.h"],"sign":"+"},"cases":["a","b"],"reduced":{"html":"<p>","reproduced":true}},
 	{"signature":{"kind":"style","tag":["TD","TH"],"properties":["padding"]},"variants":[],"cases":["c"],"reduced":null,"agreeing_engines":["chromium"]},
-	{"signature":{"kind":"error","error":"exit"},"cases":["d"]}]`), &es))
+	{"signature":{"kind":"error","error":"exit"},"cases":["d"]},
+	{"signature":{"kind":"layout","tag":"SPAN","tags":["SPAN","I"],"properties":["bounding.h"],"sign":"+"},"cases":["e"]}]`), &es))
 	assert.Equal(t, []string{"P"}, es[0].Tags())
 	assert.Equal(t, "layout P bounding.h +", es[0].Label())
 	assert.Equal(t, []string{"TD", "TH"}, es[1].Tags())
 	assert.Equal(t, "style TD,TH padding", es[1].Label())
 	assert.Nil(t, es[2].Tags())
 	assert.Equal(t, "candidate error: exit", es[2].Label())
+	// triage's entries: tag is the first of tags, and every tag is the entry's.
+	assert.Equal(t, []string{"SPAN", "I"}, es[3].Tags())
+	assert.Equal(t, "layout SPAN,I bounding.h +", es[3].Label())
 }
 
 func TestByCasesAndScore(t *testing.T) {
