@@ -238,11 +238,16 @@ func TestBenchPassesFlagsUnderTheirNewNames(t *testing.T) {
 	fs.String("candidate-cmd", "", "")
 	cli.Alias(fs, "candidate", "candidate-cmd")
 	fs.String("bench", "", "")
+	fs.String("out", "", "")
+	cli.Alias(fs, "bench-out", "out")
+	fs.Bool("json", false, "")
 	fs.Duration("timeout", 0, "")
 	var oflags cli.List
 	fs.Var(&oflags, "oracle-flag", "")
 	fs.SetOutput(io.Discard)
-	require.NoError(t, fs.Parse([]string{"--bench", "f", "--candidate", "cat", "--timeout=3m", "--oracle-flag=--pages=1", "--oracle-flag", "--deadline=1m"}))
+	// --bench-out (--out) and --json are the bench's own: each case's reduce writes
+	// its request to the bench's pipe and its statistics as JSON anyway.
+	require.NoError(t, fs.Parse([]string{"--bench", "f", "--bench-out", "r.ndjson", "--json", "--candidate", "cat", "--timeout=3m", "--oracle-flag=--pages=1", "--oracle-flag", "--deadline=1m"}))
 	assert.Equal(t, []string{"--candidate-cmd=cat", "--timeout=3m0s", "--oracle-flag=--pages=1", "--oracle-flag=--deadline=1m"}, benchPass(fs, oflags))
 }
 
