@@ -231,6 +231,17 @@ func TestCandidateRefusesAScriptedRequest(t *testing.T) {
 	}
 }
 
+// --out FILE is made before the reduction starts: a path that cannot be written
+// is a usage error at once, not after minutes of oracle calls (no oracle starts).
+func TestOutFileIsCheckedBeforeReducing(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	bad := filepath.Join(t.TempDir(), "no-such-dir", "r.ndjson")
+	code := run([]string{"--out", bad}, strings.NewReader(`{"id":1,"html":"<p>"}`+"\n"), &stdout, &stderr)
+	assert.Equal(t, exitBadInput, code)
+	assert.Contains(t, stderr.String(), "reduce: --out: ")
+	assert.Empty(t, stdout.String())
+}
+
 // reduce --bench runs a reduce per case with the flags it was given, each under
 // its name now: a deprecated spelling is not passed on to repeat its line per case.
 func TestBenchPassesFlagsUnderTheirNewNames(t *testing.T) {
