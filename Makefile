@@ -28,7 +28,7 @@ demo-cases:
 
 demo: setup build
 	set -o pipefail; $(DEMO_CASES) | $(BIN)/oracle > $(BIN)/demo-responses.ndjson
-	$(BIN)/compare --answers $(BIN)/demo-responses.ndjson --html $(CURDIR)/$(BIN)/demo-report
+	$(BIN)/compare --answers $(BIN)/demo-responses.ndjson --out $(CURDIR)/$(BIN)/demo-report
 
 vet:
 	$(GO) vet ./...
@@ -157,7 +157,7 @@ REDUCE_LIMIT ?= 0
 REDUCE_ARGS ?= --timeout=3m
 .PHONY: bench-reduce
 bench-reduce: setup build
-	$(BIN)/reduce --bench $(REDUCE_CASES) --bench-limit $(REDUCE_LIMIT) --bench-out $(BIN)/reduced.ndjson $(REDUCE_ARGS)
+	$(BIN)/reduce --bench $(REDUCE_CASES) --bench-limit $(REDUCE_LIMIT) --out $(BIN)/reduced.ndjson $(REDUCE_ARGS)
 
 # The triage benchmark (docs/triage.md, "Benchmark"): the bundled corpus, then
 # TRIAGE_CASES generated cases (bin/bench --emit-cases), through bin/triage with the

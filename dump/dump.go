@@ -43,7 +43,7 @@ type Dump struct {
 
 	// Screenshot and ScreenshotFile are additive to the spec, set only when the
 	// request asked for "screenshot": a PNG of the 800x600 viewport taken right after
-	// the walk, base64, or (oracle --artifacts DIR) the path of the file holding it.
+	// the walk, base64, or (oracle --screenshot-dir DIR) the path of the file holding it.
 	Screenshot     string `json:"screenshot,omitempty"`
 	ScreenshotFile string `json:"screenshot_file,omitempty"`
 }

@@ -101,7 +101,7 @@ func (c Config) pagesFor(engine string) int {
 	return c.Pages
 }
 
-// defaultInflight is --inflight's default: the largest page count among the engines.
+// defaultInflight is --parallel's default: the largest page count among the engines.
 // A request naming no engine holds one page of every engine, so the engine with the
 // most pages bounds how many such requests can run at once; more in flight would
 // only queue inside the other engines, where the wait for a page counts against the

@@ -165,14 +165,14 @@ type screenshotter interface {
 // pngMagic starts every PNG file.
 var pngMagic = []byte("\x89PNG\r\n\x1a\n")
 
-// screenshotSeq numbers the files under --artifacts, so that two cases with the
+// screenshotSeq numbers the files under --screenshot-dir, so that two cases with the
 // same id (or ids that sanitize alike) never share a file.
 var screenshotSeq atomic.Uint64
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // attachScreenshot takes e's screenshot and puts it into d: base64 in d.Screenshot,
-// or, with an artifacts directory, a file there named in d.ScreenshotFile.
+// or, with an screenshot directory, a file there named in d.ScreenshotFile.
 func attachScreenshot(ctx context.Context, e browser.Engine, d *dump.Dump, artifacts string, id json.RawMessage) error {
 	s, ok := e.(screenshotter)
 	if !ok {

@@ -65,7 +65,7 @@ type Oracle struct {
 	inertReuse   bool         // inert cases may share a window (--inert-reuse, fanout.go)
 	verify       int          // runs per engine of every case (--verify, operation.go)
 	storeMinRuns int          // runs a stored answer must rest on to be served (--store-min-runs)
-	artifacts    string       // --artifacts: screenshots go to files here, not base64
+	artifacts    string       // --screenshot-dir: screenshots go to files here, not base64
 
 	progress      progress      // answers (not ping, shutdown) counted for the progress line
 	progressEvery time.Duration // --progress-every; <= 0: no progress line

@@ -84,7 +84,7 @@ var (
 	// unstoredFields make a request's answers unstorable when set: a url request's
 	// answer depends on files under --docroot (the page and every subresource it
 	// loads), which no key here covers; a screenshot is a picture (or a file under
-	// --artifacts named by the request's id), which is not worth keeping and is not
+	// --screenshot-dir named by the request's id), which is not worth keeping and is not
 	// ground truth to serve again.
 	unstoredFields = []string{"URL", "Screenshot"}
 )

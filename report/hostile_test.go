@@ -62,10 +62,10 @@ func writeOne(t *testing.T, w *Writer, shot string) string {
 	return string(b)
 }
 
-// A dump's screenshot_file is read only from the artifacts directory the report
+// A dump's screenshot_file is read only from the screenshot directory the report
 // was given, and only as a bounded regular file: a PNG elsewhere on disk is not
 // copied into the report, /dev/zero does not run the process out of memory, and a
-// FIFO does not block it. Without an artifacts directory none is read. A unit test
+// FIFO does not block it. Without an screenshot directory none is read. A unit test
 // of the writer on hand-built dumps.
 func TestScreenshotFileOnlyFromTheArtifactsDirectory(t *testing.T) {
 	tmp := t.TempDir()
@@ -87,7 +87,7 @@ func TestScreenshotFileOnlyFromTheArtifactsDirectory(t *testing.T) {
 	}
 }
 
-// With an artifacts directory, a screenshot_file in it is copied; one outside it,
+// With an screenshot directory, a screenshot_file in it is copied; one outside it,
 // named directly or through a symlink or "..", or a directory, is refused with
 // the reason on the panel. A unit test of the writer on hand-built dumps.
 func TestScreenshotFileInTheArtifactsDirectory(t *testing.T) {
@@ -112,12 +112,12 @@ func TestScreenshotFileInTheArtifactsDirectory(t *testing.T) {
 	assert.NotContains(t, page, "not usable")
 
 	for shot, why := range map[string]string{
-		secret:                                 "outside the artifacts directory",
-		filepath.Join(art, "..", "secret.png"): "outside the artifacts directory",
+		secret:                                 "outside the screenshot directory",
+		filepath.Join(art, "..", "secret.png"): "outside the screenshot directory",
 		filepath.Join(art, "link.png"):         "escapes",
 		art:                                    "not a regular file",
 		big:                                    "over the 3145728",
-		"/dev/zero":                            "outside the artifacts directory",
+		"/dev/zero":                            "outside the screenshot directory",
 	} {
 		dir := filepath.Join(t.TempDir(), "report")
 		w, err := New(dir, dump.DefaultTolerance)

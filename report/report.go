@@ -122,7 +122,7 @@ func NewIn(d *outdir.Dir, tol float64) (*Writer, error) {
 }
 
 // SetArtifacts names the directory a dump's screenshot_file may be read from: the
-// oracle's --artifacts DIR, where it writes them. A screenshot_file anywhere else,
+// oracle's --screenshot-dir DIR, where it writes them. A screenshot_file anywhere else,
 // or that is not a regular file of at most answerbound.MaxScreenshot bytes, is not
 // read; its panel says why. Without it no screenshot_file is read.
 func (w *Writer) SetArtifacts(dir string) error {
@@ -515,13 +515,13 @@ func joinNote(a, b string) string {
 // cannot keep in a file name.
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-// readArtifact reads a screenshot_file: only under the artifacts directory
+// readArtifact reads a screenshot_file: only under the screenshot directory
 // (SetArtifacts), only a regular file, at most answerbound.MaxScreenshot bytes. A
 // dump can name any path; these keep a report from copying in a file from elsewhere
 // on disk, reading /dev/zero until memory runs out, or blocking on a FIFO.
 func (w *Writer) readArtifact(file string) ([]byte, error) {
 	if w.shots == nil {
-		return nil, fmt.Errorf("screenshot_file %q not read: no artifacts directory was given (compare --artifacts DIR, the oracle's --artifacts)", file)
+		return nil, fmt.Errorf("screenshot_file %q not read: no screenshot directory was given (compare --screenshot-dir DIR, the oracle's --screenshot-dir)", file)
 	}
 	rel := file
 	if filepath.IsAbs(file) {
@@ -532,7 +532,7 @@ func (w *Writer) readArtifact(file string) ([]byte, error) {
 		rel = r
 	}
 	if !filepath.IsLocal(rel) {
-		return nil, fmt.Errorf("screenshot_file %q not read: it is outside the artifacts directory %s", file, w.shotDir)
+		return nil, fmt.Errorf("screenshot_file %q not read: it is outside the screenshot directory %s", file, w.shotDir)
 	}
 	refuse := func(fi fs.FileInfo) error {
 		switch {

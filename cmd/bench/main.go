@@ -1,8 +1,8 @@
 // Command bench measures the layout oracle against the alternatives:
 //
-//	(a) the oracle binary with its defaults (--pages/--inflight defaults), all engines
+//	(a) the oracle binary with its defaults (--pages/--parallel defaults), all engines
 //	(b) a naive baseline that launches a fresh browser per case (on a sample)
-//	(c) the oracle with --pages=1 --inflight=1
+//	(c) the oracle with --pages=1 --parallel=1
 //	(d) each engine's own bare setContent+evaluate round trip, no oracle
 //
 // over the same N generated cases, and prints cases/s, per-engine median and p99
@@ -58,7 +58,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	emit := fs.Bool("emit-cases", false, "write the --cases generated cases (of --seed) as NDJSON requests on stdout and exit: a corpus for other commands (make bench-triage)")
 	fs.StringVar(&c.oracleBin, "oracle", "", "the oracle binary (`PATH`); default: go build ./cmd/oracle into a temp dir")
 	engines := fs.String("engines", strings.Join(browser.AllEngines, ","), "engines, comma-separated")
-	ways := fs.String("ways", "a,v,b,c,d", "ways to run, comma-separated: a (oracle defaults), v (oracle --verify 3: what verification costs against a), b (browser per case), c (oracle --pages=1 --inflight=1), d (bare round trip)")
+	ways := fs.String("ways", "a,v,b,c,d", "ways to run, comma-separated: a (oracle defaults), v (oracle --verify 3: what verification costs against a), b (browser per case), c (oracle --pages=1 --parallel=1), d (bare round trip)")
 	fs.IntVar(&c.sample, "baseline-sample", 20, "cases the browser-per-case baseline (b) runs; its cases/s is extrapolated from them")
 	fs.BoolVar(&c.trivial, "bare-trivial", true, "also time the bare round trip with a trivial evaluate instead of the walk")
 	fs.BoolVar(&c.asJSON, "json", false, "print one JSON object instead of the table")
@@ -217,8 +217,8 @@ func runBench(c config, stdout, stderr io.Writer) int {
 		rep.Rows = append(rep.Rows, row)
 	}
 	if has(c.ways, "c") {
-		progress("(c) oracle, --pages=1 --inflight=1: %d cases", c.cases)
-		row, err := oracleWay(c, cases, "c", "oracle --pages=1 --inflight=1", []string{"--pages=1", "--inflight=1"}, 1, progress)
+		progress("(c) oracle, --pages=1 --parallel=1: %d cases", c.cases)
+		row, err := oracleWay(c, cases, "c", "oracle --pages=1 --parallel=1", []string{"--pages=1", "--parallel=1"}, 1, progress)
 		if err != nil {
 			return fail("(c)", err)
 		}
@@ -304,7 +304,7 @@ func goals(rows []*wayResult, engines []string) []goal {
 // to all engines piped as fast as backpressure allows (wall time, cases/s, the
 // three-engine request's latency, which includes time queued in the pipe); then one
 // pass per engine naming only that engine, with at most `window` requests
-// outstanding (the oracle's --inflight), so each latency is service time with the
+// outstanding (the oracle's --parallel), so each latency is service time with the
 // oracle's places full but nothing queued client-side.
 func oracleWay(c config, cases []benchCase, key, name string, extra []string, window int, progress func(string, ...any)) (*wayResult, error) {
 	p, startup, all, cpu, err := throughput(c, cases, key, extra, func(startup startupTimes) {

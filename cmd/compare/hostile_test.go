@@ -1,7 +1,7 @@
 package main
 
-// Unit tests of compare --html on hand-written answers that name files they should
-// not: a screenshot_file outside the oracle's artifacts directory, and a report
+// Unit tests of compare --out on hand-written answers that name files they should
+// not: a screenshot_file outside the oracle's screenshot directory, and a report
 // directory whose names are symlinks. Each failed before its fix.
 
 import (
@@ -37,7 +37,7 @@ func writePNG(t *testing.T, path string) []byte {
 	return b.Bytes()
 }
 
-// A screenshot_file is read only from --artifacts DIR (the oracle's): a PNG
+// A screenshot_file is read only from --screenshot-dir DIR (the oracle's): a PNG
 // anywhere else on disk, named by the answers or by the candidate, is not copied
 // into the report, and the panel says why.
 func TestHTMLReadsScreenshotsOnlyFromTheArtifacts(t *testing.T) {
@@ -52,23 +52,23 @@ func TestHTMLReadsScreenshotsOnlyFromTheArtifacts(t *testing.T) {
 		{"--answers", writeFile(t, fixture(t, "oracle-one.ndjson")), "--candidate", cand},
 	} {
 		html := filepath.Join(t.TempDir(), "report")
-		code, stdout, stderr := runCmd(t, "", append(args, "--html", html)...)
+		code, stdout, stderr := runCmd(t, "", append(args, "--out", html)...)
 		assert.Contains(t, []int{0, 1}, code, "stdout: %s\nstderr: %s", stdout, stderr)
 		shots, err := os.ReadDir(filepath.Join(html, "shots"))
 		require.NoError(t, err)
 		assert.Empty(t, shots, "%v: nothing outside the artifacts is copied", args)
 		page, err := os.ReadFile(filepath.Join(html, "cases", "000001.html"))
 		require.NoError(t, err)
-		assert.Contains(t, string(page), "not read: no artifacts directory was given", args)
+		assert.Contains(t, string(page), "not read: no screenshot directory was given", args)
 	}
 
-	// With --artifacts, a file in it is copied and one outside it is not.
+	// With --screenshot-dir, a file in it is copied and one outside it is not.
 	art := filepath.Join(tmp, "artifacts")
 	require.NoError(t, os.Mkdir(art, 0o755))
 	want := writePNG(t, filepath.Join(art, "000001-only-chromium.png"))
 	html := filepath.Join(t.TempDir(), "report")
 	code, stdout, stderr := runCmd(t, "", "--answers", writeFile(t, withShot(t, filepath.Join(art, "000001-only-chromium.png"))),
-		"--candidate", cand, "--html", html, "--artifacts", art)
+		"--candidate", cand, "--out", html, "--screenshot-dir", art)
 	assert.Contains(t, []int{0, 1}, code, "stdout: %s\nstderr: %s", stdout, stderr)
 	got, err := os.ReadFile(filepath.Join(html, "shots", "000001-chromium.png"))
 	require.NoError(t, err)
@@ -77,19 +77,19 @@ func TestHTMLReadsScreenshotsOnlyFromTheArtifacts(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist, "the candidate's file is outside the artifacts")
 	page, err := os.ReadFile(filepath.Join(html, "cases", "000001.html"))
 	require.NoError(t, err)
-	assert.Contains(t, string(page), "outside the artifacts directory")
+	assert.Contains(t, string(page), "outside the screenshot directory")
 
-	code, _, stderr = runCmd(t, "", "--answers", writeFile(t, fixture(t, "oracle-one.ndjson")), "--artifacts", art)
+	code, _, stderr = runCmd(t, "", "--answers", writeFile(t, fixture(t, "oracle-one.ndjson")), "--screenshot-dir", art)
 	assert.Equal(t, exitBadInput, code)
-	assert.Contains(t, stderr, "needs --html")
+	assert.Contains(t, stderr, "needs --out")
 }
 
-// --html writes nothing through a symlink already in its directory: compare stops
+// --out writes nothing through a symlink already in its directory: compare stops
 // with an error naming it, and the file it points to is left as it was.
 func TestHTMLRefusesSymlinksInItsDirectory(t *testing.T) {
 	for _, name := range []string{"index.html", "cases.js", "shots"} {
 		trap := testutil.NewSymlinkTrap(t, "report", name, name == "shots")
-		code, _, stderr := runCmd(t, "", "--answers", writeFile(t, fixture(t, "oracle-one.ndjson")), "--html", trap.Dir)
+		code, _, stderr := runCmd(t, "", "--answers", writeFile(t, fixture(t, "oracle-one.ndjson")), "--out", trap.Dir)
 		assert.Equal(t, exitBadInput, code, name)
 		assert.Contains(t, stderr, "symlink", name)
 		trap.Untouched(t, name)

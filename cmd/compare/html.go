@@ -9,7 +9,7 @@ import (
 )
 
 // htmlReport passes every case on to the text or JSON output and also writes it into
-// the HTML report (--html DIR), page by page as the cases stream.
+// the HTML report (--out DIR), page by page as the cases stream.
 type htmlReport struct {
 	next   reporter
 	w      *report.Writer

@@ -1,6 +1,6 @@
 package main
 
-// The HTML report (--html) on real dumps, read in a real browser: the bundled cases
+// The HTML report (--out) on real dumps, read in a real browser: the bundled cases
 // go through the oracle's three engines (in process), compare writes the report, and
 // the oracle's own Chromium engine opens it from disk. Structure is asserted, never
 // pixels; a screenshot of each page kind lands in testdata/report/ (not committed).
@@ -153,7 +153,7 @@ func TestHTMLReportInARealBrowser(t *testing.T) {
 	require.NoError(t, os.WriteFile(candPath, []byte(cand.String()), 0o644))
 
 	htmlDir := filepath.Join(dir, "report")
-	code, stdout, stderr := runCmd(t, "", "--oracle", oraclePath, "--candidate", candPath, "--json", "--html", htmlDir)
+	code, stdout, stderr := runCmd(t, "", "--oracle", oraclePath, "--candidate", candPath, "--json", "--out", htmlDir)
 	require.Equal(t, exitFail, code, stderr)
 	assert.Contains(t, stderr, "HTML report: "+filepath.Join(htmlDir, "index.html"))
 	want := map[string]string{} // id -> verdict, from compare's own --json lines

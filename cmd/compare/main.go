@@ -1,11 +1,12 @@
 // Command compare scores a candidate engine's geometry dumps, reflection states and
 // traces against the oracle's three-engine vote, case by case (docs/compare.md).
 //
-//	compare --answers FILE [--candidate FILE] [--axes layout|style|all] [--json] [--tolerance X] [--html DIR [--artifacts DIR]]
+//	compare --answers FILE [--candidate FILE] [--axes layout|style|all] [--json] [--tolerance X] [--out DIR [--screenshot-dir DIR]]
 //	compare --validate FILE
 //
-// --answers was --oracle until this release; --oracle FILE still works, with a
-// deprecation line on stderr (--oracle is the oracle binary everywhere else).
+// --answers was --oracle, --out was --html and --screenshot-dir was --artifacts; the
+// old spellings still work, with a deprecation line on stderr (--oracle is the
+// oracle binary everywhere else, --out the directory a command writes).
 //
 // Exit status: 0 no case failed, 1 some case failed, 2 bad input. With --validate:
 // 0 the file meets the contract (docs/dump-format.md), 1 it does not (one line per
@@ -48,12 +49,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	candPath := fs.String("candidate", "", "candidate answers (docs/dump-format.md): NDJSON {\"id\",\"dump\"}, {\"id\",\"state\"}, {\"id\",\"trace\"} or {\"id\",\"error\"} records, or one bare dump (`FILE`, or - for stdin); omitted: only vote the oracle engines")
 	asJSON := fs.Bool("json", false, "one JSON line per case plus a totals line, instead of the human summary")
 	tol := fs.Float64("tolerance", dump.DefaultTolerance, "geometry tolerance in CSS px")
-	htmlDir := fs.String("html", "", "also write a static HTML report (index and one page per case) into `DIR`")
-	artifacts := fs.String("artifacts", "", "with --html: the oracle's --artifacts `DIR`, the only place a dump's screenshot_file is read from (without it none is read)")
+	htmlDir := fs.String("out", "", "also write a static HTML report (index and one page per case) into `DIR`")
+	cli.Alias(fs, "html", "out")
+	artifacts := fs.String("screenshot-dir", "", "with --out: the oracle's --screenshot-dir `DIR`, the only place a dump's screenshot_file is read from (without it none is read)")
+	cli.Alias(fs, "artifacts", "screenshot-dir")
 	validate := fs.String("validate", "", "only check a candidate's `FILE` (or - for stdin) against the contract (docs/dump-format.md): one line per error, exit 0 valid, 1 invalid")
 	axesFlag := fs.String("axes", "all", "what geometry cases are scored on: layout (box geometry), style (the computed style subset) or all")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: compare --answers FILE [--candidate FILE] [--axes layout|style|all] [--json] [--tolerance X] [--html DIR [--artifacts DIR]]")
+		fmt.Fprintln(stderr, "usage: compare --answers FILE [--candidate FILE] [--axes layout|style|all] [--json] [--tolerance X] [--out DIR [--screenshot-dir DIR]]")
 		fmt.Fprintln(stderr, "       compare --validate FILE")
 		cli.PrintDefaults(fs)
 	}
@@ -74,7 +77,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case *answersPath == "":
 		return bad("--answers is required")
 	case *artifacts != "" && *htmlDir == "":
-		return bad("--artifacts is where --html reads screenshot files from: it needs --html")
+		return bad("--screenshot-dir is where the report (--out) reads screenshot files from: it needs --out")
 	case *answersPath == "-" && *candPath == "-":
 		return bad("only one of --answers and --candidate can be - (stdin)")
 	case math.IsNaN(*tol) || math.IsInf(*tol, 0) || *tol < 0:

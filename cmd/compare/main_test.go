@@ -208,7 +208,12 @@ func TestHelp(t *testing.T) {
 	code, _, stderr := runCmd(t, "", "-h")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, stderr, "usage: compare --answers FILE")
-	assert.NotRegexp(t, `(?m)^  -oracle\b`, stderr, "-h lists the new spelling only")
+	for _, old := range []string{"oracle", "html", "artifacts"} {
+		assert.NotRegexp(t, `(?m)^  -`+old+`\b`, stderr, "-h lists the new spelling only")
+	}
+	for _, name := range []string{"answers", "out", "screenshot-dir"} {
+		assert.Regexp(t, `(?m)^  -`+name+`\b`, stderr)
+	}
 }
 
 // --answers FILE is the oracle's answers; --oracle FILE, its spelling until this

@@ -117,7 +117,7 @@ func TestBadTraceIsRefused(t *testing.T) {
 func TestTraceCasesInTheHTMLReport(t *testing.T) {
 	dir := t.TempDir()
 	cand := `{"id":"plain","trace":` + traceJSON("mine", noneRecords) + "}\n" + `{"id":"sensor","trace":` + traceJSON("mine", noneRecords) + "}\n"
-	code, _, stderr := runCmd(t, "", "--oracle", writeFile(t, traceOracle()), "--candidate", writeFile(t, cand), "--html", dir)
+	code, _, stderr := runCmd(t, "", "--oracle", writeFile(t, traceOracle()), "--candidate", writeFile(t, cand), "--out", dir)
 	require.Equal(t, exitFail, code, stderr)
 	page := func(n int) string {
 		b, err := os.ReadFile(filepath.Join(dir, "cases", fmt.Sprintf("%06d.html", n)))

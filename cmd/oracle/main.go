@@ -66,10 +66,12 @@ func run() int {
 	deadline := fs.Duration("deadline", browser.DefaultDeadline, "per-engine deadline for one request")
 	maxLine := fs.Int("max-line", oracle.DefaultMaxLine, "longest request line accepted, in bytes")
 	pages := fs.String("pages", pagecount.Flag(), "pages (browser instances) per engine, each serving one case at a time: a number, or engine=count,... (firefox=3,chromium=1; engines not named get "+strconv.Itoa(pagecount.Default)+")")
-	inflight := fs.Int("inflight", 0, "requests served at once (0: the largest page count of the engines)")
+	parallel := fs.Int("parallel", 0, "requests served at once (0: the largest page count of the engines)")
+	cli.Alias(fs, "inflight", "parallel")
 	traceMaxRecords := fs.Int("trace-max-records", trace.DefaultLimits.Records, "records one trace may hold; past it that engine's answer is an error")
 	traceMaxBytes := fs.Int("trace-max-bytes", trace.DefaultLimits.Bytes, "bytes of records (their JSON in the answer line, escapes included) one trace may hold; past it that engine's answer is an error")
-	artifacts := fs.String("artifacts", "", "write screenshots (\"screenshot\": true) as PNG files into `DIR` and name them in the dump, instead of base64")
+	screenshotDir := fs.String("screenshot-dir", "", "write screenshots (\"screenshot\": true) as PNG files into `DIR` and name them in the dump, instead of base64")
+	cli.Alias(fs, "artifacts", "screenshot-dir")
 	progressEvery := fs.Duration("progress-every", oracle.DefaultProgressEvery, "log a one-line progress summary (answered, errors, rate) at info level this often while serving; 0: never")
 	verify := fs.Int("verify", 1, fmt.Sprintf("measure every case this many times per engine (1-%d) and list the items the runs differ on as \"unstable\" (docs/protocol.md, \"Verification\"); a request's \"verify\" overrides it", oracle.MaxVerify))
 	inertReuse := fs.Bool("inert-reuse", true, "inert cases (no script, markup that cannot run any: docs/untrusted.md) are written into the window an earlier inert case used, with no navigation; false gives every case a new document")
@@ -147,15 +149,15 @@ func run() int {
 		return 0
 	}
 
-	if *artifacts != "" {
+	if *screenshotDir != "" {
 		// Absolute, so the path in a dump still names the file from another directory.
-		abs, err := filepath.Abs(*artifacts)
+		abs, err := filepath.Abs(*screenshotDir)
 		if err == nil {
-			*artifacts = abs
+			*screenshotDir = abs
 			err = os.MkdirAll(abs, 0o755)
 		}
 		if err != nil {
-			log.Error().Err(err).Msg("bad --artifacts")
+			log.Error().Err(err).Msg("bad --screenshot-dir")
 			return 2
 		}
 	}
@@ -237,13 +239,13 @@ func run() int {
 		MaxLine:       *maxLine,
 		Pages:         defPages,
 		EnginePages:   enginePages,
-		Inflight:      *inflight,
+		Inflight:      *parallel,
 
 		ChromiumPath:     *chromiumPath,
 		FirefoxPath:      *firefoxPath,
 		WebKitDriverPath: *webkitDriverPath,
 		TraceLimits:      trace.Limits{Records: *traceMaxRecords, Bytes: *traceMaxBytes},
-		Artifacts:        *artifacts,
+		Artifacts:        *screenshotDir,
 		ProgressEvery:    *progressEvery,
 		DocRoot:          *docRoot,
 		RequireSandbox:   *requireSandbox,

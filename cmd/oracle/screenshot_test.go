@@ -2,7 +2,7 @@ package main
 
 // Screenshots from the real three engines: each is a decodable 800x600
 // PNG of the case's page as the walk measured it (the red box is where its dump says),
-// taken before the reset; with --artifacts, the same as a file the dump names.
+// taken before the reset; with --screenshot-dir, the same as a file the dump names.
 
 import (
 	"bytes"
@@ -68,7 +68,7 @@ func TestScreenshotIsTheWalkedPageInEveryEngine(t *testing.T) {
 	assert.Contains(t, bad["error"], `"screenshot" is for geometry requests only`)
 }
 
-// On webContent, whose --artifacts is wcArtifacts: its other tests ask for no
+// On webContent, whose --screenshot-dir is wcArtifacts: its other tests ask for no
 // screenshot, so the flag changes none of their answers.
 func TestScreenshotArtifactsAreFiles(t *testing.T) {
 	c := wcOracle(t)
@@ -79,7 +79,7 @@ func TestScreenshotArtifactsAreFiles(t *testing.T) {
 		d := resp["dumps"].(map[string]any)[e].(map[string]any)
 		assert.NotContains(t, d, "screenshot", "%s: a file, not base64", e)
 		path := d["screenshot_file"].(string)
-		assert.Equal(t, dir, filepath.Dir(path), "%s: the file is in --artifacts, whatever the id", e)
+		assert.Equal(t, dir, filepath.Dir(path), "%s: the file is in --screenshot-dir, whatever the id", e)
 		b, err := os.ReadFile(path)
 		require.NoError(t, err, e)
 		checkShot(t, e, b)

@@ -54,7 +54,7 @@ func TestPerEnginePagesShowInPingAndInBrowserProcesses(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int{"chromium": 1, "webkit": 2}, browserMains(c.pid()))
 
-	// Two cases at once (--inflight follows the largest count, 2): both answered by both.
+	// Two cases at once (--parallel follows the largest count, 2): both answered by both.
 	a := c.sendNext(t, map[string]any{"html": "<!doctype html><div style='width:7px;height:3px'></div>"})
 	b := c.sendNext(t, map[string]any{"html": "<!doctype html><p>x</p>"})
 	for _, ch := range []*oracleclient.Call{a, b} {

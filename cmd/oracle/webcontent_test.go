@@ -19,7 +19,7 @@ import (
 
 var webContent sharedOracle
 
-// wcArtifacts is webContent's --artifacts directory. Only
+// wcArtifacts is webContent's --screenshot-dir. Only
 // TestScreenshotArtifactsAreFiles asks it for screenshots: no other answer changes.
 var wcArtifacts string
 
@@ -29,7 +29,7 @@ func wcOracle(t *testing.T) *client {
 	webContent.once.Do(func() {
 		wcArtifacts = filepath.Join(filepath.Dir(oracleBin), "artifacts") // removed with the binary
 		require.NoError(t, os.MkdirAll(wcArtifacts, 0o755))
-		webContent.c = startOracle(t, "--pages=1", "--log-level=warn", "--self-check=false", "--docroot=../../testdata/wpt", "--artifacts", wcArtifacts)
+		webContent.c = startOracle(t, "--pages=1", "--log-level=warn", "--self-check=false", "--docroot=../../testdata/wpt", "--screenshot-dir", wcArtifacts)
 	})
 	return webContent.c
 }

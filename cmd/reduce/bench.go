@@ -16,12 +16,13 @@ import (
 )
 
 // benchPass is the flags each case's reduce gets under --bench: every flag set but
-// the bench's own, each under its name now (cli.Canonical: a deprecated spelling
-// would repeat its line per case), and each --oracle-flag.
+// the bench's own (--bench*, --out, --json), each under its name now
+// (cli.Canonical: a deprecated spelling would repeat its line per case), and each
+// --oracle-flag.
 func benchPass(fs *flag.FlagSet, oracleFlags []string) []string {
 	var pass []string
 	fs.Visit(func(f *flag.Flag) {
-		if name := cli.Canonical(f); !strings.HasPrefix(name, "bench") && name != "oracle-flag" {
+		if name := cli.Canonical(f); !strings.HasPrefix(name, "bench") && name != "oracle-flag" && name != "out" && name != "json" {
 			pass = append(pass, "--"+name+"="+f.Value.String())
 		}
 	})
@@ -60,7 +61,7 @@ func bench(file string, limit int, pass []string, results io.Writer, stdout, std
 	var pct, wall []float64
 	reproduced := 0
 	for _, l := range lines {
-		cmd := exec.Command(self, append(slices.Clone(pass), "--stats-json")...)
+		cmd := exec.Command(self, append(slices.Clone(pass), "--json")...)
 		cmd.Stdin = bytes.NewReader(append(l, '\n'))
 		var errb bytes.Buffer
 		cmd.Stderr = &errb

@@ -77,9 +77,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	tol := fs.Float64("tolerance", dump.DefaultTolerance, "geometry tolerance in CSS px")
 	timeout := fs.Duration("timeout", 10*time.Minute, "stop reducing after this long and keep the best so far")
 	oracleLog := fs.String("oracle-log", "", "write the oracle's log to `FILE` (default: discarded)")
-	statsJSON := fs.Bool("stats-json", false, "print the statistics on stderr as one JSON line")
+	statsJSON := fs.Bool("json", false, "print the statistics on stderr as one JSON line (stdout is the reduced request)")
+	cli.Alias(fs, "stats-json", "json")
 	benchFile := fs.String("bench", "", "benchmark: reduce every request of `FILE` (NDJSON), one reduce process each, and print a table")
-	benchOut := fs.String("bench-out", "", "with --bench, write the reduced requests to `FILE`")
+	outFile := fs.String("out", "", "write the reduced request to `FILE` instead of stdout (with --bench: every reduced request; default discarded)")
+	cli.Alias(fs, "bench-out", "out")
 	benchLimit := fs.Int("bench-limit", 0, "with --bench, only the first N requests (0: all)")
 	if code, done := cli.Parse(fs, args, stdout); done {
 		return code // cli.ExitOK is exitOK, cli.ExitUsage exitBadInput
@@ -87,8 +89,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *benchFile != "" {
 		pass := benchPass(fs, oracleFlags)
 		results := io.Discard
-		if *benchOut != "" {
-			f, err := os.Create(*benchOut)
+		if *outFile != "" {
+			f, err := os.Create(*outFile)
 			if err != nil {
 				fmt.Fprintf(stderr, "reduce: %v\n", err)
 				return exitBadInput
@@ -112,6 +114,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	req, v, err := readRequest(stdin)
 	if err != nil {
 		return bad("%v", err)
+	}
+	if *outFile != "" {
+		// Created before the reduction, so that a bad path fails now, not minutes later.
+		f, err := os.Create(*outFile)
+		if err != nil {
+			return bad("--out: %v", err)
+		}
+		defer f.Close()
+		stdout = f
 	}
 	var cand *candidate
 	spec := internalcand.Spec{Cmd: *candidateCmd, Server: *candidateServer, WebDriver: *candidateWD, Caps: *candidateCaps,

@@ -231,6 +231,17 @@ func TestCandidateRefusesAScriptedRequest(t *testing.T) {
 	}
 }
 
+// --out FILE is made before the reduction starts: a path that cannot be written
+// is a usage error at once, not after minutes of oracle calls (no oracle starts).
+func TestOutFileIsCheckedBeforeReducing(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	bad := filepath.Join(t.TempDir(), "no-such-dir", "r.ndjson")
+	code := run([]string{"--out", bad}, strings.NewReader(`{"id":1,"html":"<p>"}`+"\n"), &stdout, &stderr)
+	assert.Equal(t, exitBadInput, code)
+	assert.Contains(t, stderr.String(), "reduce: --out: ")
+	assert.Empty(t, stdout.String())
+}
+
 // reduce --bench runs a reduce per case with the flags it was given, each under
 // its name now: a deprecated spelling is not passed on to repeat its line per case.
 func TestBenchPassesFlagsUnderTheirNewNames(t *testing.T) {
@@ -238,11 +249,16 @@ func TestBenchPassesFlagsUnderTheirNewNames(t *testing.T) {
 	fs.String("candidate-cmd", "", "")
 	cli.Alias(fs, "candidate", "candidate-cmd")
 	fs.String("bench", "", "")
+	fs.String("out", "", "")
+	cli.Alias(fs, "bench-out", "out")
+	fs.Bool("json", false, "")
 	fs.Duration("timeout", 0, "")
 	var oflags cli.List
 	fs.Var(&oflags, "oracle-flag", "")
 	fs.SetOutput(io.Discard)
-	require.NoError(t, fs.Parse([]string{"--bench", "f", "--candidate", "cat", "--timeout=3m", "--oracle-flag=--pages=1", "--oracle-flag", "--deadline=1m"}))
+	// --bench-out (--out) and --json are the bench's own: each case's reduce writes
+	// its request to the bench's pipe and its statistics as JSON anyway.
+	require.NoError(t, fs.Parse([]string{"--bench", "f", "--bench-out", "r.ndjson", "--json", "--candidate", "cat", "--timeout=3m", "--oracle-flag=--pages=1", "--oracle-flag", "--deadline=1m"}))
 	assert.Equal(t, []string{"--candidate-cmd=cat", "--timeout=3m0s", "--oracle-flag=--pages=1", "--oracle-flag=--deadline=1m"}, benchPass(fs, oflags))
 }
 

@@ -233,11 +233,12 @@ func TestEngineResultsWriteTheWptreportFields(t *testing.T) {
 }
 
 func TestOracleFlagsKeepTheStoreOffUnlessGiven(t *testing.T) {
-	assert.Equal(t, []string{"--docroot", "R", "--store=off", "--inflight=256", "--verify", "3"}, oracleFlags("R", []string{"--verify", "3"}))
-	assert.Equal(t, []string{"--docroot", "R", "--inflight=256", "--store", "s.db"}, oracleFlags("R", []string{"--store", "s.db"}))
-	assert.Equal(t, []string{"--docroot", "R", "--inflight=256", "-store=x"}, oracleFlags("R", []string{"-store=x"}))
-	assert.Equal(t, []string{"--docroot", "R", "--store=off", "--inflight=256", "--store-min-runs", "2"}, oracleFlags("R", []string{"--store-min-runs", "2"}))
-	assert.Equal(t, []string{"--docroot", "R", "--store=off", "--inflight", "2"}, oracleFlags("R", []string{"--inflight", "2"}))
+	assert.Equal(t, []string{"--docroot", "R", "--store=off", "--parallel=256", "--verify", "3"}, oracleFlags("R", []string{"--verify", "3"}))
+	assert.Equal(t, []string{"--docroot", "R", "--parallel=256", "--store", "s.db"}, oracleFlags("R", []string{"--store", "s.db"}))
+	assert.Equal(t, []string{"--docroot", "R", "--parallel=256", "-store=x"}, oracleFlags("R", []string{"-store=x"}))
+	assert.Equal(t, []string{"--docroot", "R", "--store=off", "--parallel=256", "--store-min-runs", "2"}, oracleFlags("R", []string{"--store-min-runs", "2"}))
+	assert.Equal(t, []string{"--docroot", "R", "--store=off", "--parallel", "2"}, oracleFlags("R", []string{"--parallel", "2"}))
+	assert.Equal(t, []string{"--docroot", "R", "--store=off", "--inflight", "2"}, oracleFlags("R", []string{"--inflight", "2"}), "the deprecated spelling is the user's choice too")
 	assert.True(t, verifies([]string{"--pages=1", "--verify", "3"}))
 	assert.True(t, verifies([]string{"-verify=2"}))
 	assert.False(t, verifies([]string{"--verify=1"}))

@@ -79,7 +79,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	var oflags cli.List
 	fset.Var(&oflags, "oracle-flag", "a flag `F` passed to the oracle (repeatable), e.g. --oracle-flag=--pages=1")
 	oracleLog := fset.String("oracle-log", "", "the oracle's stderr goes here (default OUT/oracle.log)")
-	inflight := fset.Int("inflight", 4, "tests in flight at once (each sent to every engine at once)")
+	parallel := fset.Int("parallel", 4, "tests in flight at once (each sent to every engine at once)")
+	cli.Alias(fset, "inflight", "parallel")
 	revision := fset.String("revision", "", "the WPT commit ROOT holds, run_info.revision (default: git rev-parse HEAD when ROOT is the top of a git work tree)")
 	tol := fset.Float64("tolerance", dump.DefaultTolerance, "reftest geometry tolerance in CSS px")
 	chains := fset.Bool("ref-chains", false, "follow references' own references, as wptrunner did before RFC 15")
@@ -87,7 +88,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	oracleArgs := withDashed(oflags, dashed, stderr)
-	if *root == "" || fset.NArg() == 0 || *inflight < 1 {
+	if *root == "" || fset.NArg() == 0 || *parallel < 1 {
 		fmt.Fprintln(stderr, "usage: wpt run --root ROOT [--out DIR] [--oracle PATH] [--oracle-flag F]... PATTERN...")
 		return 2
 	}
@@ -165,7 +166,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if !progress.Terminal(stderr) {
 		each = testLine(stderr, len(reqs), ping.Engines)
 	}
-	answers := runRequests(ctx, c, reqs, enginePages(ping), *inflight, progress.New(stderr, int64(len(reqs)), "wpt run", "requests"), each)
+	answers := runRequests(ctx, c, reqs, enginePages(ping), *parallel, progress.New(stderr, int64(len(reqs)), "wpt run", "requests"), each)
 	end := time.Now()
 	if err := c.Close(); err != nil {
 		fmt.Fprintln(stderr, "wpt run: closing the oracle:", err)
@@ -245,20 +246,21 @@ func splitDashes(args []string) (own, rest []string) {
 	return args, nil
 }
 
-// oracleInflight is the oracle's --inflight under wpt run: more than the pages of
+// oracleParallel is the oracle's --parallel under wpt run: more than the pages of
 // the three engines together, so the oracle serves every request wpt run sends at
 // once, and runRequests bounds them per engine by the engine's pages.
-const oracleInflight = 256
+const oracleParallel = 256
 
 // oracleFlags are the oracle's arguments: always --docroot ROOT, --store=off unless
-// the user's flags choose a store, and --inflight (oracleInflight) unless they set it.
+// the user's flags choose a store, and --parallel (oracleParallel) unless they set
+// it (or its deprecated spelling --inflight).
 func oracleFlags(root string, extra []string) []string {
 	args := []string{"--docroot", root}
 	if !client.NamesStore(extra) {
 		args = append(args, "--store=off")
 	}
-	if !client.NamesFlag(extra, "inflight") {
-		args = append(args, fmt.Sprintf("--inflight=%d", oracleInflight))
+	if !client.NamesFlag(extra, "parallel") && !client.NamesFlag(extra, "inflight") {
+		args = append(args, fmt.Sprintf("--parallel=%d", oracleParallel))
 	}
 	return append(args, extra...)
 }

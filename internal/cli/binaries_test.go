@@ -238,3 +238,51 @@ func TestTriageRefusesAFlagAfterTheCorpus(t *testing.T) {
 	assert.Equal(t, 2, code, stderr)
 	assert.Contains(t, stderr, "--reduce=0 after the corpus")
 }
+
+// One name per meaning: each renamed flag's -h lists the new name only, and the old
+// spelling still works, says "PROG: --OLD ... is deprecated, use --NEW ..." on
+// stderr and sets what the new name sets, seen in what the command then does. No
+// browser starts: each run ends at a check of its flags or reads no case.
+func TestRenamedFlagsKeepTheirOldSpellings(t *testing.T) {
+	tmp := t.TempDir()
+	answers := filepath.Join(tmp, "answers.ndjson")
+	require.NoError(t, os.WriteFile(answers, nil, 0o644))
+	empty := filepath.Join(tmp, "none.ndjson")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	notDir := filepath.Join(answers, "shots") // under a file: no directory can be made there
+	for _, c := range []struct {
+		cmd      []string // the binary and its subcommand
+		old, new string
+		args     []string // the run with the old spelling (flags after cmd)
+		code     int
+		does     func(t *testing.T, stderr string) // what shows the value was set
+	}{
+		{[]string{"oracle"}, "inflight", "parallel", []string{"--inflight=2", "--engines=chrome"}, 2,
+			func(t *testing.T, stderr string) { assert.Contains(t, stderr, `unknown engine "chrome"`) }},
+		{[]string{"oracle"}, "artifacts", "screenshot-dir", []string{"--artifacts", notDir}, 2,
+			func(t *testing.T, stderr string) { assert.Contains(t, stderr, "bad --screenshot-dir") }},
+		{[]string{"compare"}, "html", "out", []string{"--answers", answers, "--html", filepath.Join(tmp, "report")}, 2, // 2: no case
+
+			func(t *testing.T, _ string) { assert.FileExists(t, filepath.Join(tmp, "report", "index.html")) }},
+		{[]string{"compare"}, "artifacts", "screenshot-dir", []string{"--answers", answers, "--artifacts", tmp}, 2,
+			func(t *testing.T, stderr string) {
+				assert.Contains(t, stderr, "--screenshot-dir is where the report (--out) reads")
+			}},
+		{[]string{"reduce"}, "bench-out", "out", []string{"--bench", empty, "--bench-out", filepath.Join(tmp, "reduced.ndjson")}, 0,
+			func(t *testing.T, _ string) { assert.FileExists(t, filepath.Join(tmp, "reduced.ndjson")) }},
+		{[]string{"reduce"}, "stats-json", "json", []string{"--stats-json", "--keep=frob"}, 2,
+			func(t *testing.T, stderr string) { assert.Contains(t, stderr, "frob") }},
+		{[]string{"wpt", "run"}, "inflight", "parallel", []string{"--root", tmp, "--inflight=0", "x"}, 2,
+			func(t *testing.T, stderr string) { assert.Contains(t, stderr, "usage: wpt run") }},
+	} {
+		name := strings.Join(c.cmd, " ")
+		_, _, help := runBin(t, c.cmd[0], append(c.cmd[1:], "-h")...)
+		assert.Regexp(t, `(?m)^  -`+c.new+`\b`, help, "%s -h lists --%s", name, c.new)
+		assert.NotRegexp(t, `(?m)^  -`+c.old+`\b`, help, "%s -h leaves --%s out", name, c.old)
+
+		code, _, stderr := runBin(t, c.cmd[0], append(c.cmd[1:], c.args...)...)
+		assert.Equal(t, c.code, code, "%s %v: %s", name, c.args, stderr)
+		assert.Regexp(t, `(?m)^`+name+`: --`+c.old+`( \S+)? is deprecated, use --`+c.new+`( \S+)?$`, stderr, "%s --%s", name, c.old)
+		c.does(t, stderr)
+	}
+}

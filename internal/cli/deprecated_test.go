@@ -44,9 +44,9 @@ func TestAliasSetsTheNewFlagAndSaysSoOnce(t *testing.T) {
 
 func TestSplitAliasAddsEachValue(t *testing.T) {
 	fs, out, _, flags, _ := newSet()
-	_, done := Parse(fs, []string{"--oracle-flag=--pages=1", "--oracle-args", "--store=off  --inflight=2"}, &bytes.Buffer{})
+	_, done := Parse(fs, []string{"--oracle-flag=--pages=1", "--oracle-args", "--store=off  --parallel=2"}, &bytes.Buffer{})
 	require.False(t, done, out.String())
-	assert.Equal(t, List{"--pages=1", "--store=off", "--inflight=2"}, *flags)
+	assert.Equal(t, List{"--pages=1", "--store=off", "--parallel=2"}, *flags)
 	assert.Equal(t, "prog: --oracle-args \"F...\" is deprecated, use --oracle-flag F, repeated\n", out.String())
 }
 

@@ -1,4 +1,4 @@
-// Package outdir is how the commands write an output directory (compare --html,
+// Package outdir is how the commands write an output directory (compare --out,
 // triage --out, wpt run --out, the report package): every file goes through an
 // os.Root opened on the directory, so no name in it ("..", an absolute path, a
 // symlink already there) leads a write outside it, and a name that is already there
