@@ -490,8 +490,12 @@ func severity(s Signature) (string, int) {
 
 // ranked is every entry, best first (docs/triage.md, "Ranking"): by severity,
 // then (aloneFirst: the entries where the candidate is alone against all the
-// engines first) by the cases a fix makes pass, greedily: each next entry is the
-// one whose fix makes the most cases pass given the entries above it are fixed.
+// engines first) by what a fix buys, greedily: each next entry is the one that
+// covers most of the failures left once the entries above it are fixed, a case
+// counting 1/its unfixed entries, then the one whose fix makes the most cases
+// pass. Passes alone are myopic where defects share cases: a defect on every P
+// whose cases all hold a second defect makes none pass by itself, and would rank
+// below a two-case difference.
 func (b *bucketer) ranked(aloneFirst bool) []*Bucket {
 	for _, v := range b.by {
 		v.Display = ""
@@ -589,7 +593,7 @@ func (b *bucketer) rank(entries []*Bucket, aloneFirst bool) []*Bucket {
 				continue
 			}
 			pass, part := gain(e)
-			if best == nil || cmp.Or(cmp.Compare(tier(e), tier(best)), -cmp.Compare(pass, bestPass), -cmp.Compare(part, bestPart),
+			if best == nil || cmp.Or(cmp.Compare(tier(e), tier(best)), -cmp.Compare(part, bestPart), -cmp.Compare(pass, bestPass),
 				-cmp.Compare(len(e.Cases), len(best.Cases)), -cmp.Compare(e.Causes, best.Causes),
 				-cmp.Compare(e.Items, best.Items), strings.Compare(e.key, best.key)) < 0 {
 				best, bestPass, bestPart = e, pass, part

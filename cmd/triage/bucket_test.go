@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -104,6 +105,24 @@ func TestEntriesFoldSignsAndRankByCasesFixed(t *testing.T) {
 	assert.Equal(t, "layout DIV offset.y +", r[1].Signature.Label())
 	assert.Equal(t, 4, r[1].Fixes, "then cases 3-6")
 	assert.Contains(t, r[0].Trigger, "width wrong, either way")
+}
+
+// Two defects that share all their cases rank above a one-case entry, though
+// neither fix alone makes a case pass: the greedy counts each case 1/its unfixed
+// entries before it counts passes (a pass-first greedy put the one case first).
+func TestSharedDefectsRankAboveALoneCase(t *testing.T) {
+	b := newBucketer(compare.Options{})
+	margin, tall := of(compare.CauseStyle, "P", "style.margin-top", 0), of(compare.CauseLayout, "P", "bounding.h", 3)
+	for i := range 6 {
+		b.add(sc(strconv.Itoa(i), 10, failing(margin, tall), ""))
+	}
+	b.add(sc("lone", 10, failing(of(compare.CauseLayout, "DIV", "bounding.w", 2)), ""))
+	r := b.ranked(false)
+	require.Len(t, r, 3)
+	assert.Equal(t, 0, r[0].Fixes, "the first of the two passes nothing alone")
+	assert.Equal(t, 6, r[1].Fixes, "the second passes all six")
+	assert.Equal(t, "layout DIV bounding.w +", r[2].Signature.Label())
+	assert.Equal(t, 1, r[2].Fixes)
 }
 
 // A size first seen in style.width keeps its sign.

@@ -49,6 +49,19 @@ func (t *triage) ask(ctx context.Context, o *client.Client, html string) *probe 
 	return p
 }
 
+// failsOn says the candidate fails some cause on a box of tag in p.
+func (p *probe) failsOn(tag string) bool {
+	if p == nil || p.resp == nil || p.report == nil {
+		return false
+	}
+	for _, g := range signatures(p.report) {
+		if g.Tag == tag {
+			return true
+		}
+	}
+	return false
+}
+
 func (p *probe) shows(s Signature) bool {
 	if p == nil || p.resp == nil {
 		return false
@@ -231,9 +244,15 @@ func (t *triage) stylesheetTrigger(ctx context.Context, o *client.Client, b *Buc
 }
 
 // generalize checks that the entry's other tags are the same defect: each tag,
-// swapped for the reduced case's in that case, must fail with one of that tag's
-// variants (DDSET's generalization); the variants of a tag that does not are
-// set apart (refine makes them an entry of their own).
+// swapped for the reduced case's in that case, must still fail on its own box
+// (DDSET's generalization); the variants of a tag that does not are set apart
+// (refine makes them an entry of their own). Any failure on the box counts, not
+// only the tag's own signatures: a reduced case is the smallest page that shows
+// the defect on one tag, and the same defect can show differently on another
+// (a letter-spacing that widens <b> within its line wraps the wider <em> onto a
+// second line: a height, not a width). The tags are already one entry's (the
+// same kind, display type, properties and sign in the corpus); this asks only
+// whether the reduced page's defect reaches them too.
 func (t *triage) generalize(ctx context.Context, o *client.Client, b *Bucket) {
 	from := b.rep.Signature.Tag
 	if from == "" || !regexp.MustCompile(`(?i)<`+regexp.QuoteMeta(from)+`\b`).MatchString(b.Reduced.HTML) {
@@ -246,14 +265,7 @@ func (t *triage) generalize(ctx context.Context, o *client.Client, b *Bucket) {
 			continue
 		}
 		tried[tag] = true
-		p := t.ask(ctx, o, swapTag(b.Reduced.HTML, from, tag))
-		ok := false
-		for _, w := range b.Variants {
-			if w.Signature.Tag == tag && p.shows(w.Signature) {
-				ok = true
-			}
-		}
-		if !ok {
+		if !t.ask(ctx, o, swapTag(b.Reduced.HTML, from, tag)).failsOn(tag) {
 			for _, w := range b.Variants {
 				if w.Signature.Tag == tag {
 					b.split = append(b.split, w)
