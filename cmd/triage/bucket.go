@@ -619,10 +619,14 @@ func (e *Bucket) finish() {
 	reduced := e.Reduced != nil // its representative is chosen for good
 	agree := map[string]int{}
 	for _, v := range e.Variants {
-		if v.Signature.Tag != "" && !slices.Contains(e.Signature.Tags, v.Signature.Tag) {
+		// The signature is its main variant's kind and properties, with the tags
+		// and signs they show on; a variant of another kind folded in (a
+		// consequence, a stylesheet trigger) is listed, not named.
+		own := v.Signature.Kind == first.Kind && slices.Equal(v.Signature.Props, first.Props)
+		if own && v.Signature.Tag != "" && !slices.Contains(e.Signature.Tags, v.Signature.Tag) {
 			e.Signature.Tags = append(e.Signature.Tags, v.Signature.Tag)
 		}
-		if v.Signature.Sign != e.Signature.Sign {
+		if own && v.Signature.Sign != e.Signature.Sign {
 			e.Signature.Sign = ""
 		}
 		e.Items += v.Items
@@ -708,7 +712,73 @@ func (b *bucketer) refine(entries []*Bucket, aloneFirst bool) []*Bucket {
 		}
 		merged = append(merged, e)
 	}
-	return b.rank(merged, aloneFirst)
+	return b.rank(foldConsequences(merged), aloneFirst)
+}
+
+// foldConsequences folds an entry into another whose defect it only shows
+// through: every case of the entry is one of the other's, its reduced case still
+// fails one of the other's signatures (no smaller page shows it without that
+// failure), and the other's reduced case fails nothing else (its page shows its
+// defect alone). A table cell padding defect on TH shows as the width and height
+// of the TD beside it, in a subset of its cases, and those reduce to tables that
+// keep the TH padding. Two defects that fall on one box keep two entries: each
+// reduced case holds the other's failure too, so neither shows alone.
+func foldConsequences(entries []*Bucket) []*Bucket {
+	alone := func(e *Bucket) bool {
+		r := e.Reduced
+		return r != nil && r.Reproduced && r.Error == "" && len(r.OtherFailures) == 0 && e.Severity == "failure"
+	}
+	into := func(e *Bucket) *Bucket {
+		r := e.Reduced
+		if r == nil || !r.Reproduced || r.Error != "" || e.Severity != "failure" {
+			return nil
+		}
+		for _, f := range entries {
+			if f == e || !alone(f) || len(f.Cases) < len(e.Cases) || !subset(e.Cases, f.Cases) {
+				continue
+			}
+			for _, v := range f.Variants {
+				if slices.Contains(r.OtherFailures, v.Signature.Label()) {
+					return f
+				}
+			}
+		}
+		return nil
+	}
+	folded := map[*Bucket]*Bucket{}
+	for _, e := range entries {
+		if f := into(e); f != nil {
+			folded[e] = f
+		}
+	}
+	var out []*Bucket
+	for _, e := range entries {
+		f, ok := folded[e]
+		if !ok {
+			out = append(out, e)
+			continue
+		}
+		f.Variants = append(f.Variants, e.Variants...)
+		f.Merged = append(f.Merged, e.Signature.Label())
+	}
+	for _, f := range folded {
+		f.finish()
+	}
+	return out
+}
+
+// subset says every id of a is in b.
+func subset(a, b []string) bool {
+	in := make(map[string]bool, len(b))
+	for _, id := range b {
+		in[id] = true
+	}
+	for _, id := range a {
+		if !in[id] {
+			return false
+		}
+	}
+	return true
 }
 
 // swapTag is html with every start and end tag named from renamed to to.

@@ -266,6 +266,40 @@ func TestRefineSplitsAndMerges(t *testing.T) {
 	assert.Equal(t, "<div class=a>x</div><pre>", swapTag("<P class=a>x</p><pre>", "p", "DIV"), "P swapped, PRE kept")
 }
 
+// An entry shown only through another's defect folds into it: a TH padding
+// defect (its reduced table fails nothing else) shows as the TD's width in some
+// of its cases, whose reduced case keeps the TH padding failure. Two defects on
+// one box, each reduced case holding the other's failure, stay two entries.
+func TestRefineFoldsAConsequenceIntoItsCause(t *testing.T) {
+	b := newBucketer(compare.Options{})
+	th, td := of(compare.CauseStyle, "TH", "style.padding-top", 0), of(compare.CauseText, "TD", "bounding.w", -4)
+	margin, tall := of(compare.CauseStyle, "P", "style.margin-top", 0), of(compare.CauseLayout, "P", "bounding.h", 3)
+	b.add(sc("1", 10, failing(th, td), ""))
+	b.add(sc("2", 10, failing(th, td), ""))
+	b.add(sc("3", 10, failing(th), ""))
+	b.add(sc("4", 10, failing(margin, tall), ""))
+	b.add(sc("5", 10, failing(margin, tall), ""))
+	r := b.ranked(false)
+	require.Len(t, r, 4)
+	label := map[string]*Bucket{}
+	for _, e := range r {
+		label[e.Signature.Label()] = e
+	}
+	require.Contains(t, label, "style TH padding")
+	require.Contains(t, label, "text TD bounding.w -")
+	label["style TH padding"].Reduced = &Reduced{HTML: "<table><th></th></table>", Reproduced: true}
+	label["text TD bounding.w -"].Reduced = &Reduced{HTML: "<table><th></th><td>x</td></table>", Reproduced: true,
+		OtherFailures: []string{"style TH padding"}}
+	label["style P margin"].Reduced = &Reduced{HTML: "<p>x</p>", Reproduced: true, OtherFailures: []string{"layout P bounding.h +"}}
+	label["layout P bounding.h +"].Reduced = &Reduced{HTML: "<p>y</p>", Reproduced: true, OtherFailures: []string{"style P margin"}}
+	r = b.refine(r, false)
+	require.Len(t, r, 3, "%v", r)
+	assert.Equal(t, "style TH padding", r[0].Signature.Label())
+	assert.Equal(t, []string{"text TD bounding.w -"}, r[0].Merged)
+	assert.Len(t, r[0].Variants, 2)
+	assert.Equal(t, []string{"1", "2", "3"}, r[0].Cases)
+}
+
 func TestWithoutAuthorCSS(t *testing.T) {
 	assert.Equal(t, `<style></style><p>x</p><div id=a>y</div>`,
 		withoutAuthorCSS(`<style>p{color:red}</style><p style="margin:1px">x</p><div id=a style='x'>y</div>`))

@@ -101,7 +101,9 @@ func TestWriteIndexReportsAPageItCannotWrite(t *testing.T) {
 // An oracle that never answers a case (a fake: it answers ping, then reads every
 // line and answers none) cannot hold triage: each case has a deadline, past which
 // it has no vote. Before, triage waited forever. One that answers not even ping
-// is Spawn's error within the same deadline.
+// is Spawn's error within the same deadline. The deadline (5 s) leaves the fake,
+// a Python script, time to start on a loaded machine: it also bounds the wait
+// for its ping, and at 1 s it missed that at a load average of 28.
 func TestACaseTheOracleNeverAnswersEndsAtItsDeadline(t *testing.T) {
 	dir := t.TempDir()
 	silent := filepath.Join(dir, "silent-oracle")
@@ -119,7 +121,7 @@ for line in sys.stdin:
 	var stdout, stderr bytes.Buffer
 	start := time.Now()
 	code := run([]string{"--candidate-cmd", "cat", "--out", filepath.Join(dir, "out"), "--oracle", silent,
-		"--case-timeout=1s", "--reduce=0", f}, &stdout, &stderr)
+		"--case-timeout=5s", "--reduce=0", f}, &stdout, &stderr)
 	assert.Equal(t, exitBadInput, code, "%s", stderr.String())
 	assert.Less(t, time.Since(start), 30*time.Second)
 	assert.Contains(t, stdout.String(), "cases 2: 2 no-vote")
@@ -128,7 +130,7 @@ for line in sys.stdin:
 	stderr.Reset()
 	start = time.Now()
 	code = run([]string{"--candidate-cmd", "cat", "--out", filepath.Join(dir, "out2"), "--oracle", mute,
-		"--case-timeout=1s", "--reduce=0", f}, &stdout, &stderr)
+		"--case-timeout=5s", "--reduce=0", f}, &stdout, &stderr)
 	assert.NotEqual(t, exitOK, code)
 	assert.Less(t, time.Since(start), 30*time.Second)
 	assert.Contains(t, stderr.String(), "the oracle: ")
