@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/internal/cli"
 )
 
 // benchConfig is one harness run: the planted candidate through triage over a
@@ -471,7 +472,7 @@ func runBench(ctx context.Context, cfg benchConfig) (*Result, error) {
 	fmt.Fprintf(cfg.log, "planted: ground truth of %d cases in %.1f s: %v\n", len(cases), res.TruthSeconds, res.Hits)
 
 	triOut := filepath.Join(cfg.out, "triage")
-	cand := fmt.Sprintf("%s run --socket %s --defects %s", shellQuote(cfg.plantedBin), shellQuote(sock), strings.Join(names(cfg.defects), ","))
+	cand := fmt.Sprintf("%s run --socket %s --defects %s", cli.ShellQuote(cfg.plantedBin), cli.ShellQuote(sock), strings.Join(names(cfg.defects), ","))
 	args := append([]string{"--candidate-cmd", cand, "--out", triOut, "--oracle", cfg.oracleBin,
 		fmt.Sprintf("--reduce=%d", cfg.reduce)}, cfg.triageFlags...)
 	args = append(args, cfg.corpus)
@@ -522,8 +523,6 @@ func runBench(ctx context.Context, cfg benchConfig) (*Result, error) {
 	}
 	return res, nil
 }
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // printTable writes the harness's table: per defect, then the totals.
 func printTable(w io.Writer, res *Result, ds []Defect) {

@@ -174,3 +174,8 @@ func SplitList(s string) []string {
 	}
 	return out
 }
+
+// ShellQuote is s as one sh word, single-quoted (a quote in s closes the quotes,
+// is escaped and reopens them): any bytes, a newline or "$(...)" included, stay
+// literal.
+func ShellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

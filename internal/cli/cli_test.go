@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os/exec"
 	"runtime/debug"
 	"testing"
 
@@ -13,4 +14,14 @@ func TestVersionReadsTheBuildInfo(t *testing.T) {
 		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"}, {Key: "vcs.modified", Value: "true"}}}
 	assert.Equal(t, "x v1.2.3 (revision 0123456789abcdef0123456789abcdef01234567, modified; go1.26.8)", version("x", bi))
 	assert.Equal(t, "x (devel) (revision unknown; go1.26.8)", version("x", &debug.BuildInfo{GoVersion: "go1.26.8"}))
+}
+
+// A quoted word comes back from sh byte for byte, whatever it holds.
+func TestShellQuoteIsOneLiteralWord(t *testing.T) {
+	for _, s := range []string{"", "plain", "it's", "a b\nc", "$(echo expanded) `id` \\ \"q\" '' ;|&"} {
+		out, err := exec.Command("sh", "-c", `printf %s `+ShellQuote(s)).Output()
+		if err != nil || string(out) != s {
+			t.Errorf("ShellQuote(%q): sh printed %q (%v)", s, out, err)
+		}
+	}
 }
