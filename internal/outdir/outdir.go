@@ -90,6 +90,16 @@ func splitPath(p string) []string {
 // Create creates or truncates the file name (slash-separated, relative) for writing;
 // its folders must exist (MkdirAll).
 func (d *Dir) Create(name string) (*os.File, error) {
+	return d.open(name, os.O_TRUNC)
+}
+
+// Append opens the file name (as Create) for writing at its end, creating it when
+// missing: a journal a later run goes on with.
+func (d *Dir) Append(name string) (*os.File, error) {
+	return d.open(name, os.O_APPEND)
+}
+
+func (d *Dir) open(name string, mode int) (*os.File, error) {
 	name = filepath.FromSlash(name)
 	if err := d.checkParents(name); err != nil {
 		return nil, err
@@ -97,7 +107,7 @@ func (d *Dir) Create(name string) (*os.File, error) {
 	if err := d.check(name, false); err != nil {
 		return nil, err
 	}
-	f, err := d.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := d.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|mode, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("output directory: %w", err)
 	}

@@ -54,3 +54,31 @@ func TestNoWriteLeavesTheDirectory(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "two", string(b))
 }
+
+// Append goes on at a file's end and refuses what Create refuses.
+func TestAppendGoesOnAndRefusesASymlink(t *testing.T) {
+	tmp := t.TempDir()
+	victim := filepath.Join(tmp, "victim")
+	require.NoError(t, os.WriteFile(victim, []byte("keep"), 0o644))
+	dir := filepath.Join(tmp, "out")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	require.NoError(t, os.Symlink(victim, filepath.Join(dir, "journal")))
+	d, err := Open(dir)
+	require.NoError(t, err)
+	defer d.Close()
+	_, err = d.Append("journal")
+	assert.ErrorContains(t, err, "symlink")
+	for _, line := range []string{"one\n", "two\n"} {
+		f, err := d.Append("log")
+		require.NoError(t, err)
+		_, err = f.WriteString(line)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "log"))
+	require.NoError(t, err)
+	assert.Equal(t, "one\ntwo\n", string(b))
+	b, err = os.ReadFile(victim)
+	require.NoError(t, err)
+	assert.Equal(t, "keep", string(b))
+}
