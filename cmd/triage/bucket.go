@@ -255,6 +255,19 @@ type Bucket struct {
 	// reduced cases were the same page.
 	Merged []string `json:"merged,omitempty"`
 
+	// Status is the entry against --baseline: new, still (an entry of the
+	// baseline shares one of its signatures: BaselineRank is its rank there), or
+	// fixed (an entry of the baseline that no entry of this run matches, listed
+	// after this run's). Recheck is the baseline's reduced case rerun first in this
+	// build: fails, passes or cannot judge.
+	Status       string `json:"status,omitempty"`
+	BaselineRank int    `json:"baseline_rank,omitempty"`
+	Recheck      string `json:"recheck,omitempty"`
+	// Report and Rerun are the entry's entries/N/report.md and entries/N/rerun.sh,
+	// relative to the output directory.
+	Report string `json:"report,omitempty"`
+	Rerun  string `json:"rerun,omitempty"`
+
 	key   string
 	split []*Variant // variants the tag swap on the reduced case did not confirm
 	// stylesheet: the candidate's answer matches the engines' answer to the

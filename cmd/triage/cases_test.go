@@ -94,7 +94,7 @@ func TestWriteIndexReportsAPageItCannotWrite(t *testing.T) {
 	dir, err := outdir.Open(out)
 	require.NoError(t, err)
 	defer dir.Close()
-	err = writeIndex(config{out: out, dir: dir, tol: 0.5}, []*Bucket{b}, nil, &summary{Verdicts: map[string]int{}})
+	err = writeIndex(config{out: out, dir: dir, tol: 0.5}, []*Bucket{b}, nil, nil, &summary{Verdicts: map[string]int{}})
 	assert.ErrorContains(t, err, "entry 1's reduced case")
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"math"
 	"slices"
 	"strings"
 
@@ -21,12 +22,15 @@ type pageBucket struct {
 	B       *Bucket
 	Label   string
 	Page    string // the reduced case's page in reduced/ (report package): its boxes drawn
-	Path    string // the cause's box in the reduced case
+	Path    string // the cause's box in the case its values come from
+	From    string // that case: "reduced case" or "representative"
 	Rows    []valueRow
 	Cases   []string
 	More    int
 	Pct     string
 	Verdict string
+	Share   string // its cases, of the corpus's
+	Largest string // its largest failed delta in Rows, with the item
 }
 
 type valueRow struct {
@@ -35,12 +39,14 @@ type valueRow struct {
 	Want     string
 	Delta    string
 	Failed   bool
+	delta    *float64
 }
 
-// writeIndex writes DIR/index.html (the buckets, best first) and, through package
-// report, DIR/reduced/: one page per reduced case drawing the three engines' boxes
-// and the candidate's side by side.
-func writeIndex(cfg config, buckets []*Bucket, byID map[string]*scored, sum *summary) error {
+// writeIndex writes DIR/index.html (an overview table, then the entries, best
+// first, then the baseline's fixed ones), each entry's DIR/entries/N (writeEntry)
+// and, through package report, DIR/reduced/: one page per reduced case drawing the
+// three engines' boxes and the candidate's side by side.
+func writeIndex(cfg config, buckets, fixed []*Bucket, byID map[string]*scored, sum *summary) error {
 	reduced, err := cfg.dir.Sub("reduced")
 	if err != nil {
 		return err
@@ -56,9 +62,13 @@ func writeIndex(cfg config, buckets []*Bucket, byID map[string]*scored, sum *sum
 		pb := pageBucket{Rank: i + 1, B: b, Label: b.Signature.Label()}
 		pb.Cases = b.Cases[:min(len(b.Cases), 100)]
 		pb.More = len(b.Cases) - len(pb.Cases)
+		if sum.Cases > 0 {
+			pb.Share = fmt.Sprintf("%.1f%%", 100*float64(len(b.Cases))/float64(sum.Cases))
+		}
 		if r := b.Reduced; r != nil && r.BytesBefore > 0 && r.Error == "" {
 			pb.Pct = fmt.Sprintf("%.0f%%", 100*float64(r.Bytes)/float64(r.BytesBefore))
 		}
+		src, from := b.confirm, "reduced case"
 		if p := b.confirm; p != nil && p.resp != nil {
 			rep := p.report
 			if rep == nil {
@@ -72,19 +82,31 @@ func writeIndex(cfg config, buckets []*Bucket, byID map[string]*scored, sum *sum
 			drawn++
 			pb.Page = fmt.Sprintf("reduced/cases/%06d.html", drawn)
 			b.Reduced.Page = pb.Page
-			if c := causeOf(p, b); c != nil {
-				pb.Path = c.Path
-				for _, it := range itemsOf(p, c, cfg) {
-					row := valueRow{Property: it.Property, Want: it.Want, Failed: it.Failed}
-					for _, e := range engineOrder {
-						row.Values = append(row.Values, it.Values[e])
-					}
-					if it.Delta != nil {
-						row.Delta = fmt.Sprintf("%+.3f", *it.Delta)
-					}
-					pb.Rows = append(pb.Rows, row)
+		} else {
+			src, from = probeOf(byID[b.Representative]), "representative"
+		}
+		if c := causeOf(src, b); c != nil {
+			pb.Path, pb.From = c.Path, from
+			var largest *valueRow
+			for _, it := range itemsOf(src, c, cfg) {
+				row := valueRow{Property: it.Property, Want: it.Want, Failed: it.Failed, delta: it.Delta}
+				for _, e := range engineOrder {
+					row.Values = append(row.Values, it.Values[e])
 				}
+				if it.Delta != nil {
+					row.Delta = fmt.Sprintf("%+.3f", *it.Delta)
+					if it.Failed && (largest == nil || math.Abs(*it.Delta) > math.Abs(*largest.delta)) {
+						largest = &row
+					}
+				}
+				pb.Rows = append(pb.Rows, row)
 			}
+			if largest != nil {
+				pb.Largest = largest.Delta + " px (" + largest.Property + ")"
+			}
+		}
+		if err := writeEntry(cfg, &pb, src, byID); err != nil {
+			return fmt.Errorf("entry %d: %w", i+1, err)
 		}
 		pbs = append(pbs, pb)
 	}
@@ -96,13 +118,23 @@ func writeIndex(cfg config, buckets []*Bucket, byID map[string]*scored, sum *sum
 	if err := indexTmpl.Execute(&page, struct {
 		Sum     *summary
 		Buckets []pageBucket
+		Fixed   []*Bucket
 		Engines []string
 		Cmd     string
 		Env     string
-	}{sum, pbs, engineOrder, cfg.cand.Describe(), cfg.envName}); err != nil {
+	}{sum, pbs, fixed, engineOrder, cfg.cand.Describe(), cfg.envName}); err != nil {
 		return err
 	}
 	return cfg.dir.WriteFile("index.html", page.Bytes())
+}
+
+// probeOf is a scored case as a probe (the representative's answers, when the
+// entry has no confirming run of a reduced case).
+func probeOf(r *scored) *probe {
+	if r == nil {
+		return nil
+	}
+	return &probe{resp: r.resp, cand: r.cand, candErr: r.candErr, report: r.report, errKind: r.errKind, overflow: r.overflow, verdict: r.verdict}
 }
 
 var indexTmpl = template.Must(template.New("index").Funcs(template.FuncMap{
@@ -120,12 +152,17 @@ pre{background:#f6f6f6;padding:.6em;white-space:pre-wrap;word-break:break-all;ma
 .muted{color:#666}
 </style></head><body>
 <h1>Triage: {{len .Buckets}} entries</h1>
+<p>Rerun an entry against a new build: <code>sh entries/N/rerun.sh [CANDIDATE]</code> in this directory (exit 1 while the defect shows, 0 once it passes, 2 when it cannot judge; CANDIDATE replaces the run's candidate, in its mode). Each entry's <code>entries/N/report.md</code> says it in one page.</p>
+{{with .Sum.Baseline}}<p>Against the baseline <code>{{.Dir}}</code>: <b>{{.New}} new</b>, {{.Still}} still failing, {{.Fixed}} fixed.</p>{{end}}
+{{if .Buckets}}<table><tr><th>rank</th><th>entry</th>{{if .Sum.Baseline}}<th>status</th>{{end}}<th>cases</th><th>share</th><th>largest delta</th><th>rerun</th></tr>
+{{range .Buckets}}<tr><td>{{.Rank}}</td><td><a href="#b{{.Rank}}">{{.Label}}</a></td>{{if $.Sum.Baseline}}<td>{{.B.Status}}</td>{{end}}<td>{{len .B.Cases}}</td><td>{{.Share}}</td><td>{{.Largest}}</td><td><code>sh {{.B.Rerun}}</code></td></tr>
+{{end}}</table>{{end}}
 <p>Candidate <code>{{.Cmd}}</code>, in the {{.Env}} environment.
 {{.Sum.Cases}} cases: {{verdicts .Sum.Verdicts}}. {{.Sum.Causes}} causes the candidate fails, where the engines are unanimous or have a majority, in {{.Sum.Buckets}} entries (one per defect, each with the signatures it shows as: its variants), ranked by severity (crashes and timeouts, candidate errors, candidate-only overflows), then by the cases its fix makes pass.
 Files: <a href="buckets.json">buckets.json</a>, <a href="candidate.ndjson">candidate.ndjson</a>, <a href="oracle.ndjson">oracle.ndjson</a>, <a href="summary.json">summary.json</a>.</p>
 {{range .Buckets}}
 <h2 id="b{{.Rank}}">#{{.Rank}} {{.Label}}</h2>
-<p><b>{{.B.Trigger}}</b> ({{.B.Severity}}). {{len .B.Cases}} cases, {{.B.Fixes}} of them pass once it and the entries above are fixed; {{.B.Causes}} causes, {{.B.Items}} items. Representative (smallest case): <code>{{.B.Representative}}</code>.
+<p><b>{{.B.Trigger}}</b> ({{.B.Severity}}{{with .B.Status}}; {{.}}{{end}}{{with .B.BaselineRank}}, #{{.}} in the baseline{{end}}{{with .B.Recheck}}, its reduced case there {{.}} in this build{{end}}). Rerun: <code>sh {{.B.Rerun}}</code>; <a href="{{.B.Report}}">report</a>. {{len .B.Cases}} cases, {{.B.Fixes}} of them pass once it and the entries above are fixed; {{.B.Causes}} causes, {{.B.Items}} items. Representative (smallest case): <code>{{.B.Representative}}</code>.
 Engines giving the candidate's value too: {{if .B.AgreeingEngines}}<b>{{join .B.AgreeingEngines}}</b>{{else}}none (the candidate alone against all three){{end}}.</p>
 {{if gt (len .B.Variants) 1}}<table><tr><th>variant</th><th>cases</th><th>causes</th><th>agreeing engines</th></tr>
 {{range .B.Variants}}<tr><td>{{.Signature.Label}}</td><td>{{len .Cases}}</td><td>{{.Causes}}</td><td>{{join .AgreeingEngines}}</td></tr>
@@ -137,7 +174,7 @@ reproduced in a fresh oracle and candidate run: <b>{{.Reproduced}}</b>{{with .Er
 {{if not .Error}}<pre>{{.HTML}}</pre>{{end}}
 {{end}}
 {{if .Rows}}
-<p>Its box in the reduced case: <code>{{.Path}}</code>{{if .Page}} (<a href="{{.Page}}">the four engines' boxes drawn side by side</a>){{end}}.</p>
+<p>Its box in the {{.From}}: <code>{{.Path}}</code>{{if .Page}} (<a href="{{.Page}}">the four engines' boxes drawn side by side</a>){{end}}.</p>
 <table><tr><th>item</th>{{range $.Engines}}<th>{{.}}</th>{{end}}<th>majority</th><th>candidate &minus; majority</th></tr>
 {{range .Rows}}<tr{{if .Failed}} class="failed"{{end}}><td>{{.Property}}</td>{{range .Values}}<td>{{.}}</td>{{end}}<td>{{.Want}}</td><td>{{.Delta}}</td></tr>
 {{end}}</table>
@@ -146,5 +183,9 @@ reproduced in a fresh oracle and candidate run: <b>{{.Reproduced}}</b>{{with .Er
 {{else}}
 <p>The candidate fails nothing the engines agree on.</p>
 {{end}}
+{{with .Fixed}}<h2>Fixed since the baseline</h2>
+<table><tr><th>baseline rank</th><th>entry</th><th>cases then</th><th>its reduced case in this build</th></tr>
+{{range .}}<tr><td>{{.BaselineRank}}</td><td>{{.Signature.Label}}</td><td>{{len .Cases}}</td><td>{{.Recheck}}</td></tr>
+{{end}}</table>{{end}}
 </body></html>
 `))

@@ -7,10 +7,13 @@
 //
 //	triage --candidate-cmd CMD --out DIR [--oracle PATH] [--oracle-flag F]... [--reduce N] [--reduce-budget D] [--alone-first] CORPUS.ndjson...
 //	triage --candidate-server CMD ... | --candidate-webdriver URL [--candidate-capabilities JSON] ...
+//	triage ... [--baseline DIR] [--resume] [--shard I/N] ...
+//	triage rerun [--oracle PATH] ENTRY_DIR [CANDIDATE]
 //	triage candidate-env [CMD [ARG]...]
 //
-// Exit status: 0 the candidate fails nothing the engines agree on, 1 it does, 2 bad
-// input (or the oracle could not be run).
+// Exit status: 0 the candidate fails nothing the engines agree on (with
+// --baseline: no entry is new), 1 it does, 2 bad input (or the oracle could not
+// be run).
 package main
 
 import (
@@ -61,7 +64,13 @@ type config struct {
 	envName     string       // "pinned" or "host"
 	oracleLog   io.Writer
 	corpusFiles []string
-	from        string // --from: an earlier run's directory
+	from        string         // --from: an earlier run's directory
+	spec        candidate.Spec // the candidate as the flags named it (rerun.sh runs it again)
+	axesName    string         // --axes as given
+	base        *baseline      // --baseline: an earlier run's entries
+	resume      bool           // --resume: cases the journal holds are not run again
+	shard       shard          // --shard: this machine's share of the corpus
+	workDir     string         // where the run started: rerun.sh runs the candidate from there
 
 	reduceBudget time.Duration // the whole reduction's bound
 	aloneFirst   bool          // rank the entries no engine agrees with first
@@ -70,6 +79,9 @@ type config struct {
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "candidate-env" {
 		return candidateEnvCommand(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "rerun" {
+		return rerunCommand(args[1:], stdout, stderr)
 	}
 	fs := cli.NewFlagSet("triage")
 	fs.SetOutput(stderr)
@@ -92,10 +104,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	tol := fs.Float64("tolerance", dump.DefaultTolerance, "geometry tolerance in CSS px")
 	axesFlag := fs.String("axes", "all", "what is scored: layout (box geometry), style (the computed style subset) or all, as compare --axes")
 	oracleLog := fs.String("oracle-log", "", "write the oracles' logs to `FILE` (default: discarded)")
+	baseDir := fs.String("baseline", "", "an earlier run's output `DIR`: each entry gets status new, still or fixed against its entries (its fixed ones listed too), its reduced cases are rerun first, and the exit status is 1 only when an entry is new")
+	resume := fs.Bool("resume", false, "go on with an interrupted run into the same --out: the cases its journal (answered.ndjson) holds are not run again")
+	shardFlag := fs.String("shard", "", "score only share `I/N` of the corpus (1 <= I <= N): the cases whose id hashes to it (FNV-1a of the id's JSON text, mod N), the same on every machine")
 	from := fs.String("from", "", "score again the answers an earlier run wrote into `DIR` (its oracle.ndjson and candidate.ndjson) instead of running the oracle and the candidate on the corpus; reduction still runs both")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: triage --candidate-cmd CMD --out DIR [--oracle PATH] [--oracle-flag F]... [--reduce N] [--reduce-budget D] [--alone-first] CORPUS.ndjson...")
 		fmt.Fprintln(stderr, "       triage {--candidate-server CMD | --candidate-webdriver URL [--candidate-capabilities JSON]} --out DIR ... CORPUS.ndjson...")
+		fmt.Fprintln(stderr, "       triage ... [--baseline DIR] [--resume] [--shard I/N] --out DIR CORPUS.ndjson...")
+		fmt.Fprintln(stderr, "       triage rerun [--oracle PATH] ENTRY_DIR [CANDIDATE]   (what DIR/entries/N/rerun.sh runs)")
 		fmt.Fprintln(stderr, "       triage candidate-env [CMD [ARG]...]")
 		cli.PrintDefaults(fs)
 	}
@@ -134,7 +151,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return bad("--axes: %v", axesErr)
 	case !(*tol >= 0) || *tol > 1e9:
 		return bad("--tolerance must be a finite number >= 0")
+	case *resume && *from != "":
+		return bad("--resume goes on with an interrupted run; --from scores a finished one: name one")
 	}
+	sh, err := parseShard(*shardFlag)
+	if err != nil {
+		return bad("--shard: %v", err)
+	}
+	var base *baseline
+	if *baseDir != "" {
+		if base, err = readBaseline(*baseDir); err != nil {
+			return bad("%v", err)
+		}
+	}
+	wd, _ := os.Getwd()
 	maxLine, err := oracleMaxLine(oracleFlags)
 	if err != nil {
 		return bad("--oracle-flag: %v", err)
@@ -142,7 +172,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	c := config{cmd: candidate.Command{Cmd: *cmdFlag, Timeout: *candTimeout}, out: *outDir,
 		oracleArgs: oracleFlags, reduceTop: *reduceTop, reduceFor: *reduceFor, reduceBudget: *reduceBudget, aloneFirst: *aloneFirst,
 		caseFor: *caseTimeout, maxLine: maxLine, parallel: *parallel,
-		tol: *tol, axes: axes, envName: *envName, oracleLog: io.Discard, corpusFiles: fs.Args(), from: *from}
+		tol: *tol, axes: axes, envName: *envName, oracleLog: io.Discard, corpusFiles: fs.Args(), from: *from,
+		spec:     candidate.Spec{Cmd: *cmdFlag, Server: *serverFlag, WebDriver: *wdFlag, Caps: *capsFlag, Timeout: *candTimeout},
+		axesName: *axesFlag, base: base, resume: *resume, shard: sh, workDir: wd}
 	switch *envName {
 	case "pinned":
 		env, err := candidate.Pinned()
@@ -161,8 +193,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if skipped > 0 {
 		fmt.Fprintf(stderr, "triage: skipped %d scripted or non-geometry cases (a candidate reads a case's HTML only)\n", skipped)
 	}
+	if sh.n > 0 {
+		all := len(cases)
+		if cases = sh.of(cases); len(cases) == 0 {
+			return bad("--shard %s holds none of the corpus's %d cases", sh, all)
+		}
+		fmt.Fprintf(stderr, "triage: --shard %s: %d of the corpus's %d cases\n", sh, len(cases), all)
+	}
 	if c.oracleBin, err = client.FindOracle(*oraclePath); err != nil {
 		return bad("%v", err)
+	}
+	if abs, err := filepath.Abs(c.oracleBin); err == nil {
+		c.oracleBin = abs // rerun.sh names it from anywhere
 	}
 	if c.dir, err = outdir.Open(c.out); err != nil {
 		return bad("%v", err)
@@ -178,8 +220,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cand, err := candidate.Open(ctx, candidate.Spec{Cmd: *cmdFlag, Server: *serverFlag, WebDriver: *wdFlag, Caps: *capsFlag,
-		Timeout: *candTimeout, Env: c.cmd.Env, Parallel: *parallel})
+	spec := c.spec
+	spec.Env, spec.Parallel = c.cmd.Env, *parallel
+	cand, err := candidate.Open(ctx, spec)
 	if err != nil {
 		return bad("the candidate: %v", err)
 	}
@@ -203,6 +246,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if sum.Verdicts["no-vote"] == sum.Cases {
 		fmt.Fprintln(stderr, "triage: the oracle gave no case a three-engine vote (its log: --oracle-log FILE)")
 		return exitBadInput
+	}
+	if sum.Baseline != nil { // across builds, what fails the run is what is new
+		if sum.Baseline.New > 0 {
+			return exitFail
+		}
+		return exitOK
 	}
 	if sum.Failing > 0 {
 		return exitFail

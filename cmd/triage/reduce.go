@@ -25,6 +25,7 @@ type probe struct {
 	report   *compare.Report
 	errKind  string
 	overflow bool
+	verdict  string // as judge gives it; "" when the oracle gave no answer
 }
 
 // ask runs html through oracle o and the candidate, scored as judge scores a case.
@@ -42,7 +43,7 @@ func (t *triage) ask(ctx context.Context, o *client.Client, html string) *probe 
 	p.resp = resp
 	s := &scored{c: tcase{html: html}, resp: resp, cand: p.cand, candErr: p.candErr}
 	t.judge(s)
-	p.report, p.errKind, p.overflow = s.report, s.errKind, s.overflow
+	p.report, p.errKind, p.overflow, p.verdict = s.report, s.errKind, s.overflow, s.verdict
 	if s.verdict == "candidate-error" && s.report == nil && p.errKind == "" {
 		p.errKind = "error"
 	}
@@ -118,32 +119,13 @@ func (t *triage) reduceBuckets(ctx context.Context, entries []*Bucket, byID map[
 		return
 	}
 	deadline := time.Now().Add(t.cfg.reduceBudget)
-	args := append(slices.Clone(t.cfg.oracleArgs), "--store=off") // the last --store wins
 	type started struct {
 		c   *client.Client
 		err error
 	}
 	start := func() started {
-		for try := range 2 {
-			c, err := t.spawnOracle(ctx, args)
-			if err != nil {
-				return started{nil, err}
-			}
-			rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-			p, err := c.WaitReady(rctx, 500*time.Millisecond)
-			cancel()
-			if err == nil && len(p.Failed) == 0 {
-				return started{c, nil}
-			}
-			c.Close()
-			if err == nil {
-				err = fmt.Errorf("engines failed to start: %v", p.Failed)
-			}
-			if try == 1 || ctx.Err() != nil {
-				return started{nil, err}
-			}
-		}
-		return started{}
+		c, err := t.liveOracle(ctx)
+		return started{c, err}
 	}
 	freshCh := make(chan started, 1)
 	go func() { freshCh <- start() }()
@@ -161,14 +143,38 @@ func (t *triage) reduceBuckets(ctx context.Context, entries []*Bucket, byID map[
 		}
 		return
 	}
+	began := time.Now()
 	for i, b := range top {
 		left := time.Until(deadline)
 		if ctx.Err() != nil || left <= 0 && b.Severity != "crash" {
 			fmt.Fprintf(t.stderr, "triage: the reduction budget (%v) is spent: %d of %d entries reduced\n", t.cfg.reduceBudget, i, len(top))
 			break
 		}
+		limit := min(t.cfg.reduceFor, max(left, 10*time.Second))
+		entryStart := time.Now()
+		// The reduction's time left: this entry and the ones after it at the pace
+		// so far (before any is done, at this one's limit), within the budget or
+		// this entry's limit, whichever ends later.
+		etaOf := func() time.Duration {
+			per := limit
+			if i > 0 {
+				per = entryStart.Sub(began) / time.Duration(i)
+			}
+			est := per*time.Duration(len(top)-i) - time.Since(entryStart)
+			return max(min(est, max(time.Until(deadline), time.Until(entryStart.Add(limit)))), 0)
+		}
+		fmt.Fprintf(t.stderr, "triage: reducing entry %d/%d %s (at most %v; reduction ETA %v)\n", i+1, len(top),
+			b.Signature.Label(), limit.Round(time.Second), etaOf().Round(time.Second))
+		last := time.Now()
+		progress := func(st reduce.Stats) { // a line every 10 s: reducing is never quiet for long
+			if time.Since(last) >= 10*time.Second {
+				last = time.Now()
+				fmt.Fprintf(t.stderr, "triage: entry %d/%d: %d -> %d bytes, %d variants tested; reduction ETA %v\n", i+1, len(top),
+					st.BytesBefore, st.BytesAfter, st.Tests, etaOf().Round(time.Second))
+			}
+		}
 		rep := byID[b.Representative]
-		b.Reduced = t.reduceOne(ctx, red.c, b, rep, min(t.cfg.reduceFor, max(left, 10*time.Second)))
+		b.Reduced = t.reduceOne(ctx, red.c, b, rep, limit, progress)
 		if b.Reduced.Error != "" {
 			fmt.Fprintf(t.stderr, "triage: entry %d/%d %s: not reduced in %.1fs: %s\n", i+1, len(top),
 				b.Signature.Label(), b.Reduced.Seconds, b.Reduced.Error)
@@ -197,6 +203,32 @@ func (t *triage) reduceBuckets(ctx context.Context, entries []*Bucket, byID map[
 		if b.Reduced.Reproduced {
 			t.generalize(ctx, f.c, b)
 			t.stylesheetTrigger(ctx, f.c, b)
+		}
+	}
+}
+
+// liveOracle starts an oracle with the store off (a rerun or a variant must be
+// answered live, and is not worth keeping) and waits until its engines serve,
+// trying twice.
+func (t *triage) liveOracle(ctx context.Context) (*client.Client, error) {
+	args := append(slices.Clone(t.cfg.oracleArgs), "--store=off") // the last --store wins
+	for try := 0; ; try++ {
+		c, err := t.spawnOracle(ctx, args)
+		if err != nil {
+			return nil, err
+		}
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		p, err := c.WaitReady(rctx, 500*time.Millisecond)
+		cancel()
+		if err == nil && len(p.Failed) == 0 {
+			return c, nil
+		}
+		c.Close()
+		if err == nil {
+			err = fmt.Errorf("engines failed to start: %v", p.Failed)
+		}
+		if try == 1 || ctx.Err() != nil {
+			return nil, err
 		}
 	}
 }
@@ -279,7 +311,7 @@ func (t *triage) generalize(ctx context.Context, o *client.Client, b *Bucket) {
 // is kept when it shows the signature of the entry's variant rep was chosen
 // from, twice, and fails nothing the representative did not fail besides: a
 // variant that shows the signature through another defect is not kept.
-func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, rep *scored, limit time.Duration) *Reduced {
+func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, rep *scored, limit time.Duration, progress func(reduce.Stats)) *Reduced {
 	start := time.Now()
 	html := rep.c.html
 	sig := b.rep.Signature
@@ -330,7 +362,7 @@ func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, rep
 	}
 	rctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	best, st, ok := reduce.Reduce(rctx, v, test, reduce.Options{Parallel: t.cfg.parallel})
+	best, st, ok := reduce.Reduce(rctx, v, test, reduce.Options{Parallel: t.cfg.parallel, Progress: progress})
 	out.Seconds = time.Since(start).Seconds()
 	out.Variants = st.Tests
 	if !ok {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -67,6 +68,10 @@ type summary struct {
 	Environment    string         `json:"candidate_environment"`
 	Candidate      string         `json:"candidate"` // how it ran: the command, "server: CMD" or "webdriver: URL (...)"
 	Out            string         `json:"out"`
+	// Baseline counts the entries against --baseline (new, still, fixed).
+	Baseline *baselineCounts `json:"baseline,omitempty"`
+	Resumed  int             `json:"cases_resumed,omitempty"` // answered by the interrupted run (--resume)
+	Shard    string          `json:"shard,omitempty"`         // --shard I/N
 }
 
 type reducedStat struct {
@@ -84,14 +89,27 @@ func (t *triage) run(ctx context.Context, cases []tcase, skipped int) (*summary,
 	start := time.Now()
 	var results []*scored
 	var err error
+	var recheck map[int]string
+	pre := map[int]*scored{}
+	if t.cfg.resume {
+		if pre, err = t.resumed(cases); err != nil {
+			return nil, err
+		}
+	}
 	if t.cfg.from != "" {
+		if t.cfg.base != nil {
+			fmt.Fprintln(t.stderr, "triage: --from: the baseline's reduced cases are not rechecked (no oracle runs on the corpus)")
+		}
 		results, err = t.rescore(cases)
 	} else {
 		oc, serr := t.spawnOracle(ctx, t.cfg.oracleArgs)
 		if serr != nil {
 			return nil, fmt.Errorf("the oracle: %v", serr)
 		}
-		results, err = t.score(ctx, oc, cases)
+		if t.cfg.base != nil {
+			recheck = t.recheckBaseline(ctx, oc)
+		}
+		results, err = t.score(ctx, oc, cases, pre)
 		oc.Close()
 	}
 	if err != nil {
@@ -99,7 +117,10 @@ func (t *triage) run(ctx context.Context, cases []tcase, skipped int) (*summary,
 	}
 	scoreSecs := time.Since(start).Seconds()
 	sum := &summary{Cases: len(cases), Skipped: skipped, Verdicts: map[string]int{}, ScoreSeconds: scoreSecs, Out: t.cfg.out,
-		Environment: t.cfg.envName, Candidate: t.cfg.cand.Describe()}
+		Environment: t.cfg.envName, Candidate: t.cfg.cand.Describe(), Resumed: len(pre)}
+	if t.cfg.shard.n > 0 {
+		sum.Shard = t.cfg.shard.String()
+	}
 	bk := newBucketer(t.cfg.scoring(nil))
 	byID := map[string]*scored{}
 	for _, r := range results {
@@ -130,7 +151,11 @@ func (t *triage) run(ctx context.Context, cases []tcase, skipped int) (*summary,
 
 	// Written now, and again with the reductions: a long reduction interrupted
 	// still leaves the ranking.
-	if err := writeBuckets(t.cfg.dir, buckets); err != nil {
+	var fixed []*Bucket
+	if t.cfg.base != nil {
+		fixed, sum.Baseline = compareBaseline(buckets, t.cfg.base, recheck)
+	}
+	if err := writeBuckets(t.cfg.dir, append(slices.Clone(buckets), fixed...)); err != nil {
 		return nil, err
 	}
 	if len(buckets) > 0 && ctx.Err() == nil {
@@ -157,12 +182,17 @@ func (t *triage) run(ctx context.Context, cases []tcase, skipped int) (*summary,
 		}
 		sum.MedianRatio = median(ratios)
 	}
-	// The index first: it draws each reduced case's page, whose path buckets.json
-	// then names (reduced.page).
-	if err := writeIndex(t.cfg, buckets, byID, sum); err != nil {
+	if t.cfg.base != nil {
+		fixed, sum.Baseline = compareBaseline(buckets, t.cfg.base, recheck)
+		fmt.Fprintf(t.stderr, "triage: against the baseline %s: %d new, %d still, %d fixed\n",
+			t.cfg.base.dir, sum.Baseline.New, sum.Baseline.Still, sum.Baseline.Fixed)
+	}
+	// The index first: it draws each reduced case's page and writes each entry's
+	// folder, whose paths buckets.json then names (reduced.page, report, rerun).
+	if err := writeIndex(t.cfg, buckets, fixed, byID, sum); err != nil {
 		return nil, err
 	}
-	if err := writeBuckets(t.cfg.dir, buckets); err != nil {
+	if err := writeBuckets(t.cfg.dir, append(slices.Clone(buckets), fixed...)); err != nil {
 		return nil, err
 	}
 	sum.WallSeconds = time.Since(start).Seconds()
@@ -220,8 +250,22 @@ func verdictText(v map[string]int) string {
 }
 
 // score runs every case through the oracle and the candidate, parallel cases at
-// once, writing DIR/oracle.ndjson and DIR/candidate.ndjson in corpus order.
-func (t *triage) score(ctx context.Context, oc *client.Client, cases []tcase) ([]*scored, error) {
+// once, writing DIR/oracle.ndjson and DIR/candidate.ndjson in corpus order, and
+// each case to the journal (answered.ndjson) as soon as it is answered. The cases
+// in pre (by index, from --resume) are not run again.
+func (t *triage) score(ctx context.Context, oc *client.Client, cases []tcase, pre map[int]*scored) ([]*scored, error) {
+	open := t.cfg.dir.Create
+	if t.cfg.resume {
+		open = t.cfg.dir.Append
+	}
+	jf, err := open(journalName)
+	if err != nil {
+		return nil, err
+	}
+	defer jf.Close()
+	if t.cfg.resume {
+		jf.Write([]byte("\n")) // ends a line the interruption cut short (an empty line is skipped)
+	}
 	of, err := t.cfg.dir.Create("oracle.ndjson")
 	if err != nil {
 		return nil, err
@@ -249,6 +293,11 @@ func (t *triage) score(ctx context.Context, oc *client.Client, cases []tcase) ([
 	}
 	go func() { // launch, parallel at once, while the loop below reports
 		for i := range cases {
+			if r := pre[i]; r != nil {
+				results[i] = r
+				done <- i
+				continue
+			}
 			if ctx.Err() != nil {
 				break
 			}
@@ -265,7 +314,7 @@ func (t *triage) score(ctx context.Context, oc *client.Client, cases []tcase) ([
 	// Progress: a bar on a terminal, else a line every 10 s or 10% of the cases.
 	bar := progress.New(t.stderr, int64(len(cases)), "triage", " cases")
 	terminal := progress.Terminal(t.stderr)
-	next, written, counted := 0, 0, map[string]int{}
+	next, written, ran, counted := 0, 0, 0, map[string]int{}
 	last := time.Now()
 	finished := make([]bool, len(cases)) // results[i] is read only once its done arrived
 	for i := range done {
@@ -273,6 +322,15 @@ func (t *triage) score(ctx context.Context, oc *client.Client, cases []tcase) ([
 		written++
 		finished[i] = true
 		counted[results[i].verdict]++
+		if pre[i] == nil {
+			ran++
+			// Answered, not cut short by an interruption: kept for --resume.
+			if r := results[i]; r.resp != nil && ctx.Err() == nil {
+				if _, err := jf.Write(journalEntry(r)); err != nil {
+					return nil, fmt.Errorf("%s: %v", journalName, err)
+				}
+			}
+		}
 		for next < len(cases) && finished[next] {
 			r := results[next]
 			if r.resp != nil {
@@ -284,8 +342,8 @@ func (t *triage) score(ctx context.Context, oc *client.Client, cases []tcase) ([
 		}
 		if !terminal && (time.Since(last) > 10*time.Second || written%max(len(cases)/10, 1) == 0 || written == len(cases)) {
 			last = time.Now()
-			fmt.Fprintf(t.stderr, "triage: %d/%d cases, %.2f cases/s (%s)\n", written, len(cases),
-				float64(written)/time.Since(start).Seconds(), verdictText(counted))
+			fmt.Fprintf(t.stderr, "triage: %d/%d cases, %.2f cases/s, %s (%s)\n", written, len(cases),
+				float64(ran)/time.Since(start).Seconds(), eta(ran, written, len(cases), time.Since(start)), verdictText(counted))
 		}
 	}
 	bar.Finish()
@@ -456,6 +514,11 @@ func containsCandidate(engines []string) bool {
 
 // writeCandidateLine writes r's candidate record as cmd/compare reads it.
 func writeCandidateLine(w io.Writer, r *scored) {
+	w.Write(append(candidateRecord(r), '\n'))
+}
+
+// candidateRecord is r's candidate record, {"id","dump"} or {"id","error"}.
+func candidateRecord(r *scored) []byte {
 	rec := map[string]any{"id": r.c.raw}
 	if r.candErr != nil {
 		rec["error"] = r.candErr.Error()
@@ -466,7 +529,7 @@ func writeCandidateLine(w io.Writer, r *scored) {
 	if err != nil {
 		b, _ = json.Marshal(map[string]any{"id": r.c.raw, "error": err.Error()})
 	}
-	w.Write(append(b, '\n'))
+	return b
 }
 
 func writeBuckets(d *outdir.Dir, buckets []*Bucket) error {
@@ -502,24 +565,18 @@ func (s *summary) print(w io.Writer) {
 func (t *triage) rescore(cases []tcase) ([]*scored, error) {
 	answers := map[string]*client.Response{}
 	if err := eachLine(filepath.Join(t.cfg.from, "oracle.ndjson"), func(line []byte) error {
-		var r client.Response
-		if err := json.Unmarshal(line, &r); err != nil {
+		r, err := parseAnswer(line)
+		if err != nil {
 			return err
 		}
-		r.Raw = append(json.RawMessage(nil), line...)
-		answers[string(compactID(r.ID))] = &r
+		answers[string(compactID(r.ID))] = r
 		return nil
 	}); err != nil {
 		return nil, err
 	}
-	type record struct {
-		ID    json.RawMessage `json:"id"`
-		Dump  json.RawMessage `json:"dump"`
-		Error *string         `json:"error"`
-	}
-	records := map[string]record{}
+	records := map[string]candRecord{}
 	if err := eachLine(filepath.Join(t.cfg.from, "candidate.ndjson"), func(line []byte) error {
-		var r record
+		var r candRecord
 		if err := json.Unmarshal(line, &r); err != nil {
 			return err
 		}
@@ -530,18 +587,12 @@ func (t *triage) rescore(cases []tcase) ([]*scored, error) {
 	}
 	results := make([]*scored, len(cases))
 	for i, c := range cases {
-		r := &scored{c: c, resp: answers[string(c.raw)]}
+		resp := answers[string(c.raw)]
 		rec, ok := records[string(c.raw)]
-		switch {
-		case r.resp == nil || !ok:
+		if resp == nil || !ok {
 			return nil, fmt.Errorf("--from %s: no answer for case %q (a run on another corpus?)", t.cfg.from, c.id)
-		case rec.Error != nil:
-			r.candErr = errors.New(*rec.Error)
-		default:
-			r.cand, r.candErr = candidate.Decode(rec.Dump)
 		}
-		t.judge(r)
-		results[i] = r
+		results[i] = t.fromRecord(c, resp, rec)
 	}
 	if filepath.Clean(t.cfg.from) != filepath.Clean(t.cfg.out) {
 		if err := t.writeAnswers(results); err != nil {

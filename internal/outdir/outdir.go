@@ -143,6 +143,18 @@ func (d *Dir) WriteFile(name string, b []byte) error {
 	return nil
 }
 
+// WriteExecutable writes b to the file name, as WriteFile, and makes it
+// executable (a script).
+func (d *Dir) WriteExecutable(name string, b []byte) error {
+	if err := d.WriteFile(name, b); err != nil {
+		return err
+	}
+	if err := d.root.Chmod(filepath.FromSlash(name), 0o755); err != nil {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	return nil
+}
+
 // Sub creates the folder name in the directory (as MkdirAll) and opens it as a
 // directory of its own, still unable to lead outside this one.
 func (d *Dir) Sub(name string) (*Dir, error) {
