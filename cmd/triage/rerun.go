@@ -120,8 +120,12 @@ func rerunCommand(args []string, stdout, stderr io.Writer) int {
 	var oracleFlags cli.List
 	fs.Var(&oracleFlags, "oracle-flag", "a flag `F` passed to the oracle after the run's (repeatable)")
 	oracleLog := fs.String("oracle-log", "", "write the oracle's log to `FILE` (default: discarded)")
-	fs.Usage = cli.Usage(fs, "triage rerun [--oracle PATH] [--oracle-flag F]... ENTRY_DIR [CANDIDATE]",
-		"exit status: 1 the entry's defect shows, 0 it does not, 2 no judgement (docs/triage.md)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: triage rerun [--oracle PATH] [--oracle-flag F]... ENTRY_DIR [CANDIDATE]")
+		fmt.Fprintln(stderr, "Reruns a triage entry's case (DIR/entries/N) through a fresh oracle and the run's candidate, or CANDIDATE in the run's mode.")
+		fmt.Fprintln(stderr, "Exit status: 1 the defect shows, 0 it does not, 2 no judgement (docs/triage.md).")
+		cli.PrintDefaults(fs)
+	}
 	if code, done := cli.Parse(fs, args, stdout); done {
 		return code
 	}

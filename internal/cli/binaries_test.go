@@ -82,7 +82,7 @@ func TestHelpExitsZeroInEveryBinary(t *testing.T) {
 	for _, sub := range []string{"requests", "summary", "run", "compare", "mine"} {
 		helps = append(helps, []string{"wpt", sub, "-h"}, []string{"wpt", "help", sub})
 	}
-	helps = append(helps, []string{"triage", "candidate-env", "--help"}, []string{"oracle", "store", "-h"})
+	helps = append(helps, []string{"triage", "candidate-env", "--help"}, []string{"triage", "rerun", "-h"}, []string{"oracle", "store", "-h"})
 	for _, h := range helps {
 		code, stdout, stderr := runBin(t, h[0], h[1:]...)
 		assert.Equal(t, 0, code, "%v: %s", h, stderr)

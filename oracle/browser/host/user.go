@@ -9,10 +9,9 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
-
-	"github.com/layout-oracle/oracle/internal/cli"
 )
 
 // browserUserName is the unprivileged system user the browsers run as when the oracle
@@ -153,8 +152,8 @@ done
 # The engine's memory cgroup (memlimit.go), joined before the browser forks anything;
 # if that fails the oracle moves the processes after the launch, and logs it if it can't.
 [ -z "$` + cgroupProcsEnv + `" ] || { echo $$ > "$` + cgroupProcsEnv + `"; } 2>/dev/null || :
-exec ` + cli.ShellQuote(setpriv) + ` --reuid=` + strconv.Itoa(int(u.UID)) + ` --regid=` + strconv.Itoa(int(u.GID)) +
-		` --clear-groups --pdeathsig KILL -- ` + cli.ShellQuote(exe) + ` "$@"
+exec ` + shellQuote(setpriv) + ` --reuid=` + strconv.Itoa(int(u.UID)) + ` --regid=` + strconv.Itoa(int(u.GID)) +
+		` --clear-groups --pdeathsig KILL -- ` + shellQuote(exe) + ` "$@"
 `
 	sum := sha256.Sum256([]byte(script))
 	dir := filepath.Join(os.TempDir(), fmt.Sprintf("layout-oracle-bin-%d-%s", os.Geteuid(), hex.EncodeToString(sum[:6])))
@@ -194,3 +193,5 @@ func findSetpriv() (string, error) {
 	}
 	return "", errors.New("setpriv (util-linux) not found: cannot start the browsers as " + browserUserName)
 }
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
