@@ -261,14 +261,7 @@ func TestShardsSplitTheCorpus(t *testing.T) {
 func TestResumeRunsOnlyWhatTheJournalLacks(t *testing.T) {
 	dir := t.TempDir()
 	from := fromDir(t, "taller")
-	silent := filepath.Join(dir, "silent-oracle")
-	require.NoError(t, os.WriteFile(silent, []byte(`#!/usr/bin/env python3
-import json, sys
-for line in sys.stdin:
-    r = json.loads(line)
-    if r.get("op") == "ping":
-        print(json.dumps({"id": r["id"], "ok": True, "protocol": 1, "engines": []}), flush=True)
-`), 0o755))
+	silent := silentOracle(t, dir)
 	out := filepath.Join(dir, "out")
 	require.NoError(t, os.MkdirAll(out, 0o755))
 	oracleLine, err := os.ReadFile(filepath.Join(from, "oracle.ndjson"))

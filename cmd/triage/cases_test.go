@@ -98,14 +98,9 @@ func TestWriteIndexReportsAPageItCannotWrite(t *testing.T) {
 	assert.ErrorContains(t, err, "entry 1's reduced case")
 }
 
-// An oracle that never answers a case (a fake: it answers ping, then reads every
-// line and answers none) cannot hold triage: each case has a deadline, past which
-// it has no vote. Before, triage waited forever. One that answers not even ping
-// is Spawn's error within the same deadline. The deadline (5 s) leaves the fake,
-// a Python script, time to start on a loaded machine: it also bounds the wait
-// for its ping, and at 1 s it missed that at a load average of 28.
-func TestACaseTheOracleNeverAnswersEndsAtItsDeadline(t *testing.T) {
-	dir := t.TempDir()
+// silentOracle writes a fake oracle into dir that answers ping, then reads every
+// line and answers none.
+func silentOracle(t *testing.T, dir string) string {
 	silent := filepath.Join(dir, "silent-oracle")
 	require.NoError(t, os.WriteFile(silent, []byte(`#!/usr/bin/env python3
 import json, sys
@@ -114,6 +109,18 @@ for line in sys.stdin:
     if r.get("op") == "ping":
         print(json.dumps({"id": r["id"], "ok": True, "protocol": 1, "engines": []}), flush=True)
 `), 0o755))
+	return silent
+}
+
+// An oracle that never answers a case (a fake: it answers ping, then reads every
+// line and answers none) cannot hold triage: each case has a deadline, past which
+// it has no vote. Before, triage waited forever. One that answers not even ping
+// is Spawn's error within the same deadline. The deadline (5 s) leaves the fake,
+// a Python script, time to start on a loaded machine: it also bounds the wait
+// for its ping, and at 1 s it missed that at a load average of 28.
+func TestACaseTheOracleNeverAnswersEndsAtItsDeadline(t *testing.T) {
+	dir := t.TempDir()
+	silent := silentOracle(t, dir)
 	mute := filepath.Join(dir, "mute-oracle")
 	require.NoError(t, os.WriteFile(mute, []byte("#!/bin/sh\nexec cat >/dev/null\n"), 0o755))
 	f := filepath.Join(dir, "c.ndjson")
@@ -124,7 +131,7 @@ for line in sys.stdin:
 		"--case-timeout=5s", "--reduce=0", f}, &stdout, &stderr)
 	assert.Equal(t, exitBadInput, code, "%s", stderr.String())
 	assert.Less(t, time.Since(start), 30*time.Second)
-	assert.Contains(t, stdout.String(), "cases 2: 2 no-vote")
+	assert.Contains(t, stdout.String(), "cases 2: 2 no-vote", stderr.String())
 
 	stdout.Reset()
 	stderr.Reset()

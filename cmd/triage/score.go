@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -555,6 +556,16 @@ func (s *summary) print(w io.Writer) {
 	if len(s.Reduced) > 0 {
 		fmt.Fprintf(w, "reduction: %.1fs, median reduced size %.1f%% of the representative, %d of %d reproduced in a fresh oracle and candidate run\n",
 			s.ReduceSeconds, 100*s.MedianRatio, s.Reproduced, len(s.Reduced))
+	}
+	if b := s.Baseline; b != nil {
+		fmt.Fprintf(w, "against the baseline %s: %d new, %d still, %d fixed", b.Dir, b.New, b.Still, b.Fixed)
+		if len(b.Recheck) > 0 {
+			fmt.Fprintf(w, "; its reduced cases in this build: %d fail, %d pass, %d cannot judge", b.Recheck["fails"], b.Recheck["passes"], b.Recheck["cannot judge"])
+		}
+		fmt.Fprintln(w)
+	}
+	if s.Resumed > 0 || s.Shard != "" {
+		fmt.Fprintf(w, "cases answered by the interrupted run (--resume): %d; shard: %s\n", s.Resumed, cmp.Or(s.Shard, "all"))
 	}
 	fmt.Fprintf(w, "candidate: %s\n", s.Candidate)
 	fmt.Fprintf(w, "wall %.1fs; wrote %s\n", s.WallSeconds, filepath.Join(s.Out, "index.html"))
