@@ -150,7 +150,7 @@ func (t *triage) recheckBaseline(ctx context.Context, o *client.Client) map[int]
 			mu.Lock()
 			defer mu.Unlock()
 			out[e.BaselineRank] = recheckWords[code]
-			fmt.Fprintf(t.stderr, "triage: baseline entry #%d %s: %s in this build: %s\n", e.BaselineRank, e.Signature.Label(), recheckWords[code], why)
+			fmt.Fprintf(t.stderr, "triage: baseline entry #%d %s: %s in this build (%s)\n", e.BaselineRank, e.Signature.Label(), recheckWords[code], why)
 		})
 	}
 	wg.Wait()

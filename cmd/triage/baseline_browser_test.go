@@ -101,7 +101,14 @@ func TestBaselineAcrossTwoBuilds(t *testing.T) {
 
 	c := m["TD"]
 	require.Regexp(t, `^entries/\d+/rerun\.sh$`, c.Rerun)
-	assert.FileExists(t, filepath.Join(second, c.Report))
+	md, err := os.ReadFile(filepath.Join(second, c.Report))
+	require.NoError(t, err)
+	for _, want := range []string{"## Builds", "- chromium: ", "- candidate: server: ", "| **", "Agreeing engines"} {
+		assert.Contains(t, string(md), want, "report.md: the values, builds and agreeing engines")
+	}
+	index, err := os.ReadFile(filepath.Join(second, "index.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(index), "Fixed since the baseline")
 	rerun := func(args ...string) int {
 		cmd := exec.Command("sh", append([]string{filepath.Join(second, c.Rerun)}, args...)...)
 		b, err := cmd.CombinedOutput()

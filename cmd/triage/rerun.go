@@ -181,7 +181,7 @@ func rerunCommand(args []string, stdout, stderr io.Writer) int {
 	if e.Case != "reduced" {
 		what = fmt.Sprintf("its representative %q", e.Case)
 	}
-	fmt.Fprintf(stdout, "entry %d (%s), %s, candidate %s: %s\n", e.Rank, e.Label, what, cand.Describe(), why)
+	fmt.Fprintf(stdout, "entry %d (%s), %s, candidate %s: %s (%s)\n", e.Rank, e.Label, what, cand.Describe(), recheckWords[code], why)
 	return code
 }
 
@@ -209,7 +209,7 @@ func rerunVerdict(p *probe, sigs []Signature) (int, string) {
 	}
 	others := p.others(Signature{})
 	if len(others) == 0 {
-		return exitOK, "passes: the candidate fails nothing the engines agree on"
+		return exitOK, "the defect is gone: the candidate fails nothing the engines agree on"
 	}
 	var labels []string
 	for _, g := range others {
