@@ -29,7 +29,8 @@ const plantedCorpus = `{"id":"p","html":"<!doctype html><p>Some words</p>"}
 // {A, B} = {p-tall, list-indent}, then {B, C} = {list-indent, cell-padding} with
 // --baseline the first run: A's entry is fixed, B's still and C's new, exit 1; the
 // baseline's reduced cases are rechecked first. C's rerun.sh exits 1 against the
-// run's candidate, and 0 against one without C.
+// run's candidate, and 0 against one without C. A run interrupted after two
+// cases goes on with --resume to the same entries.
 func TestBaselineAcrossTwoBuilds(t *testing.T) {
 	testutil.NeedsBrowsers(t)
 	dir := t.TempDir()
@@ -98,6 +99,22 @@ func TestBaselineAcrossTwoBuilds(t *testing.T) {
 	if r := m["UL"].Reduced; r != nil && r.Error == "" {
 		assert.Equal(t, "fails", m["UL"].Recheck, "B's reduced case still fails")
 	}
+
+	// An interruption after two cases: --resume answers those from the journal
+	// and runs the other two, to the same entries.
+	journal, err := os.ReadFile(filepath.Join(second, journalName))
+	require.NoError(t, err)
+	lines := strings.SplitAfter(string(journal), "\n")
+	require.GreaterOrEqual(t, len(lines), 4)
+	require.NoError(t, os.WriteFile(filepath.Join(second, journalName), []byte(strings.Join(lines[:2], "")), 0o644))
+	code, buckets, sum = triageRun(second, "--candidate-server", candidate("list-indent,cell-padding"), "--reduce=0", "--baseline", first, "--resume")
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, 2, sum.Resumed)
+	assert.Equal(t, 4, sum.Cases)
+	m = byTag(buckets)
+	assert.Equal(t, "fixed", m["P"].Status)
+	assert.Equal(t, "still", m["UL"].Status)
+	assert.Equal(t, "new", m["TD"].Status)
 
 	c := m["TD"]
 	require.Regexp(t, `^entries/\d+/rerun\.sh$`, c.Rerun)

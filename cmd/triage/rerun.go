@@ -196,7 +196,7 @@ func rerunVerdict(p *probe, sigs []Signature) (int, string) {
 	}
 	for _, s := range sigs {
 		if p.shows(s) {
-			return exitFail, "the defect shows (" + s.Label() + ")"
+			return exitFail, "the defect shows: " + s.Label()
 		}
 	}
 	switch {
