@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sync"
 	"time"
 
@@ -118,23 +119,30 @@ func compareBaseline(entries []*Bucket, base *baseline, recheck map[int]string) 
 	return fixed, n
 }
 
-// recheckBaseline reruns the baseline's reduced cases through oracle o and the
-// candidate before the corpus: is each defect fixed in this build? It returns each
+// recheckBaseline reruns the baseline's entries' cases (reduced, else the
+// representative its entry.json holds) through oracle o and the candidate before
+// the corpus: is each defect fixed in this build? It returns each
 // rechecked entry's outcome by its baseline rank ("fails", "passes", "cannot
 // judge") and says each on stderr.
 func (t *triage) recheckBaseline(ctx context.Context, o *client.Client) map[int]string {
 	var todo []*Bucket
+	html := map[*Bucket]string{}
 	for _, e := range t.cfg.base.entries {
 		if e.Reduced != nil && e.Reduced.Error == "" && e.Reduced.HTML != "" {
-			todo = append(todo, e)
+			html[e] = e.Reduced.HTML
+		} else if ef := t.cfg.base.entryFile(e); ef != nil {
+			html[e] = ef.HTML // not reduced: its representative
+		} else {
+			continue
 		}
+		todo = append(todo, e)
 	}
 	out := map[int]string{}
 	if len(todo) == 0 {
-		fmt.Fprintf(t.stderr, "triage: --baseline %s: no reduced case to recheck\n", t.cfg.base.dir)
+		fmt.Fprintf(t.stderr, "triage: --baseline %s: no case of its entries to recheck\n", t.cfg.base.dir)
 		return out
 	}
-	fmt.Fprintf(t.stderr, "triage: --baseline: rechecking its %d reduced cases in this build first\n", len(todo))
+	fmt.Fprintf(t.stderr, "triage: --baseline: rechecking its entries' %d cases (reduced, else representative) in this build first\n", len(todo))
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	o.WaitReady(rctx, 500*time.Millisecond) // its engines up: each case is asked once
 	cancel()
@@ -145,7 +153,7 @@ func (t *triage) recheckBaseline(ctx context.Context, o *client.Client) map[int]
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			p := t.ask(ctx, o, e.Reduced.HTML)
+			p := t.ask(ctx, o, html[e])
 			code, why := rerunVerdict(p, variantSignatures(e))
 			mu.Lock()
 			defer mu.Unlock()
@@ -156,6 +164,21 @@ func (t *triage) recheckBaseline(ctx context.Context, o *client.Client) map[int]
 	wg.Wait()
 	return out
 }
+
+// entryFile is the baseline's entries/N/entry.json of e, nil when it has none
+// (an older run) or its rerun is not named entries/N/rerun.sh.
+func (b *baseline) entryFile(e *Bucket) *entryFile {
+	if !entryRerun.MatchString(e.Rerun) {
+		return nil
+	}
+	ef, err := readEntryFile(filepath.Join(b.dir, filepath.Dir(filepath.FromSlash(e.Rerun))))
+	if err != nil {
+		return nil
+	}
+	return ef
+}
+
+var entryRerun = regexp.MustCompile(`^entries/[0-9]+/rerun\.sh$`)
 
 // recheckWords names a rerun's exit status.
 var recheckWords = map[int]string{exitOK: "passes", exitFail: "fails", exitBadInput: "cannot judge"}

@@ -123,6 +123,19 @@ func TestBaselineStatusesByIdentity(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(index), "Fixed since the baseline")
 
+	// The baseline's cases are rechecked first, an entry not reduced by the
+	// representative its entry.json holds: here through an oracle that never
+	// answers (a fake), so the recheck cannot judge, and the run has no vote.
+	dir := t.TempDir()
+	corpus := filepath.Join(dir, "c.ndjson")
+	require.NoError(t, os.WriteFile(corpus, []byte(`{"id":"only","html":"<div></div>"}`+"\n"), 0o644))
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"--candidate-cmd", "true", "--candidate-env", "host", "--oracle", silentOracle(t, dir), "--case-timeout=4s",
+		"--reduce=0", "--baseline", first, "--out", filepath.Join(dir, "out"), corpus}, &stdout, &stderr)
+	assert.Equal(t, exitBadInput, code, "no vote: %s", &stderr)
+	assert.Contains(t, stderr.String(), "rechecking its entries' 1 cases (reduced, else representative)")
+	assert.Contains(t, stderr.String(), "baseline entry #1 layout DIV bounding.h +: cannot judge in this build (the oracle gave no answer)")
+
 	// A baseline that is not an earlier run is a usage error, named.
 	for _, tc := range []struct{ name, buckets string }{{"missing", ""}, {"not JSON", "{"}, {"no variants", `[{"signature":{"kind":"layout"}}]`}} {
 		dir := t.TempDir()

@@ -192,7 +192,7 @@ func rerunCommand(args []string, stdout, stderr io.Writer) int {
 // geometry was not scored). The text says why.
 func rerunVerdict(p *probe, sigs []Signature) (int, string) {
 	if p == nil || p.resp == nil {
-		return exitBadInput, "cannot judge: the oracle gave no answer"
+		return exitBadInput, "the oracle gave no answer"
 	}
 	for _, s := range sigs {
 		if p.shows(s) {
@@ -201,11 +201,11 @@ func rerunVerdict(p *probe, sigs []Signature) (int, string) {
 	}
 	switch {
 	case p.errKind != "":
-		return exitBadInput, fmt.Sprintf("cannot judge: the candidate gave no dump (%s): %v", p.errKind, p.candErr)
+		return exitBadInput, fmt.Sprintf("the candidate gave no dump (%s): %v", p.errKind, p.candErr)
 	case p.overflow:
-		return exitBadInput, "cannot judge: only the candidate's page overflows, so its geometry is not scored"
+		return exitBadInput, "only the candidate's page overflows, so its geometry is not scored"
 	case p.report == nil:
-		return exitBadInput, "cannot judge: the engines gave no vote (" + cmp.Or(p.verdict, "no-vote") + ")"
+		return exitBadInput, "the engines gave no vote (" + cmp.Or(p.verdict, "no-vote") + ")"
 	}
 	others := p.others(Signature{})
 	if len(others) == 0 {
