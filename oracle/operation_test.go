@@ -14,6 +14,7 @@ import (
 	"github.com/layout-oracle/oracle/kinds"
 	"github.com/layout-oracle/oracle/kinds/kindstest"
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/browser/routes"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -79,7 +80,7 @@ func TestANewKindNeedsOnlyItsValueAndARegistryLine(t *testing.T) {
 	defer st.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	o, err := Launch(ctx, Config{Engines: []string{browser.Chromium}, Pages: 1, Store: st}, testLogger(t))
+	o, err := Launch(ctx, Config{Routes: routes.Table, Engines: []string{browser.Chromium}, Pages: 1, Store: st}, testLogger(t))
 	require.NoError(t, err)
 	defer o.Close()
 

@@ -388,21 +388,21 @@ func launchRemote(ctx context.Context, ep remote.Endpoint, cfg Config, log zerol
 	if err != nil {
 		return nil, err
 	}
-	return remote.Open(ctx, ep, l, log)
+	return remote.Open(ctx, cfg.Routes, ep, l, log)
 }
 
 // remoteLaunch is what a page on an endpoint of engine is opened with, the proxy
 // included: the origin's listening address, else its port on 127.0.0.1.
-func (c Config) remoteLaunch(engine string) (remote.Launch, error) {
+func (c Config) remoteLaunch(engine string) (browser.RemoteLaunch, error) {
 	s, err := settingsFor(c)
 	if err != nil {
-		return remote.Launch{}, err
+		return browser.RemoteLaunch{}, err
 	}
 	proxy := c.originProxy()
 	if proxy == "" && c.originPort != 0 {
 		proxy = net.JoinHostPort("127.0.0.1", strconv.Itoa(c.originPort))
 	}
-	return remote.Launch{Settings: s, Browsers: c.Browsers, ExecutablePath: c.executablePath(engine), Proxy: proxy}, nil
+	return browser.RemoteLaunch{Settings: s, Browsers: c.Browsers, Exe: c.executablePath(engine), Proxy: proxy}, nil
 }
 
 // originProxy is the host:port every browser gets as its proxy: the origin's own

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/browser/routes"
 	"github.com/layout-oracle/oracle/profiles"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/rs/zerolog"
@@ -21,7 +22,7 @@ import (
 
 func benchOracle(b *testing.B, st *store.Store) *Oracle {
 	b.Helper()
-	o, err := Launch(context.Background(), Config{Engines: []string{browser.Chromium}, Pages: 1, Profile: profiles.Default, Store: st}, zerolog.Nop())
+	o, err := Launch(context.Background(), Config{Routes: routes.Table, Engines: []string{browser.Chromium}, Pages: 1, Profile: profiles.Default, Store: st}, zerolog.Nop())
 	if err != nil {
 		b.Fatal(err)
 	}

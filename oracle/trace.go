@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/layout-oracle/oracle/oracle/browser/playwright"
-
 	"github.com/layout-oracle/oracle/inpage"
 	"github.com/layout-oracle/oracle/kinds"
 	"github.com/layout-oracle/oracle/oracle/answerbound"
@@ -115,11 +113,11 @@ func (o *Oracle) Trace(ctx context.Context, e browser.Engine, host, id, html, sc
 }
 
 // decodeTrace is the trace of run's collected result raw in e, naming what e's
-// route emulated for the page it ran on (playwright.Emulated).
+// route emulated for the page it ran on (browser.Emulated).
 func (o *Oracle) decodeTrace(e browser.Engine, run *trace.Run, raw json.RawMessage) (*trace.Trace, error) {
 	t, err := run.Decode(raw, e.Name(), e.Version(), o.profile)
 	if err == nil {
-		t.Emulated = playwright.Emulated(e)
+		t.Emulated = browser.Emulated(e)
 	}
 	return t, err
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
-	"github.com/layout-oracle/oracle/oracle/browser/playwright"
 )
 
 // StateOutOfService is a page's (and its endpoint's) state once the endpoint was
@@ -94,8 +93,8 @@ func (p *Page) Keep() bool {
 }
 
 // Emulated is what the backend's route emulated for its page
-// (playwright.Emulated), which a trace names and compare groups engines by.
-func (p *Page) Emulated() []string { return playwright.Emulated(p.Engine) }
+// (browser.Emulated), which a trace names and compare groups engines by.
+func (p *Page) Emulated() []string { return browser.Emulated(p.Engine) }
 
 // OpenWindows is the backend's (browser.OpenWindows).
 func (p *Page) OpenWindows(ctx context.Context) (pages, contexts int, err error) {

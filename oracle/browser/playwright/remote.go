@@ -101,10 +101,11 @@ func remoteLaunchOptions(wsURL, route, proxy string, opts Options) (string, map[
 	return u.String(), launch, nil
 }
 
-// RemoteLaunchHeader is the x-playwright-launch-options header Connect
-// sends for these arguments: its size is what a server's header limit sees.
-func RemoteLaunchHeader(wsURL, route, proxy string, opts Options) (string, error) {
-	_, launch, err := remoteLaunchOptions(wsURL, route, proxy, opts)
+// RemoteLaunchHeader is the x-playwright-launch-options header the route's Connect
+// sends for a page of engine opened with r: its size is what a server's header limit
+// sees.
+func RemoteLaunchHeader(engine string, r browser.RemoteLaunch) (string, error) {
+	_, launch, err := remoteLaunchOptions(r.URL, remoteRoute(r), r.Proxy, remoteOptions(engine, r))
 	if err != nil {
 		return "", err
 	}
@@ -176,9 +177,9 @@ func (d *Driver) connectPlaywright(endpoint string, launch map[string]any, opts 
 	return e, nil
 }
 
-// OwnDriver makes e, a Playwright engine, stop pw when it closes (a remote
+// ownDriver makes e, a Playwright engine, stop pw when it closes (a remote
 // endpoint's page has a driver of its own, as a local page does).
-func OwnDriver(e browser.Engine, pw *Driver) {
+func ownDriver(e browser.Engine, pw *Driver) {
 	if e, ok := e.(*playwrightEngine); ok {
 		e.driver = pw
 	}
