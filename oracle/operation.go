@@ -35,11 +35,30 @@ func (k *kind[T]) attach() { k.desc.Run = k }
 func operations() []operation {
 	var out []operation
 	for _, k := range kinds.All() {
-		if op, ok := k.Runner().(operation); ok {
+		if op := operationOf(k); op != nil {
 			out = append(out, op)
 		}
 	}
 	return out
+}
+
+// sideKinds holds the operation built for each kind whose oracle side is written
+// beside its description (kinds.Kind -> operation), built once.
+var sideKinds sync.Map
+
+// operationOf is the oracle's side of k: one of its own (the description's Run),
+// else the one its description's Oracle gives (sidekind.go); nil when the oracle
+// does not answer it.
+func operationOf(k kinds.Kind) operation {
+	if op, ok := k.Runner().(operation); ok {
+		return op
+	}
+	side := k.Side()
+	if side == nil {
+		return nil
+	}
+	op, _ := sideKinds.LoadOrStore(k, sideKind(k, side))
+	return op.(operation)
 }
 
 // operation is one case kind, whatever its answer's type.
@@ -101,7 +120,7 @@ func (k *kind[T]) about() kinds.Info { return k.desc.Info }
 func (k *kind[T]) answer(ctx context.Context, o *Oracle, req *Request) any {
 	runs := o.verifyRuns(req)
 	if servedDocument(req) {
-		resp := Response[T]{ID: req.ID}
+		resp := Response[T]{ID: req.ID, kind: k}
 		resp.Answers, resp.Errors, resp.Unstable = k.measure(ctx, o, req, req.Engines, runs)
 		return resp
 	}
@@ -225,8 +244,7 @@ func kindFor(op string) operation {
 	if k == nil {
 		return nil
 	}
-	o, _ := k.Runner().(operation)
-	return o
+	return operationOf(k)
 }
 
 // knownOps lists the ops a request may name, for the unknown-op error.
@@ -259,6 +277,16 @@ type Response[T any] struct {
 	// raw holds the stored answers as their JSON text when the response is only
 	// written out (Serve), instead of in Answers; MarshalJSON puts them in place.
 	raw map[string]json.RawMessage
+	// kind is the kind that answered; nil: the registered kind whose answers are T's.
+	kind *kind[T]
+}
+
+// of is the kind of r; false when none is known.
+func (r Response[T]) of() (*kind[T], bool) {
+	if r.kind != nil {
+		return r.kind, true
+	}
+	return kindOf[T]()
 }
 
 // The responses of the three kinds, by the names the protocol's users know.
@@ -305,7 +333,7 @@ type CaseResponse interface {
 
 // KindName implements CaseResponse; "" when no registered kind answers a T.
 func (r Response[T]) KindName() string {
-	k, ok := kindOf[T]()
+	k, ok := r.of()
 	if !ok {
 		return ""
 	}
@@ -352,7 +380,7 @@ func (r Response[T]) MarshalJSON() ([]byte, error) {
 		b.Write(enc)
 		return nil
 	}
-	k, ok := kindOf[T]()
+	k, ok := r.of()
 	if !ok {
 		return nil, noKind[T]()
 	}
@@ -387,7 +415,7 @@ func (r Response[T]) bounded(lim answerLimits) ([]byte, error) {
 	for n, e := range r.Errors {
 		r.Errors[n] = answerbound.FitError(e)
 	}
-	k, ok := kindOf[T]()
+	k, ok := r.of()
 	if !ok {
 		return nil, noKind[T]()
 	}

@@ -183,7 +183,7 @@ func forTheWire(ctx context.Context) context.Context {
 // stored answers and how many launched engines were asked, false runs every engine
 // live.
 func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, k *kind[T], runs int) (resp Response[T]) {
-	resp.ID = req.ID
+	resp.ID, resp.kind = req.ID, k
 	live := func(names []string) {
 		resp.Answers, resp.Errors, resp.Unstable = k.measure(ctx, o, req, names, runs)
 	}

@@ -29,7 +29,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/layout-oracle/oracle/internal/proctree"
 	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/layout-oracle/oracle/oracle/browser"
