@@ -10,8 +10,8 @@ import (
 	"github.com/layout-oracle/oracle/vote"
 )
 
-// ReflectionFinding is one probe field whose candidate value differs from the vote.
-type ReflectionFinding struct {
+// reflectionFinding is one probe field whose candidate value differs from the vote.
+type reflectionFinding struct {
 	Probe    int    `json:"probe"` // index in the request's probes
 	Selector string `json:"selector"`
 	Property string `json:"property"` // "attr_value(value)" or "idl_value(htmlFor)"
@@ -98,7 +98,7 @@ func ReflectionUnstable(oracle map[string]*reflection.State, got *reflection.Sta
 			want, have := values[res.Representative()], got.Observations[i].FieldJSON(field)
 			if want != have {
 				r.Reflection.Failed++
-				r.ReflectionFindings = append(r.ReflectionFindings, ReflectionFinding{
+				r.ReflectionFindings = append(r.ReflectionFindings, reflectionFinding{
 					Probe: i, Selector: o.Selector, Property: property, Want: want, Got: have})
 			}
 		}

@@ -38,7 +38,7 @@ func TestReflectionUnanimousAndCandidateScoredExactly(t *testing.T) {
 	r, err = Reflection(oracle, state("candidate", str("5"), `5`, `{"$undefined":true}`))
 	require.NoError(t, err)
 	assert.Equal(t, Fail, r.Verdict)
-	if diff := cmp.Diff([]ReflectionFinding{
+	if diff := cmp.Diff([]reflectionFinding{
 		{Probe: 0, Selector: "#a", Property: "idl_value(value)", Want: `"5"`, Got: `5`},
 		{Probe: 1, Selector: "#a", Property: "idl_value(disabled)", Want: `false`, Got: `{"$undefined":true}`},
 	}, r.ReflectionFindings); diff != "" {

@@ -119,7 +119,7 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 		starting: map[string]chan struct{}{}, pages: map[string]int{}, endpoints: map[string][]*endpointState{},
 		predicted: map[string]engineBuild{}, prints: map[string]string{}, need: map[string]chan struct{}{}}
 	if o.deadline <= 0 {
-		o.deadline = DefaultDeadline
+		o.deadline = defaultDeadline
 	}
 	o.traceLimits = cfg.TraceLimits
 	o.artifacts = cfg.Artifacts

@@ -120,7 +120,7 @@ func (k *kind[T]) about() kinds.Info { return k.desc.Info }
 func (k *kind[T]) answer(ctx context.Context, o *Oracle, req *Request) any {
 	runs := o.verifyRuns(req)
 	if servedDocument(req) {
-		resp := Response[T]{ID: req.ID, kind: k}
+		resp := response[T]{ID: req.ID, kind: k}
 		resp.Answers, resp.Errors, resp.Unstable = k.measure(ctx, o, req, req.Engines, runs)
 		return resp
 	}
@@ -200,7 +200,7 @@ func (o *Oracle) verifyRuns(req *Request) int {
 
 func (k *kind[T]) failures(c SelfCheck, resp any, names []string) map[string]string {
 	out := map[string]string{}
-	r, ok := resp.(Response[T])
+	r, ok := resp.(response[T])
 	for _, name := range names {
 		switch {
 		case !ok:
@@ -249,7 +249,7 @@ func kindFor(op string) operation {
 
 // knownOps lists the ops a request may name, for the unknown-op error.
 func knownOps() string {
-	names := []string{OpPing, OpShutdown}
+	names := []string{OpPing, opShutdown}
 	geometry := ""
 	for _, k := range operations() {
 		if k.about().Op == "" {
@@ -261,10 +261,10 @@ func knownOps() string {
 	return strings.Join(names, ", ") + "," + geometry
 }
 
-// Response answers a case request of any kind: one answer per engine, under the
+// response answers a case request of any kind: one answer per engine, under the
 // kind's field ("dumps", "traces", "states"), and an error for each engine that has
 // none.
-type Response[T any] struct {
+type response[T any] struct {
 	ID      json.RawMessage
 	Answers map[string]T
 	Errors  map[string]string
@@ -282,7 +282,7 @@ type Response[T any] struct {
 }
 
 // of is the kind of r; false when none is known.
-func (r Response[T]) of() (*kind[T], bool) {
+func (r response[T]) of() (*kind[T], bool) {
 	if r.kind != nil {
 		return r.kind, true
 	}
@@ -291,13 +291,13 @@ func (r Response[T]) of() (*kind[T], bool) {
 
 // The responses of the three kinds, by the names the protocol's users know.
 type (
-	GeometryResponse = Response[*dump.Dump]
-	TraceResponse    = Response[*trace.Trace]
-	ReflectResponse  = Response[*reflection.State]
+	geometryResponse = response[*dump.Dump]
+	TraceResponse    = response[*trace.Trace]
+	reflectResponse  = response[*reflection.State]
 )
 
 // has says whether engine answered.
-func (r Response[T]) has(engine string) bool {
+func (r response[T]) has(engine string) bool {
 	if _, ok := r.raw[engine]; ok {
 		return true
 	}
@@ -316,7 +316,7 @@ func isNil[T any](v T) bool {
 }
 
 // engineErrors is every engine's error (progress counts answers that have some).
-func (r Response[T]) engineErrors() map[string]string { return r.Errors }
+func (r response[T]) engineErrors() map[string]string { return r.Errors }
 
 // CaseResponse is what Handle answers a case request of any kind with (a
 // Response[T]), seen without its answer's type: a caller that handles every kind
@@ -332,7 +332,7 @@ type CaseResponse interface {
 }
 
 // KindName implements CaseResponse; "" when no registered kind answers a T.
-func (r Response[T]) KindName() string {
+func (r response[T]) KindName() string {
 	k, ok := r.of()
 	if !ok {
 		return ""
@@ -342,7 +342,7 @@ func (r Response[T]) KindName() string {
 
 // EngineAnswer implements CaseResponse. A stored answer only Serve writes out
 // (raw) is not decoded here: Handle's responses carry their answers decoded.
-func (r Response[T]) EngineAnswer(engine string) any {
+func (r response[T]) EngineAnswer(engine string) any {
 	v, ok := r.Answers[engine]
 	if !ok || isNil(v) {
 		return nil
@@ -351,12 +351,12 @@ func (r Response[T]) EngineAnswer(engine string) any {
 }
 
 // EngineError implements CaseResponse.
-func (r Response[T]) EngineError(engine string) string { return r.Errors[engine] }
+func (r response[T]) EngineError(engine string) string { return r.Errors[engine] }
 
 // MarshalJSON writes {"id","<field>","errors","unstable","stored"} as encoding/json
 // writes a struct with those fields (the last three omitted when empty), with the stored
 // answers in raw put in place as the JSON text they were stored as.
-func (r Response[T]) MarshalJSON() ([]byte, error) {
+func (r response[T]) MarshalJSON() ([]byte, error) {
 	var answers any = r.Answers
 	if len(r.raw) > 0 {
 		all, err := withRaw(r.Answers, r.raw)
@@ -411,7 +411,7 @@ func (r Response[T]) MarshalJSON() ([]byte, error) {
 
 // bounded returns r with every error fitted (answerbound.FitError) and, when the line is over
 // one engine's answer bound, every answer over it replaced by an error naming it.
-func (r Response[T]) bounded(lim answerLimits) ([]byte, error) {
+func (r response[T]) bounded(lim answerLimits) ([]byte, error) {
 	for n, e := range r.Errors {
 		r.Errors[n] = answerbound.FitError(e)
 	}

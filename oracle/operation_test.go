@@ -35,7 +35,7 @@ func TestAKindTheOracleDoesNotAnswerIsAnErrorNotAPanic(t *testing.T) {
 	require.EqualError(t, err, `unknown op "count" (known: `+knownOps()+`)`)
 	assert.NotContains(t, knownOps(), "count")
 
-	r := Response[*struct{ N int }]{ID: json.RawMessage(`1`), Answers: map[string]*struct{ N int }{"chromium": {N: 1}}}
+	r := response[*struct{ N int }]{ID: json.RawMessage(`1`), Answers: map[string]*struct{ N int }{"chromium": {N: 1}}}
 	assert.Empty(t, r.KindName())
 	_, err = json.Marshal(r)
 	require.ErrorContains(t, err, "oracle: no registered kind answers *struct { N int }")

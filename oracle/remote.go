@@ -78,8 +78,8 @@ func withEndpointEngines(names []string, cfg Config) []string {
 	return uniq(names)
 }
 
-// EndpointHealth is one endpoint (or an engine's local pages) as ping reports it.
-type EndpointHealth struct {
+// endpointHealth is one endpoint (or an engine's local pages) as ping reports it.
+type endpointHealth struct {
 	Engine   string `json:"engine"`
 	Endpoint string `json:"endpoint"` // the URL, or "local"
 	Route    string `json:"route,omitempty"`
@@ -134,10 +134,10 @@ func (s *endpointState) Refused() string {
 
 func (s *endpointState) isRefused() bool { return s.Refused() != "" }
 
-func (s *endpointState) health() EndpointHealth {
+func (s *endpointState) health() endpointHealth {
 	s.mu.Lock()
 	pages, refused, started := s.pages, s.refused, s.started
-	h := EndpointHealth{Engine: s.ep.Engine, Endpoint: s.label(), Route: s.route, Version: s.version}
+	h := endpointHealth{Engine: s.ep.Engine, Endpoint: s.label(), Route: s.route, Version: s.version}
 	s.mu.Unlock()
 	switch {
 	case refused != "":
@@ -372,8 +372,8 @@ func newEndpointStates(cfg Config, engine string) []*endpointState {
 
 // endpointHealth lists every endpoint of every engine, in AllEngines and flag order,
 // for ping; nil when there are none.
-func (o *Oracle) endpointHealth() []EndpointHealth {
-	var out []EndpointHealth
+func (o *Oracle) endpointHealth() []endpointHealth {
+	var out []endpointHealth
 	for _, name := range browser.AllEngines {
 		for _, g := range o.endpoints[name] {
 			out = append(out, g.health())

@@ -43,7 +43,7 @@ func BenchmarkGeometryLive(b *testing.B) {
 	o := benchOracle(b, nil)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		r := o.Handle(forTheWire(context.Background()), benchRequest(b, i)).(GeometryResponse)
+		r := o.Handle(forTheWire(context.Background()), benchRequest(b, i)).(geometryResponse)
 		if len(r.Errors) > 0 {
 			b.Fatal(r.Errors)
 		}
@@ -66,7 +66,7 @@ func BenchmarkGeometryStored(b *testing.B) {
 	st.Flush(time.Minute)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		r := o.Handle(forTheWire(context.Background()), benchRequest(b, i)).(GeometryResponse)
+		r := o.Handle(forTheWire(context.Background()), benchRequest(b, i)).(geometryResponse)
 		if len(r.Stored) != 1 {
 			b.Fatalf("case %d not from the store: %+v", i, r.Errors)
 		}

@@ -24,9 +24,9 @@ import (
 type Kind string
 
 const (
-	KindTrace    Kind = "trace"
-	KindGeometry Kind = "geometry"
-	KindReflect  Kind = "reflect"
+	kindTrace    Kind = "trace"
+	kindGeometry Kind = "geometry"
+	kindReflect  Kind = "reflect"
 )
 
 // Probe is one hand-written case.
@@ -49,11 +49,11 @@ type Probe struct {
 func (p Probe) Kind() Kind {
 	switch p.Request.Op {
 	case oracle.OpTrace:
-		return KindTrace
+		return kindTrace
 	case oracle.OpReflect:
-		return KindReflect
+		return kindReflect
 	}
-	return KindGeometry
+	return kindGeometry
 }
 
 func str(s string) *string { return &s }

@@ -42,7 +42,7 @@ func TestSelfCheckCasesAreProbes(t *testing.T) {
 		assert.Equal(t, c.Expect == nil, p.Expect == nil, "the probe checks what the self-check checks")
 		kinds[p.Kind()] = true
 	}
-	assert.Equal(t, map[Kind]bool{KindGeometry: true, KindTrace: true, KindReflect: true}, kinds)
+	assert.Equal(t, map[Kind]bool{kindGeometry: true, kindTrace: true, kindReflect: true}, kinds)
 }
 
 func TestGeometryVoteFromItemVotes(t *testing.T) {

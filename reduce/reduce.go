@@ -22,8 +22,8 @@ type Variant struct {
 // Size is the variant's bytes (html plus script).
 func (v Variant) Size() int { return len(v.HTML) + len(v.Script) }
 
-// Key identifies a variant for the cache: a hash of its serialized fields.
-func (v Variant) Key() [32]byte {
+// key identifies a variant for the cache: a hash of its serialized fields.
+func (v Variant) key() [32]byte {
 	h := sha256.New()
 	h.Write([]byte(v.HTML))
 	h.Write([]byte{0})
@@ -126,7 +126,7 @@ func (r *reducer) eval(ctx context.Context, vs []Variant) []bool {
 	var ask []Variant
 	idx := map[[32]byte][]int{}
 	for i, v := range vs {
-		k := v.Key()
+		k := v.key()
 		if res, seen := r.cache[k]; seen {
 			out[i] = res
 			r.stats.CacheHits++
@@ -146,7 +146,7 @@ func (r *reducer) eval(ctx context.Context, vs []Variant) []bool {
 	r.stats.Tests += len(ask)
 	r.stats.Batches++
 	for j, v := range ask {
-		k := v.Key()
+		k := v.key()
 		got := j < len(res) && res[j]
 		if ctx.Err() == nil { // a cancelled answer is not a verdict
 			r.cache[k] = got

@@ -36,7 +36,7 @@ func decodeDump(raw []byte, prefix string) (*dump.Dump, Errors) {
 	}
 	if len(es) > 0 {
 		slices.SortStableFunc(es, func(a, b Error) int { return comparePointers(a.Instance, b.Instance) })
-		return nil, es[:min(len(es), MaxErrors)]
+		return nil, es[:min(len(es), maxErrors)]
 	}
 	if es := validate(d, prefix); es != nil {
 		return nil, es
@@ -114,7 +114,7 @@ func streamDump(raw []byte, prefix string) (*dump.Dump, Errors, error) {
 				first = n
 			}
 			at := prefix + "/nodes/" + strconv.Itoa(i)
-			if len(es) >= MaxErrors {
+			if len(es) >= maxErrors {
 				continue // the first MaxErrors in document order are reported
 			}
 			inst, perr := parse(n)

@@ -22,9 +22,9 @@ func (route) Emulates() bool { return false }
 func (route) Launch(ctx context.Context, engine string, l browser.RouteLaunch, log zerolog.Logger) (browser.Engine, error) {
 	s := l.Settings
 	if s.Emulation != nil {
-		return nil, browser.EngineErrorf(engine, "the launch profile's emulated hardware: %w", ErrNotOnRoute)
+		return nil, browser.EngineErrorf(engine, "the launch profile's emulated hardware: %w", errNotOnRoute)
 	}
-	return Launch(ctx, Options{ExecutablePath: l.Exe, Prefs: s.FirefoxPrefs, Env: s.Env,
+	return launch(ctx, options{ExecutablePath: l.Exe, Prefs: s.FirefoxPrefs, Env: s.Env,
 		MemoryCgroup: s.MemoryCgroup, MaxReply: s.MaxReply, InitScripts: s.InitScripts, BundledAbsent: l.Absent}, log)
 }
 

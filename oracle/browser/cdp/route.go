@@ -23,9 +23,9 @@ func (route) Emulates() bool { return false }
 func (route) Launch(ctx context.Context, engine string, l browser.RouteLaunch, log zerolog.Logger) (browser.Engine, error) {
 	s := l.Settings
 	if s.Emulation != nil {
-		return nil, browser.EngineErrorf(engine, "the launch profile's emulated hardware: %w", ErrNotOnRoute)
+		return nil, browser.EngineErrorf(engine, "the launch profile's emulated hardware: %w", errNotOnRoute)
 	}
-	return Launch(ctx, Options{ExecutablePath: l.Exe, Args: s.ChromiumArgs, Env: s.Env, Permissions: s.Permissions,
+	return launch(ctx, options{ExecutablePath: l.Exe, Args: s.ChromiumArgs, Env: s.Env, Permissions: s.Permissions,
 		InitScripts: s.InitScripts, MemoryCgroup: s.MemoryCgroup, MaxReply: s.MaxReply, BundledAbsent: l.Absent}, log)
 }
 

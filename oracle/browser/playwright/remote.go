@@ -25,7 +25,7 @@ import (
 // them (playwright-core's filterLaunchOptions): headless, channel, proxy and timeout
 // remain. What is dropped is caught by the self-check's environment probe.
 
-// Connect connects to the browser server at wsURL and opens the same
+// connect connects to the browser server at wsURL and opens the same
 // context and page a local launch opens (openContext), on a browser the server
 // launches with the launch options a local launch of opts would use, as far as the
 // protocol carries them. route is RouteSystem (Debian's builds: Chromium at its
@@ -37,7 +37,7 @@ import (
 //
 // proxy (host:port) is also sent as Playwright's proxy option, which a server keeps
 // without --unsafe, so the allowlist holds even where the args are dropped.
-func (d *Driver) Connect(wsURL, route, proxy string, opts Options, log zerolog.Logger) (browser.Engine, error) {
+func (d *Driver) connect(wsURL, route, proxy string, opts Options, log zerolog.Logger) (browser.Engine, error) {
 	endpoint, launch, err := remoteLaunchOptions(wsURL, route, proxy, opts)
 	if err != nil {
 		return nil, err

@@ -133,7 +133,7 @@ func (route) Connect(_ context.Context, engine string, r browser.RemoteLaunch, l
 	if err != nil {
 		return nil, err
 	}
-	e, err := pw.Connect(r.URL, remoteRoute(r), r.Proxy, remoteOptions(engine, r), log)
+	e, err := pw.connect(r.URL, remoteRoute(r), r.Proxy, remoteOptions(engine, r), log)
 	if err != nil {
 		return nil, errors.Join(err, pw.Stop())
 	}
