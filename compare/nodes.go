@@ -259,7 +259,7 @@ func NodeOutcomesWith(oracle map[string]*dump.Dump, got *dump.Dump, opts Options
 		}
 		slices.Sort(n.Outvoted)
 	}
-	out.Causes = Attribute(out, ref)
+	out.Causes = attributeCauses(out, ref)
 	return out, nil
 }
 

@@ -19,7 +19,7 @@ type reflectionFinding struct {
 	Got      string `json:"got"`
 }
 
-// Reflection scores a candidate's reflection state against the oracle engines' vote:
+// reflectionVote scores a candidate's reflection state against the oracle engines' vote:
 // per observation and field (reflect.Fields), the engines vote exactly on the
 // field's JSON (reflect's rule for two states) and the candidate is scored against
 // the majority value. got may be nil to only vote the engines. Items the engines
@@ -27,7 +27,7 @@ type reflectionFinding struct {
 //
 // An error means the input is refused: a state without engine_version, or states
 // that observed different probes.
-func Reflection(oracle map[string]*reflection.State, got *reflection.State) (*Report, error) {
+func reflectionVote(oracle map[string]*reflection.State, got *reflection.State) (*Report, error) {
 	return ReflectionUnstable(oracle, got, nil)
 }
 

@@ -174,7 +174,7 @@ func TestReflectionUnstableFieldIsNoVerdict(t *testing.T) {
 		"webkit":   state("webkit", str("5"), `"5"`, "false"),
 	}
 	got := state("candidate", str("5"), `"5"`, "true")
-	r, err := Reflection(oracle, got)
+	r, err := reflectionVote(oracle, got)
 	require.NoError(t, err)
 	require.Equal(t, Fail, r.Verdict)
 

@@ -111,6 +111,6 @@ func TestANewKindIsOneValueAndARegistryLine(t *testing.T) {
 	assert.Equal(t, []string{`{"id":"s","charsets":{},"errors":{"firefox":"script threw: Error: no"}}`},
 		serve(`{"id":"s","op":"charset","html":"","script":"throw new Error('no')"}`+"\n"), "the case's script threw")
 	long := `{"id":"l","op":"charset","html":"<title>` + strings.Repeat("x", 300) + `</title>"}` + "\n"
-	assert.Equal(t, []string{`{"id":"l","charsets":{},"errors":{"firefox":"the charset is 348 bytes, over the 200 one engine's answer may have (docs/untrusted.md)"}}`},
+	assert.Equal(t, []string{`{"id":"l","charsets":{},"errors":{"firefox":"the charset is 338 bytes, over the 200 one engine's answer may have (docs/untrusted.md)"}}`},
 		serve(long), "an answer over the kind's limit is an error")
 }

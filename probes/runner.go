@@ -46,7 +46,7 @@ type pair struct {
 // Result is one probe's outcome across the engines.
 type Result struct {
 	Probe   string                  `json:"probe"`
-	Kind    Kind                    `json:"kind"`
+	Kind    kind                    `json:"kind"`
 	Engines map[string]engineResult `json:"engines"`
 	// Pairs is every pair of engines that both answered, in engine order.
 	Pairs []pair `json:"pairs"`
@@ -63,7 +63,7 @@ type Result struct {
 
 // run runs probes one after another through o, each on engines (the oracle's
 // serving engines when empty), under the named launch profile.
-func run(ctx context.Context, o *oracle.Oracle, probes []Probe, engines []string, profile string) []Result {
+func run(ctx context.Context, o *oracle.Oracle, probes []probe, engines []string, profile string) []Result {
 	if len(engines) == 0 {
 		engines = o.Serving()
 	}
@@ -75,9 +75,9 @@ func run(ctx context.Context, o *oracle.Oracle, probes []Probe, engines []string
 }
 
 // RunProbe runs one probe on engines and evaluates it.
-func RunProbe(ctx context.Context, o *oracle.Oracle, p Probe, engines []string, profile string) Result {
+func RunProbe(ctx context.Context, o *oracle.Oracle, p probe, engines []string, profile string) Result {
 	engines = ordered(engines)
-	r := Result{Probe: p.Name, Kind: p.Kind(), Engines: map[string]engineResult{}, Pairs: []pair{}}
+	r := Result{Probe: p.Name, Kind: p.kind(), Engines: map[string]engineResult{}, Pairs: []pair{}}
 	versions := map[string]string{}
 	if ping, ok := o.Handle(ctx, &oracle.Request{ID: json.RawMessage(`"probe-ping"`), Op: oracle.OpPing}).(oracle.PingResponse); ok {
 		versions = ping.Versions
@@ -103,7 +103,7 @@ func RunProbe(ctx context.Context, o *oracle.Oracle, p Probe, engines []string, 
 
 // judge fills r from resp, the oracle's answer to p on engines: each engine's
 // status, the pairs and the vote, and a note per engine that is not ok.
-func judge(r *Result, p Probe, engines []string, resp any, versions map[string]string) {
+func judge(r *Result, p probe, engines []string, resp any, versions map[string]string) {
 	fail := func(e, status, msg string) {
 		r.Engines[e] = engineResult{Status: status, Version: versions[e], Error: msg}
 		r.Failed = true
@@ -158,7 +158,7 @@ func judge(r *Result, p Probe, engines []string, resp any, versions map[string]s
 // is ok), and the pairwise comparison and vote over the answers.
 type evaluator struct {
 	missing string
-	check   func(p Probe, engine string, v any) (status, msg string)
+	check   func(p probe, engine string, v any) (status, msg string)
 	eval    func(r *Result, answers map[string]any)
 }
 
@@ -190,7 +190,7 @@ func evalOf[T any](f func(*Result, map[string]T)) func(*Result, map[string]any) 
 }
 
 // checkTrace fails a trace that timed out or that p.Expect finds wrong.
-func checkTrace(p Probe, engine string, v any) (string, string) {
+func checkTrace(p probe, engine string, v any) (string, string) {
 	t := v.(*trace.Trace)
 	if t.TimedOut {
 		return StatusTimeout, fmt.Sprintf("trace timed out after %d records: the probe never reached trace.done()", len(t.Records))
@@ -223,7 +223,7 @@ func evalJSON(r *Result, answers map[string]any) {
 }
 
 // expect is what p.Expect finds wrong with engine's trace (nothing without one).
-func expect(p Probe, engine string, t *trace.Trace) []string {
+func expect(p probe, engine string, t *trace.Trace) []string {
 	if p.Expect == nil {
 		return nil
 	}

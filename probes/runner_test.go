@@ -35,14 +35,14 @@ func TestANewKindIsJudgedWithoutAnEditHere(t *testing.T) {
 	var r Result
 	r.Engines = map[string]engineResult{}
 	engines := []string{"chromium", "firefox", "webkit"}
-	judge(&r, Probe{Name: "p"}, engines, echoResponse{"chromium": "a", "firefox": "a", "webkit": "b"}, nil)
+	judge(&r, probe{Name: "p"}, engines, echoResponse{"chromium": "a", "firefox": "a", "webkit": "b"}, nil)
 	assert.False(t, r.Failed)
 	assert.Equal(t, vote.Majority, r.Vote.Kind)
 	assert.Equal(t, "webkit", r.Vote.Outlier)
 	assert.Len(t, r.Pairs, 3)
 
 	r = Result{Engines: map[string]engineResult{}}
-	judge(&r, Probe{Name: "p"}, engines, echoResponse{"chromium": "a", "firefox": "fails"}, nil)
+	judge(&r, probe{Name: "p"}, engines, echoResponse{"chromium": "a", "firefox": "fails"}, nil)
 	assert.True(t, r.Failed)
 	assert.Equal(t, engineResult{Status: StatusError, Error: "echo failed"}, r.Engines["firefox"])
 	assert.Equal(t, engineResult{Status: StatusError, Error: "no echo answer"}, r.Engines["webkit"])
@@ -55,7 +55,7 @@ func TestATimedOutTraceIsATimeoutAndStillVoted(t *testing.T) {
 	resp := oracle.TraceResponse{Answers: map[string]*trace.Trace{
 		"chromium": {Records: rec}, "firefox": {Records: rec, TimedOut: true}}}
 	r := Result{Engines: map[string]engineResult{}}
-	judge(&r, Probe{Name: "p"}, []string{"chromium", "firefox", "webkit"}, resp, map[string]string{"firefox": "1.0"})
+	judge(&r, probe{Name: "p"}, []string{"chromium", "firefox", "webkit"}, resp, map[string]string{"firefox": "1.0"})
 	assert.True(t, r.Failed)
 	assert.Equal(t, StatusOK, r.Engines["chromium"].Status)
 	assert.Equal(t, engineResult{Status: StatusTimeout, Version: "1.0",

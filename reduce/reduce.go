@@ -33,9 +33,9 @@ func (v Variant) key() [32]byte {
 	return k
 }
 
-// Test reports, for each variant, whether it is interesting. It may evaluate
+// test reports, for each variant, whether it is interesting. It may evaluate
 // them concurrently; the result has one entry per variant, in order.
-type Test func(ctx context.Context, vs []Variant) []bool
+type test func(ctx context.Context, vs []Variant) []bool
 
 // Options tune a reduction.
 type Options struct {
@@ -62,7 +62,7 @@ type Stats struct {
 
 // reducer holds one reduction's state: the best variant so far and the cache.
 type reducer struct {
-	test  Test
+	test  test
 	opts  Options
 	cache map[[32]byte]bool
 	best  Variant
@@ -73,7 +73,7 @@ type reducer struct {
 // Reduce returns the smallest variant it finds for which test holds, starting
 // from v. If test does not hold for v itself, it returns v and ok false. A
 // cancelled ctx ends it early with the best variant so far.
-func Reduce(ctx context.Context, v Variant, test Test, opts Options) (best Variant, stats Stats, ok bool) {
+func Reduce(ctx context.Context, v Variant, test test, opts Options) (best Variant, stats Stats, ok bool) {
 	if opts.Parallel <= 0 {
 		opts.Parallel = 4
 	}

@@ -36,37 +36,37 @@ type BufferTolerance struct {
 // rasterizers).
 var DefaultBufferTolerance = BufferTolerance{Absolute: 1e-4, Relative: 1e-3, Integer: 2}
 
-// Mismatch is what kind of difference a Finding reports.
-type Mismatch string
+// mismatch is what kind of difference a Finding reports.
+type mismatch string
 
 const (
 	// MismatchCount: the traces have different record counts; nothing else was paired.
-	MismatchCount Mismatch = "count"
+	MismatchCount mismatch = "count"
 	// MismatchTimedOut: one trace ended by trace.done(), the other by the timeout.
-	MismatchTimedOut Mismatch = "timed_out"
+	MismatchTimedOut mismatch = "timed_out"
 	// MismatchSecureContext: isSecureContext differed.
-	MismatchSecureContext Mismatch = "is_secure_context"
+	MismatchSecureContext mismatch = "is_secure_context"
 	// MismatchKind: the records at a position are of different kinds.
-	mismatchKind Mismatch = "kind"
+	mismatchKind mismatch = "kind"
 	// MismatchLabel: same kind, different label.
-	mismatchLabel Mismatch = "label"
+	mismatchLabel mismatch = "label"
 	// MismatchEventType: two events of different type.
-	mismatchEventType Mismatch = "event_type"
+	mismatchEventType mismatch = "event_type"
 	// MismatchState: one settle fulfilled, the other rejected.
-	mismatchState Mismatch = "state"
+	mismatchState mismatch = "state"
 	// MismatchErrorName: two $error values with different names.
-	mismatchErrorName Mismatch = "error_name"
+	mismatchErrorName mismatch = "error_name"
 	// MismatchValue: the values differ structurally (a key, a length, a leaf, a type).
-	MismatchValue Mismatch = "value"
+	MismatchValue mismatch = "value"
 	// MismatchBuffer: same buffer structure, samples out of tolerance.
-	MismatchBuffer Mismatch = "buffer"
+	MismatchBuffer mismatch = "buffer"
 )
 
 // Finding is one difference between two traces.
 type Finding struct {
 	// Seq is the record position, -1 for a finding about the whole trace.
 	Seq  int      `json:"seq"`
-	Kind Mismatch `json:"kind"`
+	Kind mismatch `json:"kind"`
 	// Path leads into the record: "kind", "label", "type", "state", or "value" and on
 	// into it, e.g. value.props.href.value or value.channels[1]. Empty for a whole-trace
 	// finding.
@@ -161,7 +161,7 @@ type comparer struct {
 	out []Finding
 }
 
-func (c *comparer) add(kind Mismatch, path string, a, b any) {
+func (c *comparer) add(kind mismatch, path string, a, b any) {
 	if len(c.out) >= maxFindings {
 		return
 	}

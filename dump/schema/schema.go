@@ -63,8 +63,8 @@ func compile() (*jsonschema.Schema, *jsonschema.Schema, *jsonschema.Schema) {
 		c.MustCompile(base + "dump.schema.json#/$defs/node")
 }
 
-// Error is one way a record breaks the contract.
-type Error struct {
+// validationError is one way a record breaks the contract.
+type validationError struct {
 	// Line is the record's first line in its file, from 1; 0 when not known.
 	Line int `json:"line,omitempty"`
 	// Instance is the JSON pointer of the offending value in the record
@@ -77,7 +77,7 @@ type Error struct {
 	Message string `json:"message"`
 }
 
-func (e Error) Error() string {
+func (e validationError) Error() string {
 	at := e.Instance
 	if at == "" {
 		at = "(the record)"
@@ -90,7 +90,7 @@ func (e Error) Error() string {
 }
 
 // Errors is a record's errors; as an error, the first one and how many more.
-type Errors []Error
+type Errors []validationError
 
 func (es Errors) Error() string {
 	switch len(es) {
@@ -149,7 +149,7 @@ func RecordDump(raw []byte) (*dump.Dump, Errors) {
 		}
 	}
 	if len(es) > 0 {
-		slices.SortStableFunc(es, func(a, b Error) int { return comparePointers(a.Instance, b.Instance) })
+		slices.SortStableFunc(es, func(a, b validationError) int { return comparePointers(a.Instance, b.Instance) })
 		return nil, es[:min(len(es), maxErrors)]
 	}
 	return decoded, nil
@@ -210,7 +210,7 @@ func check(s *jsonschema.Schema, inst any) Errors {
 	}
 	var out Errors
 	leaves(ve, &out)
-	slices.SortStableFunc(out, func(a, b Error) int { return comparePointers(a.Instance, b.Instance) })
+	slices.SortStableFunc(out, func(a, b validationError) int { return comparePointers(a.Instance, b.Instance) })
 	if len(out) > maxErrors {
 		out = out[:maxErrors]
 	}
@@ -269,7 +269,7 @@ func leaves(e *jsonschema.ValidationError, out *Errors) {
 			msg = `a record has exactly one of "dump", "state", "trace" and "error": ` + msg
 		}
 	}
-	*out = append(*out, Error{
+	*out = append(*out, validationError{
 		Instance: pointer(e.InstanceLocation),
 		Keyword:  strings.TrimPrefix(e.SchemaURL, base) + pointer(kw),
 		Message:  msg,

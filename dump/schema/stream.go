@@ -35,7 +35,7 @@ func decodeDump(raw []byte, prefix string) (*dump.Dump, Errors) {
 		return nil, Errors{{Instance: prefix, Keyword: "JSON", Message: err.Error()}}
 	}
 	if len(es) > 0 {
-		slices.SortStableFunc(es, func(a, b Error) int { return comparePointers(a.Instance, b.Instance) })
+		slices.SortStableFunc(es, func(a, b validationError) int { return comparePointers(a.Instance, b.Instance) })
 		return nil, es[:min(len(es), maxErrors)]
 	}
 	if es := validate(d, prefix); es != nil {
@@ -131,7 +131,7 @@ func streamDump(raw []byte, prefix string) (*dump.Dump, Errors, error) {
 			}
 			var nd dump.Node
 			if err := json.Unmarshal(n, &nd); err != nil {
-				es = append(es, Error{Instance: at, Keyword: "JSON", Message: err.Error()})
+				es = append(es, validationError{Instance: at, Keyword: "JSON", Message: err.Error()})
 				continue
 			}
 			nodes = append(nodes, nd)

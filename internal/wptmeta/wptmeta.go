@@ -100,8 +100,8 @@ func Globals(value string) map[string]bool {
 	return out
 }
 
-// Test is one test a script file gives: its URL path and the global it runs in.
-type Test struct {
+// test is one test a script file gives: its URL path and the global it runs in.
+type test struct {
 	URL    string // "/dom/a.any.worker.html?1-10"
 	Global string // "window", "dedicatedworker", ...
 }
@@ -110,12 +110,12 @@ type Test struct {
 // lists them: per global for .any.js (global_suffixes, global_variant_url), one
 // .window.html or .worker.html otherwise; each once per "// META: variant=". Nil
 // for a file that is no script test.
-func Tests(url string, meta []pair) []Test {
+func Tests(url string, meta []pair) []test {
 	vars := all(meta, "variant")
 	if len(vars) == 0 {
 		vars = []string{""}
 	}
-	var base []Test
+	var base []test
 	switch flag := scriptFlag(url); flag {
 	case "any":
 		gs := Globals(First(meta, "global"))
@@ -129,19 +129,19 @@ func Tests(url string, meta []pair) []Test {
 			if suffix == "" {
 				suffix = ".any." + g + ".html"
 			}
-			base = append(base, Test{URL: variantURL(url, suffix), Global: g})
+			base = append(base, test{URL: variantURL(url, suffix), Global: g})
 		}
 		sort.Slice(base, func(i, j int) bool { return base[i].URL < base[j].URL })
 	case "window", "worker":
 		g := map[string]string{"window": "window", "worker": "dedicatedworker"}[flag]
-		base = []Test{{URL: strings.TrimSuffix(url, ".js") + ".html", Global: g}}
+		base = []test{{URL: strings.TrimSuffix(url, ".js") + ".html", Global: g}}
 	default:
 		return nil
 	}
-	var out []Test
+	var out []test
 	for _, t := range base {
 		for _, v := range vars {
-			out = append(out, Test{URL: t.URL + v, Global: t.Global})
+			out = append(out, test{URL: t.URL + v, Global: t.Global})
 		}
 	}
 	return out
