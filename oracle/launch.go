@@ -85,7 +85,7 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 		return nil, fmt.Errorf("unknown --browsers %q (known: system, playwright, auto)", cfg.Browsers)
 	}
 	if len(cfg.Routes) == 0 {
-		return nil, browser.ErrNoRoutes
+		return nil, errors.New("no route table (Config.Routes)")
 	}
 	names := cfg.Engines
 	if len(names) == 0 {

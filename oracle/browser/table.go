@@ -9,7 +9,6 @@ package browser
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -93,11 +92,8 @@ type Routes []Route
 // hardware, the first that also applies it.
 const RouteAutoChoice = "auto"
 
-// ErrNoRoutes is the launch's error when the oracle was given no route table.
-var ErrNoRoutes = errors.New("no route table (oracle.Config.Routes)")
-
-// For is the rows that drive engine's system build, in the table's order.
-func (t Routes) For(engine string) []Route {
+// rowsFor is the rows that drive engine's system build, in the table's order.
+func (t Routes) rowsFor(engine string) []Route {
 	var out []Route
 	for _, r := range t {
 		if slices.Contains(r.Engines(), engine) {
@@ -127,23 +123,12 @@ func (t Routes) Bundler() Bundler {
 	return nil
 }
 
-// Connectors are the rows that open pages on remote endpoints.
-func (t Routes) Connectors() []Connector {
-	var out []Connector
-	for _, r := range t {
-		if c, ok := r.(Connector); ok {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 // Choosable are the engines with more than one row, each of which gets a
 // --ENGINE-route flag.
 func (t Routes) Choosable() []string {
 	var out []string
 	for _, e := range AllEngines {
-		if len(t.For(e)) > 1 {
+		if len(t.rowsFor(e)) > 1 {
 			out = append(out, e)
 		}
 	}
@@ -152,7 +137,7 @@ func (t Routes) Choosable() []string {
 
 // FlagHelp is --ENGINE-route's help for engine, read from its rows.
 func (t Routes) FlagHelp(engine string) string {
-	rows := t.For(engine)
+	rows := t.rowsFor(engine)
 	var parts []string
 	for _, r := range rows {
 		parts = append(parts, r.Name()+" ("+r.Help()+")")
@@ -171,7 +156,7 @@ func (t Routes) FlagHelp(engine string) string {
 // RouteAutoChoice) under a launch profile that emulates hardware or not; nil where
 // no row drives engine's system build.
 func (t Routes) Resolve(engine, choice string, emulates bool) (Route, error) {
-	rows := t.For(engine)
+	rows := t.rowsFor(engine)
 	if choice == "" || choice == RouteAutoChoice {
 		if len(rows) == 0 {
 			return nil, nil
