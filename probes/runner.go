@@ -61,19 +61,6 @@ type Result struct {
 	TookMS int64    `json:"took_ms"`
 }
 
-// run runs probes one after another through o, each on engines (the oracle's
-// serving engines when empty), under the named launch profile.
-func run(ctx context.Context, o *oracle.Oracle, probes []probe, engines []string, profile string) []Result {
-	if len(engines) == 0 {
-		engines = o.Serving()
-	}
-	var out []Result
-	for _, p := range probes {
-		out = append(out, RunProbe(ctx, o, p, engines, profile))
-	}
-	return out
-}
-
 // RunProbe runs one probe on engines and evaluates it.
 func RunProbe(ctx context.Context, o *oracle.Oracle, p probe, engines []string, profile string) Result {
 	engines = ordered(engines)

@@ -44,10 +44,6 @@ func start(cmd *exec.Cmd, grace time.Duration) (*proc, error) {
 	return p, nil
 }
 
-// pid is the process id of what Start started: on Linux the reaper, whose only
-// child is the command.
-func (p *proc) pid() int { return p.cmd.Process.Pid }
-
 // end ends the command and every process it started, at once; Wait says when they
 // are gone. It may be called more than once, and from any goroutine.
 func (p *proc) end() { p.sys.end(p.cmd) }
