@@ -21,27 +21,27 @@ import (
 type Axes string
 
 const (
-	AxesAll    Axes = "all"
-	AxesLayout Axes = "layout"
-	AxesStyle  Axes = "style"
+	axesAll    Axes = "all"
+	axesLayout Axes = "layout"
+	axesStyle  Axes = "style"
 )
 
 // ParseAxes reads a --axes value: "layout", "style" or "all" ("" is all).
 func ParseAxes(s string) (Axes, error) {
 	switch a := Axes(s); a {
-	case "", AxesAll:
-		return AxesAll, nil
-	case AxesLayout, AxesStyle:
+	case "", axesAll:
+		return axesAll, nil
+	case axesLayout, axesStyle:
 		return a, nil
 	}
 	return "", fmt.Errorf("axes %q: want layout, style or all", s)
 }
 
 // Layout reports whether the layout axis is scored ("" is all).
-func (a Axes) Layout() bool { return a != AxesStyle }
+func (a Axes) Layout() bool { return a != axesStyle }
 
 // Style reports whether the style axis is scored ("" is all).
-func (a Axes) Style() bool { return a != AxesLayout }
+func (a Axes) Style() bool { return a != axesLayout }
 
 // has reports whether item prop (a Finding or StyleFinding property) is on a.
 func (a Axes) has(prop string) bool {

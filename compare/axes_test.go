@@ -80,39 +80,39 @@ func TestAxesScoreOnlyTheirItems(t *testing.T) {
 	}
 	nodes := 5
 	// The style failure: counted on all and style, invisible on layout.
-	r := score(styleBad, AxesAll)
+	r := score(styleBad, axesAll)
 	assert.Equal(t, Fail, r.Verdict)
 	assert.Empty(t, r.Axes)
-	r = score(styleBad, AxesStyle)
+	r = score(styleBad, axesStyle)
 	assert.Equal(t, Fail, r.Verdict)
-	assert.Equal(t, AxesStyle, r.Axes)
+	assert.Equal(t, axesStyle, r.Axes)
 	assert.Zero(t, r.Layout.Compared)
 	assert.Equal(t, nodes*len(dump.StyleProperties), r.Style.Compared)
-	r = score(styleBad, AxesLayout)
+	r = score(styleBad, axesLayout)
 	assert.Equal(t, Pass, r.Verdict, r.Reason)
-	assert.Equal(t, AxesLayout, r.Axes)
+	assert.Equal(t, axesLayout, r.Axes)
 	assert.Zero(t, r.Style.Compared)
 	assert.Equal(t, nodes*itemsPerNode, r.Layout.Compared)
 	assert.Empty(t, r.StyleFindings)
 	assert.Empty(t, r.Causes)
 
 	// The layout failure: counted on all and layout, invisible on style.
-	r = score(layoutBad, AxesLayout)
+	r = score(layoutBad, axesLayout)
 	assert.Equal(t, Fail, r.Verdict)
 	require.NotEmpty(t, r.Causes)
 	assert.Equal(t, "P", r.Causes[0].Tag)
-	r = score(layoutBad, AxesStyle)
+	r = score(layoutBad, axesStyle)
 	assert.Equal(t, Pass, r.Verdict, r.Reason)
 	assert.Empty(t, r.Findings)
 	assert.Empty(t, r.Causes)
 	assert.Zero(t, r.SumAbsDelta)
 
 	// NodeOutcomes keeps only the axis's items.
-	out, err := NodeOutcomesWith(oracle, styleBad, Options{Tolerance: dump.DefaultTolerance, Axes: AxesStyle})
+	out, err := NodeOutcomesWith(oracle, styleBad, Options{Tolerance: dump.DefaultTolerance, Axes: axesStyle})
 	require.NoError(t, err)
 	require.Len(t, out.Nodes[3].Items, 1)
 	assert.Equal(t, "style.display", out.Nodes[3].Items[0].Property)
-	out, err = NodeOutcomesWith(oracle, styleBad, Options{Tolerance: dump.DefaultTolerance, Axes: AxesLayout})
+	out, err = NodeOutcomesWith(oracle, styleBad, Options{Tolerance: dump.DefaultTolerance, Axes: axesLayout})
 	require.NoError(t, err)
 	assert.Empty(t, out.Nodes[3].Items)
 
@@ -121,7 +121,7 @@ func TestAxesScoreOnlyTheirItems(t *testing.T) {
 }
 
 func TestParseAxes(t *testing.T) {
-	for in, want := range map[string]Axes{"": AxesAll, "all": AxesAll, "layout": AxesLayout, "style": AxesStyle} {
+	for in, want := range map[string]Axes{"": axesAll, "all": axesAll, "layout": axesLayout, "style": axesStyle} {
 		a, err := ParseAxes(in)
 		require.NoError(t, err)
 		assert.Equal(t, want, a)
@@ -177,7 +177,7 @@ func TestCandidateErrorWithoutGroundTruthIsUntrustworthy(t *testing.T) {
 		}
 	}
 	gt := vote(allSplit)
-	assert.False(t, gt.HasGroundTruth())
+	assert.False(t, gt.hasGroundTruth())
 	r = CandidateError(gt, "crash")
 	assert.Equal(t, Untrustworthy, r.Verdict)
 

@@ -63,19 +63,9 @@ func Explained(cs []Cause) int {
 	return n
 }
 
-// Causes votes a case as NodeOutcomes does and attributes its non-unanimous items
-// to root causes (Attribute).
-func Causes(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) ([]Cause, error) {
-	out, err := NodeOutcomes(oracle, got, tol)
-	if err != nil {
-		return nil, err
-	}
-	return out.Causes, nil
-}
-
-// Path is node i's tag path from the root ("HTML>BODY>P[2]"): dump.Dump.Path, whose
+// path is node i's tag path from the root ("HTML>BODY>P[2]"): dump.Dump.Path, whose
 // Find goes back from a path to its node.
-func Path(d *dump.Dump, i int) string { return d.Path(i) }
+func path(d *dump.Dump, i int) string { return d.Path(i) }
 
 // axis classifies a property for attribution.
 type axis int
@@ -196,7 +186,7 @@ func sameEngines(j, k attrItem) bool {
 	return j.sig == k.sig
 }
 
-// Attribute assigns each non-unanimous item of o to one root cause, on ref (a
+// attributeCauses assigns each non-unanimous item of o to one root cause, on ref (a
 // voting engine's dump: node i is the same element in every voting dump). The rule
 // is docs/compare.md's "Attribution": an item is explained by another item with the
 // same engines (for an item the candidate fails: another item the candidate fails,
@@ -222,7 +212,7 @@ func sameEngines(j, k attrItem) bool {
 // explainer to a root; a loop's root is its first style item, else its first item
 // in tree order. Roots are
 // grouped per (node, engines) into one Cause.
-func Attribute(o *Outcomes, ref *dump.Dump) []Cause {
+func attributeCauses(o *Outcomes, ref *dump.Dump) []Cause {
 	var causes []Cause
 	if o == nil || ref == nil {
 		return nil
@@ -369,7 +359,7 @@ func b2i(b bool) int {
 func shapeCause(ref *dump.Dump, engine string, i int) Cause {
 	c := Cause{Node: i, Kind: CauseShape, Engines: []string{engine}, Items: []ItemRef{{i, "shape"}}, Explains: 1}
 	if i >= 0 && i < len(ref.Nodes) {
-		c.Tag, c.Path = ref.Nodes[i].Tag, Path(ref, i)
+		c.Tag, c.Path = ref.Nodes[i].Tag, path(ref, i)
 	}
 	return c
 }
@@ -423,7 +413,7 @@ func subtreeEnds(d *dump.Dump) []int {
 }
 
 func (a *attribution) newCause(r attrItem, o *Outcomes) Cause {
-	c := Cause{Node: r.node, Tag: a.ref.Nodes[r.node].Tag, Path: Path(a.ref, r.node)}
+	c := Cause{Node: r.node, Tag: a.ref.Nodes[r.node].Tag, Path: path(a.ref, r.node)}
 	for _, e := range strings.Split(r.sig, ",") {
 		if rest, ok := strings.CutPrefix(e, "split:"); ok {
 			c.Split = true

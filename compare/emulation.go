@@ -6,10 +6,10 @@ import (
 	"strings"
 )
 
-// SameEmulation reports whether two emulation sets are the same set: order and
+// sameEmulation reports whether two emulation sets are the same set: order and
 // repeats do not count, and absent (nil) is the empty set. Traces are voted and
 // scored only among sides whose sets are the same.
-func SameEmulation(a, b []string) bool {
+func sameEmulation(a, b []string) bool {
 	return slices.Equal(emulationSet(a), emulationSet(b))
 }
 
@@ -33,7 +33,7 @@ func ComparableEngines(sets map[string][]string) (voters, apart []string) {
 	for _, lead := range names {
 		var group []string
 		for _, e := range names {
-			if SameEmulation(sets[lead], sets[e]) {
+			if sameEmulation(sets[lead], sets[e]) {
 				group = append(group, e)
 			}
 		}

@@ -25,8 +25,8 @@ func TestSameEmulation(t *testing.T) {
 		{[]string{"sensors"}, []string{"sensors", "authenticator"}, false},
 		{[]string{"a,b"}, []string{"a", "b"}, false},
 	} {
-		assert.Equal(t, tt.same, SameEmulation(tt.a, tt.b), "%q vs %q", tt.a, tt.b)
-		assert.Equal(t, tt.same, SameEmulation(tt.b, tt.a), "%q vs %q", tt.b, tt.a)
+		assert.Equal(t, tt.same, sameEmulation(tt.a, tt.b), "%q vs %q", tt.a, tt.b)
+		assert.Equal(t, tt.same, sameEmulation(tt.b, tt.a), "%q vs %q", tt.b, tt.a)
 	}
 }
 
@@ -80,7 +80,7 @@ func TestScoreTraces(t *testing.T) {
 		assert.Equal(t, NoCandidate, r.Verdict)
 		assert.Equal(t, []string{"firefox", "webkit"}, r.Engines)
 		assert.Nil(t, r.Emulated)
-		assert.Equal(t, []NotComparableEngine{{Engine: "chromium", Emulated: []string{"sensors"}}}, r.NotComparable)
+		assert.Equal(t, []notComparableEngine{{Engine: "chromium", Emulated: []string{"sensors"}}}, r.NotComparable)
 		assert.Empty(t, r.Outliers, "chromium must not be named outvoted")
 		assert.Equal(t, map[vote.Kind]int{vote.Agree: 2}, r.Votes)
 

@@ -79,7 +79,7 @@ func GeometryWith(oracle map[string]*dump.Dump, got *dump.Dump, opts Options) (*
 		return nil, err
 	}
 	r := &Report{}
-	if opts.Axes != "" && opts.Axes != AxesAll {
+	if opts.Axes != "" && opts.Axes != axesAll {
 		r.Axes = opts.Axes
 	}
 	if over := overflowed(oracle, got); len(over) > 0 {

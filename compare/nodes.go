@@ -81,13 +81,13 @@ type Outcomes struct {
 // outvoted, split and failed item is instead of only counting it. got may be nil.
 // The error is Geometry's: a dump refused by Validate or a viewport mismatch.
 func NodeOutcomes(oracle map[string]*dump.Dump, got *dump.Dump, tol float64) (*Outcomes, error) {
-	return NodeOutcomesUnstable(oracle, got, tol, nil)
+	return nodeOutcomesUnstable(oracle, got, tol, nil)
 }
 
-// NodeOutcomesUnstable is NodeOutcomes with the engines' unstable items, as
+// nodeOutcomesUnstable is NodeOutcomes with the engines' unstable items, as
 // GeometryUnstable takes them: an item unstable in a voting engine is listed with
 // vote.Unstable and its values, is not scored, and is attributed to no cause.
-func NodeOutcomesUnstable(oracle map[string]*dump.Dump, got *dump.Dump, tol float64, unstable Unstable) (*Outcomes, error) {
+func nodeOutcomesUnstable(oracle map[string]*dump.Dump, got *dump.Dump, tol float64, unstable Unstable) (*Outcomes, error) {
 	return NodeOutcomesWith(oracle, got, Options{Tolerance: tol, Unstable: unstable})
 }
 
@@ -259,7 +259,7 @@ func NodeOutcomesWith(oracle map[string]*dump.Dump, got *dump.Dump, opts Options
 		}
 		slices.Sort(n.Outvoted)
 	}
-	out.Causes = Attribute(out, ref)
+	out.Causes = attributeCauses(out, ref)
 	return out, nil
 }
 

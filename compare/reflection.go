@@ -10,8 +10,8 @@ import (
 	"github.com/layout-oracle/oracle/vote"
 )
 
-// ReflectionFinding is one probe field whose candidate value differs from the vote.
-type ReflectionFinding struct {
+// reflectionFinding is one probe field whose candidate value differs from the vote.
+type reflectionFinding struct {
 	Probe    int    `json:"probe"` // index in the request's probes
 	Selector string `json:"selector"`
 	Property string `json:"property"` // "attr_value(value)" or "idl_value(htmlFor)"
@@ -19,7 +19,7 @@ type ReflectionFinding struct {
 	Got      string `json:"got"`
 }
 
-// Reflection scores a candidate's reflection state against the oracle engines' vote:
+// reflectionVote scores a candidate's reflection state against the oracle engines' vote:
 // per observation and field (reflect.Fields), the engines vote exactly on the
 // field's JSON (reflect's rule for two states) and the candidate is scored against
 // the majority value. got may be nil to only vote the engines. Items the engines
@@ -27,7 +27,7 @@ type ReflectionFinding struct {
 //
 // An error means the input is refused: a state without engine_version, or states
 // that observed different probes.
-func Reflection(oracle map[string]*reflection.State, got *reflection.State) (*Report, error) {
+func reflectionVote(oracle map[string]*reflection.State, got *reflection.State) (*Report, error) {
 	return ReflectionUnstable(oracle, got, nil)
 }
 
@@ -98,7 +98,7 @@ func ReflectionUnstable(oracle map[string]*reflection.State, got *reflection.Sta
 			want, have := values[res.Representative()], got.Observations[i].FieldJSON(field)
 			if want != have {
 				r.Reflection.Failed++
-				r.ReflectionFindings = append(r.ReflectionFindings, ReflectionFinding{
+				r.ReflectionFindings = append(r.ReflectionFindings, reflectionFinding{
 					Probe: i, Selector: o.Selector, Property: property, Want: want, Got: have})
 			}
 		}

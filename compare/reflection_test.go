@@ -29,16 +29,16 @@ func TestReflectionUnanimousAndCandidateScoredExactly(t *testing.T) {
 		"firefox":  state("firefox", str("5"), `"5"`, "false"),
 		"webkit":   state("webkit", str("5"), ` "5" `, "false"), // spacing is not a difference
 	}
-	r, err := Reflection(oracle, state("candidate", str("5"), `"5"`, "false"))
+	r, err := reflectionVote(oracle, state("candidate", str("5"), `"5"`, "false"))
 	require.NoError(t, err)
 	assert.Equal(t, Pass, r.Verdict)
 	assert.Equal(t, &Axis{Compared: 4, Pass: true}, r.Reflection)
 	assert.Equal(t, map[vote.Kind]int{vote.Unanimous: 4}, r.Votes)
 
-	r, err = Reflection(oracle, state("candidate", str("5"), `5`, `{"$undefined":true}`))
+	r, err = reflectionVote(oracle, state("candidate", str("5"), `5`, `{"$undefined":true}`))
 	require.NoError(t, err)
 	assert.Equal(t, Fail, r.Verdict)
-	if diff := cmp.Diff([]ReflectionFinding{
+	if diff := cmp.Diff([]reflectionFinding{
 		{Probe: 0, Selector: "#a", Property: "idl_value(value)", Want: `"5"`, Got: `5`},
 		{Probe: 1, Selector: "#a", Property: "idl_value(disabled)", Want: `false`, Got: `{"$undefined":true}`},
 	}, r.ReflectionFindings); diff != "" {
@@ -52,7 +52,7 @@ func TestReflectionNamesTheOutlierAndExcludesSplits(t *testing.T) {
 		"firefox":  state("firefox", str("5"), `"5"`, "true"),
 		"webkit":   state("webkit", nil, `"5"`, `{"$undefined":true}`),
 	}
-	r, err := Reflection(oracle, state("candidate", nil, `"5"`, "true"))
+	r, err := reflectionVote(oracle, state("candidate", nil, `"5"`, "true"))
 	require.NoError(t, err)
 	// attr_value(value): 2-1, webkit outlier; candidate's null fails against "5".
 	// disabled idl: false / true / $undefined is a three-way split: untrusted.
@@ -69,13 +69,13 @@ func TestReflectionRefusesMismatchedProbesAndMissingVersion(t *testing.T) {
 	a := state("chromium", str("5"), `"5"`, "false")
 	b := state("firefox", str("5"), `"5"`, "false")
 	b.Observations[1].IDL = "disabledd"
-	_, err := Reflection(map[string]*reflection.State{"chromium": a, "firefox": b}, nil)
+	_, err := reflectionVote(map[string]*reflection.State{"chromium": a, "firefox": b}, nil)
 	assert.ErrorContains(t, err, "observation 1")
 	c := state("webkit", str("5"), `"5"`, "false")
 	c.EngineVersion = ""
-	_, err = Reflection(map[string]*reflection.State{"webkit": c}, nil)
+	_, err = reflectionVote(map[string]*reflection.State{"webkit": c}, nil)
 	assert.ErrorContains(t, err, "no engine_version")
-	r, err := Reflection(map[string]*reflection.State{"chromium": a}, nil)
+	r, err := reflectionVote(map[string]*reflection.State{"chromium": a}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, NoCandidate, r.Verdict)
 }

@@ -102,7 +102,7 @@ type Report struct {
 	// Reflection is set on reflection cases (Reflection), which have no
 	// geometry: attr_value and idl_value per probe, voted and scored exactly.
 	Reflection         *Axis               `json:"reflection,omitempty"`
-	ReflectionFindings []ReflectionFinding `json:"reflection_findings,omitempty"`
+	ReflectionFindings []reflectionFinding `json:"reflection_findings,omitempty"`
 
 	// Trace is set on trace cases (ScoreTraces): records voted and scored.
 	Trace         *Axis           `json:"trace,omitempty"`
@@ -110,14 +110,14 @@ type Report struct {
 	// Emulated is the emulation set the voting engines applied; NotComparable the
 	// engines that applied another, left out of the vote (never outvoted).
 	Emulated      []string              `json:"emulated,omitempty"`
-	NotComparable []NotComparableEngine `json:"not_comparable,omitempty"`
+	NotComparable []notComparableEngine `json:"not_comparable,omitempty"`
 	// TraceVote is the engines' per-record vote, for the HTML report only.
-	TraceVote *TraceVote `json:"-"`
+	TraceVote *traceVote `json:"-"`
 }
 
-// NotComparableEngine is an oracle engine left out of a trace vote, with the
+// notComparableEngine is an oracle engine left out of a trace vote, with the
 // emulation set it applied (empty: none).
-type NotComparableEngine struct {
+type notComparableEngine struct {
 	Engine   string   `json:"engine"`
 	Emulated []string `json:"emulated"`
 }
@@ -167,11 +167,11 @@ func (r *Report) setOutliers(outliers map[[2]string]int) {
 	}
 }
 
-// HasGroundTruth reports whether r, a case voted without a candidate (got nil, on
+// hasGroundTruth reports whether r, a case voted without a candidate (got nil, on
 // the axes that are scored), has any item the engines give ground truth on: a
 // trusted vote, or a single engine's dump. Untrustworthy (no dumps, no majority
 // shape, everything split or unstable) and Discarded (overflow) have none.
-func (r *Report) HasGroundTruth() bool {
+func (r *Report) hasGroundTruth() bool {
 	switch r.Verdict {
 	case Untrustworthy, Discarded, NotComparable:
 		return false
@@ -191,7 +191,7 @@ func (r *Report) HasGroundTruth() bool {
 // verdict (Untrustworthy or Discarded): nobody can say the candidate was wrong.
 func CandidateError(groundTruth *Report, msg string) *Report {
 	r := &Report{Verdict: Fail, Reason: "candidate error: " + msg}
-	if groundTruth != nil && !groundTruth.HasGroundTruth() {
+	if groundTruth != nil && !groundTruth.hasGroundTruth() {
 		r.Verdict = groundTruth.Verdict
 		if r.Verdict == NoCandidate || r.Verdict == "" {
 			r.Verdict = Untrustworthy

@@ -27,25 +27,25 @@ import (
 //     store that saw two answers differ without comparing them).
 const (
 	AllItems        = "*"
-	ItemShape       = "shape"
-	ItemOverflowed  = "overflowed"
-	ItemTraceCount  = "count"
-	ItemTimedOut    = "timed_out"
-	ItemSecureCtx   = "is_secure_context"
+	itemShape       = "shape"
+	itemOverflowed  = "overflowed"
+	itemTraceCount  = "count"
+	itemTimedOut    = "timed_out"
+	itemSecureCtx   = "is_secure_context"
 	traceRecordProp = "record"
 )
 
 // String is the item's name in an "unstable" list: "3:bounding.w"; "shape" for a
 // shape item.
 func (r ItemRef) String() string {
-	if r.Property == ItemShape {
-		return ItemShape
+	if r.Property == itemShape {
+		return itemShape
 	}
 	return strconv.Itoa(r.Node) + ":" + r.Property
 }
 
 // wholeItems make every item of an answer unstable.
-var wholeItems = []string{AllItems, ItemShape, ItemOverflowed, ItemTraceCount}
+var wholeItems = []string{AllItems, itemShape, itemOverflowed, itemTraceCount}
 
 // Unstable is a response's "unstable" field: per engine, the items that differed
 // between its runs of the case. The zero value (nil) is "every item stable".
@@ -129,12 +129,12 @@ func UnstableGeometry(runs []*dump.Dump, tol float64) ([]string, error) {
 	}
 	for _, d := range runs[1:] {
 		if dump.Shape(runs[0], d) != nil {
-			return []string{ItemShape}, nil
+			return []string{itemShape}, nil
 		}
 	}
 	for _, d := range runs[1:] {
 		if d.Overflowed != runs[0].Overflowed {
-			return []string{ItemOverflowed}, nil
+			return []string{itemOverflowed}, nil
 		}
 	}
 	out, err := NodeOutcomes(m, nil, tol)
@@ -196,16 +196,16 @@ func UnstableTraces(runs []*trace.Trace, tol trace.BufferTolerance) ([]string, e
 	}
 	for _, t := range runs[1:] {
 		if len(t.Records) != len(runs[0].Records) {
-			return []string{ItemTraceCount}, nil
+			return []string{itemTraceCount}, nil
 		}
 		for _, f := range trace.Compare(runs[0], t, tol).Findings {
 			switch {
 			case f.Seq >= 0:
 				add(strconv.Itoa(f.Seq) + ":" + traceRecordProp)
 			case f.Kind == trace.MismatchTimedOut:
-				add(ItemTimedOut)
+				add(itemTimedOut)
 			case f.Kind == trace.MismatchSecureContext:
-				add(ItemSecureCtx)
+				add(itemSecureCtx)
 			}
 		}
 	}
@@ -235,10 +235,10 @@ func splitItem(s string) (int, string) {
 	return n, p
 }
 
-// MarkUnstable turns the trace vote's records that any voting engine has unstable
+// markUnstable turns the trace vote's records that any voting engine has unstable
 // into vote.Unstable votes (no majority, no outlier), and the whole vote when an
 // engine's whole trace is unstable ("count", "timed_out", "is_secure_context", "*").
-func (r *TraceVote) MarkUnstable(u Unstable) {
+func (r *traceVote) markUnstable(u Unstable) {
 	s := u.set()
 	if s == nil {
 		return
@@ -248,7 +248,7 @@ func (r *TraceVote) MarkUnstable(u Unstable) {
 		engines = append(engines, e)
 	}
 	slices.Sort(engines)
-	whole := s.wholeIn(engines) != "" || s.any(engines, ItemTimedOut) || s.any(engines, ItemSecureCtx)
+	whole := s.wholeIn(engines) != "" || s.any(engines, itemTimedOut) || s.any(engines, itemSecureCtx)
 	if whole {
 		r.Whole = vote.Result{Kind: vote.Unstable}
 	}

@@ -135,7 +135,7 @@ func TestGeometryUnstableItemIsNoVerdict(t *testing.T) {
 	assert.Equal(t, total-2, r.Layout.Compared+r.Style.Compared)
 
 	// The per-node outcomes (the HTML report) list it as unstable, not outvoted.
-	out, err := NodeOutcomesUnstable(o, got, dump.DefaultTolerance, u)
+	out, err := nodeOutcomesUnstable(o, got, dump.DefaultTolerance, u)
 	require.NoError(t, err)
 	assert.Equal(t, NodeUnstable, out.Nodes[3].Status)
 	assert.Empty(t, out.Nodes[3].Outvoted)
@@ -174,7 +174,7 @@ func TestReflectionUnstableFieldIsNoVerdict(t *testing.T) {
 		"webkit":   state("webkit", str("5"), `"5"`, "false"),
 	}
 	got := state("candidate", str("5"), `"5"`, "true")
-	r, err := Reflection(oracle, got)
+	r, err := reflectionVote(oracle, got)
 	require.NoError(t, err)
 	require.Equal(t, Fail, r.Verdict)
 
@@ -198,14 +198,14 @@ func TestTraceVoteMarkUnstable(t *testing.T) {
 	v := Traces(traces, trace.DefaultBufferTolerance)
 	require.Equal(t, map[string][]int{"firefox": {1}}, v.Outliers())
 
-	v.MarkUnstable(Unstable{"firefox": {"1:record"}})
+	v.markUnstable(Unstable{"firefox": {"1:record"}})
 	assert.Empty(t, v.Outliers())
 	assert.Empty(t, v.Splits(), "an unstable record is not a split")
 	assert.Equal(t, vote.Unstable, v.Records[1].Kind)
 	assert.Equal(t, vote.Unanimous, v.Records[0].Kind)
 
 	v = Traces(traces, trace.DefaultBufferTolerance)
-	v.MarkUnstable(Unstable{"webkit": {"count"}})
+	v.markUnstable(Unstable{"webkit": {"count"}})
 	assert.Equal(t, vote.Unstable, v.Whole.Kind)
 	assert.Equal(t, vote.Unstable, v.Records[0].Kind)
 }

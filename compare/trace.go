@@ -8,8 +8,8 @@ import (
 	"github.com/layout-oracle/oracle/vote"
 )
 
-// TraceVote is the engines' vote on a set of traces of one case.
-type TraceVote struct {
+// traceVote is the engines' vote on a set of traces of one case.
+type traceVote struct {
 	// Whole is the vote on the whole trace, two traces agreeing when trace.Compare
 	// finds them Equal. It is the only vote when the record counts differ.
 	Whole vote.Result `json:"whole"`
@@ -19,11 +19,11 @@ type TraceVote struct {
 	// Records is the vote per record position, two records agreeing when
 	// trace.CompareRecords finds nothing. Nil when the counts differ: there is no
 	// sound way to pair the records up.
-	Records []RecordVote `json:"records,omitempty"`
+	Records []recordVote `json:"records,omitempty"`
 }
 
-// RecordVote is the vote on one record position.
-type RecordVote struct {
+// recordVote is the vote on one record position.
+type recordVote struct {
 	Seq int `json:"seq"`
 	vote.Result
 }
@@ -33,14 +33,14 @@ type RecordVote struct {
 // trace.CompareRecords (per record): Unanimous, Majority with the Outlier named on a
 // 2-1, Split on a three-way disagreement (Agree/Disagree/Single with fewer
 // engines). No candidate trace is scored: traces are compared among the engines.
-func Traces(traces map[string]*trace.Trace, tol trace.BufferTolerance) TraceVote {
+func Traces(traces map[string]*trace.Trace, tol trace.BufferTolerance) traceVote {
 	ts := make(map[string]*trace.Trace, len(traces))
 	for name, t := range traces {
 		if t != nil {
 			ts[name] = t
 		}
 	}
-	r := TraceVote{Whole: vote.Vote(ts, func(a, b *trace.Trace) bool { return trace.Compare(a, b, tol).Equal })}
+	r := traceVote{Whole: vote.Vote(ts, func(a, b *trace.Trace) bool { return trace.Compare(a, b, tol).Equal })}
 	n := -1
 	r.CountsAgree = true
 	for _, t := range ts {
@@ -52,13 +52,13 @@ func Traces(traces map[string]*trace.Trace, tol trace.BufferTolerance) TraceVote
 	if !r.CountsAgree || n <= 0 {
 		return r
 	}
-	r.Records = make([]RecordVote, n)
+	r.Records = make([]recordVote, n)
 	for i := 0; i < n; i++ {
 		recs := make(map[string]*trace.Record, len(ts))
 		for name, t := range ts {
 			recs[name] = &t.Records[i]
 		}
-		r.Records[i] = RecordVote{Seq: i, Result: vote.Vote(recs, func(a, b *trace.Record) bool {
+		r.Records[i] = recordVote{Seq: i, Result: vote.Vote(recs, func(a, b *trace.Record) bool {
 			return len(trace.CompareRecords(i, a, b, tol)) == 0
 		})}
 	}
@@ -66,7 +66,7 @@ func Traces(traces map[string]*trace.Trace, tol trace.BufferTolerance) TraceVote
 }
 
 // Outliers lists, per engine, the record positions where it was outvoted 2-1.
-func (r TraceVote) Outliers() map[string][]int {
+func (r traceVote) Outliers() map[string][]int {
 	out := map[string][]int{}
 	for _, rv := range r.Records {
 		if rv.Outlier != "" {
@@ -78,7 +78,7 @@ func (r TraceVote) Outliers() map[string][]int {
 
 // Splits lists the record positions where no majority formed (Split or Disagree;
 // not Unstable, which was not voted).
-func (r TraceVote) Splits() []int {
+func (r traceVote) Splits() []int {
 	var out []int
 	for _, rv := range r.Records {
 		if !rv.Trusted() && rv.Kind != vote.Unstable {
@@ -131,7 +131,7 @@ func ScoreTraces(oracle map[string]*trace.Trace, got *trace.Trace, tol trace.Buf
 	voters, apart := ComparableEngines(sets)
 	r.Engines, r.Emulated = voters, emulationSet(sets[voters[0]])
 	for _, e := range apart {
-		r.NotComparable = append(r.NotComparable, NotComparableEngine{Engine: e, Emulated: append([]string{}, emulationSet(sets[e])...)})
+		r.NotComparable = append(r.NotComparable, notComparableEngine{Engine: e, Emulated: append([]string{}, emulationSet(sets[e])...)})
 		delete(ts, e)
 	}
 	us := unstable.set()
@@ -147,7 +147,7 @@ func ScoreTraces(oracle map[string]*trace.Trace, got *trace.Trace, tol trace.Buf
 			votersUnstable[e] = items
 		}
 	}
-	v.MarkUnstable(votersUnstable)
+	v.markUnstable(votersUnstable)
 	r.TraceVote = &v
 	voted := len(ts) > 1
 	outliers := map[[2]string]int{}
@@ -180,7 +180,7 @@ func ScoreTraces(oracle map[string]*trace.Trace, got *trace.Trace, tol trace.Buf
 		// Counts differ: one item, the whole trace.
 		r.Votes[v.Whole.Kind]++
 		if v.Whole.Kind == vote.Majority {
-			outliers[[2]string{v.Whole.Outlier, ItemTraceCount}]++
+			outliers[[2]string{v.Whole.Outlier, itemTraceCount}]++
 		}
 		if v.Whole.Trusted() {
 			recs := ts[v.Whole.Representative()].Records
@@ -195,7 +195,7 @@ func ScoreTraces(oracle map[string]*trace.Trace, got *trace.Trace, tol trace.Buf
 	case got == nil:
 		r.Verdict = NoCandidate
 		return r, nil
-	case !SameEmulation(got.Emulated, r.Emulated):
+	case !sameEmulation(got.Emulated, r.Emulated):
 		r.Verdict, r.Reason = NotComparable, fmt.Sprintf("the candidate applied emulation %s, the voting engines %s",
 			EmulationText(got.Emulated), EmulationText(r.Emulated))
 		return r, nil

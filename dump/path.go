@@ -24,10 +24,10 @@ func (d *Dump) Path(i int) string {
 	return strings.Join(parts, ">")
 }
 
-// Find is the index of the node whose Path is path, and whether there is one: the
+// find is the index of the node whose Path is path, and whether there is one: the
 // way back from a cause's name to its node ("HTML>BODY>P" is not Nodes[2] when the
 // head is walked).
-func (d *Dump) Find(path string) (int, bool) {
+func (d *Dump) find(path string) (int, bool) {
 	for i := range d.Nodes {
 		if d.Path(i) == path {
 			return i, true

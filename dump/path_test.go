@@ -19,10 +19,10 @@ func TestFindGoesBackFromACausesPath(t *testing.T) {
 	}}
 	assert.Equal(t, "HTML>BODY>P[2]", d.Path(5))
 	assert.Equal(t, "HTML>BODY>DIV", d.Path(4))
-	i, ok := d.Find("HTML>BODY>P[1]")
+	i, ok := d.find("HTML>BODY>P[1]")
 	assert.True(t, ok)
 	assert.Equal(t, 3, i)
-	_, ok = d.Find("HTML>BODY>P")
+	_, ok = d.find("HTML>BODY>P")
 	assert.False(t, ok, "two P siblings: each is named by its position")
 	assert.Equal(t, "", d.Path(9))
 }

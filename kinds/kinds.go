@@ -12,6 +12,7 @@
 package kinds
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -49,6 +50,9 @@ type Kind interface {
 	// Runner is how the oracle answers the kind (Of's Run), nil for a kind only
 	// readers of answers know.
 	Runner() any
+	// Side is the oracle's side written beside the description (Of's Oracle), nil
+	// when none is.
+	Side() *Side
 }
 
 // Of is a kind whose engines each answer a T.
@@ -63,11 +67,71 @@ type Of[T any] struct {
 	// Vote votes the engines' answers and scores cand (the zero T: only votes), with
 	// opts' tolerance, unstable items and axes where the kind has them.
 	Vote func(answers map[string]T, cand T, opts compare.Options) (*compare.Report, error)
-	// Run is how the oracle answers the kind: a value of package oracle's, which
-	// kinds cannot import (oracle imports kinds), set there when the oracle attaches
-	// its side to the description (oracle/operation.go, attach). Nil: the oracle does
-	// not answer the kind's op; every other reader ignores it.
+	// Oracle is how the oracle answers the kind, written here beside the rest: a
+	// new kind is its file and a registry line. Nil: the oracle answers it with Run,
+	// or not at all.
+	Oracle *Oracle[T]
+	// Run is how the oracle answers one of its own kinds, one that needs the
+	// oracle's internals (screenshots, inert windows, a trace's origin): a value of
+	// package oracle's, set there (oracle/operation.go, attach). Nil: the oracle
+	// answers the kind by Oracle, or does not answer its op; every other reader
+	// ignores it.
 	Run any
+}
+
+// Oracle is the oracle's side of a kind whose every engine runs one program in the
+// case's page, after the case's own script.
+type Oracle[T any] struct {
+	What string // one answer, in the oracle's errors: "title"
+	// Validate checks the request for the kind (the fields every request shares are
+	// checked before); nil: nothing more.
+	Validate func(c Case) error
+	// Limit is one engine's answer bound in bytes (docs/untrusted.md).
+	Limit int
+	// Run is one engine's answer: it runs the case in p (p.Run) and reads the result.
+	Run func(ctx context.Context, p Page) (T, error)
+}
+
+// Case is a request as a kind's Validate sees it (docs/protocol.md).
+type Case struct {
+	HTML, URL *string // the document: written, or navigated to under --docroot
+	Script    string
+}
+
+// Page is one engine's page as a kind's Run sees it (the oracle implements it).
+type Page interface {
+	Engine() string  // the engine's name: "chromium"
+	Version() string // its build
+	// Run loads the case's document (its html written, or its url navigated to),
+	// runs its script, lets the page settle, then calls the in-page function fn with
+	// args and returns its result as JSON text; a script that throws is the case's
+	// error.
+	Run(ctx context.Context, fn string, args ...any) (json.RawMessage, error)
+}
+
+// Side is an Oracle with its answer as JSON, whatever the kind's T: what the oracle
+// runs.
+type Side struct {
+	What     string
+	Validate func(c Case) error
+	Limit    int
+	Run      func(ctx context.Context, p Page) (json.RawMessage, error)
+}
+
+// Side implements Kind.
+func (k *Of[T]) Side() *Side {
+	o := k.Oracle
+	if o == nil {
+		return nil
+	}
+	return &Side{What: o.What, Validate: o.Validate, Limit: o.Limit,
+		Run: func(ctx context.Context, p Page) (json.RawMessage, error) {
+			v, err := o.Run(ctx, p)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(v)
+		}}
 }
 
 // About implements Kind.

@@ -20,7 +20,7 @@ import (
 // and turns an answer (live or stored) over its kind's bound into that engine's error.
 func TestBoundLineTurnsAnOversizedAnswerIntoAnError(t *testing.T) {
 	small := &reflection.State{Engine: "firefox", Observations: []reflection.Observation{}}
-	resp := ReflectResponse{ID: json.RawMessage(`"r"`), Answers: map[string]*reflection.State{"firefox": small},
+	resp := reflectResponse{ID: json.RawMessage(`"r"`), Answers: map[string]*reflection.State{"firefox": small},
 		Errors: map[string]string{"webkit": strings.Repeat("<", 1e6)}}
 	lim := answerLimits{"reflect": 2000}
 	b, err := boundLine(resp, lim)
@@ -29,7 +29,7 @@ func TestBoundLineTurnsAnOversizedAnswerIntoAnError(t *testing.T) {
 
 	v := strings.Repeat("<", 1000) // 6000 bytes escaped
 	big := &reflection.State{Engine: "chromium", Observations: []reflection.Observation{{Selector: "#a", Attr: "t", AttrValue: &v, IDL: "t", IDLValue: json.RawMessage(`1`)}}}
-	resp = ReflectResponse{ID: json.RawMessage(`"r"`), Answers: map[string]*reflection.State{"chromium": big, "firefox": small},
+	resp = reflectResponse{ID: json.RawMessage(`"r"`), Answers: map[string]*reflection.State{"chromium": big, "firefox": small},
 		raw: map[string]json.RawMessage{"webkit": json.RawMessage(`{"engine":"webkit","observations":[],"x":"` + strings.Repeat("a", 3000) + `"}`)}}
 	b, err = boundLine(resp, lim)
 	require.NoError(t, err)
@@ -44,7 +44,7 @@ func TestBoundLineTurnsAnOversizedAnswerIntoAnError(t *testing.T) {
 	assert.Contains(t, got.States, "firefox")
 	assert.Len(t, got.States, 1)
 
-	ok := GeometryResponse{ID: json.RawMessage(`1`), Answers: map[string]*dump.Dump{"chromium": {Engine: "chromium", Nodes: []dump.Node{{Tag: "<HTML>"}}}}}
+	ok := geometryResponse{ID: json.RawMessage(`1`), Answers: map[string]*dump.Dump{"chromium": {Engine: "chromium", Nodes: []dump.Node{{Tag: "<HTML>"}}}}}
 	b, err = boundLine(ok, answerLimits{"geometry": 1 << 20})
 	require.NoError(t, err)
 	want, _ := json.Marshal(ok)

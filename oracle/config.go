@@ -30,15 +30,12 @@ type Config struct {
 	// (empty: the system build's). A named binary means the system route for that
 	// engine, whatever Browsers says.
 	ChromiumPath, FirefoxPath, WebKitDriverPath string
-	// FirefoxRoute drives the system Firefox through Playwright (browser.FirefoxRoutePlaywright)
-	// or the oracle's own WebDriver BiDi client (browser.FirefoxRouteBiDi); "" and
-	// browser.FirefoxRouteAuto choose as firefoxRoute says.
-	FirefoxRoute string
-	// ChromiumRoute drives the system Chromium through Playwright
-	// (browser.ChromiumRoutePlaywright) or the oracle's own CDP client
-	// (browser.ChromiumRouteCDP); "" and browser.ChromiumRouteAuto choose as
-	// chromiumRoute says.
-	ChromiumRoute string
+	// Routes is the route table (package routes' Table): every route a page may be
+	// launched over. Start refuses a Config without one.
+	Routes browser.Routes
+	// EngineRoutes is each engine's --ENGINE-route value: a route's name, or (absent,
+	// "", browser.RouteAutoChoice) the table's choice (browser.Routes.Resolve).
+	EngineRoutes map[string]string
 	// TraceLimits bound one trace's records and bytes; zero fields mean
 	// trace.DefaultLimits.
 	TraceLimits trace.Limits
@@ -138,34 +135,14 @@ func settingsFor(cfg Config) (browser.LaunchSettings, error) {
 	s.Merge(browser.ProfileSettings(cfg.Profile))
 	s.Merge(browser.LaunchSettings{InitScripts: []string{trace.RecorderJS}, MaxReply: browser.MaxReplyFor(cfg.TraceLimits.Bytes)})
 	s.Merge(processSettings())
-	s.Merge(browser.LaunchSettings{FirefoxRoute: cfg.firefoxRoute(), ChromiumRoute: cfg.chromiumRoute()})
 	s.Merge(origin.ProxySettings(cfg.originHost, cfg.originPort)) // last: nothing may loosen the allowlist
 	return s, nil
 }
 
-// firefoxRoute is the route of the system Firefox: the oracle's own BiDi client by
-// default (half the CPU of a case with a script, and no user activation given to the
-// case: docs/bidi-route.md).
-func (cfg Config) firefoxRoute() string {
-	return cfg.ownRouteUnlessEmulated(cfg.FirefoxRoute, browser.FirefoxRouteBiDi)
-}
-
-// chromiumRoute is the route of the system Chromium: the oracle's own CDP client by
-// default (no Playwright driver relaying every case: docs/cdp-route.md).
-func (cfg Config) chromiumRoute() string {
-	return cfg.ownRouteUnlessEmulated(cfg.ChromiumRoute, browser.ChromiumRouteCDP)
-}
-
-// ownRouteUnlessEmulated is a route flag's value, where "" and auto mean own, the
-// oracle's own client, except under a launch profile that emulates hardware, which
-// only Playwright's route applies. Both flags spell auto and playwright alike.
-func (cfg Config) ownRouteUnlessEmulated(flag, own string) string {
-	switch flag {
-	case "", browser.ChromiumRouteAuto:
-		if cfg.Profile.Emulation != nil {
-			return browser.ChromiumRoutePlaywright
-		}
-		return own
-	}
-	return flag
+// routeOf is the route of name's system build (nil: no row drives it): its
+// --ENGINE-route, else the table's choice, which takes the oracle's own client
+// before Playwright's (no driver relaying every case: docs/cdp-route.md,
+// docs/bidi-route.md) except under a launch profile that emulates hardware.
+func (cfg Config) routeOf(name string) (browser.Route, error) {
+	return cfg.Routes.Resolve(name, cfg.EngineRoutes[name], cfg.Profile.Emulation != nil)
 }

@@ -16,8 +16,8 @@ import (
 // WebKitGTK (the part of webdriver.TestWebDriverWalk that needs package oracle).
 func TestWebDriverGeometry(t *testing.T) {
 	testutil.NeedsBrowsers(t)
-	if _, err := os.Stat(webdriver.DefaultWebKitWebDriver); err != nil && os.Getenv("CI") == "" {
-		t.Skipf("needs %s: %v", webdriver.DefaultWebKitWebDriver, err)
+	if _, err := os.Stat(browser.SystemWebKitWebDriver); err != nil && os.Getenv("CI") == "" {
+		t.Skipf("needs %s: %v", browser.SystemWebKitWebDriver, err)
 	}
 	lctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()

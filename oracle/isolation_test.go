@@ -20,6 +20,7 @@ import (
 	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/browser/host"
+	"github.com/layout-oracle/oracle/oracle/browser/routes"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -28,7 +29,7 @@ import (
 func launchAll(t *testing.T, cfg Config) *Oracle {
 	t.Helper()
 	testutil.NeedsBrowsers(t)
-	cfg.Pages = 1
+	cfg.Pages, cfg.Routes = 1, routes.Table
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	o, err := Launch(ctx, cfg, testLogger(t))

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/layout-oracle/oracle/oracle/browser/routes"
-
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/inpage"
 	"github.com/layout-oracle/oracle/oracle/browser"
@@ -86,15 +84,8 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 	default:
 		return nil, fmt.Errorf("unknown --browsers %q (known: system, playwright, auto)", cfg.Browsers)
 	}
-	switch cfg.FirefoxRoute {
-	case "", browser.FirefoxRouteAuto, browser.FirefoxRoutePlaywright, browser.FirefoxRouteBiDi:
-	default:
-		return nil, fmt.Errorf("unknown --firefox-route %q (known: auto, playwright, bidi)", cfg.FirefoxRoute)
-	}
-	switch cfg.ChromiumRoute {
-	case "", browser.ChromiumRouteAuto, browser.ChromiumRoutePlaywright, browser.ChromiumRouteCDP:
-	default:
-		return nil, fmt.Errorf("unknown --chromium-route %q (known: auto, playwright, cdp)", cfg.ChromiumRoute)
+	if len(cfg.Routes) == 0 {
+		return nil, errors.New("no route table (Config.Routes)")
 	}
 	names := cfg.Engines
 	if len(names) == 0 {
@@ -111,6 +102,11 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 			return nil, fmt.Errorf("unknown engine %q in pages (known: %s)", n, strings.Join(browser.AllEngines, ", "))
 		}
 	}
+	for n := range cfg.EngineRoutes {
+		if _, err := cfg.routeOf(n); err != nil {
+			return nil, err
+		}
+	}
 	defaultEnginePages(&cfg) // pages.go
 	if cfg.Pages <= 0 {
 		cfg.Pages = pagecount.Default
@@ -123,7 +119,7 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 		starting: map[string]chan struct{}{}, pages: map[string]int{}, endpoints: map[string][]*endpointState{},
 		predicted: map[string]engineBuild{}, prints: map[string]string{}, need: map[string]chan struct{}{}}
 	if o.deadline <= 0 {
-		o.deadline = DefaultDeadline
+		o.deadline = defaultDeadline
 	}
 	o.traceLimits = cfg.TraceLimits
 	o.artifacts = cfg.Artifacts
@@ -233,7 +229,9 @@ func (o *Oracle) startEngine(ctx context.Context, name string, cfg Config, check
 	if name == browser.WebKit && cfg.Browsers == browser.RouteAuto && cfg.executablePath(name) == "" && want > 1 {
 		// Whether a bundled WebKit is installed takes a Playwright driver (a node
 		// process) to ask: ask once for the engine, not once per page.
-		cfg.Browsers, absent = routes.WebKitRoute(log)
+		if b := cfg.Routes.Bundler(); b != nil {
+			cfg.Browsers, absent = b.AutoRoute(name, log)
+		}
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -456,14 +454,18 @@ func sameBuild(pages []browser.Engine) error {
 }
 
 // launchEngine launches one page of engine with this process's launch settings
-// (routes.Launch).
+// over the route table.
 func launchEngine(ctx context.Context, name string, cfg Config, log zerolog.Logger) (browser.Engine, error) {
 	s, err := settingsFor(cfg)
 	if err != nil {
 		return nil, err
 	}
 	s.MemoryCgroup = cfg.mem.Procs(name)
-	return routes.Launch(ctx, name, cfg.Browsers, cfg.executablePath(name), s, log)
+	route, err := cfg.routeOf(name)
+	if err != nil {
+		return nil, err
+	}
+	return cfg.Routes.Launch(ctx, name, cfg.Browsers, route, browser.RouteLaunch{Exe: cfg.executablePath(name), Settings: s}, log)
 }
 
 // verifyViewport checks the page really is the spec's 800x600 before it serves a case.

@@ -70,10 +70,10 @@ func TestRequestsWaitForStartingEngines(t *testing.T) {
 	o.decide(browser.Firefox, pool.New(browser.Firefox, []browser.Engine{&fakeEngine{name: browser.Firefox}}), "")
 	o.decide(browser.WebKit, nil, "launch failed")
 
-	n := (<-named).(GeometryResponse)
+	n := (<-named).(geometryResponse)
 	assert.Contains(t, n.Answers, browser.Firefox)
 	assert.Equal(t, map[string]string{browser.WebKit: browser.ErrNotLaunched.Error()}, n.Errors)
-	a := (<-all).(GeometryResponse)
+	a := (<-all).(geometryResponse)
 	assert.Len(t, a.Answers, 2)
 	assert.Nil(t, a.Errors, "an engine that failed is left out of a request naming none")
 	ping = o.ping(json.RawMessage(`2`))

@@ -35,11 +35,30 @@ func (k *kind[T]) attach() { k.desc.Run = k }
 func operations() []operation {
 	var out []operation
 	for _, k := range kinds.All() {
-		if op, ok := k.Runner().(operation); ok {
+		if op := operationOf(k); op != nil {
 			out = append(out, op)
 		}
 	}
 	return out
+}
+
+// sideKinds holds the operation built for each kind whose oracle side is written
+// beside its description (kinds.Kind -> operation), built once.
+var sideKinds sync.Map
+
+// operationOf is the oracle's side of k: one of its own (the description's Run),
+// else the one its description's Oracle gives (sidekind.go); nil when the oracle
+// does not answer it.
+func operationOf(k kinds.Kind) operation {
+	if op, ok := k.Runner().(operation); ok {
+		return op
+	}
+	side := k.Side()
+	if side == nil {
+		return nil
+	}
+	op, _ := sideKinds.LoadOrStore(k, sideKind(k, side))
+	return op.(operation)
 }
 
 // operation is one case kind, whatever its answer's type.
@@ -101,7 +120,7 @@ func (k *kind[T]) about() kinds.Info { return k.desc.Info }
 func (k *kind[T]) answer(ctx context.Context, o *Oracle, req *Request) any {
 	runs := o.verifyRuns(req)
 	if servedDocument(req) {
-		resp := Response[T]{ID: req.ID}
+		resp := response[T]{ID: req.ID, kind: k}
 		resp.Answers, resp.Errors, resp.Unstable = k.measure(ctx, o, req, req.Engines, runs)
 		return resp
 	}
@@ -181,7 +200,7 @@ func (o *Oracle) verifyRuns(req *Request) int {
 
 func (k *kind[T]) failures(c SelfCheck, resp any, names []string) map[string]string {
 	out := map[string]string{}
-	r, ok := resp.(Response[T])
+	r, ok := resp.(response[T])
 	for _, name := range names {
 		switch {
 		case !ok:
@@ -225,13 +244,12 @@ func kindFor(op string) operation {
 	if k == nil {
 		return nil
 	}
-	o, _ := k.Runner().(operation)
-	return o
+	return operationOf(k)
 }
 
 // knownOps lists the ops a request may name, for the unknown-op error.
 func knownOps() string {
-	names := []string{OpPing, OpShutdown}
+	names := []string{OpPing, opShutdown}
 	geometry := ""
 	for _, k := range operations() {
 		if k.about().Op == "" {
@@ -243,10 +261,10 @@ func knownOps() string {
 	return strings.Join(names, ", ") + "," + geometry
 }
 
-// Response answers a case request of any kind: one answer per engine, under the
+// response answers a case request of any kind: one answer per engine, under the
 // kind's field ("dumps", "traces", "states"), and an error for each engine that has
 // none.
-type Response[T any] struct {
+type response[T any] struct {
 	ID      json.RawMessage
 	Answers map[string]T
 	Errors  map[string]string
@@ -259,17 +277,27 @@ type Response[T any] struct {
 	// raw holds the stored answers as their JSON text when the response is only
 	// written out (Serve), instead of in Answers; MarshalJSON puts them in place.
 	raw map[string]json.RawMessage
+	// kind is the kind that answered; nil: the registered kind whose answers are T's.
+	kind *kind[T]
+}
+
+// of is the kind of r; false when none is known.
+func (r response[T]) of() (*kind[T], bool) {
+	if r.kind != nil {
+		return r.kind, true
+	}
+	return kindOf[T]()
 }
 
 // The responses of the three kinds, by the names the protocol's users know.
 type (
-	GeometryResponse = Response[*dump.Dump]
-	TraceResponse    = Response[*trace.Trace]
-	ReflectResponse  = Response[*reflection.State]
+	geometryResponse = response[*dump.Dump]
+	TraceResponse    = response[*trace.Trace]
+	reflectResponse  = response[*reflection.State]
 )
 
 // has says whether engine answered.
-func (r Response[T]) has(engine string) bool {
+func (r response[T]) has(engine string) bool {
 	if _, ok := r.raw[engine]; ok {
 		return true
 	}
@@ -288,7 +316,7 @@ func isNil[T any](v T) bool {
 }
 
 // engineErrors is every engine's error (progress counts answers that have some).
-func (r Response[T]) engineErrors() map[string]string { return r.Errors }
+func (r response[T]) engineErrors() map[string]string { return r.Errors }
 
 // CaseResponse is what Handle answers a case request of any kind with (a
 // Response[T]), seen without its answer's type: a caller that handles every kind
@@ -304,8 +332,8 @@ type CaseResponse interface {
 }
 
 // KindName implements CaseResponse; "" when no registered kind answers a T.
-func (r Response[T]) KindName() string {
-	k, ok := kindOf[T]()
+func (r response[T]) KindName() string {
+	k, ok := r.of()
 	if !ok {
 		return ""
 	}
@@ -314,7 +342,7 @@ func (r Response[T]) KindName() string {
 
 // EngineAnswer implements CaseResponse. A stored answer only Serve writes out
 // (raw) is not decoded here: Handle's responses carry their answers decoded.
-func (r Response[T]) EngineAnswer(engine string) any {
+func (r response[T]) EngineAnswer(engine string) any {
 	v, ok := r.Answers[engine]
 	if !ok || isNil(v) {
 		return nil
@@ -323,12 +351,12 @@ func (r Response[T]) EngineAnswer(engine string) any {
 }
 
 // EngineError implements CaseResponse.
-func (r Response[T]) EngineError(engine string) string { return r.Errors[engine] }
+func (r response[T]) EngineError(engine string) string { return r.Errors[engine] }
 
 // MarshalJSON writes {"id","<field>","errors","unstable","stored"} as encoding/json
 // writes a struct with those fields (the last three omitted when empty), with the stored
 // answers in raw put in place as the JSON text they were stored as.
-func (r Response[T]) MarshalJSON() ([]byte, error) {
+func (r response[T]) MarshalJSON() ([]byte, error) {
 	var answers any = r.Answers
 	if len(r.raw) > 0 {
 		all, err := withRaw(r.Answers, r.raw)
@@ -352,7 +380,7 @@ func (r Response[T]) MarshalJSON() ([]byte, error) {
 		b.Write(enc)
 		return nil
 	}
-	k, ok := kindOf[T]()
+	k, ok := r.of()
 	if !ok {
 		return nil, noKind[T]()
 	}
@@ -383,11 +411,11 @@ func (r Response[T]) MarshalJSON() ([]byte, error) {
 
 // bounded returns r with every error fitted (answerbound.FitError) and, when the line is over
 // one engine's answer bound, every answer over it replaced by an error naming it.
-func (r Response[T]) bounded(lim answerLimits) ([]byte, error) {
+func (r response[T]) bounded(lim answerLimits) ([]byte, error) {
 	for n, e := range r.Errors {
 		r.Errors[n] = answerbound.FitError(e)
 	}
-	k, ok := kindOf[T]()
+	k, ok := r.of()
 	if !ok {
 		return nil, noKind[T]()
 	}

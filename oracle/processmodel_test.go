@@ -8,6 +8,7 @@ import (
 
 	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/browser/routes"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -21,7 +22,7 @@ func TestTraceCasesKeepTheirContentProcess(t *testing.T) {
 	testutil.NeedsBrowsers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	o, err := Launch(ctx, Config{Engines: []string{browser.Chromium, browser.Firefox}, Pages: 1}, testLogger(t))
+	o, err := Launch(ctx, Config{Routes: routes.Table, Engines: []string{browser.Chromium, browser.Firefox}, Pages: 1}, testLogger(t))
 	require.NoError(t, err)
 	defer o.Close()
 	for _, name := range []string{browser.Chromium, browser.Firefox} {

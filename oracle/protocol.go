@@ -21,7 +21,7 @@ import (
 const (
 	OpGeometry = ""
 	OpPing     = "ping"
-	OpShutdown = "shutdown"
+	opShutdown = "shutdown"
 	OpTrace    = "trace"
 	OpReflect  = "reflect"
 )
@@ -107,22 +107,22 @@ type PingResponse struct {
 	// Endpoints (additive) lists, for every engine with remote endpoints, its local
 	// pages and each endpoint: route, version and state, out-of-service ones with
 	// why (docs/remote.md); absent when there are none.
-	Endpoints []EndpointHealth `json:"endpoints,omitempty"`
+	Endpoints []endpointHealth `json:"endpoints,omitempty"`
 	// Memory (additive) is each engine's memory bound (--engine-memory,
 	// docs/untrusted.md): its cgroup's limit, usage and OOM kills, or why there is none.
-	Memory *MemoryReport `json:"memory,omitempty"`
+	Memory *memoryReport `json:"memory,omitempty"`
 }
 
-// MemoryReport is ping's memory: the bound per engine, or Problem.
-type MemoryReport struct {
+// memoryReport is ping's memory: the bound per engine, or Problem.
+type memoryReport struct {
 	Limit   int64                       `json:"limit"`
 	Kind    string                      `json:"kind,omitempty"`
 	Problem string                      `json:"problem,omitempty"`
 	Engines map[string]host.MemoryState `json:"engines,omitempty"`
 }
 
-// ShutdownResponse acknowledges shutdown before the process exits.
-type ShutdownResponse struct {
+// shutdownResponse acknowledges shutdown before the process exits.
+type shutdownResponse struct {
 	ID json.RawMessage `json:"id"`
 	OK bool            `json:"ok"`
 }
@@ -288,7 +288,7 @@ func (r *Request) validate() error {
 		if err := k.info().validate(r); err != nil {
 			return err
 		}
-	case r.Op == OpPing || r.Op == OpShutdown:
+	case r.Op == OpPing || r.Op == opShutdown:
 	default:
 		return fmt.Errorf("unknown op %q (known: %s)", r.Op, knownOps())
 	}
@@ -324,7 +324,7 @@ var inlineTypes = []string{"text/html", "application/xhtml+xml", "image/svg+xml"
 // validateDocument checks how the request names its document: html or url, never
 // both; url a clean docroot path; content_type one of inlineTypes, with html only.
 func (r *Request) validateDocument() error {
-	if r.Op == OpPing || r.Op == OpShutdown {
+	if r.Op == OpPing || r.Op == opShutdown {
 		if r.URL != nil || r.ContentType != nil {
 			return fmt.Errorf(`%s takes no "url" or "content_type"`, r.Op)
 		}

@@ -42,7 +42,7 @@ var reflectKind = &kind[*reflection.State]{
 			}
 		}
 		return ctx, func(ctx context.Context, e browser.Engine) (*reflection.State, error) {
-			return Reflect(ctx, e, deref(req.HTML), deref(req.Script), req.Probes)
+			return reflectCase(ctx, e, deref(req.HTML), deref(req.Script), req.Probes)
 		}
 	},
 }
@@ -50,8 +50,8 @@ var reflectKind = &kind[*reflection.State]{
 // The oracle answers reflect requests: its side of the kind, in the description.
 func init() { reflectKind.attach() }
 
-// Reflect produces one engine's reflection dump of one case.
-func Reflect(ctx context.Context, e browser.Engine, html, script string, probes []reflection.Probe) (*reflection.State, error) {
+// reflectCase produces one engine's reflection dump of one case.
+func reflectCase(ctx context.Context, e browser.Engine, html, script string, probes []reflection.Probe) (*reflection.State, error) {
 	raw, err := runCase(ctx, e, html, script, reflection.WalkJS, probes, reflection.MaxStateBytes)
 	return reflectState(e, raw, err)
 }

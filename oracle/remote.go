@@ -78,8 +78,8 @@ func withEndpointEngines(names []string, cfg Config) []string {
 	return uniq(names)
 }
 
-// EndpointHealth is one endpoint (or an engine's local pages) as ping reports it.
-type EndpointHealth struct {
+// endpointHealth is one endpoint (or an engine's local pages) as ping reports it.
+type endpointHealth struct {
 	Engine   string `json:"engine"`
 	Endpoint string `json:"endpoint"` // the URL, or "local"
 	Route    string `json:"route,omitempty"`
@@ -134,10 +134,10 @@ func (s *endpointState) Refused() string {
 
 func (s *endpointState) isRefused() bool { return s.Refused() != "" }
 
-func (s *endpointState) health() EndpointHealth {
+func (s *endpointState) health() endpointHealth {
 	s.mu.Lock()
 	pages, refused, started := s.pages, s.refused, s.started
-	h := EndpointHealth{Engine: s.ep.Engine, Endpoint: s.label(), Route: s.route, Version: s.version}
+	h := endpointHealth{Engine: s.ep.Engine, Endpoint: s.label(), Route: s.route, Version: s.version}
 	s.mu.Unlock()
 	switch {
 	case refused != "":
@@ -372,8 +372,8 @@ func newEndpointStates(cfg Config, engine string) []*endpointState {
 
 // endpointHealth lists every endpoint of every engine, in AllEngines and flag order,
 // for ping; nil when there are none.
-func (o *Oracle) endpointHealth() []EndpointHealth {
-	var out []EndpointHealth
+func (o *Oracle) endpointHealth() []endpointHealth {
+	var out []endpointHealth
 	for _, name := range browser.AllEngines {
 		for _, g := range o.endpoints[name] {
 			out = append(out, g.health())
@@ -388,21 +388,21 @@ func launchRemote(ctx context.Context, ep remote.Endpoint, cfg Config, log zerol
 	if err != nil {
 		return nil, err
 	}
-	return remote.Open(ctx, ep, l, log)
+	return remote.Open(ctx, cfg.Routes, ep, l, log)
 }
 
 // remoteLaunch is what a page on an endpoint of engine is opened with, the proxy
 // included: the origin's listening address, else its port on 127.0.0.1.
-func (c Config) remoteLaunch(engine string) (remote.Launch, error) {
+func (c Config) remoteLaunch(engine string) (browser.RemoteLaunch, error) {
 	s, err := settingsFor(c)
 	if err != nil {
-		return remote.Launch{}, err
+		return browser.RemoteLaunch{}, err
 	}
 	proxy := c.originProxy()
 	if proxy == "" && c.originPort != 0 {
 		proxy = net.JoinHostPort("127.0.0.1", strconv.Itoa(c.originPort))
 	}
-	return remote.Launch{Settings: s, Browsers: c.Browsers, ExecutablePath: c.executablePath(engine), Proxy: proxy}, nil
+	return browser.RemoteLaunch{Settings: s, Browsers: c.Browsers, Exe: c.executablePath(engine), Proxy: proxy}, nil
 }
 
 // originProxy is the host:port every browser gets as its proxy: the origin's own

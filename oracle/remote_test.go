@@ -46,7 +46,8 @@ func TestRemoteLaunchOptionsFitAStockServer(t *testing.T) {
 		for _, engine := range []string{browser.Chromium, browser.Firefox} {
 			l, err := cfg.remoteLaunch(engine)
 			require.NoError(t, err)
-			h, err := playwright.RemoteLaunchHeader("ws://10.0.0.5:3000/", l.Route(), l.Proxy, l.PlaywrightOptions(engine))
+			l.URL = "ws://10.0.0.5:3000/"
+			h, err := playwright.RemoteLaunchHeader(engine, l)
 			require.NoError(t, err)
 			t.Logf("profile %s, %s: launch options header %d bytes", name, engine, len(h))
 			assert.Less(t, len(h), maxLaunchHeader, "profile %s, %s", name, engine)

@@ -20,6 +20,7 @@ import (
 	"github.com/layout-oracle/oracle/internal/proctree"
 	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/browser/routes"
 	"github.com/rs/zerolog"
 )
 
@@ -38,7 +39,7 @@ func BenchmarkCaseCPU(b *testing.B) {
 	testutil.NeedsBrowsers(b)
 	const html = "<!doctype html><div style='width:100px;padding:3px'><p>hello <b>world</b></p><span>x</span></div>"
 	for _, name := range browser.AllEngines {
-		e, err := launchEngine(context.Background(), name, Config{}, zerolog.Nop())
+		e, err := launchEngine(context.Background(), name, Config{Routes: routes.Table}, zerolog.Nop())
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -41,7 +41,7 @@ func TestSelfCheckIgnoresStoredAnswers(t *testing.T) {
 	ctx := context.Background()
 
 	// The good engine answers the check's case as a request, which stores it.
-	resp := o.Handle(ctx, checks[0].NewRequest("warm", []string{browser.Chromium})).(GeometryResponse)
+	resp := o.Handle(ctx, checks[0].NewRequest("warm", []string{browser.Chromium})).(geometryResponse)
 	require.Empty(t, resp.Errors)
 	st.Flush(10 * time.Second)
 	require.Equal(t, int64(1), st.Stats().Writes)

@@ -79,9 +79,9 @@ type Oracle struct {
 	closers []func() error // run by Close, last first (engines, then their drivers)
 }
 
-// DefaultDeadline bounds one engine's work on one request: long enough for any real
+// defaultDeadline bounds one engine's work on one request: long enough for any real
 // layout case, short enough that a stuck case (while(true){}) cannot hold the oracle.
-const DefaultDeadline = browser.DefaultDeadline
+const defaultDeadline = browser.DefaultDeadline
 
 // DefaultMaxLine is the longest request line accepted (bytes).
 const DefaultMaxLine = 64 << 20
@@ -182,7 +182,7 @@ func (o *Oracle) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 					out.write(resp)
 				case req.Op == OpPing: // answered at once, never queued behind cases
 					out.write(o.ping(req.ID))
-				case req.Op == OpShutdown:
+				case req.Op == opShutdown:
 					o.log.Info().Msg("shutdown requested; finishing the requests already read; lines after it are not read")
 					shutdownID, reading = req.ID, false
 				default:
@@ -195,7 +195,7 @@ func (o *Oracle) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	}
 	if shutdownID != nil {
 		running.Wait()
-		out.write(ShutdownResponse{ID: shutdownID, OK: true})
+		out.write(shutdownResponse{ID: shutdownID, OK: true})
 	}
 	running.Wait()
 	if out.failed() {
@@ -261,8 +261,8 @@ func (o *Oracle) Handle(ctx context.Context, req *Request) any {
 	switch req.Op {
 	case OpPing:
 		return o.ping(req.ID)
-	case OpShutdown:
-		return ShutdownResponse{ID: req.ID, OK: true}
+	case opShutdown:
+		return shutdownResponse{ID: req.ID, OK: true}
 	}
 	return ErrorResponse{ID: req.ID, Error: fmt.Sprintf("op %q is not implemented yet", req.Op)}
 }
@@ -314,7 +314,7 @@ func (o *Oracle) ping(id json.RawMessage) PingResponse {
 	}
 	p.Endpoints = o.endpointHealth()
 	if o.mem != nil {
-		p.Memory = &MemoryReport{Limit: o.mem.Limit, Kind: o.mem.Kind, Problem: o.mem.Problem}
+		p.Memory = &memoryReport{Limit: o.mem.Limit, Kind: o.mem.Kind, Problem: o.mem.Problem}
 		for name := range o.pages {
 			if st, ok := o.mem.State(name); ok {
 				if p.Memory.Engines == nil {

@@ -21,7 +21,7 @@ import (
 	"github.com/layout-oracle/oracle/store"
 )
 
-// WalkVersion names what the oracle itself does to produce an answer beyond the
+// walkVersion names what the oracle itself does to produce an answer beyond the
 // in-page programs that walkKey hashes: the Go side of the settle point, the walks'
 // post-processing (Geometry's empty rects, reflection.ParseWalk, trace.Decode), the
 // backends' Go side (including how they fill the programs' templates). Bump it with
@@ -35,7 +35,7 @@ import (
 // 3: every html case runs in an about:blank the driver navigated to: Firefox's case
 // after a trace ran in a new page's initial one (navigation.activation null, not
 // "push").
-const WalkVersion = "3"
+const walkVersion = "3"
 
 // walkKey is WalkVersion plus a hash of every in-page program an answer comes from:
 // the whole inpage tree (every program is a file there, so none can be left out) and
@@ -44,7 +44,7 @@ var walkKey = sync.OnceValue(func() string {
 	h := sha256.New()
 	styles := strings.Join(dump.StyleProperties, ",")
 	fmt.Fprintf(h, "%s\x00%d:%s", inpage.Hash(), len(styles), styles)
-	return "walk-" + WalkVersion + "/" + hex.EncodeToString(h.Sum(nil))[:16]
+	return "walk-" + walkVersion + "/" + hex.EncodeToString(h.Sum(nil))[:16]
 })
 
 // environmentKey is the pinned environment's version plus a hash of the files and
@@ -182,8 +182,8 @@ func forTheWire(ctx context.Context) context.Context {
 // not nil, lets a kind refuse a mix (a trace's engines share one origin): given the
 // stored answers and how many launched engines were asked, false runs every engine
 // live.
-func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, k *kind[T], runs int) (resp Response[T]) {
-	resp.ID = req.ID
+func storedFanOut[T any](ctx context.Context, o *Oracle, req *Request, k *kind[T], runs int) (resp response[T]) {
+	resp.ID, resp.kind = req.ID, k
 	live := func(names []string) {
 		resp.Answers, resp.Errors, resp.Unstable = k.measure(ctx, o, req, names, runs)
 	}

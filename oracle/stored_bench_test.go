@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/browser/routes"
 	"github.com/layout-oracle/oracle/profiles"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/rs/zerolog"
@@ -21,7 +22,7 @@ import (
 
 func benchOracle(b *testing.B, st *store.Store) *Oracle {
 	b.Helper()
-	o, err := Launch(context.Background(), Config{Engines: []string{browser.Chromium}, Pages: 1, Profile: profiles.Default, Store: st}, zerolog.Nop())
+	o, err := Launch(context.Background(), Config{Routes: routes.Table, Engines: []string{browser.Chromium}, Pages: 1, Profile: profiles.Default, Store: st}, zerolog.Nop())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func BenchmarkGeometryLive(b *testing.B) {
 	o := benchOracle(b, nil)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		r := o.Handle(forTheWire(context.Background()), benchRequest(b, i)).(GeometryResponse)
+		r := o.Handle(forTheWire(context.Background()), benchRequest(b, i)).(geometryResponse)
 		if len(r.Errors) > 0 {
 			b.Fatal(r.Errors)
 		}
@@ -65,7 +66,7 @@ func BenchmarkGeometryStored(b *testing.B) {
 	st.Flush(time.Minute)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		r := o.Handle(forTheWire(context.Background()), benchRequest(b, i)).(GeometryResponse)
+		r := o.Handle(forTheWire(context.Background()), benchRequest(b, i)).(geometryResponse)
 		if len(r.Stored) != 1 {
 			b.Fatalf("case %d not from the store: %+v", i, r.Errors)
 		}

@@ -100,7 +100,7 @@ func TestStoreKeyNamesTheEngineBuildAndEverythingElse(t *testing.T) {
 		change(&m)
 		assert.NotEqual(t, k, store.KeyOf(m), name)
 	}
-	assert.Regexp(t, `^walk-`+WalkVersion+`/[0-9a-f]{16}$`, walkKey())
+	assert.Regexp(t, `^walk-`+walkVersion+`/[0-9a-f]{16}$`, walkKey())
 	assert.Regexp(t, `^pinned-`+environment.Version+`/[0-9a-f]{16}$`, environmentKey())
 }
 
@@ -136,7 +136,7 @@ func TestStoredAnswerEncodesLikeTheLiveOne(t *testing.T) {
 
 	want := strings.TrimSuffix(string(live), "}") + `,"stored":["chromium","webkit"]}`
 	for name, ctx := range map[string]context.Context{"wire": forTheWire(context.Background()), "decoded": context.Background()} {
-		resp := o.Handle(ctx, req).(GeometryResponse)
+		resp := o.Handle(ctx, req).(geometryResponse)
 		got, err := json.Marshal(resp)
 		require.NoError(t, err)
 		assert.Equal(t, want, string(got), name)
@@ -183,7 +183,7 @@ func TestAKnownBuildIsServedWhileItsEngineStarts(t *testing.T) {
 
 	ctx, cancel = context.WithTimeout(forTheWire(context.Background()), 300*time.Millisecond)
 	defer cancel()
-	resp := starting(engineBuild{"0.1-other", "fake"}).Handle(ctx, req).(GeometryResponse)
+	resp := starting(engineBuild{"0.1-other", "fake"}).Handle(ctx, req).(geometryResponse)
 	assert.Empty(t, resp.Stored, "an answer of another build is never served")
 	assert.Contains(t, resp.Errors[browser.Firefox], "still starting", "it waited for the live engine")
 }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/layout-oracle/oracle/oracle/browser/playwright"
-
 	"github.com/layout-oracle/oracle/inpage"
 	"github.com/layout-oracle/oracle/kinds"
 	"github.com/layout-oracle/oracle/oracle/answerbound"
@@ -43,7 +41,7 @@ var traceKind = &kind[*trace.Trace]{
 			}
 		}
 		return ctx, func(ctx context.Context, e browser.Engine) (*trace.Trace, error) {
-			return o.Trace(ctx, e, host, idText(req.ID), deref(req.HTML), *req.Script)
+			return o.trace(ctx, e, host, idText(req.ID), deref(req.HTML), *req.Script)
 		}
 	},
 	// A trace that ended by its own timeout (timed_out) depends on timing, like any
@@ -90,13 +88,13 @@ func sameCase(hits map[string][]byte, asked int) bool {
 	return true
 }
 
-// Trace produces one engine's trace of one case, served on host (the case's origin,
+// trace produces one engine's trace of one case, served on host (the case's origin,
 // origin.Server.NewHost). The served page holds the case's
 // html only, with the recorder first where the engine has no init script; the script
 // never enters the markup (so nothing in the html can turn it into text), it goes to
 // the recorder with the call that collects the trace, and runs once the document has
 // loaded. The recorder seals what it hands back with its key, which Decode checks.
-func (o *Oracle) Trace(ctx context.Context, e browser.Engine, host, id, html, script string) (*trace.Trace, error) {
+func (o *Oracle) trace(ctx context.Context, e browser.Engine, host, id, html, script string) (*trace.Trace, error) {
 	key, recorder := trace.InitKey, ""
 	if !hasRecorderInitScript(e) {
 		// A copy for this page alone: its key is in the page's text (until the
@@ -115,11 +113,11 @@ func (o *Oracle) Trace(ctx context.Context, e browser.Engine, host, id, html, sc
 }
 
 // decodeTrace is the trace of run's collected result raw in e, naming what e's
-// route emulated for the page it ran on (playwright.Emulated).
+// route emulated for the page it ran on (browser.Emulated).
 func (o *Oracle) decodeTrace(e browser.Engine, run *trace.Run, raw json.RawMessage) (*trace.Trace, error) {
 	t, err := run.Decode(raw, e.Name(), e.Version(), o.profile)
 	if err == nil {
-		t.Emulated = playwright.Emulated(e)
+		t.Emulated = browser.Emulated(e)
 	}
 	return t, err
 }

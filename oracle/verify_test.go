@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/layout-oracle/oracle/internal/testutil"
+	"github.com/layout-oracle/oracle/oracle/browser/routes"
 	"github.com/layout-oracle/oracle/store"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
@@ -59,7 +60,7 @@ func TestStoreMinRunsMeasuresAgainAndNeverServesAFlakyAnswerAsStable(t *testing.
 	defer st.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	o, err := Launch(ctx, Config{Engines: []string{browser.Chromium}, Pages: 1, Store: st, StoreMinRuns: 2}, testLogger(t))
+	o, err := Launch(ctx, Config{Routes: routes.Table, Engines: []string{browser.Chromium}, Pages: 1, Store: st, StoreMinRuns: 2}, testLogger(t))
 	require.NoError(t, err)
 	defer o.Close()
 	ask := func(line string) map[string]any {

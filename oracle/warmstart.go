@@ -22,14 +22,11 @@ func buildPrint(cfg Config, name string) (print string, ok bool) {
 	if len(cfg.endpointsFor(name)) > 0 {
 		return "", false
 	}
-	route := ""
-	switch name {
-	case browser.Chromium:
-		route = cfg.chromiumRoute()
-	case browser.Firefox:
-		route = cfg.firefoxRoute()
+	route, err := cfg.routeOf(name)
+	if err != nil {
+		return "", false
 	}
-	return buildprint.Of(buildprint.Launch{Engine: name, Browsers: cfg.Browsers, Exe: cfg.executablePath(name), Route: route})
+	return buildprint.Of(buildprint.Launch{Engine: name, Browsers: cfg.Browsers, Exe: cfg.executablePath(name), Route: route, Bundler: cfg.Routes.Bundler()})
 }
 
 // predictBuilds looks up, for every local engine, the build recorded for its

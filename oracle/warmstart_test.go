@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/browser/cdp"
+	"github.com/layout-oracle/oracle/oracle/browser/playwright"
+	"github.com/layout-oracle/oracle/oracle/browser/routes"
 	"github.com/layout-oracle/oracle/oracle/buildprint"
 	"github.com/layout-oracle/oracle/oracle/remote"
 	"github.com/stretchr/testify/assert"
@@ -15,14 +18,14 @@ import (
 // binary is /bin/true, never run; the fingerprint itself is buildprint's tests.
 func TestBuildPrintIsOfTheResolvedLaunch(t *testing.T) {
 	const exe = "/bin/true"
-	cfg := Config{Browsers: browser.RouteSystem, ChromiumPath: exe}
+	cfg := Config{Routes: routes.Table, Browsers: browser.RouteSystem, ChromiumPath: exe}
 	got, ok := buildPrint(cfg, browser.Chromium)
 	if !ok {
 		t.Skip("needs /bin/true as an ELF file")
 	}
-	want, _ := buildprint.Of(buildprint.Launch{Engine: browser.Chromium, Browsers: browser.RouteSystem, Exe: exe, Route: browser.ChromiumRouteCDP})
+	want, _ := buildprint.Of(buildprint.Launch{Engine: browser.Chromium, Browsers: browser.RouteSystem, Exe: exe, Route: cdp.Route, Bundler: playwright.Route})
 	assert.Equal(t, want, got)
-	pw, _ := buildprint.Of(buildprint.Launch{Engine: browser.Chromium, Browsers: browser.RouteSystem, Exe: exe, Route: browser.ChromiumRoutePlaywright})
+	pw, _ := buildprint.Of(buildprint.Launch{Engine: browser.Chromium, Browsers: browser.RouteSystem, Exe: exe, Route: playwright.Route, Bundler: playwright.Route})
 	assert.NotEqual(t, pw, got, "the route is part of it")
 
 	cfg.Endpoints = []remote.Endpoint{{Engine: browser.Chromium, URL: "ws://10.0.0.5:3000/", Protocol: remote.Playwright}}

@@ -87,7 +87,7 @@ Promise.allSettled(names.filter(n => typeof self[n] === 'function').map(n => { c
 var EmulationChecks = []oracle.SelfCheck{SelfCheckSensors, selfCheckGeolocation, selfCheckAuthenticator}
 
 // emulationProbe is an emulation check as a probe, run under the emulation profile only.
-func emulationProbe(c oracle.SelfCheck, description string) Probe {
+func emulationProbe(c oracle.SelfCheck, description string) probe {
 	p := fromSelfCheck(c, description)
 	p.Profile = profiles.EmulationProfile.Name
 	return p

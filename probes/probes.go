@@ -20,17 +20,17 @@ import (
 	"github.com/layout-oracle/oracle/trace"
 )
 
-// Kind is which protocol operation a probe uses.
-type Kind string
+// kind is which protocol operation a probe uses.
+type kind string
 
 const (
-	KindTrace    Kind = "trace"
-	KindGeometry Kind = "geometry"
-	KindReflect  Kind = "reflect"
+	kindTrace    kind = "trace"
+	kindGeometry kind = "geometry"
+	kindReflect  kind = "reflect"
 )
 
-// Probe is one hand-written case.
-type Probe struct {
+// probe is one hand-written case.
+type probe struct {
 	Name string
 	// What the probe exercises, one line.
 	Description string
@@ -45,25 +45,25 @@ type Probe struct {
 	Expect func(engine string, t *trace.Trace) []string
 }
 
-// Kind is the probe's operation.
-func (p Probe) Kind() Kind {
+// kind is the probe's operation.
+func (p probe) kind() kind {
 	switch p.Request.Op {
 	case oracle.OpTrace:
-		return KindTrace
+		return kindTrace
 	case oracle.OpReflect:
-		return KindReflect
+		return kindReflect
 	}
-	return KindGeometry
+	return kindGeometry
 }
 
 func str(s string) *string { return &s }
 
-func fromSelfCheck(c oracle.SelfCheck, description string) Probe {
-	return Probe{Name: c.Name, Description: description, Request: *c.NewRequest(c.Name, nil), Expect: c.Expect}
+func fromSelfCheck(c oracle.SelfCheck, description string) probe {
+	return probe{Name: c.Name, Description: description, Request: *c.NewRequest(c.Name, nil), Expect: c.Expect}
 }
 
-func traceProbe(name, description, profile, html, script string) Probe {
-	p := Probe{Name: name, Description: description, Profile: profile,
+func traceProbe(name, description, profile, html, script string) probe {
+	p := probe{Name: name, Description: description, Profile: profile,
 		Request: oracle.Request{Op: oracle.OpTrace, Script: str(script)}}
 	if html != "" {
 		p.Request.HTML = str(html)
@@ -72,7 +72,7 @@ func traceProbe(name, description, profile, html, script string) Probe {
 }
 
 // All is every probe, in the order they run and are reported.
-var All = []Probe{
+var All = []probe{
 	traceProbe("audio-offline-oscillator",
 		"OfflineAudioContext: a 440 Hz sine oscillator through a gain node, rendered to an AudioBuffer",
 		"", "", `const ctx = new OfflineAudioContext(1, 2048, 44100);
@@ -160,7 +160,7 @@ func Names() []string {
 
 // Select returns the named probes in All's order, or an error naming an unknown one.
 // No names means all.
-func Select(names []string) ([]Probe, error) {
+func Select(names []string) ([]probe, error) {
 	if len(names) == 0 {
 		return All, nil
 	}
@@ -175,7 +175,7 @@ func Select(names []string) ([]Probe, error) {
 		}
 		want[n] = true
 	}
-	var out []Probe
+	var out []probe
 	for _, p := range All {
 		if want[p.Name] {
 			out = append(out, p)

@@ -29,7 +29,7 @@ func TestProbeNamesAreUniqueAndSelectable(t *testing.T) {
 
 func TestSelfCheckCasesAreProbes(t *testing.T) {
 	// One definition each: the startup self-check's cases are probes here.
-	kinds := map[Kind]bool{}
+	kinds := map[kind]bool{}
 	for _, c := range SelfChecks() {
 		got, err := Select([]string{c.Name})
 		require.NoError(t, err, c.Name)
@@ -40,9 +40,9 @@ func TestSelfCheckCasesAreProbes(t *testing.T) {
 		assert.Equal(t, c.Request.Probes, p.Request.Probes)
 		assert.Empty(t, p.Profile, "a self-check case runs under every profile")
 		assert.Equal(t, c.Expect == nil, p.Expect == nil, "the probe checks what the self-check checks")
-		kinds[p.Kind()] = true
+		kinds[p.kind()] = true
 	}
-	assert.Equal(t, map[Kind]bool{KindGeometry: true, KindTrace: true, KindReflect: true}, kinds)
+	assert.Equal(t, map[kind]bool{kindGeometry: true, kindTrace: true, kindReflect: true}, kinds)
 }
 
 func TestGeometryVoteFromItemVotes(t *testing.T) {

@@ -28,15 +28,15 @@ const (
 	StatusSkipped = "skipped" // the profile does not support the probe
 )
 
-// EngineResult is one engine's outcome on one probe.
-type EngineResult struct {
+// engineResult is one engine's outcome on one probe.
+type engineResult struct {
 	Status  string `json:"status"`
 	Version string `json:"version,omitempty"`
 	Error   string `json:"error,omitempty"` // the error, the timeout, or why skipped
 }
 
-// Pair is one engine pair's agreement on a probe's result.
-type Pair struct {
+// pair is one engine pair's agreement on a probe's result.
+type pair struct {
 	A      string `json:"a"`
 	B      string `json:"b"`
 	Agree  bool   `json:"agree"`
@@ -46,10 +46,10 @@ type Pair struct {
 // Result is one probe's outcome across the engines.
 type Result struct {
 	Probe   string                  `json:"probe"`
-	Kind    Kind                    `json:"kind"`
-	Engines map[string]EngineResult `json:"engines"`
+	Kind    kind                    `json:"kind"`
+	Engines map[string]engineResult `json:"engines"`
 	// Pairs is every pair of engines that both answered, in engine order.
-	Pairs []Pair `json:"pairs"`
+	Pairs []pair `json:"pairs"`
 	// Vote is the three-way vote over the engines that answered (vote.None when the
 	// probe was skipped).
 	Vote vote.Result `json:"vote"`
@@ -61,23 +61,10 @@ type Result struct {
 	TookMS int64    `json:"took_ms"`
 }
 
-// Run runs probes one after another through o, each on engines (the oracle's
-// serving engines when empty), under the named launch profile.
-func Run(ctx context.Context, o *oracle.Oracle, probes []Probe, engines []string, profile string) []Result {
-	if len(engines) == 0 {
-		engines = o.Serving()
-	}
-	var out []Result
-	for _, p := range probes {
-		out = append(out, RunProbe(ctx, o, p, engines, profile))
-	}
-	return out
-}
-
 // RunProbe runs one probe on engines and evaluates it.
-func RunProbe(ctx context.Context, o *oracle.Oracle, p Probe, engines []string, profile string) Result {
+func RunProbe(ctx context.Context, o *oracle.Oracle, p probe, engines []string, profile string) Result {
 	engines = ordered(engines)
-	r := Result{Probe: p.Name, Kind: p.Kind(), Engines: map[string]EngineResult{}, Pairs: []Pair{}}
+	r := Result{Probe: p.Name, Kind: p.kind(), Engines: map[string]engineResult{}, Pairs: []pair{}}
 	versions := map[string]string{}
 	if ping, ok := o.Handle(ctx, &oracle.Request{ID: json.RawMessage(`"probe-ping"`), Op: oracle.OpPing}).(oracle.PingResponse); ok {
 		versions = ping.Versions
@@ -85,7 +72,7 @@ func RunProbe(ctx context.Context, o *oracle.Oracle, p Probe, engines []string, 
 	if p.Profile != "" && p.Profile != profile {
 		r.Skipped = fmt.Sprintf("needs --profile=%s (running %s)", p.Profile, profile)
 		for _, e := range engines {
-			r.Engines[e] = EngineResult{Status: StatusSkipped, Version: versions[e], Error: r.Skipped}
+			r.Engines[e] = engineResult{Status: StatusSkipped, Version: versions[e], Error: r.Skipped}
 		}
 		r.Vote = vote.Result{Kind: vote.None}
 		return r
@@ -103,12 +90,12 @@ func RunProbe(ctx context.Context, o *oracle.Oracle, p Probe, engines []string, 
 
 // judge fills r from resp, the oracle's answer to p on engines: each engine's
 // status, the pairs and the vote, and a note per engine that is not ok.
-func judge(r *Result, p Probe, engines []string, resp any, versions map[string]string) {
+func judge(r *Result, p probe, engines []string, resp any, versions map[string]string) {
 	fail := func(e, status, msg string) {
-		r.Engines[e] = EngineResult{Status: status, Version: versions[e], Error: msg}
+		r.Engines[e] = engineResult{Status: status, Version: versions[e], Error: msg}
 		r.Failed = true
 	}
-	ok := func(e string) { r.Engines[e] = EngineResult{Status: StatusOK, Version: versions[e]} }
+	ok := func(e string) { r.Engines[e] = engineResult{Status: StatusOK, Version: versions[e]} }
 
 	switch resp := resp.(type) {
 	case oracle.CaseResponse:
@@ -158,7 +145,7 @@ func judge(r *Result, p Probe, engines []string, resp any, versions map[string]s
 // is ok), and the pairwise comparison and vote over the answers.
 type evaluator struct {
 	missing string
-	check   func(p Probe, engine string, v any) (status, msg string)
+	check   func(p probe, engine string, v any) (status, msg string)
 	eval    func(r *Result, answers map[string]any)
 }
 
@@ -190,7 +177,7 @@ func evalOf[T any](f func(*Result, map[string]T)) func(*Result, map[string]any) 
 }
 
 // checkTrace fails a trace that timed out or that p.Expect finds wrong.
-func checkTrace(p Probe, engine string, v any) (string, string) {
+func checkTrace(p probe, engine string, v any) (string, string) {
 	t := v.(*trace.Trace)
 	if t.TimedOut {
 		return StatusTimeout, fmt.Sprintf("trace timed out after %d records: the probe never reached trace.done()", len(t.Records))
@@ -223,7 +210,7 @@ func evalJSON(r *Result, answers map[string]any) {
 }
 
 // expect is what p.Expect finds wrong with engine's trace (nothing without one).
-func expect(p Probe, engine string, t *trace.Trace) []string {
+func expect(p probe, engine string, t *trace.Trace) []string {
 	if p.Expect == nil {
 		return nil
 	}
@@ -231,13 +218,13 @@ func expect(p Probe, engine string, t *trace.Trace) []string {
 }
 
 // pairs calls agree on every pair of engines present in values, in engine order.
-func pairs[T any](values map[string]T, agree func(a, b T) (bool, string)) []Pair {
+func pairs[T any](values map[string]T, agree func(a, b T) (bool, string)) []pair {
 	names := ordered(slices.Collect(maps.Keys(values)))
-	out := []Pair{}
+	out := []pair{}
 	for i := range names {
 		for j := i + 1; j < len(names); j++ {
 			ok, detail := agree(values[names[i]], values[names[j]])
-			p := Pair{A: names[i], B: names[j], Agree: ok}
+			p := pair{A: names[i], B: names[j], Agree: ok}
 			if !ok {
 				p.Detail = detail
 			}

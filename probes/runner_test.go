@@ -33,19 +33,19 @@ func (r echoResponse) EngineError(e string) string {
 // errors and missing answers fail, and the answers are voted by their JSON.
 func TestANewKindIsJudgedWithoutAnEditHere(t *testing.T) {
 	var r Result
-	r.Engines = map[string]EngineResult{}
+	r.Engines = map[string]engineResult{}
 	engines := []string{"chromium", "firefox", "webkit"}
-	judge(&r, Probe{Name: "p"}, engines, echoResponse{"chromium": "a", "firefox": "a", "webkit": "b"}, nil)
+	judge(&r, probe{Name: "p"}, engines, echoResponse{"chromium": "a", "firefox": "a", "webkit": "b"}, nil)
 	assert.False(t, r.Failed)
 	assert.Equal(t, vote.Majority, r.Vote.Kind)
 	assert.Equal(t, "webkit", r.Vote.Outlier)
 	assert.Len(t, r.Pairs, 3)
 
-	r = Result{Engines: map[string]EngineResult{}}
-	judge(&r, Probe{Name: "p"}, engines, echoResponse{"chromium": "a", "firefox": "fails"}, nil)
+	r = Result{Engines: map[string]engineResult{}}
+	judge(&r, probe{Name: "p"}, engines, echoResponse{"chromium": "a", "firefox": "fails"}, nil)
 	assert.True(t, r.Failed)
-	assert.Equal(t, EngineResult{Status: StatusError, Error: "echo failed"}, r.Engines["firefox"])
-	assert.Equal(t, EngineResult{Status: StatusError, Error: "no echo answer"}, r.Engines["webkit"])
+	assert.Equal(t, engineResult{Status: StatusError, Error: "echo failed"}, r.Engines["firefox"])
+	assert.Equal(t, engineResult{Status: StatusError, Error: "no echo answer"}, r.Engines["webkit"])
 	assert.Equal(t, StatusOK, r.Engines["chromium"].Status)
 }
 
@@ -54,12 +54,12 @@ func TestATimedOutTraceIsATimeoutAndStillVoted(t *testing.T) {
 	rec := []trace.Record{{Label: "x", Value: json.RawMessage(`1`)}}
 	resp := oracle.TraceResponse{Answers: map[string]*trace.Trace{
 		"chromium": {Records: rec}, "firefox": {Records: rec, TimedOut: true}}}
-	r := Result{Engines: map[string]EngineResult{}}
-	judge(&r, Probe{Name: "p"}, []string{"chromium", "firefox", "webkit"}, resp, map[string]string{"firefox": "1.0"})
+	r := Result{Engines: map[string]engineResult{}}
+	judge(&r, probe{Name: "p"}, []string{"chromium", "firefox", "webkit"}, resp, map[string]string{"firefox": "1.0"})
 	assert.True(t, r.Failed)
 	assert.Equal(t, StatusOK, r.Engines["chromium"].Status)
-	assert.Equal(t, EngineResult{Status: StatusTimeout, Version: "1.0",
+	assert.Equal(t, engineResult{Status: StatusTimeout, Version: "1.0",
 		Error: "trace timed out after 1 records: the probe never reached trace.done()"}, r.Engines["firefox"])
-	assert.Equal(t, EngineResult{Status: StatusError, Error: "no trace"}, r.Engines["webkit"])
+	assert.Equal(t, engineResult{Status: StatusError, Error: "no trace"}, r.Engines["webkit"])
 	assert.Len(t, r.Pairs, 1, "the timed-out trace is paired with the other")
 }

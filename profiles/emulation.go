@@ -16,10 +16,10 @@ type Emulation struct {
 	// names CDP's Emulation.setSensorOverrideReadings takes.
 	Sensors []SensorReading
 	// Geolocation is the fixed position, with the permission granted.
-	Geolocation Geolocation
+	Geolocation geolocation
 	// Authenticator is the virtual WebAuthn authenticator (WebDriver's "Add Virtual
 	// Authenticator" parameters, which CDP's WebAuthn.addVirtualAuthenticator shares).
-	Authenticator Authenticator
+	Authenticator authenticator
 }
 
 // SensorReading is one virtual sensor's fixed reading: XYZ for the motion sensors,
@@ -31,13 +31,13 @@ type SensorReading struct {
 	Single     *float64
 }
 
-// Geolocation is a fixed position in degrees, accuracy in meters.
-type Geolocation struct {
+// geolocation is a fixed position in degrees, accuracy in meters.
+type geolocation struct {
 	Latitude, Longitude, Accuracy float64
 }
 
-// Authenticator is a virtual authenticator's options.
-type Authenticator struct {
+// authenticator is a virtual authenticator's options.
+type authenticator struct {
 	Protocol, Transport string
 	// ResidentKey and UserVerification are what it supports; UserVerified, that
 	// every verification succeeds (no user to ask).
@@ -66,8 +66,8 @@ var FixedEmulation = Emulation{
 		{Type: "ambient-light", Single: &illuminance},
 	},
 	// The Eiffel Tower, 10 m.
-	Geolocation:   Geolocation{Latitude: 48.8584, Longitude: 2.2945, Accuracy: 10},
-	Authenticator: Authenticator{Protocol: "ctap2", Transport: "internal", ResidentKey: true, UserVerification: true, UserVerified: true},
+	Geolocation:   geolocation{Latitude: 48.8584, Longitude: 2.2945, Accuracy: 10},
+	Authenticator: authenticator{Protocol: "ctap2", Transport: "internal", ResidentKey: true, UserVerification: true, UserVerified: true},
 }
 
 // Sensor is the named sensor's fixed reading (nil: not emulated).

@@ -30,8 +30,8 @@ type Profile struct {
 // truth keeps its meaning.
 var Default = Profile{Name: "default"}
 
-// Media makes hardware-backed APIs deterministic (fake camera and microphone).
-var Media = Profile{
+// media makes hardware-backed APIs deterministic (fake camera and microphone).
+var media = Profile{
 	Name: "media",
 	ChromiumArgs: []string{
 		"--use-fake-device-for-media-stream",
@@ -56,7 +56,7 @@ var Media = Profile{
 // what its engine applied ("emulated").
 var EmulationProfile = Profile{Name: "emulation", Emulation: &FixedEmulation}
 
-var byName = map[string]Profile{Default.Name: Default, Media.Name: Media, EmulationProfile.Name: EmulationProfile}
+var byName = map[string]Profile{Default.Name: Default, media.Name: media, EmulationProfile.Name: EmulationProfile}
 
 // Lookup returns the named profile or an error listing the known names.
 func Lookup(name string) (Profile, error) {

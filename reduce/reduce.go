@@ -22,8 +22,8 @@ type Variant struct {
 // Size is the variant's bytes (html plus script).
 func (v Variant) Size() int { return len(v.HTML) + len(v.Script) }
 
-// Key identifies a variant for the cache: a hash of its serialized fields.
-func (v Variant) Key() [32]byte {
+// key identifies a variant for the cache: a hash of its serialized fields.
+func (v Variant) key() [32]byte {
 	h := sha256.New()
 	h.Write([]byte(v.HTML))
 	h.Write([]byte{0})
@@ -33,9 +33,9 @@ func (v Variant) Key() [32]byte {
 	return k
 }
 
-// Test reports, for each variant, whether it is interesting. It may evaluate
+// test reports, for each variant, whether it is interesting. It may evaluate
 // them concurrently; the result has one entry per variant, in order.
-type Test func(ctx context.Context, vs []Variant) []bool
+type test func(ctx context.Context, vs []Variant) []bool
 
 // Options tune a reduction.
 type Options struct {
@@ -62,7 +62,7 @@ type Stats struct {
 
 // reducer holds one reduction's state: the best variant so far and the cache.
 type reducer struct {
-	test  Test
+	test  test
 	opts  Options
 	cache map[[32]byte]bool
 	best  Variant
@@ -73,7 +73,7 @@ type reducer struct {
 // Reduce returns the smallest variant it finds for which test holds, starting
 // from v. If test does not hold for v itself, it returns v and ok false. A
 // cancelled ctx ends it early with the best variant so far.
-func Reduce(ctx context.Context, v Variant, test Test, opts Options) (best Variant, stats Stats, ok bool) {
+func Reduce(ctx context.Context, v Variant, test test, opts Options) (best Variant, stats Stats, ok bool) {
 	if opts.Parallel <= 0 {
 		opts.Parallel = 4
 	}
@@ -126,7 +126,7 @@ func (r *reducer) eval(ctx context.Context, vs []Variant) []bool {
 	var ask []Variant
 	idx := map[[32]byte][]int{}
 	for i, v := range vs {
-		k := v.Key()
+		k := v.key()
 		if res, seen := r.cache[k]; seen {
 			out[i] = res
 			r.stats.CacheHits++
@@ -146,7 +146,7 @@ func (r *reducer) eval(ctx context.Context, vs []Variant) []bool {
 	r.stats.Tests += len(ask)
 	r.stats.Batches++
 	for j, v := range ask {
-		k := v.Key()
+		k := v.key()
 		got := j < len(res) && res[j]
 		if ctx.Err() == nil { // a cancelled answer is not a verdict
 			r.cache[k] = got

@@ -34,10 +34,10 @@ func (c *counting) test(_ context.Context, vs []Variant) []bool {
 	var wg sync.WaitGroup
 	for i, v := range vs {
 		c.mu.Lock()
-		if c.seen[v.Key()] {
+		if c.seen[v.key()] {
 			c.t.Errorf("variant asked twice: %.80q", v.HTML)
 		}
-		c.seen[v.Key()] = true
+		c.seen[v.key()] = true
 		c.calls++
 		c.maxSize = max(c.maxSize, len(vs))
 		c.mu.Unlock()

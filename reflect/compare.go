@@ -66,8 +66,8 @@ func (o Observation) Property(field string) string {
 	return field + "(" + o.Attr + ")"
 }
 
-// Difference is one field two states answer differently.
-type Difference struct {
+// difference is one field two states answer differently.
+type difference struct {
 	Probe    int    `json:"probe"` // index in the request's probes
 	Selector string `json:"selector"`
 	Property string `json:"property"` // "attr_value(value)" or "idl_value(htmlFor)"
@@ -75,14 +75,14 @@ type Difference struct {
 	B        string `json:"b"`
 }
 
-func (d Difference) String() string {
+func (d difference) String() string {
 	return fmt.Sprintf("%s %s: %s vs %s", d.Selector, d.Property, d.A, d.B)
 }
 
 // Compare compares two states field by field, exactly. It returns every field they
 // answer differently (none: they agree), or an error when they cannot be compared:
 // a state fails Validate, or the two observed different probes.
-func Compare(a, b *State) ([]Difference, error) {
+func Compare(a, b *State) ([]difference, error) {
 	if err := a.Validate(); err != nil {
 		return nil, err
 	}
@@ -92,11 +92,11 @@ func Compare(a, b *State) ([]Difference, error) {
 	if err := SameProbes(a, b); err != nil {
 		return nil, err
 	}
-	var out []Difference
+	var out []difference
 	for i, x := range a.Observations {
 		for _, field := range Fields {
 			if va, vb := x.FieldJSON(field), b.Observations[i].FieldJSON(field); va != vb {
-				out = append(out, Difference{Probe: i, Selector: x.Selector, Property: x.Property(field), A: va, B: vb})
+				out = append(out, difference{Probe: i, Selector: x.Selector, Property: x.Property(field), A: va, B: vb})
 			}
 		}
 	}

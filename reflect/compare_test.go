@@ -23,7 +23,7 @@ func TestCompareIsExactPerFieldOnCompactJSON(t *testing.T) {
 
 	diffs, err = Compare(obsState("chromium", &five, `"5"`), obsState("webkit", nil, `5`))
 	require.NoError(t, err)
-	assert.Equal(t, []Difference{
+	assert.Equal(t, []difference{
 		{Probe: 0, Selector: "#a", Property: "attr_value(value)", A: `"5"`, B: `null`},
 		{Probe: 0, Selector: "#a", Property: "idl_value(value)", A: `"5"`, B: `5`},
 	}, diffs)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/layout-oracle/oracle/oracle/browser/playwright"
 
+	"github.com/layout-oracle/oracle/oracle/browser/routes"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -164,7 +165,7 @@ func TestDemoReportOfTheRealEngines(t *testing.T) {
 	testutil.NeedsBrowsers(t)
 	lines := demoCases(t)
 	ctx := context.Background()
-	o, err := oracle.Launch(ctx, oracle.Config{Pages: 1}, zerolog.Nop())
+	o, err := oracle.Launch(ctx, oracle.Config{Routes: routes.Table, Pages: 1}, zerolog.Nop())
 	require.NoError(t, err)
 	var out strings.Builder
 	err = o.Serve(ctx, strings.NewReader(strings.Join(lines, "\n")+"\n"), &out)

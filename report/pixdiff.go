@@ -12,9 +12,9 @@ import (
 // differ in an 800x600 picture shown at half size. DiffFigure shows it with the
 // bounding box of the differing pixels outlined, and that box enlarged beside it.
 
-// Zoom is how a diff's bounding box is enlarged: Window (the box and a margin,
+// zoom is how a diff's bounding box is enlarged: Window (the box and a margin,
 // inside the picture) drawn Scale times, nearest neighbour.
-type Zoom struct {
+type zoom struct {
 	Box    image.Rectangle // the differing pixels' bounding box
 	Window image.Rectangle
 	Scale  int // 0: the box is too large for a zoom to show more than the picture
@@ -26,10 +26,10 @@ const (
 	zoomMaxScale = 16
 )
 
-// NewZoom is the zoom on box in a picture of size: the largest whole factor, at most
+// newZoom is the zoom on box in a picture of size: the largest whole factor, at most
 // 16, that keeps the window within 320 px, or Scale 0 when that factor is below 2.
-func NewZoom(box image.Rectangle, size image.Point) Zoom {
-	z := Zoom{Box: box}
+func newZoom(box image.Rectangle, size image.Point) zoom {
+	z := zoom{Box: box}
 	if box.Empty() {
 		return z
 	}
@@ -51,7 +51,7 @@ func DiffFigure(file, caption string, box image.Rectangle, size image.Point) tem
 	var b strings.Builder
 	esc := template.HTMLEscapeString
 	f, c := esc(file), esc(caption)
-	z := NewZoom(box, size)
+	z := newZoom(box, size)
 	if box.Empty() || size.X <= 0 || size.Y <= 0 {
 		fmt.Fprintf(&b, `<figure class="pixdiff"><a href="%s"><img src="%s" alt="%s"></a><figcaption>%s</figcaption></figure>`, f, f, c, c)
 		return template.HTML(b.String())

@@ -13,17 +13,17 @@ var shot = image.Pt(800, 600)
 func TestNewZoom(t *testing.T) {
 	// A 10x20 box (firefox's narrower box in testdata/wpt's split reftest): 8 px
 	// around it, 26x36, drawn 8 times (8*36 = 288 <= 320 < 9*36).
-	z := NewZoom(image.Rect(98, 8, 108, 28), shot)
+	z := newZoom(image.Rect(98, 8, 108, 28), shot)
 	assert.Equal(t, image.Rect(90, 0, 116, 36), z.Window, "the margin stops at the picture's top")
 	assert.Equal(t, 8, z.Scale)
 
 	// One pixel: 17x17, at most 16 times.
-	assert.Equal(t, 16, NewZoom(image.Rect(400, 300, 401, 301), shot).Scale)
+	assert.Equal(t, 16, newZoom(image.Rect(400, 300, 401, 301), shot).Scale)
 	// A corner pixel: the window is clamped to the picture on two sides.
-	assert.Equal(t, image.Rect(791, 591, 800, 600), NewZoom(image.Rect(799, 599, 800, 600), shot).Window)
+	assert.Equal(t, image.Rect(791, 591, 800, 600), newZoom(image.Rect(799, 599, 800, 600), shot).Window)
 	// A box over half the picture: a zoom would show less than the picture.
-	assert.Zero(t, NewZoom(image.Rect(0, 0, 400, 10), shot).Scale)
-	assert.Zero(t, NewZoom(image.Rectangle{}, shot).Scale, "nothing differs")
+	assert.Zero(t, newZoom(image.Rect(0, 0, 400, 10), shot).Scale)
+	assert.Zero(t, newZoom(image.Rectangle{}, shot).Scale, "nothing differs")
 }
 
 // The figure outlines the box in percent of the picture and shows the zoom's

@@ -156,7 +156,7 @@ func (w *Writer) Add(c Case) error {
 	}
 	n := len(w.rows) + 1
 	page := fmt.Sprintf("cases/%06d.html", n)
-	rw := row{N: n, ID: DisplayID(c.ID), Verdict: string(r.Verdict), Reason: r.Reason, Votes: r.Votes, Page: page,
+	rw := row{N: n, ID: displayID(c.ID), Verdict: string(r.Verdict), Reason: r.Reason, Votes: r.Votes, Page: page,
 		Failed: failedItems(r), MaxDelta: finite(r.MaxAbsDelta)}
 	if rw.Reason == "" && rw.Failed > 0 {
 		rw.Reason = failReason(r, rw.Failed)
@@ -579,9 +579,9 @@ func (w *Writer) writeFile(name string, b []byte) error {
 	return nil
 }
 
-// DisplayID shows a string id unquoted and any other id as its JSON, as compare's
+// displayID shows a string id unquoted and any other id as its JSON, as compare's
 // text output does.
-func DisplayID(raw json.RawMessage) string {
+func displayID(raw json.RawMessage) string {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return s

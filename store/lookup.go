@@ -31,8 +31,8 @@ type LookupOptions struct {
 
 // Lookup finds the stored stable answers of metas (LookupAnswers with MinRuns 1,
 // leaving out unstable answers, which this result could not mark as such).
-func (s *Store) Lookup(ctx context.Context, metas []Meta) map[Key][]byte {
-	found := map[Key][]byte{}
+func (s *Store) Lookup(ctx context.Context, metas []Meta) map[caseKey][]byte {
+	found := map[caseKey][]byte{}
 	for k, a := range s.lookup(ctx, metas, LookupOptions{}, false) {
 		found[k] = a.Answer
 	}
@@ -43,12 +43,12 @@ func (s *Store) Lookup(ctx context.Context, metas []Meta) map[Key][]byte {
 // LookupTimeout in all. A meta with no valid row, or whose row opt leaves out, is
 // absent from the result and counted a miss; so is every meta when the store fails
 // or is slow (logged), since a miss only costs a live answer.
-func (s *Store) LookupAnswers(ctx context.Context, metas []Meta, opt LookupOptions) map[Key]Answer {
+func (s *Store) LookupAnswers(ctx context.Context, metas []Meta, opt LookupOptions) map[caseKey]Answer {
 	return s.lookup(ctx, metas, opt, true)
 }
 
-func (s *Store) lookup(ctx context.Context, metas []Meta, opt LookupOptions, withUnstable bool) map[Key]Answer {
-	found := map[Key]Answer{}
+func (s *Store) lookup(ctx context.Context, metas []Meta, opt LookupOptions, withUnstable bool) map[caseKey]Answer {
+	found := map[caseKey]Answer{}
 	if len(metas) == 0 {
 		return found
 	}
@@ -62,7 +62,7 @@ func (s *Store) lookup(ctx context.Context, metas []Meta, opt LookupOptions, wit
 	if err != nil {
 		s.failed(err)
 		s.misses.Add(int64(len(metas)))
-		return map[Key]Answer{}
+		return map[caseKey]Answer{}
 	}
 	s.failures.Store(0)
 	for k, a := range found {
@@ -93,8 +93,8 @@ func (s *Store) failed(err error) {
 // answer must decompress to bytes with the stored checksum. A row that fails a check
 // is no answer. A hit's use time is refreshed (for eviction) when older than
 // touchAfter, so a warm rerun does not turn every lookup into a write.
-func (s *Store) getAll(ctx context.Context, metas []Meta) (map[Key]Answer, error) {
-	want := make(map[Key]Meta, len(metas))
+func (s *Store) getAll(ctx context.Context, metas []Meta) (map[caseKey]Answer, error) {
+	want := make(map[caseKey]Meta, len(metas))
 	args := make([]any, 0, len(metas))
 	for _, m := range metas {
 		k := KeyOf(m)
@@ -109,7 +109,7 @@ func (s *Store) getAll(ctx context.Context, metas []Meta) (map[Key]Answer, error
 		return nil, err
 	}
 	defer rows.Close()
-	found := map[Key]Answer{}
+	found := map[caseKey]Answer{}
 	now := time.Now()
 	for rows.Next() {
 		var row Meta
@@ -120,7 +120,7 @@ func (s *Store) getAll(ctx context.Context, metas []Meta) (map[Key]Answer, error
 			&row.EngineVersion, &row.Route, &row.Op, &row.Case, &packed, &sum, &used, &runs, &unstable); err != nil {
 			return nil, err
 		}
-		var k Key
+		var k caseKey
 		copy(k[:], key)
 		if m, ok := want[k]; !ok || row != m {
 			s.log.Warn().Str("key", k.String()).Msg("stored row does not match its key; not served")

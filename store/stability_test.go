@@ -77,7 +77,7 @@ func TestDifferingPutMarksTheKeyUnstable(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), sum.Unstable)
 	k := KeyOf(meta("a"))
-	assert.Equal(t, []UnstableKey{{Key: k.String(), Engine: "chromium", EngineVersion: "1.0", Op: "geometry", Case: "a",
+	assert.Equal(t, []unstableKey{{Key: k.String(), Engine: "chromium", EngineVersion: "1.0", Op: "geometry", Case: "a",
 		Runs: 3, Items: []string{"*"}}}, sum.UnstableKeys)
 }
 

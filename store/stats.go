@@ -32,16 +32,16 @@ func (s *Store) Stats() Stats {
 		BuildMismatches: s.buildMismatches.Load(), Unstable: s.unstable.Load()}
 }
 
-func (s *Store) unstableKeys(ctx context.Context) ([]UnstableKey, error) {
+func (s *Store) unstableKeys(ctx context.Context) ([]unstableKey, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT key, engine, engine_version, op, case_hash, runs, unstable FROM answers
 		WHERE unstable != '' ORDER BY used DESC, rowid LIMIT ?`, maxListedUnstable)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []UnstableKey
+	var out []unstableKey
 	for rows.Next() {
-		var u UnstableKey
+		var u unstableKey
 		var key []byte
 		var col string
 		if err := rows.Scan(&key, &u.Engine, &u.EngineVersion, &u.Op, &u.Case, &u.Runs, &col); err != nil {
@@ -110,11 +110,11 @@ type Summary struct {
 	// Unstable is how many stored answers are unstable; UnstableKeys lists them
 	// (the first maxListedUnstable, most recently used first).
 	Unstable     int64         `json:"unstable"`
-	UnstableKeys []UnstableKey `json:"unstable_keys,omitempty"`
+	UnstableKeys []unstableKey `json:"unstable_keys,omitempty"`
 }
 
-// UnstableKey is one unstable stored answer, as `oracle store stats` lists it.
-type UnstableKey struct {
+// unstableKey is one unstable stored answer, as `oracle store stats` lists it.
+type unstableKey struct {
 	Key           string   `json:"key"`
 	Engine        string   `json:"engine"`
 	EngineVersion string   `json:"engine_version"`

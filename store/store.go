@@ -49,11 +49,11 @@ type Meta struct {
 	Case          string `json:"case"` // hash of the request's canonical encoding (oracle.CaseHash)
 }
 
-// Key is a row's primary key: SHA-256 of Meta's canonical JSON.
-type Key [32]byte
+// caseKey is a row's primary key: SHA-256 of Meta's canonical JSON.
+type caseKey [32]byte
 
 // KeyOf hashes m.
-func KeyOf(m Meta) Key {
+func KeyOf(m Meta) caseKey {
 	b, err := json.Marshal(m)
 	if err != nil {
 		panic(err) // a struct of strings and an int always encodes
@@ -61,7 +61,7 @@ func KeyOf(m Meta) Key {
 	return sha256.Sum256(b)
 }
 
-func (k Key) String() string { return hex.EncodeToString(k[:]) }
+func (k caseKey) String() string { return hex.EncodeToString(k[:]) }
 
 // Options configure Open.
 type Options struct {
@@ -129,7 +129,7 @@ type Store struct {
 	write *sql.DB // nil when read-only
 
 	queue    chan Record
-	touches  chan Key
+	touches  chan caseKey
 	done     chan struct{}
 	stopOnce sync.Once
 	closeMu  sync.RWMutex // Put and touch hold it to read closed; Close to set it
@@ -249,7 +249,7 @@ func Open(path string, opts Options, log zerolog.Logger) (*Store, error) {
 		opts.LookupTimeout = defaultLookupTimeout
 	}
 	s := &Store{path: path, opts: opts, log: log.With().Str("store", path).Logger(),
-		queue: make(chan Record, writeQueue), touches: make(chan Key, writeQueue), done: make(chan struct{})}
+		queue: make(chan Record, writeQueue), touches: make(chan caseKey, writeQueue), done: make(chan struct{})}
 	if !opts.ReadOnly {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return nil, fmt.Errorf("store directory: %w", err)
@@ -419,6 +419,3 @@ func (s *Store) closeDBs() {
 		s.read.Close()
 	}
 }
-
-// Path is the store's file.
-func (s *Store) Path() string { return s.path }

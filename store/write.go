@@ -51,7 +51,7 @@ func (s *Store) drop() {
 }
 
 // touch records a hit's use for LRU eviction, if the writer has room for it.
-func (s *Store) touch(k Key) {
+func (s *Store) touch(k caseKey) {
 	s.closeMu.RLock()
 	defer s.closeMu.RUnlock()
 	if s.write == nil || s.closed {
@@ -74,7 +74,7 @@ func (s *Store) writer() {
 	unrecorded := int64(0) // failed answers not yet added to the file's counter
 	for {
 		var batch []Record
-		var touched []Key
+		var touched []caseKey
 		select {
 		case rec, ok := <-s.queue:
 			if !ok {
@@ -131,7 +131,7 @@ func (s *Store) writer() {
 // commit writes batch and touched in one transaction, and adds failed to the file's
 // count of failed writes: the count is stored with the first commit that succeeds
 // after them (a full disk stores nothing), for `oracle store stats`.
-func (s *Store) commit(batch []Record, touched []Key, failed int64) error {
+func (s *Store) commit(batch []Record, touched []caseKey, failed int64) error {
 	// No deadline: the writer is off the request path, its lock waits are bounded by
 	// busy_timeout, and a slow disk should finish the batch rather than lose it.
 	ctx := context.Background()
@@ -206,7 +206,7 @@ func (s *Store) commit(batch []Record, touched []Key, failed int64) error {
 // stored answer stays: it is the first run's. merged is false when the row is not
 // valid (its columns are not r's meta, or its answer fails its checksum): the caller
 // then replaces it.
-func (s *Store) merge(ctx context.Context, tx *sql.Tx, k Key, r Record, now int64) (merged bool, err error) {
+func (s *Store) merge(ctx context.Context, tx *sql.Tx, k caseKey, r Record, now int64) (merged bool, err error) {
 	var row Meta
 	var packed, sum []byte
 	var runs int64

@@ -36,37 +36,37 @@ type BufferTolerance struct {
 // rasterizers).
 var DefaultBufferTolerance = BufferTolerance{Absolute: 1e-4, Relative: 1e-3, Integer: 2}
 
-// Mismatch is what kind of difference a Finding reports.
-type Mismatch string
+// mismatch is what kind of difference a Finding reports.
+type mismatch string
 
 const (
 	// MismatchCount: the traces have different record counts; nothing else was paired.
-	MismatchCount Mismatch = "count"
+	MismatchCount mismatch = "count"
 	// MismatchTimedOut: one trace ended by trace.done(), the other by the timeout.
-	MismatchTimedOut Mismatch = "timed_out"
+	MismatchTimedOut mismatch = "timed_out"
 	// MismatchSecureContext: isSecureContext differed.
-	MismatchSecureContext Mismatch = "is_secure_context"
+	MismatchSecureContext mismatch = "is_secure_context"
 	// MismatchKind: the records at a position are of different kinds.
-	MismatchKind Mismatch = "kind"
+	mismatchKind mismatch = "kind"
 	// MismatchLabel: same kind, different label.
-	MismatchLabel Mismatch = "label"
+	mismatchLabel mismatch = "label"
 	// MismatchEventType: two events of different type.
-	MismatchEventType Mismatch = "event_type"
+	mismatchEventType mismatch = "event_type"
 	// MismatchState: one settle fulfilled, the other rejected.
-	MismatchState Mismatch = "state"
+	mismatchState mismatch = "state"
 	// MismatchErrorName: two $error values with different names.
-	MismatchErrorName Mismatch = "error_name"
+	mismatchErrorName mismatch = "error_name"
 	// MismatchValue: the values differ structurally (a key, a length, a leaf, a type).
-	MismatchValue Mismatch = "value"
+	MismatchValue mismatch = "value"
 	// MismatchBuffer: same buffer structure, samples out of tolerance.
-	MismatchBuffer Mismatch = "buffer"
+	MismatchBuffer mismatch = "buffer"
 )
 
 // Finding is one difference between two traces.
 type Finding struct {
 	// Seq is the record position, -1 for a finding about the whole trace.
 	Seq  int      `json:"seq"`
-	Kind Mismatch `json:"kind"`
+	Kind mismatch `json:"kind"`
 	// Path leads into the record: "kind", "label", "type", "state", or "value" and on
 	// into it, e.g. value.props.href.value or value.channels[1]. Empty for a whole-trace
 	// finding.
@@ -97,8 +97,8 @@ func (f Finding) String() string {
 	return s + ": " + f.A + " vs " + f.B
 }
 
-// Result is the comparison of two traces.
-type Result struct {
+// result is the comparison of two traces.
+type result struct {
 	// Equal: the same record count and no finding at all.
 	Equal bool `json:"equal"`
 	// CountMismatch: the record counts differ (CountA, CountB), so no record was
@@ -118,8 +118,8 @@ const maxFindings = 200
 // is_secure_context, which describe how the trace ended and where it ran; it does not
 // compare origin (its port is the oracle's, chosen per process), engine, version or
 // profile.
-func Compare(a, b *Trace, tol BufferTolerance) Result {
-	r := Result{CountA: len(a.Records), CountB: len(b.Records)}
+func Compare(a, b *Trace, tol BufferTolerance) result {
+	r := result{CountA: len(a.Records), CountB: len(b.Records)}
 	if a.TimedOut != b.TimedOut {
 		r.Findings = append(r.Findings, Finding{Seq: -1, Kind: MismatchTimedOut,
 			A: strconv.FormatBool(a.TimedOut), B: strconv.FormatBool(b.TimedOut)})
@@ -161,7 +161,7 @@ type comparer struct {
 	out []Finding
 }
 
-func (c *comparer) add(kind Mismatch, path string, a, b any) {
+func (c *comparer) add(kind mismatch, path string, a, b any) {
 	if len(c.out) >= maxFindings {
 		return
 	}
@@ -170,17 +170,17 @@ func (c *comparer) add(kind Mismatch, path string, a, b any) {
 
 func (c *comparer) record(a, b *Record) {
 	if a.Kind != b.Kind {
-		c.add(MismatchKind, "kind", a.Kind, b.Kind)
+		c.add(mismatchKind, "kind", a.Kind, b.Kind)
 		return // a value and an event have nothing else in common
 	}
 	if a.Label != b.Label {
-		c.add(MismatchLabel, "label", a.Label, b.Label)
+		c.add(mismatchLabel, "label", a.Label, b.Label)
 	}
 	if a.Type != b.Type {
-		c.add(MismatchEventType, "type", a.Type, b.Type)
+		c.add(mismatchEventType, "type", a.Type, b.Type)
 	}
 	if a.State != b.State {
-		c.add(MismatchState, "state", a.State, b.State)
+		c.add(mismatchState, "state", a.State, b.State)
 	}
 	if len(a.Value) == 0 && len(b.Value) == 0 {
 		return
@@ -270,7 +270,7 @@ func (c *comparer) object(path string, a, b map[string]any) {
 	switch {
 	case isMarked(a, "$error") && isMarked(b, "$error"):
 		if a["name"] != b["name"] {
-			c.add(MismatchErrorName, path+".name", a["name"], b["name"])
+			c.add(mismatchErrorName, path+".name", a["name"], b["name"])
 		}
 		return
 	case isMarked(a, "$audioBuffer") && isMarked(b, "$audioBuffer"):

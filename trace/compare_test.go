@@ -81,11 +81,11 @@ func TestCompareKindLabelTypeState(t *testing.T) {
 		got[f.Seq] = f
 	}
 	require.Len(t, r.Findings, 5, "%v", r.Findings)
-	assert.Equal(t, Finding{Seq: 0, Kind: MismatchKind, Path: "kind", A: `"value"`, B: `"event"`}, got[0])
-	assert.Equal(t, Finding{Seq: 1, Kind: MismatchLabel, Path: "label", A: `"x"`, B: `"y"`}, got[1])
-	assert.Equal(t, Finding{Seq: 2, Kind: MismatchEventType, Path: "type", A: `"click"`, B: `"mousedown"`}, got[2])
-	assert.Equal(t, Finding{Seq: 3, Kind: MismatchState, Path: "state", A: `"fulfilled"`, B: `"rejected"`}, got[3])
-	assert.Equal(t, Finding{Seq: 4, Kind: MismatchErrorName, Path: "value.name", A: `"TypeError"`, B: `"RangeError"`}, got[4])
+	assert.Equal(t, Finding{Seq: 0, Kind: mismatchKind, Path: "kind", A: `"value"`, B: `"event"`}, got[0])
+	assert.Equal(t, Finding{Seq: 1, Kind: mismatchLabel, Path: "label", A: `"x"`, B: `"y"`}, got[1])
+	assert.Equal(t, Finding{Seq: 2, Kind: mismatchEventType, Path: "type", A: `"click"`, B: `"mousedown"`}, got[2])
+	assert.Equal(t, Finding{Seq: 3, Kind: mismatchState, Path: "state", A: `"fulfilled"`, B: `"rejected"`}, got[3])
+	assert.Equal(t, Finding{Seq: 4, Kind: mismatchErrorName, Path: "value.name", A: `"TypeError"`, B: `"RangeError"`}, got[4])
 }
 
 func TestCompareValueStructure(t *testing.T) {

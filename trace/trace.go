@@ -266,16 +266,16 @@ func (t Trace) with(engine, engineVersion, profile string) (*Trace, error) {
 
 // Kinds of record.
 const (
-	KindValue  = "value"
+	kindValue  = "value"
 	KindEvent  = "event"
 	KindSettle = "settle"
-	KindError  = "error"
+	kindError  = "error"
 )
 
 // Settle states.
 const (
 	Fulfilled = "fulfilled"
-	Rejected  = "rejected"
+	rejected  = "rejected"
 )
 
 // Trace is one engine's trace, as the trace response carries it.
@@ -339,11 +339,11 @@ func (t *Trace) Validate() error {
 		if r.Seq != i {
 			return fmt.Errorf("trace: record %d has seq %d", i, r.Seq)
 		}
-		if r.Message != "" && r.Kind != KindValue {
+		if r.Message != "" && r.Kind != kindValue {
 			return fmt.Errorf("trace: record %d (%s) has a message: only a value record carries one", i, r.Kind)
 		}
 		switch r.Kind {
-		case KindValue, KindError:
+		case kindValue, kindError:
 			if len(r.Value) == 0 {
 				return fmt.Errorf("trace: record %d (%s) has no value", i, r.Kind)
 			}
@@ -352,7 +352,7 @@ func (t *Trace) Validate() error {
 				return fmt.Errorf("trace: record %d (event) has a value", i)
 			}
 		case KindSettle:
-			if r.State != Fulfilled && r.State != Rejected {
+			if r.State != Fulfilled && r.State != rejected {
 				return fmt.Errorf("trace: record %d (settle) has state %q", i, r.State)
 			}
 			if len(r.Value) == 0 {

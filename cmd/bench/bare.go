@@ -16,13 +16,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
-
-	"github.com/layout-oracle/oracle/internal/proctree"
-	"github.com/layout-oracle/oracle/oracle/browser/host"
-
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/internal/proctree"
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/mxschmitt/playwright-go"
 	"github.com/rs/zerolog"
 )
@@ -253,7 +250,7 @@ func newBareWebDriver(ctx context.Context, log zerolog.Logger) (*bareWebDriver, 
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	w.cmd = exec.Command(webdriver.DefaultWebKitWebDriver, "--port="+strconv.Itoa(port), "--host=127.0.0.1")
+	w.cmd = exec.Command(browser.SystemWebKitWebDriver, "--port="+strconv.Itoa(port), "--host=127.0.0.1")
 	w.cmd.Env = append(os.Environ(), "DISPLAY="+display, "GDK_BACKEND=x11", "NO_AT_BRIDGE=1")
 	if w.xvfb != nil {
 		w.cmd.Env = append(w.cmd.Env, "XAUTHORITY="+w.xvfb.Authority) // our Xvfb wants its cookie
@@ -275,7 +272,7 @@ func newBareWebDriver(ctx context.Context, log zerolog.Logger) (*bareWebDriver, 
 		time.Sleep(20 * time.Millisecond)
 	}
 	caps := map[string]any{"capabilities": map[string]any{"alwaysMatch": map[string]any{
-		"webkitgtk:browserOptions": map[string]any{"binary": webdriver.DefaultMiniBrowser, "args": []string{"--automation"}},
+		"webkitgtk:browserOptions": map[string]any{"binary": browser.SystemMiniBrowser, "args": []string{"--automation"}},
 	}}}
 	raw, err := w.do(http.MethodPost, "/session", caps)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/layout-oracle/oracle/oracle/browser/playwright"
 
+	"github.com/layout-oracle/oracle/oracle/browser/routes"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -34,7 +35,7 @@ import (
 func oracleResponses(t *testing.T, lines []string) string {
 	t.Helper()
 	ctx := context.Background()
-	o, err := oracle.Launch(ctx, oracle.Config{Pages: 1}, zerolog.Nop())
+	o, err := oracle.Launch(ctx, oracle.Config{Routes: routes.Table, Pages: 1}, zerolog.Nop())
 	require.NoError(t, err)
 	defer o.Close()
 	var out strings.Builder

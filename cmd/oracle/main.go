@@ -17,8 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/layout-oracle/oracle/oracle/browser/playwright"
-	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
+	"github.com/layout-oracle/oracle/oracle/browser/routes"
 
 	"github.com/layout-oracle/oracle/internal/cli"
 	"github.com/layout-oracle/oracle/oracle"
@@ -60,8 +59,10 @@ func run() int {
 	fs := cli.NewFlagSet("oracle")
 	engines := fs.String("engines", strings.Join(browser.AllEngines, ","), "engines to launch, comma-separated")
 	browsers := fs.String("browsers", browser.RouteAuto, "system (Debian builds), playwright (Playwright's bundled builds) or auto (bundled where installed)")
-	chromiumRoute := fs.String("chromium-route", browser.ChromiumRouteAuto, "how the system Chromium is driven: cdp (the oracle's own Chrome DevTools Protocol client), playwright (playwright-go), or auto: cdp, except under a launch profile that emulates hardware, which only the playwright route applies. Playwright's bundled Chromium and remote endpoints are always Playwright's (docs/cdp-route.md)")
-	firefoxRoute := fs.String("firefox-route", browser.FirefoxRouteAuto, "how the system Firefox is driven: bidi (the oracle's own WebDriver BiDi client), playwright (playwright-go, channel moz-firefox), or auto: bidi, except under a launch profile that emulates hardware, which only the playwright route applies. Playwright's bundled Firefox and remote endpoints are always Playwright's (docs/bidi-route.md)")
+	engineRoutes := map[string]*string{} // --ENGINE-route, one per engine the route table lets choose
+	for _, e := range routes.Table.Choosable() {
+		engineRoutes[e] = fs.String(e+"-route", browser.RouteAutoChoice, routes.Table.FlagHelp(e))
+	}
 	profile := fs.String("profile", profiles.Default.Name, "launch profile: "+strings.Join(profiles.Names(), ", "))
 	deadline := fs.Duration("deadline", browser.DefaultDeadline, "per-engine deadline for one request")
 	maxLine := fs.Int("max-line", oracle.DefaultMaxLine, "longest request line accepted, in bytes")
@@ -82,7 +83,7 @@ func run() int {
 	chromiumPath := fs.String("chromium-path", "", "Chromium binary (default "+browser.SystemChromium+"); implies the system route for chromium")
 	firefoxPath := fs.String("firefox-path", "", "Firefox binary (default "+browser.SystemFirefox+"); implies the system route for firefox")
 	requireSandbox := fs.Bool("require-sandbox", false, "refuse to start unless every engine runs under an unprivileged user with its own sandbox on (docs/sandbox.md)")
-	webkitDriverPath := fs.String("webkit-driver-path", "", "WebKitWebDriver binary (default "+webdriver.DefaultWebKitWebDriver+"); implies the WebDriver route for webkit")
+	webkitDriverPath := fs.String("webkit-driver-path", "", "WebKitWebDriver binary (default "+browser.SystemWebKitWebDriver+"); implies the WebDriver route for webkit")
 	docRoot := fs.String("docroot", "", "directory served read-only at / on the oracle's case origins; \"url\" requests name paths under it")
 	storePath := fs.String("store", storeDefault(), "ground-truth store file (docs/store.md), or off; default $ORACLE_STORE, else under $XDG_CACHE_HOME or ~/.cache")
 	storeMinRuns := fs.Int("store-min-runs", 1, "serve from the store only answers resting on at least this many identical live runs (docs/store.md); a case whose stored answer rests on fewer is measured live again")
@@ -141,7 +142,12 @@ func run() int {
 				os.Setenv("PLAYWRIGHT_NODEJS_PATH", node)
 			}
 		}
-		if err := playwright.InstallDriver(log); err != nil {
+		b := routes.Table.Bundler()
+		if b == nil {
+			log.Error().Msg("install driver: the route table has no route with a driver to install")
+			return 1
+		}
+		if err := b.Install(log); err != nil {
 			log.Error().Err(err).Msg("install driver")
 			return 1
 		}
@@ -229,17 +235,17 @@ func run() int {
 	// engines keep starting while requests are served (ping at once, stored answers
 	// of fingerprinted builds at once, a case that needs an engine waits for it).
 	o, err := oracle.Start(ctx, oracle.Config{
-		EngineMemory:  memLimit,
-		Engines:       cli.SplitList(*engines),
-		Browsers:      *browsers,
-		FirefoxRoute:  *firefoxRoute,
-		ChromiumRoute: *chromiumRoute,
-		Profile:       prof,
-		Deadline:      *deadline,
-		MaxLine:       *maxLine,
-		Pages:         defPages,
-		EnginePages:   enginePages,
-		Inflight:      *parallel,
+		EngineMemory: memLimit,
+		Engines:      cli.SplitList(*engines),
+		Browsers:     *browsers,
+		Routes:       routes.Table,
+		EngineRoutes: flagValues(engineRoutes),
+		Profile:      prof,
+		Deadline:     *deadline,
+		MaxLine:      *maxLine,
+		Pages:        defPages,
+		EnginePages:  enginePages,
+		Inflight:     *parallel,
 
 		ChromiumPath:     *chromiumPath,
 		FirefoxPath:      *firefoxPath,
@@ -338,4 +344,13 @@ func reserveStdout() (*os.File, error) {
 	}
 	syscall.CloseOnExec(fd) // browsers must not inherit the protocol stream
 	return os.NewFile(uintptr(fd), "protocol"), nil
+}
+
+// flagValues is the values of a map of flags.
+func flagValues(flags map[string]*string) map[string]string {
+	out := map[string]string{}
+	for k, v := range flags {
+		out[k] = *v
+	}
+	return out
 }

@@ -29,8 +29,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
-
 	"github.com/layout-oracle/oracle/internal/proctree"
 	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/layout-oracle/oracle/oracle/browser"
@@ -91,7 +89,7 @@ func waitListening(t *testing.T, port int, h *hostProc) {
 }
 
 // playwrightServerCmd is node + cli.js run-server of the driver playwright-go runs
-// (the directory InstallDriver fills, with its node link).
+// (the directory `oracle install-driver` fills, with its node link).
 func playwrightServerCmd(t *testing.T) (node, cli string) {
 	t.Helper()
 	d, err := playwright.NewDriver(&playwright.RunOptions{SkipInstallBrowsers: true})
@@ -140,7 +138,7 @@ func startWebKitWebDriver(t *testing.T, port int) *hostProc {
 	env, err := remote.BrowserHostEnv(browser.WebKit)
 	require.NoError(t, err)
 	env = append(env, "DISPLAY="+x.Display, "XAUTHORITY="+x.Authority, "GDK_BACKEND=x11", "NO_AT_BRIDGE=1")
-	h := startHost(t, env, webdriver.DefaultWebKitWebDriver, "--host=127.0.0.1", "--port="+strconv.Itoa(port))
+	h := startHost(t, env, browser.SystemWebKitWebDriver, "--host=127.0.0.1", "--port="+strconv.Itoa(port))
 	waitListening(t, port, h)
 	return h
 }

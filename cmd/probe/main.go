@@ -26,6 +26,7 @@ import (
 	"github.com/layout-oracle/oracle/internal/progress"
 	"github.com/layout-oracle/oracle/oracle"
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/browser/routes"
 	"github.com/layout-oracle/oracle/probes"
 	"github.com/layout-oracle/oracle/profiles"
 	"github.com/layout-oracle/oracle/vote"
@@ -111,7 +112,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	start := time.Now()
 	ctx := context.Background()
 	// One page per engine: the probes run one after another.
-	o, err := oracle.Launch(ctx, oracle.Config{Engines: names, Browsers: *browsers, Profile: prof, Pages: 1,
+	o, err := oracle.Launch(ctx, oracle.Config{Routes: routes.Table, Engines: names, Browsers: *browsers, Profile: prof, Pages: 1,
 		ChromiumPath: *chromiumPath, FirefoxPath: *firefoxPath, WebKitDriverPath: *webkitDriverPath}, log)
 	if err != nil {
 		fmt.Fprintln(stderr, "probe: launch:", err)

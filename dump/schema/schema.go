@@ -31,17 +31,17 @@ import (
 // The schemas' text, as shipped in dump/schema/.
 var (
 	//go:embed dump.schema.json
-	DumpJSON []byte
+	dumpJSON []byte
 	//go:embed candidate.schema.json
 	CandidateJSON []byte
 )
 
-// Base is the URL the schemas' $id values share; Keyword is given relative to it.
-const Base = "https://github.com/layout-oracle/oracle/dump/schema/"
+// base is the URL the schemas' $id values share; Keyword is given relative to it.
+const base = "https://github.com/layout-oracle/oracle/dump/schema/"
 
-// MaxErrors bounds the errors reported for one record: a dump with a wrong field on
+// maxErrors bounds the errors reported for one record: a dump with a wrong field on
 // every one of 10,000 nodes says so in the first few.
-const MaxErrors = 20
+const maxErrors = 20
 
 // nodeSchema is dump.schema.json's node, to check a dump one node at a time
 // (DecodeDump).
@@ -50,21 +50,21 @@ var dumpSchema, candidateSchema, nodeSchema = compile()
 func compile() (*jsonschema.Schema, *jsonschema.Schema, *jsonschema.Schema) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
-	for name, text := range map[string][]byte{"dump.schema.json": DumpJSON, "candidate.schema.json": CandidateJSON} {
+	for name, text := range map[string][]byte{"dump.schema.json": dumpJSON, "candidate.schema.json": CandidateJSON} {
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(text))
 		if err != nil {
 			panic(fmt.Sprintf("schema %s: %v", name, err)) // the embedded files are tested
 		}
-		if err := c.AddResource(Base+name, doc); err != nil {
+		if err := c.AddResource(base+name, doc); err != nil {
 			panic(fmt.Sprintf("schema %s: %v", name, err))
 		}
 	}
-	return c.MustCompile(Base + "dump.schema.json"), c.MustCompile(Base + "candidate.schema.json"),
-		c.MustCompile(Base + "dump.schema.json#/$defs/node")
+	return c.MustCompile(base + "dump.schema.json"), c.MustCompile(base + "candidate.schema.json"),
+		c.MustCompile(base + "dump.schema.json#/$defs/node")
 }
 
-// Error is one way a record breaks the contract.
-type Error struct {
+// validationError is one way a record breaks the contract.
+type validationError struct {
 	// Line is the record's first line in its file, from 1; 0 when not known.
 	Line int `json:"line,omitempty"`
 	// Instance is the JSON pointer of the offending value in the record
@@ -77,7 +77,7 @@ type Error struct {
 	Message string `json:"message"`
 }
 
-func (e Error) Error() string {
+func (e validationError) Error() string {
 	at := e.Instance
 	if at == "" {
 		at = "(the record)"
@@ -90,7 +90,7 @@ func (e Error) Error() string {
 }
 
 // Errors is a record's errors; as an error, the first one and how many more.
-type Errors []Error
+type Errors []validationError
 
 func (es Errors) Error() string {
 	switch len(es) {
@@ -149,8 +149,8 @@ func RecordDump(raw []byte) (*dump.Dump, Errors) {
 		}
 	}
 	if len(es) > 0 {
-		slices.SortStableFunc(es, func(a, b Error) int { return comparePointers(a.Instance, b.Instance) })
-		return nil, es[:min(len(es), MaxErrors)]
+		slices.SortStableFunc(es, func(a, b validationError) int { return comparePointers(a.Instance, b.Instance) })
+		return nil, es[:min(len(es), maxErrors)]
 	}
 	return decoded, nil
 }
@@ -210,9 +210,9 @@ func check(s *jsonschema.Schema, inst any) Errors {
 	}
 	var out Errors
 	leaves(ve, &out)
-	slices.SortStableFunc(out, func(a, b Error) int { return comparePointers(a.Instance, b.Instance) })
-	if len(out) > MaxErrors {
-		out = out[:MaxErrors]
+	slices.SortStableFunc(out, func(a, b validationError) int { return comparePointers(a.Instance, b.Instance) })
+	if len(out) > maxErrors {
+		out = out[:maxErrors]
 	}
 	return out
 }
@@ -265,13 +265,13 @@ func leaves(e *jsonschema.ValidationError, out *Errors) {
 	case *kind.FalseSchema:
 		msg = "not allowed here"
 	case *kind.OneOf:
-		if e.SchemaURL == Base+"candidate.schema.json#" {
+		if e.SchemaURL == base+"candidate.schema.json#" {
 			msg = `a record has exactly one of "dump", "state", "trace" and "error": ` + msg
 		}
 	}
-	*out = append(*out, Error{
+	*out = append(*out, validationError{
 		Instance: pointer(e.InstanceLocation),
-		Keyword:  strings.TrimPrefix(e.SchemaURL, Base) + pointer(kw),
+		Keyword:  strings.TrimPrefix(e.SchemaURL, base) + pointer(kw),
 		Message:  msg,
 	})
 }

@@ -158,7 +158,7 @@ func TestErrorsAreBounded(t *testing.T) {
 	m["dump"].(map[string]any)["nodes"] = nodes
 	b, err := json.Marshal(m)
 	require.NoError(t, err)
-	assert.Len(t, Record(b), MaxErrors)
+	assert.Len(t, Record(b), maxErrors)
 }
 
 // properties are the names a schema object lists.
@@ -196,7 +196,7 @@ func jsonNames(typ reflect.Type) []string {
 // the other fails here.
 func TestGoTypesMatchTheSchemas(t *testing.T) {
 	var d, c map[string]any
-	require.NoError(t, json.Unmarshal(DumpJSON, &d))
+	require.NoError(t, json.Unmarshal(dumpJSON, &d))
 	require.NoError(t, json.Unmarshal(CandidateJSON, &c))
 	def := func(s map[string]any, name string) map[string]any {
 		return s["$defs"].(map[string]any)[name].(map[string]any)

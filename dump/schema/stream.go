@@ -35,8 +35,8 @@ func decodeDump(raw []byte, prefix string) (*dump.Dump, Errors) {
 		return nil, Errors{{Instance: prefix, Keyword: "JSON", Message: err.Error()}}
 	}
 	if len(es) > 0 {
-		slices.SortStableFunc(es, func(a, b Error) int { return comparePointers(a.Instance, b.Instance) })
-		return nil, es[:min(len(es), MaxErrors)]
+		slices.SortStableFunc(es, func(a, b validationError) int { return comparePointers(a.Instance, b.Instance) })
+		return nil, es[:min(len(es), maxErrors)]
 	}
 	if es := validate(d, prefix); es != nil {
 		return nil, es
@@ -114,7 +114,7 @@ func streamDump(raw []byte, prefix string) (*dump.Dump, Errors, error) {
 				first = n
 			}
 			at := prefix + "/nodes/" + strconv.Itoa(i)
-			if len(es) >= MaxErrors {
+			if len(es) >= maxErrors {
 				continue // the first MaxErrors in document order are reported
 			}
 			inst, perr := parse(n)
@@ -131,7 +131,7 @@ func streamDump(raw []byte, prefix string) (*dump.Dump, Errors, error) {
 			}
 			var nd dump.Node
 			if err := json.Unmarshal(n, &nd); err != nil {
-				es = append(es, Error{Instance: at, Keyword: "JSON", Message: err.Error()})
+				es = append(es, validationError{Instance: at, Keyword: "JSON", Message: err.Error()})
 				continue
 			}
 			nodes = append(nodes, nd)

@@ -22,17 +22,17 @@ import (
 	"github.com/layout-oracle/oracle/oracle/answerbound"
 )
 
-// MaxDump bounds what a candidate may write: the oracle's own bound on one
+// maxDump bounds what a candidate may write: the oracle's own bound on one
 // engine's dump (answerbound.MaxCandidateDump, docs/untrusted.md).
-var MaxDump = answerbound.MaxCandidateDump
+var maxDump = answerbound.MaxCandidateDump
 
 // maxStderr is how much of a candidate's stderr an error keeps (its start and end).
 const maxStderr = 4 << 10
 
-// DefaultWaitDelay is how long what the command left running may still run, and
+// defaultWaitDelay is how long what the command left running may still run, and
 // write, after the command itself exits: what a child of it writes in that time
 // is kept, then every process left is killed.
-const DefaultWaitDelay = 500 * time.Millisecond
+const defaultWaitDelay = 500 * time.Millisecond
 
 // Command is one candidate command.
 type Command struct {
@@ -63,9 +63,9 @@ func (e *Error) Error() string {
 	return s
 }
 
-// Run runs the command on html and returns what it wrote on stdout. It and every
+// run runs the command on html and returns what it wrote on stdout. It and every
 // process it started are ended when the run ends, however it ends (Start).
-func (c *Command) Run(ctx context.Context, html string) ([]byte, error) {
+func (c *Command) run(ctx context.Context, html string) ([]byte, error) {
 	if c.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
@@ -76,18 +76,18 @@ func (c *Command) Run(ctx context.Context, html string) ([]byte, error) {
 	if len(c.Env) > 0 {
 		cmd.Env = append(os.Environ(), c.Env...)
 	}
-	out := &capped{max: MaxDump + 1}
+	out := &capped{max: maxDump + 1}
 	errw := &headTail{max: maxStderr}
 	cmd.Stdout, cmd.Stderr = out, errw
-	grace := DefaultWaitDelay
+	grace := defaultWaitDelay
 	if c.WaitDelay > 0 {
 		grace = c.WaitDelay
 	}
-	p, err := Start(cmd, grace)
+	p, err := start(cmd, grace)
 	if err != nil {
 		return nil, &Error{Kind: "start", Msg: err.Error()}
 	}
-	err = p.Wait()
+	err = p.wait()
 	stderr := errw.String()
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -102,7 +102,7 @@ func (c *Command) Run(ctx context.Context, html string) ([]byte, error) {
 		return nil, &Error{Kind: "exit", Msg: err.Error(), Stderr: stderr}
 	}
 	if out.over {
-		return nil, &Error{Kind: "output", Msg: fmt.Sprintf("the dump is over %d bytes", MaxDump)}
+		return nil, &Error{Kind: "output", Msg: fmt.Sprintf("the dump is over %d bytes", maxDump)}
 	}
 	return out.buf.Bytes(), nil
 }
@@ -124,7 +124,7 @@ func KindOf(msg string) string {
 
 // Dump runs the command on html and decodes and validates its dump.
 func (c *Command) Dump(ctx context.Context, html string) (*dump.Dump, error) {
-	b, err := c.Run(ctx, html)
+	b, err := c.run(ctx, html)
 	if err != nil {
 		return nil, err
 	}
@@ -137,8 +137,8 @@ func (c *Command) Dump(ctx context.Context, html string) (*dump.Dump, error) {
 // check it, so a dump triage takes is one compare takes. It is checked and decoded
 // in one pass (schema.DecodeDump).
 func Decode(b []byte) (*dump.Dump, error) {
-	if len(b) > MaxDump {
-		return nil, &Error{Kind: "output", Msg: fmt.Sprintf("the dump is %d bytes, over the %d one engine's dump may have (docs/untrusted.md)", len(b), MaxDump)}
+	if len(b) > maxDump {
+		return nil, &Error{Kind: "output", Msg: fmt.Sprintf("the dump is %d bytes, over the %d one engine's dump may have (docs/untrusted.md)", len(b), maxDump)}
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, &Error{Kind: "dump", Msg: "no dump on stdout"}

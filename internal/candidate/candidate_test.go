@@ -24,7 +24,7 @@ func TestTimeoutKillsTheWholeGroup(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	c := Command{Cmd: "sleep 30 & echo $! > " + pidFile + "; wait", Timeout: 500 * time.Millisecond}
 	start := time.Now()
-	_, err := c.Run(context.Background(), "")
+	_, err := c.run(context.Background(), "")
 	var ce *Error
 	require.True(t, errors.As(err, &ce), "%v", err)
 	assert.Equal(t, "timeout", ce.Kind)
@@ -48,7 +48,7 @@ func TestTimeoutKillsTheWholeGroup(t *testing.T) {
 
 func TestExitKeepsABoundedStderr(t *testing.T) {
 	c := Command{Cmd: "head -c 100000 /dev/zero | tr '\\0' x >&2; echo END >&2; exit 3", Timeout: 5 * time.Second}
-	_, err := c.Run(context.Background(), "")
+	_, err := c.run(context.Background(), "")
 	var ce *Error
 	require.True(t, errors.As(err, &ce), "%v", err)
 	assert.Equal(t, "exit", ce.Kind)
@@ -61,7 +61,7 @@ func TestExitKeepsABoundedStderr(t *testing.T) {
 
 func TestStdinIsTheCaseAndBadDumpsAreRefused(t *testing.T) {
 	c := Command{Cmd: "cat", Timeout: 5 * time.Second}
-	out, err := c.Run(context.Background(), "<p>hi")
+	out, err := c.run(context.Background(), "<p>hi")
 	require.NoError(t, err)
 	assert.Equal(t, "<p>hi", string(out))
 	_, err = c.Dump(context.Background(), `{"engine":"x"}`)
@@ -89,7 +89,7 @@ func TestPinnedEnvironment(t *testing.T) {
 	assert.Equal(t, "16", lookup(env, "LAYOUT_ORACLE_FONT_SIZE"))
 	assert.Equal(t, "800x600", lookup(env, "LAYOUT_ORACLE_VIEWPORT"))
 	c := Command{Cmd: `printf '%s|%s' "$TZ" "$FONTCONFIG_FILE"`, Env: env, Timeout: 5 * time.Second}
-	out, err := c.Run(context.Background(), "")
+	out, err := c.run(context.Background(), "")
 	require.NoError(t, err)
 	assert.Equal(t, "UTC|"+fc, string(out))
 	assert.Contains(t, Exports([]string{"A=it's"}), `export A='it'\''s'`)
@@ -152,7 +152,7 @@ func TestSetsidAndDoubleForkedChildrenEndWithTheRun(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Command{Cmd: tc.cmd, Timeout: tc.timeout, WaitDelay: 200 * time.Millisecond}
 			start := time.Now()
-			out, err := c.Run(context.Background(), "")
+			out, err := c.run(context.Background(), "")
 			if tc.kind == "" {
 				require.NoError(t, err)
 				assert.Equal(t, "{}\n", string(out))
@@ -181,13 +181,13 @@ func TestEndEndsEveryDescendant(t *testing.T) {
 	}
 	f := filepath.Join(t.TempDir(), "pid")
 	cmd := exec.Command("sh", "-c", `(setsid sh -c 'echo $$ > `+f+`; exec sleep 60' &); sleep 60`)
-	p, err := Start(cmd, time.Second)
+	p, err := start(cmd, time.Second)
 	require.NoError(t, err)
 	pid := readPID(t, f)
-	p.End()
+	p.end()
 	start := time.Now()
-	err = p.Wait()
-	var ee *ExitError
+	err = p.wait()
+	var ee *exitError
 	require.True(t, errors.As(err, &ee), "%v", err)
 	assert.Equal(t, "signal: killed", ee.Status)
 	assert.Less(t, time.Since(start), 3*time.Second)
@@ -202,7 +202,7 @@ func TestOtherChildrenKeepTheirExitStatus(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			c := Command{Cmd: "(setsid sleep 0.1 &); echo x", Timeout: 10 * time.Second, WaitDelay: 50 * time.Millisecond}
-			_, err := c.Run(context.Background(), "")
+			_, err := c.run(context.Background(), "")
 			assert.NoError(t, err)
 		})
 	}

@@ -20,7 +20,7 @@ func TestDumpOverTheBoundIsRefusedBeforeDecoding(t *testing.T) {
 	require.NoError(t, err, "the fixture is a valid dump")
 	require.NotEmpty(t, d.Nodes)
 
-	padded := append(bytes.Clone(bare), bytes.Repeat([]byte(" "), int(MaxDump)+1-len(bare))...)
+	padded := append(bytes.Clone(bare), bytes.Repeat([]byte(" "), int(maxDump)+1-len(bare))...)
 	_, err = Decode(padded)
 	var ce *Error
 	require.True(t, errors.As(err, &ce), "refused: %v", err)

@@ -60,7 +60,7 @@ func Open(ctx context.Context, s Spec) (Candidate, error) {
 	case s.Server != "":
 		return &Server{Cmd: s.Server, Timeout: s.Timeout, Env: s.Env}, nil
 	case s.WebDriver != "":
-		return OpenWebDriver(ctx, s.WebDriver, s.Caps, s.Timeout, s.Parallel)
+		return openWebDriver(ctx, s.WebDriver, s.Caps, s.Timeout, s.Parallel)
 	}
 	return &Command{Cmd: s.Cmd, Timeout: s.Timeout, Env: s.Env}, nil
 }

@@ -6,37 +6,37 @@ import (
 	"time"
 )
 
-// Proc is a command started by Start: it and every process it starts, however it
+// proc is a command started by Start: it and every process it starts, however it
 // starts them (a setsid child, a double fork, a daemon), end together. On Linux
 // the command runs under a reaper of its own (a copy of this binary, see
 // reaper_linux.go), elsewhere in a process group of its own.
-type Proc struct {
+type proc struct {
 	cmd *exec.Cmd
 	sys procSys
 }
 
-// ExitError is a command's own exit, when it was not 0: the text os.ProcessState
+// exitError is a command's own exit, when it was not 0: the text os.ProcessState
 // gives ("exit status 3", "signal: killed").
-type ExitError struct{ Status string }
+type exitError struct{ Status string }
 
-func (e *ExitError) Error() string { return e.Status }
+func (e *exitError) Error() string { return e.Status }
 
-// Start starts cmd, made by exec.Command or exec.CommandContext and not yet
+// start starts cmd, made by exec.Command or exec.CommandContext and not yet
 // started, with no ExtraFiles or SysProcAttr of its own, so that Proc.End ends it
 // and every process it started. Once the command itself exits, the processes it
 // left behind have grace to exit by themselves (what they write in that time
 // reaches cmd's Stdout and Stderr), then they are killed. cmd's context ending is
 // End. Wait then waits for all of them.
-func Start(cmd *exec.Cmd, grace time.Duration) (*Proc, error) {
+func start(cmd *exec.Cmd, grace time.Duration) (*proc, error) {
 	if cmd.Err != nil {
 		return nil, cmd.Err
 	}
 	if cmd.Process != nil || len(cmd.ExtraFiles) > 0 || cmd.SysProcAttr != nil {
 		return nil, errors.New("candidate.Start: the command is started already, or has ExtraFiles or SysProcAttr")
 	}
-	p := &Proc{cmd: cmd}
+	p := &proc{cmd: cmd}
 	if cmd.Cancel != nil { // made by CommandContext
-		cmd.Cancel = func() error { p.End(); return nil }
+		cmd.Cancel = func() error { p.end(); return nil }
 	}
 	if err := p.sys.start(cmd, grace); err != nil {
 		return nil, err
@@ -44,16 +44,12 @@ func Start(cmd *exec.Cmd, grace time.Duration) (*Proc, error) {
 	return p, nil
 }
 
-// PID is the process id of what Start started: on Linux the reaper, whose only
-// child is the command.
-func (p *Proc) PID() int { return p.cmd.Process.Pid }
-
-// End ends the command and every process it started, at once; Wait says when they
+// end ends the command and every process it started, at once; Wait says when they
 // are gone. It may be called more than once, and from any goroutine.
-func (p *Proc) End() { p.sys.end(p.cmd) }
+func (p *proc) end() { p.sys.end(p.cmd) }
 
-// Wait waits until the command and every process it started are gone (or killed
+// wait waits until the command and every process it started are gone (or killed
 // past its grace), and returns the command's own exit: nil for 0, an *ExitError
 // otherwise, exec.ErrWaitDelay when it exited 0 and its output was still held
 // open past the caller's WaitDelay, or why it could not be run or waited for.
-func (p *Proc) Wait() error { return p.sys.wait(p.cmd) }
+func (p *proc) wait() error { return p.sys.wait(p.cmd) }

@@ -132,7 +132,7 @@ func (s *procSys) wait(cmd *exec.Cmd) error {
 		}
 		return nil
 	}
-	return &ExitError{Status: st}
+	return &exitError{Status: st}
 }
 
 // reap is the reaper's main: it runs path with argv and returns its exit code.

@@ -51,7 +51,7 @@ type Server struct {
 // serverProc is one run of the server command.
 type serverProc struct {
 	cmd    *exec.Cmd
-	proc   *Proc // the command under its reaper: End ends it and all it started
+	proc   *proc // the command under its reaper: End ends it and all it started
 	stdin  io.WriteCloser
 	stdout *os.File // our end, closed to end a reader a descendant holds
 	stderr *lockedTail
@@ -88,15 +88,15 @@ func (s *Server) Starts() int { return int(s.starts.Load()) }
 
 // Dump sends html to the server and decodes and checks the dump it answers.
 func (s *Server) Dump(ctx context.Context, html string) (*dump.Dump, error) {
-	b, err := s.Run(ctx, html)
+	b, err := s.run(ctx, html)
 	if err != nil {
 		return nil, err
 	}
 	return Decode(b)
 }
 
-// Run sends html to the server and returns its reply's dump as written.
-func (s *Server) Run(ctx context.Context, html string) ([]byte, error) {
+// run sends html to the server and returns its reply's dump as written.
+func (s *Server) run(ctx context.Context, html string) ([]byte, error) {
 	s.gate.RLock()
 	b, err, again := s.try(ctx, html, false)
 	s.gate.RUnlock()
@@ -211,10 +211,10 @@ func (s *Server) start() (*serverProc, error) {
 		pending: map[string]*waiter{}, abandoned: map[string]bool{},
 		dead: make(chan struct{}), waitDone: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = pw, p.stderr
-	cmd.WaitDelay = DefaultWaitDelay // a descendant holding stderr cannot hold Wait
+	cmd.WaitDelay = defaultWaitDelay // a descendant holding stderr cannot hold Wait
 	// Under a reaper of its own, as every candidate run (Start): when the server is
 	// ended, so is every process it started, setsid and double-forked ones too.
-	proc, err := Start(cmd, DefaultWaitDelay)
+	proc, err := start(cmd, defaultWaitDelay)
 	pw.Close()
 	if err != nil {
 		pr.Close()
@@ -223,13 +223,13 @@ func (s *Server) start() (*serverProc, error) {
 	p.proc = proc
 	s.starts.Add(1)
 	go func() {
-		p.waitErr = proc.Wait()
+		p.waitErr = proc.wait()
 		close(p.waitDone)
 		// A descendant that keeps stdout open cannot keep the process alive.
 		select {
 		case <-p.dead:
-		case <-time.After(DefaultWaitDelay):
-			proc.End()
+		case <-time.After(defaultWaitDelay):
+			proc.end()
 			pr.Close()
 		}
 	}()
@@ -243,10 +243,10 @@ func (p *serverProc) read() {
 	r := bufio.NewReaderSize(p.stdout, 64<<10)
 	var why *Error
 	for why == nil {
-		line, err := readLine(r, MaxDump+1<<10)
+		line, err := readLine(r, maxDump+1<<10)
 		switch {
 		case errors.Is(err, errLineTooLong):
-			why = &Error{Kind: "output", Msg: fmt.Sprintf("the server wrote a reply over %d bytes", MaxDump)}
+			why = &Error{Kind: "output", Msg: fmt.Sprintf("the server wrote a reply over %d bytes", maxDump)}
 		case len(bytes.TrimSpace(line)) > 0:
 			why = p.deliver(line)
 		}
@@ -255,7 +255,7 @@ func (p *serverProc) read() {
 		}
 	}
 	p.end(why)
-	p.proc.End()
+	p.proc.end()
 	select {
 	case <-p.waitDone:
 	case <-time.After(5 * time.Second):
@@ -270,7 +270,7 @@ func (p *serverProc) read() {
 			if p.waitErr != nil {
 				status = p.waitErr.Error() // "signal: segmentation fault", "exit status 1"
 			}
-			var ee *ExitError
+			var ee *exitError
 			if errors.As(p.waitErr, &ee) {
 				// sh -c that did not exec its command reports a signal as 128+N.
 				if code, err := strconv.Atoi(strings.TrimPrefix(ee.Status, "exit status ")); err == nil && code > 128 && code < 128+65 {
@@ -377,7 +377,7 @@ func (p *serverProc) end(why *Error) {
 		p.why = why
 	}
 	p.mu.Unlock()
-	p.proc.End()
+	p.proc.end()
 }
 
 // forCase is a copy of the process's end, as one case's error.

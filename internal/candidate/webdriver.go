@@ -16,7 +16,7 @@ import (
 	"github.com/layout-oracle/oracle/oracle/browser/webdriver"
 )
 
-// WebDriver is --candidate-webdriver URL: any engine with a W3C WebDriver endpoint,
+// webDriver is --candidate-webdriver URL: any engine with a W3C WebDriver endpoint,
 // scored with no adapter. It is the oracle's own WebDriver route
 // (oracle/browser/webdriver, in its remote mode) on that endpoint: each session's
 // window is set so the viewport is the contract's 800x600 (the window chrome
@@ -26,7 +26,7 @@ import (
 // session is replaced. The dump names the session's browserName and browserVersion.
 // Up to Parallel sessions are open at once, the first at Open, the others when
 // every open one is busy.
-type WebDriver struct {
+type webDriver struct {
 	url     string
 	opts    webdriver.Options
 	timeout time.Duration
@@ -45,17 +45,17 @@ type WebDriver struct {
 // webDriverLog is the route's log (its restarts, its dialogs); tests set it.
 var webDriverLog = zerolog.Nop()
 
-// OpenWebDriver opens the first session on the endpoint at url, with caps (a
+// openWebDriver opens the first session on the endpoint at url, with caps (a
 // JSON object of W3C capabilities, "" for none) added to the route's own
 // (unhandledPromptBehavior dismiss, pageLoadStrategy normal).
-func OpenWebDriver(ctx context.Context, url, caps string, timeout time.Duration, parallel int) (*WebDriver, error) {
+func openWebDriver(ctx context.Context, url, caps string, timeout time.Duration, parallel int) (*webDriver, error) {
 	opts := webdriver.Options{RemoteURL: url, AnyEngine: true}
 	if caps != "" {
 		if err := json.Unmarshal([]byte(caps), &opts.Capabilities); err != nil || opts.Capabilities == nil {
 			return nil, fmt.Errorf("--candidate-capabilities: want a JSON object of W3C capabilities: %v", err)
 		}
 	}
-	w := &WebDriver{url: url, opts: opts, timeout: timeout, max: max(parallel, 1), free: make(chan struct{}, 1)}
+	w := &webDriver{url: url, opts: opts, timeout: timeout, max: max(parallel, 1), free: make(chan struct{}, 1)}
 	e, err := w.launch(ctx)
 	if err != nil {
 		return nil, err
@@ -65,7 +65,7 @@ func OpenWebDriver(ctx context.Context, url, caps string, timeout time.Duration,
 	return w, nil
 }
 
-func (w *WebDriver) launch(ctx context.Context) (browser.Engine, error) {
+func (w *webDriver) launch(ctx context.Context) (browser.Engine, error) {
 	lctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	e, err := webdriver.Launch(lctx, w.opts, webDriverLog)
@@ -76,17 +76,17 @@ func (w *WebDriver) launch(ctx context.Context) (browser.Engine, error) {
 }
 
 // Describe names the endpoint and the engine it serves.
-func (w *WebDriver) Describe() string {
+func (w *webDriver) Describe() string {
 	return fmt.Sprintf("webdriver: %s (%s %s)", w.url, w.name, w.version)
 }
 
 // Engine is the engine as its dumps name it: the first session's browserName and
 // browserVersion.
-func (w *WebDriver) Engine() (name, version string) { return w.name, w.version }
+func (w *webDriver) Engine() (name, version string) { return w.name, w.version }
 
 // acquire is an idle session, a new one while fewer than max are open, or the
 // next one handed back.
-func (w *WebDriver) acquire(ctx context.Context) (browser.Engine, error) {
+func (w *webDriver) acquire(ctx context.Context) (browser.Engine, error) {
 	for {
 		w.mu.Lock()
 		switch {
@@ -122,7 +122,7 @@ func (w *WebDriver) acquire(ctx context.Context) (browser.Engine, error) {
 	}
 }
 
-func (w *WebDriver) release(e browser.Engine) {
+func (w *webDriver) release(e browser.Engine) {
 	w.mu.Lock()
 	w.idle = append(w.idle, e)
 	w.mu.Unlock()
@@ -133,7 +133,7 @@ func (w *WebDriver) release(e browser.Engine) {
 }
 
 // Dump loads html in a session and walks it as the oracle walks its engines.
-func (w *WebDriver) Dump(ctx context.Context, html string) (*dump.Dump, error) {
+func (w *webDriver) Dump(ctx context.Context, html string) (*dump.Dump, error) {
 	e, err := w.acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -167,7 +167,7 @@ func (w *WebDriver) Dump(ctx context.Context, html string) (*dump.Dump, error) {
 	return Decode(b)
 }
 
-func (w *WebDriver) caseError(ctx context.Context, err error) error {
+func (w *webDriver) caseError(ctx context.Context, err error) error {
 	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
 		return &Error{Kind: "timeout", Msg: fmt.Sprintf("no dump within %v: %v", w.timeout, err)}
 	}
@@ -175,7 +175,7 @@ func (w *WebDriver) caseError(ctx context.Context, err error) error {
 }
 
 // Close ends every session.
-func (w *WebDriver) Close() error {
+func (w *webDriver) Close() error {
 	w.mu.Lock()
 	w.closed = true
 	all := w.all

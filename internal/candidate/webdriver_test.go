@@ -30,7 +30,7 @@ func TestWebDriverCandidateWalksChromeDriver(t *testing.T) {
 	c, err := Open(ctx, Spec{WebDriver: url, Caps: chromedriver.Capabilities(), Timeout: time.Minute, Parallel: 2})
 	require.NoError(t, err)
 	defer c.Close()
-	w := c.(*WebDriver)
+	w := c.(*webDriver)
 	name, version := w.Engine()
 	assert.Equal(t, "chrome", name) // ChromeDriver's browserName for Chromium
 	assert.Regexp(t, `^\d+\.`, version)

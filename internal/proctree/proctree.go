@@ -18,7 +18,7 @@ var Groups = []string{"oracle", "node", "chromium", "firefox", "wk-driver", "min
 
 // groupOf names a process's group from its executable's base name, or "" when the
 // name does not decide it.
-func GroupOf(exe string) string {
+func groupOf(exe string) string {
 	base := filepath.Base(strings.TrimSuffix(exe, " (deleted)"))
 	switch {
 	case base == "node" || strings.HasPrefix(base, "node"):
@@ -113,7 +113,7 @@ func Walk(root int, visit func(pid int, group string)) {
 			g = "oracle"
 		} else {
 			exe, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
-			if own := GroupOf(exe); own != "" {
+			if own := groupOf(exe); own != "" {
 				g = own
 			}
 		}

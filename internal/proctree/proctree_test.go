@@ -45,7 +45,7 @@ func TestParsing(t *testing.T) {
 		"/usr/bin/dash":                                             "",
 		"/usr/lib/chromium/chromium (deleted)":                      "chromium",
 	} {
-		if got := GroupOf(exe); got != want {
+		if got := groupOf(exe); got != want {
 			t.Errorf("GroupOf(%s) = %q, want %q", exe, got, want)
 		}
 	}

@@ -2,5 +2,5 @@
 
 package testutil
 
-// Race is true when the tests were built with -race.
-const Race = false
+// race is true when the tests were built with -race.
+const race = false

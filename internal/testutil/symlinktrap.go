@@ -6,19 +6,19 @@ import (
 	"testing"
 )
 
-// SymlinkTrap is an output directory someone else prepared: Dir holds a name that
+// symlinkTrap is an output directory someone else prepared: Dir holds a name that
 // is a symlink to Victim, a file outside it (or to the folder holding Victim, for a
 // folder's name). A writer that follows it writes Victim, or a new file beside it.
-type SymlinkTrap struct {
+type symlinkTrap struct {
 	Dir, Victim string
 }
 
 // NewSymlinkTrap makes the directory dirName (in a temporary folder) with name in
 // it a symlink to the victim file, or with folder to the victim's folder.
-func NewSymlinkTrap(tb testing.TB, dirName, name string, folder bool) SymlinkTrap {
+func NewSymlinkTrap(tb testing.TB, dirName, name string, folder bool) symlinkTrap {
 	tb.Helper()
 	tmp := tb.TempDir()
-	s := SymlinkTrap{Dir: filepath.Join(tmp, dirName), Victim: filepath.Join(tmp, "victim")}
+	s := symlinkTrap{Dir: filepath.Join(tmp, dirName), Victim: filepath.Join(tmp, "victim")}
 	target := s.Victim
 	if folder {
 		target = tmp
@@ -36,7 +36,7 @@ func NewSymlinkTrap(tb testing.TB, dirName, name string, folder bool) SymlinkTra
 }
 
 // Untouched fails tb when the victim was written or a file appeared beside it.
-func (s SymlinkTrap) Untouched(tb testing.TB, what string) {
+func (s symlinkTrap) Untouched(tb testing.TB, what string) {
 	tb.Helper()
 	if b, err := os.ReadFile(s.Victim); err != nil || string(b) != "keep" {
 		tb.Errorf("%s: the file outside was written (%q, %v)", what, b, err)

@@ -74,7 +74,7 @@ func (l *LockedBuffer) String() string {
 // skipped by the race run only, never left out.
 func NotUnderRace(tb testing.TB, why string) {
 	tb.Helper()
-	if Race {
+	if race {
 		tb.Skip("a race inside a dependency, run by make test's norace step: " + why)
 	}
 }

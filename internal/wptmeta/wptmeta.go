@@ -12,16 +12,16 @@ import (
 	"strings"
 )
 
-// Pair is one "// META: key=value" line.
-type Pair struct{ Key, Value string }
+// pair is one "// META: key=value" line.
+type pair struct{ Key, Value string }
 
 // metaRE is the manifest's js_meta_re.
 var metaRE = regexp.MustCompile(`^//\s*META:\s*(\w*)=(.*)$`)
 
 // Read returns a script's metadata: its leading lines that match "// META: k=v", up
 // to the first that does not (read_script_metadata).
-func Read(src []byte) []Pair {
-	var out []Pair
+func Read(src []byte) []pair {
+	var out []pair
 	sc := bufio.NewScanner(bytes.NewReader(src))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -29,13 +29,13 @@ func Read(src []byte) []Pair {
 		if m == nil {
 			break
 		}
-		out = append(out, Pair{m[1], m[2]})
+		out = append(out, pair{m[1], m[2]})
 	}
 	return out
 }
 
 // First is the value of the first pair with key, "" if none.
-func First(meta []Pair, key string) string {
+func First(meta []pair, key string) string {
 	for _, m := range meta {
 		if m.Key == key {
 			return m.Value
@@ -44,8 +44,8 @@ func First(meta []Pair, key string) string {
 	return ""
 }
 
-// All are the values of every pair with key, in order.
-func All(meta []Pair, key string) []string {
+// all are the values of every pair with key, in order.
+func all(meta []pair, key string) []string {
 	var out []string
 	for _, m := range meta {
 		if m.Key == key {
@@ -100,8 +100,8 @@ func Globals(value string) map[string]bool {
 	return out
 }
 
-// Test is one test a script file gives: its URL path and the global it runs in.
-type Test struct {
+// test is one test a script file gives: its URL path and the global it runs in.
+type test struct {
 	URL    string // "/dom/a.any.worker.html?1-10"
 	Global string // "window", "dedicatedworker", ...
 }
@@ -110,12 +110,12 @@ type Test struct {
 // lists them: per global for .any.js (global_suffixes, global_variant_url), one
 // .window.html or .worker.html otherwise; each once per "// META: variant=". Nil
 // for a file that is no script test.
-func Tests(url string, meta []Pair) []Test {
-	vars := All(meta, "variant")
+func Tests(url string, meta []pair) []test {
+	vars := all(meta, "variant")
 	if len(vars) == 0 {
 		vars = []string{""}
 	}
-	var base []Test
+	var base []test
 	switch flag := scriptFlag(url); flag {
 	case "any":
 		gs := Globals(First(meta, "global"))
@@ -129,19 +129,19 @@ func Tests(url string, meta []Pair) []Test {
 			if suffix == "" {
 				suffix = ".any." + g + ".html"
 			}
-			base = append(base, Test{URL: variantURL(url, suffix), Global: g})
+			base = append(base, test{URL: variantURL(url, suffix), Global: g})
 		}
 		sort.Slice(base, func(i, j int) bool { return base[i].URL < base[j].URL })
 	case "window", "worker":
 		g := map[string]string{"window": "window", "worker": "dedicatedworker"}[flag]
-		base = []Test{{URL: strings.TrimSuffix(url, ".js") + ".html", Global: g}}
+		base = []test{{URL: strings.TrimSuffix(url, ".js") + ".html", Global: g}}
 	default:
 		return nil
 	}
-	var out []Test
+	var out []test
 	for _, t := range base {
 		for _, v := range vars {
-			out = append(out, Test{URL: t.URL + v, Global: t.Global})
+			out = append(out, test{URL: t.URL + v, Global: t.Global})
 		}
 	}
 	return out

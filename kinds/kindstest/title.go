@@ -14,18 +14,18 @@ import (
 	"github.com/layout-oracle/oracle/vote"
 )
 
-// TitleAnswer is one engine's answer of Title: the document's title after the case's
+// titleAnswer is one engine's answer of Title: the document's title after the case's
 // script.
-type TitleAnswer struct {
+type titleAnswer struct {
 	Engine string `json:"engine"`
 	Title  string `json:"title"`
 }
 
 // Title is the throw-away kind: op "title", answers under "titles", a candidate's
 // under "title". Its runs differ on the item "title"; its vote is on the titles' text.
-var Title = &kinds.Of[*TitleAnswer]{
+var Title = &kinds.Of[*titleAnswer]{
 	Info: kinds.Info{Op: "title", Name: "title", Field: "titles", Record: "title", Case: "a title"},
-	Runs: func(runs []*TitleAnswer) ([]string, error) {
+	Runs: func(runs []*titleAnswer) ([]string, error) {
 		for _, r := range runs[1:] {
 			if r.Title != runs[0].Title {
 				return []string{"title"}, nil
@@ -33,7 +33,7 @@ var Title = &kinds.Of[*TitleAnswer]{
 		}
 		return nil, nil
 	},
-	Vote: func(answers map[string]*TitleAnswer, cand *TitleAnswer, opts compare.Options) (*compare.Report, error) {
+	Vote: func(answers map[string]*titleAnswer, cand *titleAnswer, opts compare.Options) (*compare.Report, error) {
 		titles := map[string]string{}
 		for e, a := range answers {
 			titles[e] = a.Title

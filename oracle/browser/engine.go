@@ -189,24 +189,24 @@ func CallExpression(fn string) string {
 	return inpage.Fill(inpage.CallExpression, "FN", fn)
 }
 
-// EngineError is an engine's own error: its message begins with the engine's name,
+// engineError is an engine's own error: its message begins with the engine's name,
 // added here rather than in every message. errors.Is and errors.As see through it.
-type EngineError struct {
+type engineError struct {
 	Engine string
 	Err    error
 }
 
-func (e *EngineError) Error() string { return e.Engine + ": " + e.Err.Error() }
-func (e *EngineError) Unwrap() error { return e.Err }
+func (e *engineError) Error() string { return e.Engine + ": " + e.Err.Error() }
+func (e *engineError) Unwrap() error { return e.Err }
 
 // EngineErrorf is fmt.Errorf's error as engine's. An argument that is already
 // engine's error loses its own prefix: the message names the engine once
 // ("webkit: restart: start ...", not "webkit: restart: webkit: start ...").
 func EngineErrorf(engine, format string, args ...any) error {
 	for i, a := range args {
-		if ee, ok := a.(*EngineError); ok && ee.Engine == engine {
+		if ee, ok := a.(*engineError); ok && ee.Engine == engine {
 			args[i] = ee.Err
 		}
 	}
-	return &EngineError{Engine: engine, Err: fmt.Errorf(format, args...)}
+	return &engineError{Engine: engine, Err: fmt.Errorf(format, args...)}
 }

@@ -2,6 +2,13 @@ package browser
 
 import "github.com/layout-oracle/oracle/oracle/browser/host"
 
+// Debian's WebKitGTK (docs/protocol.md, "Engines and routes"): WebKitWebDriver from
+// webkit2gtk-driver, driving the MiniBrowser of libwebkit2gtk-4.1-0.
+const (
+	SystemWebKitWebDriver = "/usr/bin/WebKitWebDriver"
+	SystemMiniBrowser     = "/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser"
+)
+
 // WebKit has no system route through Playwright: stock WebKitGTK is driven over
 // WebDriver (webdriver/webdriver.go), and Playwright's own build only where it is installed.
 var webkitKnowledge = engineKnowledge{

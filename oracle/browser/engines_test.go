@@ -42,7 +42,7 @@ func TestEngineErrorPrefix(t *testing.T) {
 	err := EngineErrorf(Firefox, "relaunch failed: %w", ErrVersionChanged)
 	assert.Equal(t, "firefox: relaunch failed: browser version changed", err.Error())
 	assert.ErrorIs(t, err, ErrVersionChanged)
-	var ee *EngineError
+	var ee *engineError
 	if assert.ErrorAs(t, err, &ee) {
 		assert.Equal(t, Firefox, ee.Engine)
 	}

@@ -27,14 +27,6 @@ type LaunchSettings struct {
 	// MemoryCgroup is the cgroup.procs file of the engine's memory cgroup
 	// (host/memlimit.go); "": unbounded.
 	MemoryCgroup string
-	// FirefoxRoute is how the system Firefox is driven: FirefoxRoutePlaywright ("": the
-	// default) or FirefoxRouteBiDi (bidi/bidi.go). Playwright's bundled Firefox is always
-	// Playwright's.
-	FirefoxRoute string
-	// ChromiumRoute is how the system Chromium is driven: ChromiumRoutePlaywright ("":
-	// the default) or ChromiumRouteCDP (cdp/cdp.go). Playwright's bundled Chromium is
-	// always Playwright's.
-	ChromiumRoute string
 }
 
 // Merge adds o to s: lists append, maps are joined (o wins on a repeated key).
@@ -50,12 +42,6 @@ func (s *LaunchSettings) Merge(o LaunchSettings) {
 	}
 	if o.MemoryCgroup != "" {
 		s.MemoryCgroup = o.MemoryCgroup
-	}
-	if o.FirefoxRoute != "" {
-		s.FirefoxRoute = o.FirefoxRoute
-	}
-	if o.ChromiumRoute != "" {
-		s.ChromiumRoute = o.ChromiumRoute
 	}
 	if o.Emulation != nil {
 		s.Emulation = o.Emulation
@@ -80,27 +66,9 @@ func ProfileSettings(p profiles.Profile) LaunchSettings {
 		WebKitArgs: p.WebKitGTKArgs, Permissions: p.Permissions, Emulation: p.Emulation}
 }
 
-// Firefox routes, chosen by --firefox-route.
-const (
-	FirefoxRoutePlaywright = "playwright" // playwright-go, channel moz-firefox
-	FirefoxRouteBiDi       = "bidi"       // the oracle's own WebDriver BiDi client (package bidi)
-	// FirefoxRouteAuto is the oracle's default: bidi, except under a launch profile
-	// that emulates hardware, which only the Playwright route applies (oracle.Config).
-	FirefoxRouteAuto = "auto"
-)
-
-// Chromium routes, chosen by --chromium-route.
-const (
-	ChromiumRoutePlaywright = "playwright" // playwright-go
-	ChromiumRouteCDP        = "cdp"        // the oracle's own CDP client (package cdp)
-	// ChromiumRouteAuto is the oracle's default: cdp, except under a launch profile
-	// that emulates hardware, which only the Playwright route applies (oracle.Config).
-	ChromiumRouteAuto = "auto"
-)
-
 // Browser routes, chosen by --browsers.
 const (
-	RouteSystem     = "system"     // Debian's builds: Chromium over CDP, Firefox ESR over BiDi (or playwright-go: --chromium-route, --firefox-route), WebKitGTK over WebDriver
-	RoutePlaywright = "playwright" // Playwright's bundled builds of all three (needs `playwright install`)
+	RouteSystem     = "system"     // Debian's builds, each over its route (Routes.Resolve: --chromium-route, --firefox-route)
+	RoutePlaywright = "playwright" // the Bundler's builds of all three: Playwright's (needs `playwright install`)
 	RouteAuto       = "auto"       // per engine, the bundled build where installed, else the system one
 )

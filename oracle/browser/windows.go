@@ -21,6 +21,17 @@ func OpenWindows(ctx context.Context, e Engine) (pages, contexts int, err error)
 	return 0, 0, fmt.Errorf("%s: its route counts no windows (%T)", e.Name(), e)
 }
 
+// Emulated is what the launch profile's emulation applied to e's page in its last
+// call (nil: nothing; an engine whose route emulates none), which a trace names and
+// compare groups engines by. Each route that emulates says it (its engine's Emulated
+// method).
+func Emulated(e Engine) []string {
+	if em, ok := e.(interface{ Emulated() []string }); ok {
+		return em.Emulated()
+	}
+	return nil
+}
+
 // ContentProcesses are the pids of a Playwright, CDP or BiDi engine's content processes
 // (Chromium's renderers, Firefox's web content; host.ProcessTree and contentProcess, as the
 // sandbox check finds them); nil for WebDriver's. The oracle's process-model test counts them.

@@ -16,12 +16,12 @@ import (
 	"time"
 )
 
-// DocRoot is the directory --docroot serves read-only at / on every case origin of
+// docRoot is the directory --docroot serves read-only at / on every case origin of
 // the oracle (c<token>.localhost:<port>, Server.NewHost), so a WPT checkout's tests
 // find /resources/, /fonts/ and their relative support files as under WPT's own
 // server. It is opened as an os.Root: no path, symlink or ".." resolves outside it,
 // whatever the request spells.
-type DocRoot struct {
+type docRoot struct {
 	dir  string // as given, for messages
 	root *os.Root
 	busy chan struct{} // a slot per handler at work on the root's files (admit)
@@ -40,7 +40,7 @@ const (
 )
 
 // OpenDocRoot opens dir as the docroot; its errors name --docroot.
-func OpenDocRoot(dir string) (*DocRoot, error) {
+func OpenDocRoot(dir string) (*docRoot, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("--docroot: %w", err)
@@ -52,13 +52,13 @@ func OpenDocRoot(dir string) (*DocRoot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--docroot: %w", err)
 	}
-	return &DocRoot{dir: dir, root: root, busy: make(chan struct{}, docRootHandlers)}, nil
+	return &docRoot{dir: dir, root: root, busy: make(chan struct{}, docRootHandlers)}, nil
 }
 
 // admit takes a handler slot for r, waiting at most docRootWait; false when none
 // came free (or r was cancelled), and then w has its 503. The returned release gives
 // the slot back.
-func (d *DocRoot) admit(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+func (d *docRoot) admit(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
 	select {
 	case d.busy <- struct{}{}:
 	default:
@@ -81,7 +81,7 @@ func (d *DocRoot) admit(w http.ResponseWriter, r *http.Request) (release func(),
 }
 
 // Close closes the root's directory.
-func (d *DocRoot) Close() error { return d.root.Close() }
+func (d *docRoot) Close() error { return d.root.Close() }
 
 // docMIME maps extensions to the types WPT's server gives them; anything not here
 // goes to mime.TypeByExtension, then application/octet-stream. XHTML and SVG must be
@@ -194,7 +194,7 @@ var errNotRegular = fmt.Errorf("%w: not a regular file", fs.ErrNotExist)
 // anything else is not found (no listing). It stats before opening, and opens
 // non-blocking: open(2) of a FIFO blocks until a writer comes, and of a device may
 // act on it. The file is checked again once open, in case it was replaced between.
-func (d *DocRoot) open(rel string) (*os.File, fs.FileInfo, error) {
+func (d *docRoot) open(rel string) (*os.File, fs.FileInfo, error) {
 	if st, err := d.root.Stat(rel); err != nil {
 		return nil, nil, err
 	} else if !st.Mode().IsRegular() {
@@ -213,7 +213,7 @@ func (d *DocRoot) open(rel string) (*os.File, fs.FileInfo, error) {
 }
 
 // read returns a regular file's bytes (for documents the oracle rewrites).
-func (d *DocRoot) read(rel string) ([]byte, error) {
+func (d *docRoot) read(rel string) ([]byte, error) {
 	f, _, err := d.open(rel)
 	if err != nil {
 		return nil, err
@@ -224,7 +224,7 @@ func (d *DocRoot) read(rel string) ([]byte, error) {
 
 // serveFile answers GET/HEAD of the root's file at escapedPath (the request's path
 // as sent). Nothing is written but the file: no listing, no redirect.
-func (d *DocRoot) serveFile(w http.ResponseWriter, r *http.Request, escapedPath string) {
+func (d *docRoot) serveFile(w http.ResponseWriter, r *http.Request, escapedPath string) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		http.Error(w, "read-only", http.StatusMethodNotAllowed)
 		return
@@ -301,9 +301,9 @@ func escapeDocPath(rel string) string {
 	return strings.Join(segs, "/")
 }
 
-// DocURL is a "url" request's document: its path under the docroot and what
+// docURL is a "url" request's document: its path under the docroot and what
 // follows the path (?query#fragment), kept for the navigation.
-type DocURL struct {
+type docURL struct {
 	Rel    string // the path under the root, "css/CSS2/a.xht"
 	Escape string // the path as it goes into the navigation URL, "/css/CSS2/a.xht"
 	Tail   string // "?query#fragment" as given, or ""
@@ -311,9 +311,9 @@ type DocURL struct {
 
 // SplitDocURL checks a "url" field: an absolute path under the docroot, no
 // scheme or host, no "..", no escaped separators (cleanDocPath).
-func SplitDocURL(u string) (DocURL, error) {
+func SplitDocURL(u string) (docURL, error) {
 	if !strings.HasPrefix(u, "/") || strings.HasPrefix(u, "//") {
-		return DocURL{}, fmt.Errorf("%q must be a path under --docroot starting with a single '/' (no scheme or host)", u)
+		return docURL{}, fmt.Errorf("%q must be a path under --docroot starting with a single '/' (no scheme or host)", u)
 	}
 	p, tail := u, ""
 	if i := strings.IndexAny(u, "?#"); i >= 0 {
@@ -321,21 +321,21 @@ func SplitDocURL(u string) (DocURL, error) {
 	}
 	for _, r := range u {
 		if r < 0x21 || r == 0x7f {
-			return DocURL{}, fmt.Errorf("%q holds a space or control character (escape it)", u)
+			return docURL{}, fmt.Errorf("%q holds a space or control character (escape it)", u)
 		}
 	}
 	rel, err := cleanDocPath(p)
 	if err != nil {
-		return DocURL{}, err
+		return docURL{}, err
 	}
-	return DocURL{Rel: rel, Escape: "/" + escapeDocPath(rel), Tail: tail}, nil
+	return docURL{Rel: rel, Escape: "/" + escapeDocPath(rel), Tail: tail}, nil
 }
 
 // Document says why the root does not serve rel as a case's main document, nil when
 // it does: a regular file (symlinks followed inside the root only), or a wrapper the
 // docroot generates for a script test. Checked before any engine visits, so a "url"
 // the root cannot serve is a request error, never a dump of the 404 page.
-func (d *DocRoot) Document(rel string) error {
+func (d *docRoot) Document(rel string) error {
 	st, err := d.root.Stat(rel)
 	if err == nil && st.Mode().IsRegular() {
 		return nil

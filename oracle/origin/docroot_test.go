@@ -184,7 +184,7 @@ func TestWithRecorderKeepsTheDoctypeFirst(t *testing.T) {
 func TestSplitDocURL(t *testing.T) {
 	cu, err := SplitDocURL("/css/CSS2/a%20b.xht?x=1#f")
 	require.NoError(t, err)
-	assert.Equal(t, DocURL{Rel: "css/CSS2/a b.xht", Escape: "/css/CSS2/a%20b.xht", Tail: "?x=1#f"}, cu)
+	assert.Equal(t, docURL{Rel: "css/CSS2/a b.xht", Escape: "/css/CSS2/a%20b.xht", Tail: "?x=1#f"}, cu)
 	for _, bad := range []string{"css/a.xht", "//host/a.xht", "http://x/a", "/a/../b", "/a/%2e%2e/b", "/", "/a\\b", "/a b"} {
 		_, err := SplitDocURL(bad)
 		assert.Error(t, err, bad)

@@ -115,14 +115,14 @@ func xmlRootStart(doc []byte) int {
 }
 
 // SetDocRoot makes the origin serve d at / on every case host.
-func (o *Server) SetDocRoot(d *DocRoot) {
+func (o *Server) SetDocRoot(d *docRoot) {
 	o.mu.Lock()
 	o.docroot = d
 	o.mu.Unlock()
 }
 
 // DocRoot is the docroot the origin serves, nil without --docroot.
-func (o *Server) DocRoot() *DocRoot {
+func (o *Server) DocRoot() *docRoot {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.docroot

@@ -33,7 +33,7 @@ type Server struct {
 
 	mu      sync.Mutex
 	pages   map[string]tracePage // by key
-	docroot *DocRoot             // --docroot, served at / on case hosts; nil without
+	docroot *docRoot             // --docroot, served at / on case hosts; nil without
 }
 
 type tracePage struct {

@@ -50,7 +50,7 @@ var errNoWrapper = errors.New("not a wrapper")
 // the request's path as sent (the wrapper loads its script by it, as wptserve does)
 // and rawQuery its query. The error is errNoWrapper when rel is no wrapper, else
 // fs.ErrNotExist when the script is absent or not exposed to the wrapper's global.
-func (d *DocRoot) wrapper(rel, escapedPath, rawQuery string) (body []byte, contentType string, err error) {
+func (d *docRoot) wrapper(rel, escapedPath, rawQuery string) (body []byte, contentType string, err error) {
 	var h *wptWrapper
 	for i := range wptWrappers {
 		if strings.HasSuffix(rel, wptWrappers[i].suffix) {

@@ -7,34 +7,33 @@ import (
 	"fmt"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
-	"github.com/layout-oracle/oracle/oracle/browser/playwright"
 )
 
 // StateOutOfService is a page's (and its endpoint's) state once the endpoint was
 // taken out of service (ping's "endpoints"); its reason says why.
 const StateOutOfService = "out-of-service"
 
-// Standing is the standing of the endpoint a Page is on, which all its pages share.
-type Standing interface {
+// endpointStanding is the standing of the endpoint a Page is on, which all its pages share.
+type endpointStanding interface {
 	// Refuse takes the endpoint out of service for reason; the first reason stays.
 	Refuse(reason string)
 	// Refused is why the endpoint is out of service, "" while it may serve.
 	Refused() string
 }
 
-// Page is a page on a remote endpoint: the backend's Engine, plus the standing of
+// page is a page on a remote endpoint: the backend's Engine, plus the standing of
 // the endpoint it belongs to, which a version change on reconnection takes out of
 // service. It has no Sandbox: a remote host's processes are not in this /proc.
-type Page struct {
+type page struct {
 	browser.Engine
-	ep Standing
+	ep endpointStanding
 }
 
 // NewPage is e, a page opened on the endpoint whose standing is ep.
-func NewPage(e browser.Engine, ep Standing) *Page { return &Page{Engine: e, ep: ep} }
+func NewPage(e browser.Engine, ep endpointStanding) *page { return &page{Engine: e, ep: ep} }
 
 // note refuses the endpoint when err says its build changed.
-func (p *Page) note(err error) error {
+func (p *page) note(err error) error {
 	if err != nil && errors.Is(err, browser.ErrVersionChanged) {
 		p.ep.Refuse("refused on reconnection: " + browser.FirstLine(err))
 	}
@@ -43,25 +42,25 @@ func (p *Page) note(err error) error {
 
 // Load, LoadURL, Visit and Reset are the backend's; a build change refuses the
 // endpoint.
-func (p *Page) Load(ctx context.Context, html, fn string, args ...any) (json.RawMessage, error) {
+func (p *page) Load(ctx context.Context, html, fn string, args ...any) (json.RawMessage, error) {
 	r, err := p.Engine.Load(ctx, html, fn, args...)
 	return r, p.note(err)
 }
 
-func (p *Page) LoadURL(ctx context.Context, u, fn string, args ...any) (json.RawMessage, error) {
+func (p *page) LoadURL(ctx context.Context, u, fn string, args ...any) (json.RawMessage, error) {
 	r, err := p.Engine.LoadURL(ctx, u, fn, args...)
 	return r, p.note(err)
 }
 
-func (p *Page) Visit(ctx context.Context, u, fn string, args ...any) (json.RawMessage, error) {
+func (p *page) Visit(ctx context.Context, u, fn string, args ...any) (json.RawMessage, error) {
 	r, err := p.Engine.Visit(ctx, u, fn, args...)
 	return r, p.note(err)
 }
 
-func (p *Page) Reset(ctx context.Context) error { return p.note(p.Engine.Reset(ctx)) }
+func (p *page) Reset(ctx context.Context) error { return p.note(p.Engine.Reset(ctx)) }
 
 // Health is the backend's, out of service once the endpoint is.
-func (p *Page) Health() browser.Health {
+func (p *page) Health() browser.Health {
 	refused := p.ep.Refused()
 	if refused != "" {
 		h := p.Engine.Health()
@@ -72,7 +71,7 @@ func (p *Page) Health() browser.Health {
 }
 
 // Prepare checks the page before a case as the backend does.
-func (p *Page) Prepare(ctx context.Context) error {
+func (p *page) Prepare(ctx context.Context) error {
 	if pr, ok := p.Engine.(interface{ Prepare(context.Context) error }); ok {
 		return p.note(pr.Prepare(ctx))
 	}
@@ -80,7 +79,7 @@ func (p *Page) Prepare(ctx context.Context) error {
 }
 
 // RunsInitScripts is the backend's: Playwright's pages get the recorder by init script.
-func (p *Page) RunsInitScripts() bool {
+func (p *page) RunsInitScripts() bool {
 	i, ok := p.Engine.(interface{ RunsInitScripts() bool })
 	return ok && i.RunsInitScripts()
 }
@@ -88,22 +87,22 @@ func (p *Page) RunsInitScripts() bool {
 // Keep is the backend's (browser.Keeper): false where its route keeps no page. The
 // embedded Engine alone would hide it, and every remote page would reset after
 // every inert case.
-func (p *Page) Keep() bool {
+func (p *page) Keep() bool {
 	k, ok := p.Engine.(browser.Keeper)
 	return ok && k.Keep()
 }
 
 // Emulated is what the backend's route emulated for its page
-// (playwright.Emulated), which a trace names and compare groups engines by.
-func (p *Page) Emulated() []string { return playwright.Emulated(p.Engine) }
+// (browser.Emulated), which a trace names and compare groups engines by.
+func (p *page) Emulated() []string { return browser.Emulated(p.Engine) }
 
 // OpenWindows is the backend's (browser.OpenWindows).
-func (p *Page) OpenWindows(ctx context.Context) (pages, contexts int, err error) {
+func (p *page) OpenWindows(ctx context.Context) (pages, contexts int, err error) {
 	return browser.OpenWindows(ctx, p.Engine)
 }
 
 // Screenshot is the backend's.
-func (p *Page) Screenshot(ctx context.Context) ([]byte, error) {
+func (p *page) Screenshot(ctx context.Context) ([]byte, error) {
 	if s, ok := p.Engine.(interface {
 		Screenshot(context.Context) ([]byte, error)
 	}); ok {
@@ -115,6 +114,6 @@ func (p *Page) Screenshot(ctx context.Context) ([]byte, error) {
 // OutOfService says whether a page left service for good (it is a Page whose
 // endpoint was refused): the pool then drops it instead of handing it out again.
 func OutOfService(e browser.Engine) bool {
-	p, ok := e.(*Page)
+	p, ok := e.(*page)
 	return ok && p.ep.Refused() != ""
 }

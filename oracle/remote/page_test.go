@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
-	"github.com/layout-oracle/oracle/oracle/browser/playwright"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -35,7 +34,7 @@ func TestARemotePageHasItsBackendsOptionalMethods(t *testing.T) {
 	require.True(t, ok, "a remote page is a Keeper")
 	assert.True(t, k.Keep())
 	assert.False(t, keeps(NewPage(backend{keep: false}, standing{})))
-	assert.Equal(t, []string{"screen", "dpr"}, playwright.Emulated(p))
+	assert.Equal(t, []string{"screen", "dpr"}, browser.Emulated(p))
 	pages, contexts, err := browser.OpenWindows(context.Background(), p)
 	require.NoError(t, err)
 	assert.Equal(t, [2]int{1, 2}, [2]int{pages, contexts})
@@ -43,7 +42,7 @@ func TestARemotePageHasItsBackendsOptionalMethods(t *testing.T) {
 	// A backend without them: nothing kept, nothing emulated.
 	bare := NewPage(struct{ browser.Engine }{}, standing{})
 	assert.False(t, keeps(bare))
-	assert.Nil(t, playwright.Emulated(bare))
+	assert.Nil(t, browser.Emulated(bare))
 }
 
 // keeps is what the pool asks of a page after an inert case (pool.Keep).

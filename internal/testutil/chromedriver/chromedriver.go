@@ -21,9 +21,9 @@ import (
 	"github.com/layout-oracle/oracle/oracle/browser/environment"
 )
 
-// Path is Debian's chromium-driver, a WebDriver server separate from the
+// path is Debian's chromium-driver, a WebDriver server separate from the
 // oracle (scripts/setup.sh installs it).
-const Path = "/usr/bin/chromedriver"
+const path = "/usr/bin/chromedriver"
 
 // Start runs ChromeDriver on a free loopback port in the pinned
 // environment (the browsers' fontconfig, locale and time zone: what a candidate
@@ -31,8 +31,8 @@ const Path = "/usr/bin/chromedriver"
 // ChromeDriver is not installed.
 func Start(tb testing.TB) string {
 	tb.Helper()
-	if _, err := os.Stat(Path); err != nil {
-		tb.Skipf("%s: %v (apt-get install chromium-driver)", Path, err)
+	if _, err := os.Stat(path); err != nil {
+		tb.Skipf("%s: %v (apt-get install chromium-driver)", path, err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -44,7 +44,7 @@ func Start(tb testing.TB) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cmd := exec.Command(Path, "--port="+strconv.Itoa(port), "--allowed-ips=127.0.0.1")
+	cmd := exec.Command(path, "--port="+strconv.Itoa(port), "--allowed-ips=127.0.0.1")
 	cmd.Env = append(os.Environ(), s.Env...)
 	out := &testutil.LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -61,7 +61,7 @@ func Start(tb testing.TB) string {
 			return url
 		}
 		if time.Now().After(deadline) {
-			tb.Fatalf("%s did not answer /status within 20s: %s", Path, out.String())
+			tb.Fatalf("%s did not answer /status within 20s: %s", path, out.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -27,12 +27,12 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// ErrNotOnRoute is the per-engine error of a request the BiDi route does not
+// errNotOnRoute is the per-engine error of a request the BiDi route does not
 // serve yet (docs/bidi-route.md).
-var ErrNotOnRoute = errors.New("not supported on the bidi route")
+var errNotOnRoute = errors.New("not supported on the bidi route")
 
-// Options chooses the Firefox build and its launch settings.
-type Options struct {
+// options chooses the Firefox build and its launch settings.
+type options struct {
 	ExecutablePath string         // default SystemFirefox
 	Prefs          map[string]any // LaunchSettings.FirefoxPrefs, into user.js
 	Env            []string       // KEY=VALUE added to the browser's environment
@@ -47,14 +47,14 @@ type Options struct {
 // Close may run beside a call.
 type bidiEngine struct {
 	ownclient.Browser[*bidiProc, *bidiConn] // the process, the session's connection, relaunch, health
-	opts                                    Options
+	opts                                    options
 
 	// Under the Browser's lock (Current, SetPage), with the page's marks:
 	page string // the page's browsing context id
 }
 
-// Launch launches Firefox and opens its page at the spec's viewport.
-func Launch(ctx context.Context, opts Options, log zerolog.Logger) (browser.Engine, error) {
+// launch launches Firefox and opens its page at the spec's viewport.
+func launch(ctx context.Context, opts options, log zerolog.Logger) (browser.Engine, error) {
 	e, exe := &bidiEngine{opts: opts}, cmp.Or(opts.ExecutablePath, browser.SystemFirefox)
 	err := e.Browser.Launch(ctx, exe, log, ownclient.Setup{Engine: browser.Firefox,
 		Route:    "bidi " + exe + " WebDriver BiDi (oracle's own client)",

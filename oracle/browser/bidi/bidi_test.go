@@ -20,7 +20,7 @@ var bidiRoute = routetest.OwnRoute{
 	Extra: browser.LaunchSettings{FirefoxPrefs: map[string]any{"fission.webContentIsolationStrategy": 0,
 		"dom.ipc.processCount": 1, "dom.ipc.processCount.webIsolated": 1}},
 	Start: func(ctx context.Context, s browser.LaunchSettings, log zerolog.Logger) (browser.Engine, error) {
-		return Launch(ctx, Options{Prefs: s.FirefoxPrefs, Env: s.Env, InitScripts: s.InitScripts}, log)
+		return launch(ctx, options{Prefs: s.FirefoxPrefs, Env: s.Env, InitScripts: s.InitScripts}, log)
 	},
 	Popups: func(ctx context.Context, e browser.Engine) (int, error) {
 		tops, err := topContexts(ctx, e.(*bidiEngine).Current(nil))

@@ -36,12 +36,12 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// ErrNotOnRoute is the per-engine error of a request the CDP route does not
+// errNotOnRoute is the per-engine error of a request the CDP route does not
 // serve (docs/cdp-route.md).
-var ErrNotOnRoute = errors.New("not supported on the cdp route")
+var errNotOnRoute = errors.New("not supported on the cdp route")
 
-// Options chooses the Chromium build and its launch settings.
-type Options struct {
+// options chooses the Chromium build and its launch settings.
+type options struct {
 	ExecutablePath string   // default SystemChromium, run as Executable says
 	Args           []string // LaunchSettings.ChromiumArgs
 	Env            []string // KEY=VALUE added to the browser's environment
@@ -57,15 +57,15 @@ type Options struct {
 // it one call at a time; Health, Keep and Close may run beside a call.
 type cdpEngine struct {
 	ownclient.Browser[*cdpProc, *cdpConn] // the process, the pipe's connection, relaunch, health
-	opts                                  Options
+	opts                                  options
 
 	// Under the Browser's lock (Current, SetPage), with the page's marks:
 	bctx string   // the browser context every page opens in
 	page *cdpPage // nil: none open (a case closed it); the next call opens one
 }
 
-// Launch launches Chromium and opens its page at the spec's viewport.
-func Launch(ctx context.Context, opts Options, log zerolog.Logger) (browser.Engine, error) {
+// launch launches Chromium and opens its page at the spec's viewport.
+func launch(ctx context.Context, opts options, log zerolog.Logger) (browser.Engine, error) {
 	e, exe := &cdpEngine{opts: opts}, Executable(opts.ExecutablePath)
 	err := e.Browser.Launch(ctx, exe, log, ownclient.Setup{Engine: browser.Chromium,
 		Route:    "cdp " + exe + " Chrome DevTools Protocol (oracle's own client)",
@@ -133,7 +133,7 @@ func (e *cdpEngine) openBrowser(ctx context.Context, conn *cdpConn) (version, bc
 		for _, p := range e.opts.Permissions {
 			name, ok := cdpPermissions[p]
 			if !ok {
-				return "", "", nil, fmt.Errorf("permission %q: %w", p, ErrNotOnRoute)
+				return "", "", nil, fmt.Errorf("permission %q: %w", p, errNotOnRoute)
 			}
 			perms = append(perms, name)
 		}

@@ -30,7 +30,7 @@ import (
 var cdpRoute = routetest.OwnRoute{
 	Engine: browser.Chromium, Browser: "Chromium",
 	Start: func(ctx context.Context, s browser.LaunchSettings, log zerolog.Logger) (browser.Engine, error) {
-		return Launch(ctx, Options{Args: s.ChromiumArgs, Env: s.Env, InitScripts: s.InitScripts}, log)
+		return launch(ctx, options{Args: s.ChromiumArgs, Env: s.Env, InitScripts: s.InitScripts}, log)
 	},
 	Popups: func(ctx context.Context, e browser.Engine) (int, error) {
 		ce := e.(*cdpEngine)
@@ -161,7 +161,7 @@ func TestCDPGrantsTheProfilesPermissions(t *testing.T) {
 	s := cdpRoute.Settings(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	e, err := Launch(ctx, Options{Args: s.ChromiumArgs, Env: s.Env, Permissions: []string{"geolocation", "notifications"}}, testutil.Logger(t))
+	e, err := launch(ctx, options{Args: s.ChromiumArgs, Env: s.Env, Permissions: []string{"geolocation", "notifications"}}, testutil.Logger(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { e.Close() })
 	states := `async function () { const q = n => navigator.permissions.query({name: n}).then(s => s.state);
@@ -174,6 +174,6 @@ func TestCDPGrantsTheProfilesPermissions(t *testing.T) {
 	assert.Equal(t, []string{"granted", "granted"}, got[:2], "the profile's grants")
 	assert.NotEqual(t, "granted", got[2], "camera was not granted")
 
-	_, err = Launch(ctx, Options{Args: s.ChromiumArgs, Env: s.Env, Permissions: []string{"no-such-grant"}}, testutil.Logger(t))
-	assert.ErrorIs(t, err, ErrNotOnRoute)
+	_, err = launch(ctx, options{Args: s.ChromiumArgs, Env: s.Env, Permissions: []string{"no-such-grant"}}, testutil.Logger(t))
+	assert.ErrorIs(t, err, errNotOnRoute)
 }

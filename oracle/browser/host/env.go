@@ -1,6 +1,9 @@
 package host
 
-import "strings"
+import (
+	"os"
+	"strings"
+)
 
 // WithEnv is base with every KEY=VALUE of extra set, replacing base's own KEY.
 func WithEnv(base, extra []string) []string {
@@ -19,4 +22,17 @@ func WithEnv(base, extra []string) []string {
 		}
 	}
 	return append(out, extra...)
+}
+
+// IsELF says whether path (after symlinks) is an ELF file, not a script: a build
+// fingerprint (package buildprint) lists only files whose program is known.
+func IsELF(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	magic := make([]byte, 4)
+	_, err = f.Read(magic)
+	return err == nil && string(magic) == "\x7fELF"
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/layout-oracle/oracle/oracle/browser/host"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
-	"github.com/layout-oracle/oracle/oracle/browser/routes"
+	"github.com/layout-oracle/oracle/oracle/browser/playwright"
 
 	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/stretchr/testify/assert"
@@ -21,8 +21,7 @@ import (
 // whose answer followed an event waited about 40 ms for a delayed ACK.
 func TestFirefoxBiDiConnectionHasNoDelay(t *testing.T) {
 	testutil.NeedsBrowsers(t)
-	settings := browser.LaunchSettings{FirefoxRoute: browser.FirefoxRoutePlaywright}
-	e, err := routes.Launch(context.Background(), browser.Firefox, browser.RouteSystem, "", settings, testutil.Logger(t))
+	e, err := playwright.Route.Launch(context.Background(), browser.Firefox, browser.RouteLaunch{}, testutil.Logger(t))
 	require.NoError(t, err)
 	defer e.Close()
 	pids := e.(interface{ ProcessRoots() []int }).ProcessRoots()

@@ -19,8 +19,8 @@ import (
 // code execution as this user, inside the engine's own sandbox, never as root.
 const browserUserName = "oracle-browser"
 
-// User is who the browser processes run as.
-type User struct {
+// browserAccount is who the browser processes run as.
+type browserAccount struct {
 	Name     string
 	UID, GID uint32
 	Home     string
@@ -36,15 +36,15 @@ type User struct {
 // BrowserUser is who this process runs the browsers as, resolved once per process:
 // root drops to browserUserName; any other user runs the browsers as itself, which is
 // already unprivileged.
-var BrowserUser = sync.OnceValue(func() User {
+var BrowserUser = sync.OnceValue(func() browserAccount {
 	if os.Geteuid() != 0 {
-		u := User{UID: uint32(os.Geteuid()), GID: uint32(os.Getegid()), Name: strconv.Itoa(os.Geteuid())}
+		u := browserAccount{UID: uint32(os.Geteuid()), GID: uint32(os.Getegid()), Name: strconv.Itoa(os.Geteuid())}
 		if cur, err := user.Current(); err == nil {
 			u.Name, u.Home = cur.Username, cur.HomeDir
 		}
 		return u
 	}
-	root := User{Name: "root", Home: os.Getenv("HOME")}
+	root := browserAccount{Name: "root", Home: os.Getenv("HOME")}
 	u, err := user.Lookup(browserUserName)
 	if err != nil {
 		root.Problem = fmt.Sprintf("the oracle runs as root and user %s does not exist (run `make setup`): the browsers run as root", browserUserName)
@@ -56,12 +56,12 @@ var BrowserUser = sync.OnceValue(func() User {
 		root.Problem = fmt.Sprintf("user %s has uid %s gid %s, not an unprivileged user: the browsers run as root", browserUserName, u.Uid, u.Gid)
 		return root
 	}
-	return User{Name: u.Username, UID: uint32(uid), GID: uint32(gid), Home: u.HomeDir, Drop: true}
+	return browserAccount{Name: u.Username, UID: uint32(uid), GID: uint32(gid), Home: u.HomeDir, Drop: true}
 })
 
 // credential is what exec.Cmd.SysProcAttr.Credential gets: nil when the oracle runs
 // the browsers as itself.
-func (u User) credential() *syscall.Credential {
+func (u browserAccount) credential() *syscall.Credential {
 	if !u.Drop {
 		return nil
 	}
@@ -69,11 +69,11 @@ func (u User) credential() *syscall.Credential {
 }
 
 // Root says the browsers run as root, where Chromium refuses to start sandboxed.
-func (u User) Root() bool { return !u.Drop && os.Geteuid() == 0 }
+func (u browserAccount) Root() bool { return !u.Drop && os.Geteuid() == 0 }
 
 // Env is what a browser process's environment must say about its user: its own home
 // (Firefox refuses a $HOME that another user owns) and nothing of root's.
-func (u User) Env() []string {
+func (u browserAccount) Env() []string {
 	if !u.Drop {
 		return nil
 	}
@@ -92,7 +92,7 @@ func WrappedBrowserEnv(extra []string, memoryCgroup string) []string {
 }
 
 // SysProcAttr is the SysProcAttr of a browser-side process the oracle starts itself.
-func (u User) SysProcAttr(a *syscall.SysProcAttr) *syscall.SysProcAttr {
+func (u browserAccount) SysProcAttr(a *syscall.SysProcAttr) *syscall.SysProcAttr {
 	a.Credential = u.credential()
 	return a
 }

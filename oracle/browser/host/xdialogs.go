@@ -45,7 +45,7 @@ func (x *Xvfb) WatchDialogs(log zerolog.Logger) (stop func()) {
 				return
 			case <-t.C:
 			}
-			n, err := x.CloseDialogs()
+			n, err := x.closeDialogs()
 			if err != nil {
 				log.Debug().Err(err).Msg("looking for dialogs on the display")
 			} else if n > 0 {
@@ -60,11 +60,11 @@ func (x *Xvfb) WatchDialogs(log zerolog.Logger) (stop func()) {
 	}
 }
 
-// CloseDialogs asks every dialog on the display to close and says how many it
+// closeDialogs asks every dialog on the display to close and says how many it
 // asked. A dialog is a viewable top-level window transient for another window
 // (WM_TRANSIENT_FOR, which GTK sets on every dialog it parents): the browser's own
 // windows are not.
-func (x *Xvfb) CloseDialogs() (int, error) {
+func (x *Xvfb) closeDialogs() (int, error) {
 	c, err := dialX(x.Display, x.cookie)
 	if err != nil {
 		return 0, err

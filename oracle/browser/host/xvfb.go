@@ -50,9 +50,6 @@ type Xvfb struct {
 	closeOnce sync.Once
 }
 
-// Env is what an X client of this display needs in its environment.
-func (x *Xvfb) Env() []string { return []string{"DISPLAY=" + x.Display, "XAUTHORITY=" + x.Authority} }
-
 // StartXvfb starts `Xvfb -displayfd N -screen 0 1280x1024x24 -nolisten tcp -auth F`
 // as the browser user (user.go), F holding a fresh MIT-MAGIC-COOKIE-1: Xvfb
 // itself picks a free display number, atomically through its lock file, and writes it

@@ -19,7 +19,7 @@ import (
 // engine embeds it (its methods are the engine's) and launches through it (Launch),
 // naming how to start the browser. Its lock also guards the engine's page state,
 // which the engine reads and writes through Current and SetPage.
-type Browser[P Process, C Conn] struct {
+type Browser[P process, C conn] struct {
 	Exe string         // the browser's binary
 	Log zerolog.Logger // the engine's log
 
@@ -60,14 +60,14 @@ type Setup struct {
 // errBrowserReplaced is a call on the connection to a browser that a relaunch killed.
 var errBrowserReplaced = errors.New("browser replaced")
 
-type Process interface {
+type process interface {
 	comparable
 	Kill()       // ends the browser's process group and removes its profile
 	Alive() bool // the process has not exited
 	PID() int    // the browser's own process, the root of its tree
 }
 
-type Conn interface {
+type conn interface {
 	comparable
 	Close(why error) // ends the connection: every call on it, now or later, gets why
 	Alive() bool
@@ -219,7 +219,7 @@ func (b *Browser[P, C]) renew(ctx context.Context) (relaunched bool, err error) 
 	if reason == "" {
 		return false, nil
 	}
-	return true, b.Relaunch(ctx, reason)
+	return true, b.relaunch(ctx, reason)
 }
 
 // ResetPage is both own routes' Reset: the page's marks are cleared; a browser that must relaunch is relaunched, and its new page is the reset
@@ -241,7 +241,7 @@ func (b *Browser[P, C]) ResetPage(ctx context.Context, reset func(context.Contex
 		reason = "page could not reset: " + browser.FirstLine(err)
 	}
 	b.Log.Warn().Err(err).Msg(reason + "; relaunching the browser")
-	return b.Relaunch(ctx, reason)
+	return b.relaunch(ctx, reason)
 }
 
 // relaunchReasonLocked says why the next call must relaunch the browser: a call found
@@ -267,10 +267,10 @@ func (b *Browser[P, C]) relaunchReasonLocked() string {
 	return ""
 }
 
-// Relaunch kills the browser and launches it again, with backoff. It runs outside
+// relaunch kills the browser and launches it again, with backoff. It runs outside
 // the caller's deadline (a relaunch takes seconds): a hung case must not leave the
 // engine without a browser.
-func (b *Browser[P, C]) Relaunch(ctx context.Context, reason string) error {
+func (b *Browser[P, C]) relaunch(ctx context.Context, reason string) error {
 	var noProc P
 	var noConn C
 	b.mu.Lock()
@@ -478,5 +478,5 @@ func (b *Browser[P, C]) IdlePageFailed(ctx context.Context, err error) error {
 		reason = "idle page failed a check: " + browser.FirstLine(err)
 	}
 	b.Log.Warn().Msg(reason + "; relaunching the browser")
-	return b.Relaunch(ctx, reason)
+	return b.relaunch(ctx, reason)
 }

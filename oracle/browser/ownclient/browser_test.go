@@ -57,7 +57,7 @@ func TestARelaunchStartsNoBrowserAfterClose(t *testing.T) {
 	require.Greater(t, len(browser.RelaunchBackoff), 1)
 
 	began := time.Now()
-	err := b.Relaunch(context.Background(), "test")
+	err := b.relaunch(context.Background(), "test")
 	assert.ErrorIs(t, err, ErrEngineClosed)
 	assert.Equal(t, int32(1), starts.Load(), "a browser started after Close")
 	assert.Less(t, time.Since(began), browser.RelaunchBackoff[1], "the relaunch waited out its backoff after Close")

@@ -9,8 +9,6 @@ package playwright
 import (
 	"slices"
 
-	"github.com/layout-oracle/oracle/oracle/browser"
-
 	"github.com/layout-oracle/oracle/profiles"
 	"github.com/mxschmitt/playwright-go"
 )
@@ -109,13 +107,4 @@ func (e *playwrightEngine) clearCredentials() {
 			e.log.Warn().Str("engine", e.name).Err(err).Msg("clear the virtual authenticator's credentials")
 		}
 	}
-}
-
-// Emulated is what the launch profile's emulation applied to e's page in its last
-// call (nil: nothing; an engine whose route has none).
-func Emulated(e browser.Engine) []string {
-	if em, ok := e.(interface{ Emulated() []string }); ok {
-		return em.Emulated()
-	}
-	return nil
 }

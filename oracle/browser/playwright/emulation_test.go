@@ -42,12 +42,12 @@ func TestChromiumEmulationListsOnlyWhatApplied(t *testing.T) {
 			defer cancel()
 			_, err = eng.Load(ctx, "<p>x</p>", "function() { return 1; }")
 			require.NoError(t, err)
-			assert.Equal(t, c.want, Emulated(eng))
+			assert.Equal(t, c.want, browser.Emulated(eng))
 			// A new page (the reset's, after a case left history entries) gets the same.
 			require.NoError(t, eng.(*playwrightEngine).freshPage())
 			_, err = eng.Load(ctx, "<p>x</p>", "function() { return 1; }")
 			require.NoError(t, err)
-			assert.Equal(t, c.want, Emulated(eng), "on a new page")
+			assert.Equal(t, c.want, browser.Emulated(eng), "on a new page")
 		})
 	}
 }

@@ -27,7 +27,7 @@ import (
 
 type lockedBuffer = testutil.LockedBuffer
 
-// The driver runs on the node InstallDriver links into its directory, with
+// The driver runs on the node installDriver links into its directory, with
 // PLAYWRIGHT_NODEJS_PATH unset, and the variable stays unset: before, driverOptions
 // called os.Setenv, although host/xvfb.go promises the environment is not touched.
 func TestPlaywrightDriverLeavesTheEnvironmentAlone(t *testing.T) {
@@ -36,7 +36,7 @@ func TestPlaywrightDriverLeavesTheEnvironmentAlone(t *testing.T) {
 	require.NoError(t, err)
 	log := testutil.Logger(t)
 	t.Setenv("PLAYWRIGHT_NODEJS_PATH", node) // restored after the test
-	require.NoError(t, InstallDriver(log), "the driver is installed already (make setup): nothing is downloaded")
+	require.NoError(t, installDriver(log), "the driver is installed already (make setup): nothing is downloaded")
 	require.NoError(t, os.Unsetenv("PLAYWRIGHT_NODEJS_PATH"))
 
 	d, err := Start(log)

@@ -37,7 +37,7 @@ type Driver struct {
 	launchMu sync.Mutex
 }
 
-// Start starts the driver installed by InstallDriver. Its output goes to
+// Start starts the driver installed by installDriver. Its output goes to
 // stderr: playwright-go's default is stdout, which belongs to the protocol.
 func Start(log zerolog.Logger) (*Driver, error) {
 	pw, err := playwright.Run(driverOptions(log))
@@ -47,14 +47,14 @@ func Start(log zerolog.Logger) (*Driver, error) {
 	return &Driver{pw: pw}, nil
 }
 
-// InstallDriver fetches the playwright-core driver matching go.mod's playwright-go,
+// installDriver fetches the playwright-core driver matching go.mod's playwright-go,
 // without browsers (none can be downloaded on a closed network). playwright-go
 // downloads its own Node.js unless PLAYWRIGHT_NODEJS_PATH names one (it reads that
 // variable only from the environment; the caller sets it, this package never does).
 // The driver directory then gets a "node" link to that Node.js (or the machine's
 // node), which is where playwright-go looks when the variable is unset: the driver
 // runs on it later without anything set in the environment.
-func InstallDriver(log zerolog.Logger) error {
+func installDriver(log zerolog.Logger) error {
 	opts := driverOptions(log)
 	opts.SkipInstallBrowsers = true
 	if err := playwright.Install(opts); err != nil { // fills in opts.DriverDirectory
@@ -81,7 +81,7 @@ func InstallDriver(log zerolog.Logger) error {
 
 // driverOptions sends the driver's output to stderr. The driver runs on
 // PLAYWRIGHT_NODEJS_PATH when the caller set it, else on the driver directory's
-// node, which InstallDriver links to the machine's: the oracle's environment is
+// node, which installDriver links to the machine's: the oracle's environment is
 // never changed.
 //
 // playwright-go keeps its logger in a package variable that every Run with a Logger

@@ -25,7 +25,7 @@ import (
 // them (playwright-core's filterLaunchOptions): headless, channel, proxy and timeout
 // remain. What is dropped is caught by the self-check's environment probe.
 
-// Connect connects to the browser server at wsURL and opens the same
+// connect connects to the browser server at wsURL and opens the same
 // context and page a local launch opens (openContext), on a browser the server
 // launches with the launch options a local launch of opts would use, as far as the
 // protocol carries them. route is RouteSystem (Debian's builds: Chromium at its
@@ -37,7 +37,7 @@ import (
 //
 // proxy (host:port) is also sent as Playwright's proxy option, which a server keeps
 // without --unsafe, so the allowlist holds even where the args are dropped.
-func (d *Driver) Connect(wsURL, route, proxy string, opts Options, log zerolog.Logger) (browser.Engine, error) {
+func (d *Driver) connect(wsURL, route, proxy string, opts Options, log zerolog.Logger) (browser.Engine, error) {
 	endpoint, launch, err := remoteLaunchOptions(wsURL, route, proxy, opts)
 	if err != nil {
 		return nil, err
@@ -101,10 +101,11 @@ func remoteLaunchOptions(wsURL, route, proxy string, opts Options) (string, map[
 	return u.String(), launch, nil
 }
 
-// RemoteLaunchHeader is the x-playwright-launch-options header Connect
-// sends for these arguments: its size is what a server's header limit sees.
-func RemoteLaunchHeader(wsURL, route, proxy string, opts Options) (string, error) {
-	_, launch, err := remoteLaunchOptions(wsURL, route, proxy, opts)
+// RemoteLaunchHeader is the x-playwright-launch-options header the route's Connect
+// sends for a page of engine opened with r: its size is what a server's header limit
+// sees.
+func RemoteLaunchHeader(engine string, r browser.RemoteLaunch) (string, error) {
+	_, launch, err := remoteLaunchOptions(r.URL, remoteRoute(r), r.Proxy, remoteOptions(engine, r))
 	if err != nil {
 		return "", err
 	}
@@ -176,9 +177,9 @@ func (d *Driver) connectPlaywright(endpoint string, launch map[string]any, opts 
 	return e, nil
 }
 
-// OwnDriver makes e, a Playwright engine, stop pw when it closes (a remote
+// ownDriver makes e, a Playwright engine, stop pw when it closes (a remote
 // endpoint's page has a driver of its own, as a local page does).
-func OwnDriver(e browser.Engine, pw *Driver) {
+func ownDriver(e browser.Engine, pw *Driver) {
 	if e, ok := e.(*playwrightEngine); ok {
 		e.driver = pw
 	}

@@ -21,13 +21,6 @@ import (
 	"github.com/layout-oracle/oracle/oracle/browser/host"
 )
 
-// Debian's WebKitGTK route (docs/protocol.md, "Engines and routes"): WebKitWebDriver from
-// webkit2gtk-driver, driving the MiniBrowser of libwebkit2gtk-4.1-0.
-const (
-	DefaultWebKitWebDriver = "/usr/bin/WebKitWebDriver"
-	DefaultMiniBrowser     = "/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser"
-)
-
 // wdProc is one driver process and its session.
 type wdProc struct {
 	group    *host.Group // the driver, reaped in the background; nil: a remote endpoint

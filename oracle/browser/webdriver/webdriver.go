@@ -28,9 +28,9 @@ import (
 
 // Options chooses the WebKitGTK build, its launch profile and its display.
 type Options struct {
-	// DriverPath is the WebDriver server; default DefaultWebKitWebDriver.
+	// DriverPath is the WebDriver server; default browser.SystemWebKitWebDriver.
 	DriverPath string
-	// BrowserPath is the browser the driver starts; default DefaultMiniBrowser.
+	// BrowserPath is the browser the driver starts; default browser.SystemMiniBrowser.
 	BrowserPath string
 	// BrowserArgs are the launch profile's extra browser arguments, after --automation.
 	BrowserArgs []string
@@ -109,10 +109,10 @@ type webDriverEngine struct {
 func Launch(ctx context.Context, opts Options, log zerolog.Logger) (browser.Engine, error) {
 	start := time.Now()
 	if opts.DriverPath == "" {
-		opts.DriverPath = DefaultWebKitWebDriver
+		opts.DriverPath = browser.SystemWebKitWebDriver
 	}
 	if opts.BrowserPath == "" {
-		opts.BrowserPath = DefaultMiniBrowser
+		opts.BrowserPath = browser.SystemMiniBrowser
 	}
 	for _, p := range []string{opts.DriverPath, opts.BrowserPath} {
 		if _, err := os.Stat(p); err != nil && opts.RemoteURL == "" {

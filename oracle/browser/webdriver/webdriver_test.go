@@ -43,11 +43,11 @@ func skipWithoutWebKit(tb testing.TB) {
 	if os.Getenv("CI") != "" {
 		return
 	}
-	if _, err := os.Stat(DefaultWebKitWebDriver); err != nil {
-		tb.Skipf("WebKitGTK tests need %s (Debian package webkit2gtk-driver): %v", DefaultWebKitWebDriver, err)
+	if _, err := os.Stat(browser.SystemWebKitWebDriver); err != nil {
+		tb.Skipf("WebKitGTK tests need %s (Debian package webkit2gtk-driver): %v", browser.SystemWebKitWebDriver, err)
 	}
-	if _, err := os.Stat(DefaultMiniBrowser); err != nil {
-		tb.Skipf("WebKitGTK tests need %s: %v", DefaultMiniBrowser, err)
+	if _, err := os.Stat(browser.SystemMiniBrowser); err != nil {
+		tb.Skipf("WebKitGTK tests need %s: %v", browser.SystemMiniBrowser, err)
 	}
 	if os.Getenv("DISPLAY") == "" {
 		if _, err := os.Stat(host.DefaultXvfb); err != nil {
@@ -117,7 +117,7 @@ func TestWebDriverLaunch(t *testing.T) {
 	if e.Name() != browser.WebKit {
 		t.Errorf("Name() = %q", e.Name())
 	}
-	if want := "webdriver " + DefaultWebKitWebDriver + " + MiniBrowser (WebKitGTK)"; e.Route() != want {
+	if want := "webdriver " + browser.SystemWebKitWebDriver + " + MiniBrowser (WebKitGTK)"; e.Route() != want {
 		t.Errorf("Route() = %q, want %q", e.Route(), want)
 	}
 	if os.Getenv("DISPLAY") == "" && e.xvfb == nil {
