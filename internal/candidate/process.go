@@ -49,7 +49,7 @@ func start(cmd *exec.Cmd, grace time.Duration) (*proc, error) {
 func (p *proc) end() { p.sys.end(p.cmd) }
 
 // wait waits until the command and every process it started are gone (or killed
-// past its grace), and returns the command's own exit: nil for 0, an *ExitError
+// past its grace), and returns the command's own exit: nil for 0, an *exitError
 // otherwise, exec.ErrWaitDelay when it exited 0 and its output was still held
 // open past the caller's WaitDelay, or why it could not be run or waited for.
 func (p *proc) wait() error { return p.sys.wait(p.cmd) }

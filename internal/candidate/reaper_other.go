@@ -27,7 +27,7 @@ func (s *procSys) wait(cmd *exec.Cmd) error {
 	killGroup(cmd) // whatever it left behind
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		return &ExitError{Status: ee.ProcessState.String()}
+		return &exitError{Status: ee.ProcessState.String()}
 	}
 	return err
 }
