@@ -2,5 +2,5 @@
 
 package testutil
 
-// Race is true when the tests were built with -race.
-const Race = true
+// race is true when the tests were built with -race.
+const race = true
