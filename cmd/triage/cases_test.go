@@ -248,3 +248,80 @@ func TestTriageLeavesNoCandidateProcess(t *testing.T) {
 	assert.Greater(t, len(all), 2, "the candidate ran for the case, the reduction and the confirmation")
 	assert.Empty(t, left, "candidate children outlived triage")
 }
+
+// hangingServer is a --candidate-server that writes each case's HTML it reads,
+// JSON-quoted, a line each, to log, hangs on any case holding HANG, and answers
+// every other case with an error.
+func hangingServer(t *testing.T, dir, log string) string {
+	t.Helper()
+	script := filepath.Join(dir, "hang.py")
+	require.NoError(t, os.WriteFile(script, []byte(`import json, sys, time
+log = open(sys.argv[1], "a")
+for line in sys.stdin:
+    req = json.loads(line)
+    log.write(json.dumps(req["html"]) + "\n")
+    log.flush()
+    if "HANG" in req["html"]:
+        time.sleep(3600)
+    sys.stdout.write(json.dumps({"id": req["id"], "error": "no dump"}) + "\n")
+    sys.stdout.flush()
+`), 0o644))
+	return "python3 " + script + " " + log
+}
+
+// Against the real engines: a timeout entry is reduced one variant at a time, so
+// a server candidate reads each hanging variant once for its test, once for the
+// rerun that keeps it, and once more for the confirmation of the reduced case.
+// Before, variants went four at a time: a hang among them ended the process they
+// shared, each was then run again alone, and a hanging variant was read four times
+// or more, each read a whole --candidate-timeout.
+func TestATimeoutIsReducedOneVariantAtATime(t *testing.T) {
+	testutil.NeedsBrowsers(t)
+	dir := t.TempDir()
+	oracleBin := buildOracle(t, dir)
+	corpus := filepath.Join(dir, "corpus.ndjson")
+	require.NoError(t, os.WriteFile(corpus, []byte(`{"id":"h","html":"<!doctype html><div><p>a</p><p>HANG</p><b>b</b><i>c</i><span>d</span></div>"}`+"\n"), 0o644))
+	log := filepath.Join(dir, "reads")
+	out := filepath.Join(dir, "out")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"--oracle", oracleBin, "--oracle-flag=--store=off", "--oracle-flag=--pages=1", "--reduce=0",
+		"--candidate-timeout=2s", "--reduce-timeout=3m", "--candidate-server", hangingServer(t, dir, log),
+		"--out", out, corpus}, &stdout, &stderr)
+	t.Logf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stdout.String(), "cases 1: 1 candidate-error")
+
+	raw, err := os.ReadFile(filepath.Join(out, "buckets.json"))
+	require.NoError(t, err)
+	var entries []struct {
+		Severity string `json:"severity"`
+		Reduced  *struct {
+			HTML       string `json:"html"`
+			Bytes      int    `json:"bytes"`
+			Before     int    `json:"bytes_before"`
+			Reproduced bool   `json:"reproduced"`
+		} `json:"reduced"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &entries))
+	require.Len(t, entries, 1)
+	assert.Equal(t, "crash", entries[0].Severity)
+	require.NotNil(t, entries[0].Reduced)
+	assert.True(t, entries[0].Reduced.Reproduced, "the reduced case still hangs")
+	assert.Less(t, entries[0].Reduced.Bytes, entries[0].Reduced.Before)
+	assert.Contains(t, entries[0].Reduced.HTML, "HANG")
+
+	reads, err := os.ReadFile(log)
+	require.NoError(t, err)
+	hung := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(reads)), "\n") {
+		var html string
+		require.NoError(t, json.Unmarshal([]byte(line), &html))
+		if strings.Contains(html, "HANG") {
+			hung[html]++
+		}
+	}
+	require.NotEmpty(t, hung)
+	for html, n := range hung {
+		assert.LessOrEqual(t, n, 3, "a hanging variant was read %d times: %q", n, html)
+	}
+}

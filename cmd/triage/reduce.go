@@ -362,7 +362,7 @@ func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, rep
 	}
 	rctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	best, st, ok := reduce.Reduce(rctx, v, test, reduce.Options{Parallel: t.cfg.parallel, Progress: progress})
+	best, st, ok := reduce.Reduce(rctx, v, test, reduce.Options{Parallel: variantsInFlight(b, t.cfg.parallel), Progress: progress})
 	out.Seconds = time.Since(start).Seconds()
 	out.Variants = st.Tests
 	if !ok {
@@ -374,6 +374,19 @@ func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, rep
 	}
 	out.HTML, out.Bytes = best.HTML, len(best.HTML)
 	return out
+}
+
+// variantsInFlight is how many of entry b's variants are tested at once: parallel,
+// but one for a crash or timeout. A candidate charges a crash or timeout only to a
+// case that was alone in flight (a server's rule, docs/candidate.md): a hang among
+// four variants in flight ends the process they share, each is run again alone,
+// and the hanging one costs its --candidate-timeout twice or more where one at a
+// time costs it once. ddmin takes the first interesting variant of a batch anyway.
+func variantsInFlight(b *Bucket, parallel int) int {
+	if b.Severity == "crash" {
+		return 1
+	}
+	return parallel
 }
 
 // hasDoctype says html starts with a doctype (after whitespace and comments): a
