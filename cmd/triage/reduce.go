@@ -309,7 +309,7 @@ func (t *triage) generalize(ctx context.Context, o *client.Client, b *Bucket) {
 
 // reduceOne reduces entry b's representative (rep) for at most limit. A variant
 // is kept when it shows the signature of the entry's variant rep was chosen
-// from, twice, and fails nothing the representative did not fail besides: a
+// from, twice (a crash or timeout once), and fails nothing the representative did not fail besides: a
 // variant that shows the signature through another defect is not kept.
 func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, rep *scored, limit time.Duration, progress func(reduce.Stats)) *Reduced {
 	start := time.Now()
@@ -337,6 +337,11 @@ func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, rep
 	var mu sync.Mutex
 	unstable := 0
 	mode := hasDoctype(html)
+	// A crash or timeout variant is kept on one run: a second would cost another
+	// --candidate-timeout for each step of a hang's reduction, and the rerun is for
+	// an engine answer that changes, while this signature is the candidate's own
+	// error. The confirming run of the reduced case (reproduced) checks it again.
+	crash := b.Severity == "crash"
 	test := func(ctx context.Context, vs []reduce.Variant) []bool {
 		ok := make([]bool, len(vs))
 		var wg sync.WaitGroup
@@ -348,7 +353,7 @@ func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, rep
 				if !keeps(t.ask(ctx, o, v.HTML)) {
 					return
 				}
-				if keeps(t.ask(ctx, o, v.HTML)) {
+				if crash || keeps(t.ask(ctx, o, v.HTML)) {
 					ok[i] = true
 				} else {
 					mu.Lock()
