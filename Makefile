@@ -167,10 +167,12 @@ bench-reduce: setup build
 TRIAGE_CASES ?= 100
 TRIAGE_REDUCE ?= 3
 # TRIAGE_MODE=server runs the WeasyPrint adapter as one process (adapter.py --server,
-# --candidate-server); cmd (the default) starts it once per case (--candidate-cmd).
+# --candidate-server) laying out TRIAGE_WORKERS cases at once; cmd (the default)
+# starts it once per case (--candidate-cmd).
 TRIAGE_MODE ?= cmd
+TRIAGE_WORKERS ?= 1
 TRIAGE_CANDIDATE_cmd = --candidate-cmd '/usr/bin/python3 $(CURDIR)/examples/weasyprint/adapter.py'
-TRIAGE_CANDIDATE_server = --candidate-server '/usr/bin/python3 $(CURDIR)/examples/weasyprint/adapter.py --server'
+TRIAGE_CANDIDATE_server = --candidate-server '/usr/bin/python3 $(CURDIR)/examples/weasyprint/adapter.py --server --workers $(TRIAGE_WORKERS)'
 TRIAGE_DIR ?= $(BIN)/bench-triage
 TRIAGE_ARGS ?=
 .PHONY: bench-triage

@@ -10,6 +10,7 @@ style subset from WeasyPrint's computed and used values.
 
 With --server it stays up and answers one case a line (docs/candidate.md), so
 Python and WeasyPrint start once: bin/triage --candidate-server '.../adapter.py --server'.
+--server --workers N lays out N cases at once in forked workers (default 1).
 
 Run it under the oracle's pinned environment (`bin/triage candidate-env`, which
 bin/triage applies by default): FONTCONFIG_FILE gives WeasyPrint's Pango the
@@ -274,29 +275,62 @@ def dump_case(html):
     return dump(html)
 
 
-def serve():
+def reply_to(line):
+    """The reply line to one request line: its dump, or its error."""
+    rid = None
+    try:
+        req = json.loads(line)
+        rid = req["id"]
+        reply = {"id": rid, "dump": dump_case(req["html"])}
+    except Exception as e:  # noqa: BLE001 - the case's error, never the server's end
+        reply = {"id": rid, "error": f"{type(e).__name__}: {e}"}
+    return json.dumps(reply, separators=(",", ":")) + "\n"
+
+
+def serve(workers=1):
     """--server: one request a line on stdin, {"id","html"}; one reply a line on
-    stdout, {"id","dump"} or {"id","error"} (docs/candidate.md). Python and
-    WeasyPrint start once; a case's exception is that case's error reply."""
+    stdout, {"id","dump"} or {"id","error"}, in any order (docs/candidate.md).
+    Python and WeasyPrint start once; a case's exception is that case's error reply.
+    With more than one worker, cases are laid out in that many forked processes
+    at once (WeasyPrint holds one core a case). A worker that dies ends the whole
+    server: the oracle's triage then runs each case that was in flight again,
+    alone, so only the case that kills a worker is charged with it."""
     out = sys.stdout
-    for line in sys.stdin.buffer:
-        if not line.strip():
-            continue
-        rid = None
+    lines = (line for line in sys.stdin.buffer if line.strip())
+    if workers <= 1:
+        for line in lines:
+            out.write(reply_to(line))
+            out.flush()
+        return
+    import concurrent.futures
+    import multiprocessing
+    import threading
+    lock = threading.Lock()
+
+    def write(fut):
         try:
-            req = json.loads(line)
-            rid = req["id"]
-            reply = {"id": rid, "dump": dump_case(req["html"])}
-        except Exception as e:  # noqa: BLE001 - the case's error, never the server's end
-            reply = {"id": rid, "error": f"{type(e).__name__}: {e}"}
-        out.write(json.dumps(reply, separators=(",", ":")))
-        out.write("\n")
-        out.flush()
+            text = fut.result()
+        except concurrent.futures.process.BrokenProcessPool:
+            os._exit(70)  # a worker died: end, so that the case that did it is found alone
+        with lock:
+            out.write(text)
+            out.flush()
+
+    ctx = multiprocessing.get_context("fork")  # the workers inherit the loaded WeasyPrint
+    with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        for line in lines:
+            pool.submit(reply_to, line).add_done_callback(write)
 
 
 def main():
-    if sys.argv[1:] == ["--server"]:
-        serve()
+    args = sys.argv[1:]
+    if args[:1] == ["--server"]:
+        workers = 1
+        if args[1:2] == ["--workers"] and len(args) == 3 and args[2].isdigit():
+            workers = int(args[2])
+        elif len(args) != 1:
+            raise SystemExit("usage: adapter.py [--server [--workers N]]")
+        serve(workers)
         return
     html = sys.stdin.buffer.read().decode("utf-8", errors="replace")
     json.dump(dump(html), sys.stdout, separators=(",", ":"))

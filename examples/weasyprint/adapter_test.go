@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -188,13 +189,19 @@ func TestAdapterIsScored(t *testing.T) {
 	assert.Len(t, lines, sum.Cases+1, "a line per case and the totals")
 }
 
-// adapter --server answers every bundled case with the dump the one-shot adapter
-// writes for it, from one process, run the way triage runs it (internal/candidate,
-// pinned environment).
+// adapter --server (with one worker, and with two) answers every bundled case with
+// the dump the one-shot adapter writes for it, from one server process, run the way
+// triage runs it (internal/candidate, pinned environment).
 func TestServerModeMatchesOneShot(t *testing.T) {
+	for _, server := range []string{" --server", " --server --workers 2"} {
+		t.Run(strings.TrimSpace(server), func(t *testing.T) { serverMatchesOneShot(t, server) })
+	}
+}
+
+func serverMatchesOneShot(t *testing.T, server string) {
 	env, adapter := pinnedAdapter(t)
 	one := candidate.Command{Cmd: python + " " + adapter, Timeout: time.Minute, Env: env}
-	srv := &candidate.Server{Cmd: python + " " + adapter + " --server", Timeout: time.Minute, Env: env}
+	srv := &candidate.Server{Cmd: python + " " + adapter + server, Timeout: time.Minute, Env: env}
 	defer srv.Close()
 	for _, c := range bundled(t) {
 		want, err := one.Dump(context.Background(), *c.HTML)
@@ -211,6 +218,16 @@ func TestServerModeMatchesOneShot(t *testing.T) {
 // case is a candidate error naming the signal, and every other case is answered
 // with WeasyPrint's dump.
 func TestServerCrashCostsOneCase(t *testing.T) {
+	serverCrashCostsOneCase(t, 1)
+}
+
+// The same with two workers: the marker kills its worker, the server ends
+// (exit status 70), and again only the marker case is charged, with an exit.
+func TestServerWithWorkersCrashCostsOneCase(t *testing.T) {
+	serverCrashCostsOneCase(t, 2)
+}
+
+func serverCrashCostsOneCase(t *testing.T, workers int) {
 	env, adapter := pinnedAdapter(t)
 	wrapper := filepath.Join(t.TempDir(), "crashing.py")
 	require.NoError(t, os.WriteFile(wrapper, []byte(`import os, signal, sys
@@ -222,7 +239,7 @@ def dump_case(html):
         os.kill(os.getpid(), signal.SIGSEGV)
     return real(html)
 adapter.dump_case = dump_case
-adapter.serve()
+adapter.serve(`+strconv.Itoa(workers)+`)
 `), 0o600))
 	srv := &candidate.Server{Cmd: python + " " + wrapper, Timeout: time.Minute, Env: env}
 	defer srv.Close()
@@ -246,7 +263,11 @@ adapter.serve()
 	for i := range htmls {
 		if i == 3 {
 			require.Error(t, errs[i])
-			assert.Contains(t, errs[i].Error(), "signal: segmentation fault")
+			if workers == 1 {
+				assert.Contains(t, errs[i].Error(), "signal: segmentation fault")
+			} else {
+				assert.Contains(t, errs[i].Error(), "exit status 70")
+			}
 			assert.Equal(t, "exit", candidate.KindOf(errs[i].Error()))
 			continue
 		}
