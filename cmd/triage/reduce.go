@@ -309,8 +309,9 @@ func (t *triage) generalize(ctx context.Context, o *client.Client, b *Bucket) {
 
 // reduceOne reduces entry b's representative (rep) for at most limit. A variant
 // is kept when it shows the signature of the entry's variant rep was chosen
-// from, twice (a crash or timeout once), and fails nothing the representative did not fail besides: a
-// variant that shows the signature through another defect is not kept.
+// from, twice (a crash or timeout once), and fails nothing the representative
+// did not fail besides: a variant that shows the signature through another
+// defect is not kept.
 func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, rep *scored, limit time.Duration, progress func(reduce.Stats)) *Reduced {
 	start := time.Now()
 	html := rep.c.html
@@ -337,11 +338,21 @@ func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, rep
 	var mu sync.Mutex
 	unstable := 0
 	mode := hasDoctype(html)
-	// A crash or timeout variant is kept on one run: a second would cost another
-	// --candidate-timeout for each step of a hang's reduction, and the rerun is for
-	// an engine answer that changes, while this signature is the candidate's own
-	// error. The confirming run of the reduced case (reproduced) checks it again.
+	// A crash or timeout entry's variants are tested one at a time and kept on one
+	// run. A candidate charges a crash or timeout only to a case that was alone in
+	// flight (a server's rule, docs/candidate.md): a hang among four variants in
+	// flight ends the process they share, each is run again alone, and the hanging
+	// one costs its --candidate-timeout twice or more where one at a time costs it
+	// once (ddmin takes the first interesting variant of a batch anyway). A rerun
+	// would cost another --candidate-timeout for each step of a hang's reduction,
+	// and the rerun is for an engine answer that changes, while this signature is
+	// the candidate's own error: the confirming run of the reduced case
+	// (reproduced) checks it again.
 	crash := b.Severity == "crash"
+	inFlight := t.cfg.parallel
+	if crash {
+		inFlight = 1
+	}
 	test := func(ctx context.Context, vs []reduce.Variant) []bool {
 		ok := make([]bool, len(vs))
 		var wg sync.WaitGroup
@@ -367,7 +378,7 @@ func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, rep
 	}
 	rctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	best, st, ok := reduce.Reduce(rctx, v, test, reduce.Options{Parallel: variantsInFlight(b, t.cfg.parallel), Progress: progress})
+	best, st, ok := reduce.Reduce(rctx, v, test, reduce.Options{Parallel: inFlight, Progress: progress})
 	out.Seconds = time.Since(start).Seconds()
 	out.Variants = st.Tests
 	if !ok {
@@ -379,19 +390,6 @@ func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, rep
 	}
 	out.HTML, out.Bytes = best.HTML, len(best.HTML)
 	return out
-}
-
-// variantsInFlight is how many of entry b's variants are tested at once: parallel,
-// but one for a crash or timeout. A candidate charges a crash or timeout only to a
-// case that was alone in flight (a server's rule, docs/candidate.md): a hang among
-// four variants in flight ends the process they share, each is run again alone,
-// and the hanging one costs its --candidate-timeout twice or more where one at a
-// time costs it once. ddmin takes the first interesting variant of a batch anyway.
-func variantsInFlight(b *Bucket, parallel int) int {
-	if b.Severity == "crash" {
-		return 1
-	}
-	return parallel
 }
 
 // hasDoctype says html starts with a doctype (after whitespace and comments): a
