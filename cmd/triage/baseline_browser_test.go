@@ -37,8 +37,7 @@ func TestBaselineAcrossTwoBuilds(t *testing.T) {
 	out, err := exec.Command("go", "build", "-o", dir+"/", "../oracle", "../planted", ".").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	oracle, planted, triage := filepath.Join(dir, "oracle"), filepath.Join(dir, "planted"), filepath.Join(dir, "triage")
-	corpus := filepath.Join(dir, "corpus.ndjson")
-	require.NoError(t, os.WriteFile(corpus, []byte(plantedCorpus), 0o644))
+	corpus := writeCorpus(t, dir, plantedCorpus)
 	candidate := func(defects string) string {
 		return cli.ShellQuote(planted) + " stdio --parallel 2 --defects " + defects + " --oracle " + cli.ShellQuote(oracle)
 	}

@@ -65,10 +65,9 @@ type runOut struct {
 
 func triageFrom(t *testing.T, from, out, html string, extra ...string) runOut {
 	t.Helper()
-	corpus := filepath.Join(t.TempDir(), "corpus.ndjson")
 	line, err := json.Marshal(map[string]string{"id": "only", "html": html})
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(corpus, append(line, '\n'), 0o644))
+	corpus := writeCorpus(t, t.TempDir(), string(line)+"\n")
 	args := append([]string{"--candidate-cmd", "true", "--candidate-env", "host", "--oracle", "/nonexistent/oracle",
 		"--reduce", "0", "--from", from, "--out", out}, extra...)
 	var stdout, stderr bytes.Buffer

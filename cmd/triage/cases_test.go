@@ -156,11 +156,10 @@ func TestTriageOfACaseOverMaxLine(t *testing.T) {
 	wrapper := filepath.Join(dir, "oracle-small-lines")
 	require.NoError(t, os.WriteFile(wrapper, []byte("#!/bin/sh\nexec "+oracleBin+" --max-line=2000 \"$@\"\n"), 0o755))
 	long := "<!doctype html><p>" + strings.Repeat("x", 3000)
-	corpus := filepath.Join(dir, "corpus.ndjson")
 	lines := []string{`{"id":1,"html":"<!doctype html><p style=\"height:10px\"></p>"}`,
 		`{"id":"1","html":"<!doctype html><div style=\"height:20px\"></div>"}`,
 		`{"id":"long","html":"` + long + `"}`}
-	require.NoError(t, os.WriteFile(corpus, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	corpus := writeCorpus(t, dir, strings.Join(lines, "\n")+"\n")
 	for _, tc := range []struct{ name, oracle, flag, why string }{
 		{"flag", oracleBin, "--oracle-flag=--max-line=2000", "over the oracle's --max-line of 2000"},
 		{"unseen", wrapper, "--oracle-flag=--log-level=error", "request line exceeds the maximum of 2000 bytes"},
@@ -234,8 +233,7 @@ func TestTriageLeavesNoCandidateProcess(t *testing.T) {
 	testutil.NeedsBrowsers(t)
 	dir := t.TempDir()
 	oracleBin := buildOracle(t, dir)
-	corpus := filepath.Join(dir, "corpus.ndjson")
-	require.NoError(t, os.WriteFile(corpus, []byte(`{"id":"a","html":"<!doctype html><div><p style=\"height:10px\">x</p><b>y</b></div>"}`+"\n"), 0o644))
+	corpus := writeCorpus(t, dir, `{"id":"a","html":"<!doctype html><div><p style=\"height:10px\">x</p><b>y</b></div>"}`+"\n")
 	pids := filepath.Join(dir, "pids")
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"--oracle", oracleBin, "--oracle-flag=--store=off", "--oracle-flag=--pages=1", "--reduce=1",
@@ -279,8 +277,7 @@ func TestATimeoutIsReducedOneVariantAtATime(t *testing.T) {
 	testutil.NeedsBrowsers(t)
 	dir := t.TempDir()
 	oracleBin := buildOracle(t, dir)
-	corpus := filepath.Join(dir, "corpus.ndjson")
-	require.NoError(t, os.WriteFile(corpus, []byte(`{"id":"h","html":"<!doctype html><div><p>a</p><p>HANG</p><b>b</b><i>c</i><span>d</span></div>"}`+"\n"), 0o644))
+	corpus := writeCorpus(t, dir, `{"id":"h","html":"<!doctype html><div><p>a</p><p>HANG</p><b>b</b><i>c</i><span>d</span></div>"}`+"\n")
 	log := filepath.Join(dir, "reads")
 	out := filepath.Join(dir, "out")
 	var stdout, stderr bytes.Buffer

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -18,8 +17,7 @@ import (
 // rescores hand-written answers (--from), so no engine runs.
 func TestOutRefusesSymlinksInItsDirectory(t *testing.T) {
 	from := fromDir(t, "taller") // a failing case: the run writes entries/ too
-	corpus := filepath.Join(from, "corpus.ndjson")
-	require.NoError(t, os.WriteFile(corpus, []byte(`{"id":"only","html":"<div></div>"}`+"\n"), 0o644))
+	corpus := writeCorpus(t, from, `{"id":"only","html":"<div></div>"}`+"\n")
 
 	args := func(out string) []string {
 		return []string{"--candidate-cmd", "true", "--candidate-env", "host", "--oracle", "/nonexistent/oracle",

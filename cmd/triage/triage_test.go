@@ -42,6 +42,15 @@ func buildOracle(t *testing.T, dir string) string {
 	return bin
 }
 
+// writeCorpus writes ndjson, the corpus's lines, to dir/corpus.ndjson and returns
+// its path.
+func writeCorpus(t *testing.T, dir, ndjson string) string {
+	t.Helper()
+	corpus := filepath.Join(dir, "corpus.ndjson")
+	require.NoError(t, os.WriteFile(corpus, []byte(ndjson), 0o644))
+	return corpus
+}
+
 // replayServer answers a case's HTML (the POST body) with Chromium's own dump of
 // it from an oracle of the test's (one engine), changed by plant while planted is
 // set: a candidate that is a copy of one engine, reached with curl.
@@ -88,8 +97,7 @@ func TestTriageOfAReplayedEngine(t *testing.T) {
 	}
 	dir := t.TempDir()
 	oracleBin := buildOracle(t, dir)
-	corpus := filepath.Join(dir, "corpus.ndjson")
-	require.NoError(t, os.WriteFile(corpus, []byte(replayCorpus), 0o644))
+	corpus := writeCorpus(t, dir, replayCorpus)
 	store := filepath.Join(dir, "store.db")
 	common := []string{"--oracle", oracleBin, "--oracle-flag=--store=" + store, "--oracle-flag=--pages=1", "--parallel=2"}
 	var planted atomic.Bool
