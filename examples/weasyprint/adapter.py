@@ -18,6 +18,7 @@ browsers' faces; LAYOUT_ORACLE_FONT_SIZE, LAYOUT_ORACLE_MONOSPACE_SIZE and
 LAYOUT_ORACLE_VIEWPORT give the default sizes and the page size.
 """
 
+import argparse
 import json
 import math
 import os
@@ -323,14 +324,16 @@ def serve(workers=1):
 
 
 def main():
-    args = sys.argv[1:]
-    if args[:1] == ["--server"]:
-        workers = 1
-        if args[1:2] == ["--workers"] and len(args) == 3 and args[2].isdigit():
-            workers = int(args[2])
-        elif len(args) != 1:
-            raise SystemExit("usage: adapter.py [--server [--workers N]]")
-        serve(workers)
+    parser = argparse.ArgumentParser(description="WeasyPrint as a candidate engine of the layout oracle")
+    parser.add_argument("--server", action="store_true",
+                        help="stay up and answer one {\"id\",\"html\"} request a line (docs/candidate.md)")
+    parser.add_argument("--workers", type=int, default=1, metavar="N",
+                        help="with --server, lay out N cases at once in forked workers (default 1)")
+    args = parser.parse_args()
+    if args.workers != 1 and not args.server:
+        parser.error("--workers needs --server")
+    if args.server:
+        serve(args.workers)
         return
     html = sys.stdin.buffer.read().decode("utf-8", errors="replace")
     json.dump(dump(html), sys.stdout, separators=(",", ":"))
