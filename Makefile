@@ -194,12 +194,15 @@ bench-triage: setup build
 PLANTED_CASES ?= 100
 PLANTED_REDUCE ?= -1
 PLANTED_DIR ?= $(BIN)/bench-planted
+# list-indent is left out: the generated cases with lists overflow the viewport in
+# the engines, so the contract discards all of them but one and no entry can show it.
+PLANTED_DEFECTS ?= p-tall,p-margin,cell-padding,inline-spacing,link-margin,code-size,crash
 PLANTED_ARGS ?=
 .PHONY: bench-planted
 bench-planted: setup build
 	rm -rf $(PLANTED_DIR) && mkdir -p $(PLANTED_DIR)
 	$(BIN)/bench --emit-cases --cases $(PLANTED_CASES) > $(PLANTED_DIR)/generated.ndjson
-	$(BIN)/planted bench --out $(PLANTED_DIR)/run --oracle $(BIN)/oracle --reduce $(PLANTED_REDUCE) \
+	$(BIN)/planted bench --out $(PLANTED_DIR)/run --oracle $(BIN)/oracle --reduce $(PLANTED_REDUCE) --defects $(PLANTED_DEFECTS) \
 	  --triage-flag=--oracle-flag=--store=off $(PLANTED_ARGS) $(PLANTED_DIR)/generated.ndjson
 
 .PHONY: bench-store

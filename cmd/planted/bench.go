@@ -56,8 +56,9 @@ type Entry struct {
 		Sign  string          `json:"sign"`
 		Error string          `json:"error"`
 	} `json:"signature"`
-	Cases   []string `json:"cases"`
-	Reduced *struct {
+	Cases           []string `json:"cases"`
+	AgreeingEngines []string `json:"agreeing_engines"`
+	Reduced         *struct {
 		HTML       string `json:"html"`
 		Reproduced bool   `json:"reproduced"`
 		Error      string `json:"error"`
@@ -105,6 +106,13 @@ type Explained struct {
 	Reproduced bool     `json:"reproduced"`
 	Defects    []string `json:"defects"`
 	Rule       string   `json:"rule"` // "reduced" (a) or "cases" (b), "" when none explains it
+	// Inherited: no planted defect explains it, and the unplanted engine gives the
+	// candidate's value (agreeing_engines holds it): a difference of the engine the
+	// candidate is built from against the other two, which the candidate inherits.
+	// It is a real difference of the candidate, not triage's noise, and is counted
+	// apart from both.
+	Inherited bool     `json:"inherited"`
+	Agreeing  []string `json:"agreeing_engines"`
 }
 
 // Result is a harness run's measurements (report.json; the table prints them).
@@ -117,7 +125,8 @@ type Result struct {
 	Found         map[string]bool     `json:"found"` // defect -> owns a top entry whose reduced case reproduced
 	PerDefect     map[string]int      `json:"entries_per_defect"`
 	BestRank      map[string]int      `json:"best_rank"`
-	Noise         int                 `json:"noise"`
+	Noise         int                 `json:"noise"`      // entries no planted defect explains, inherited ones not counted
+	Inherited     int                 `json:"inherited"`  // entries of the unplanted engine's own differences (Explained.Inherited)
 	CrashRank     int                 `json:"crash_rank"` // 0: no entry of the crash
 	Reduced       int                 `json:"reduced"`    // entries with a reduced case
 	Reproduced    int                 `json:"reproduced"` // of those, reproduced
@@ -401,7 +410,7 @@ func score(res *Result, ds []Defect) {
 		res.PerDefect[d.Name] = 0
 		res.Found[d.Name] = false
 	}
-	res.Noise, res.CrashRank, res.Reduced, res.Reproduced = 0, 0, 0, 0
+	res.Noise, res.Inherited, res.CrashRank, res.Reduced, res.Reproduced = 0, 0, 0, 0, 0
 	for _, e := range res.Entries {
 		if e.Reduced {
 			res.Reduced++
@@ -409,7 +418,10 @@ func score(res *Result, ds []Defect) {
 		if e.Reproduced {
 			res.Reproduced++
 		}
-		if len(e.Defects) == 0 {
+		switch {
+		case e.Inherited:
+			res.Inherited++
+		case len(e.Defects) == 0:
 			res.Noise++
 		}
 		for _, d := range e.Defects {
@@ -503,12 +515,13 @@ func runBench(ctx context.Context, cfg benchConfig) (*Result, error) {
 		return nil, fmt.Errorf("buckets.json: %w", err)
 	}
 	for i, e := range entries {
-		ex := Explained{Rank: i + 1, Label: e.Label(), Cases: len(e.Cases), Reduced: e.Reduced != nil && e.Reduced.HTML != ""}
+		ex := Explained{Rank: i + 1, Label: e.Label(), Cases: len(e.Cases), Reduced: e.Reduced != nil && e.Reduced.HTML != "", Agreeing: e.AgreeingEngines}
 		ex.Reproduced = ex.Reduced && e.Reduced.Reproduced
 		ex.Defects, ex.Rule, err = explain(ctx, p, e, cfg.defects, truth)
 		if err != nil {
 			return nil, fmt.Errorf("entry %d (%s): %w", i+1, ex.Label, err)
 		}
+		ex.Inherited = len(ex.Defects) == 0 && slices.Contains(e.AgreeingEngines, cfg.engine)
 		res.Entries = append(res.Entries, ex)
 	}
 	score(res, cfg.defects)
@@ -548,7 +561,8 @@ func printTable(w io.Writer, res *Result, ds []Defect) {
 		crash = fmt.Sprint(res.CrashRank)
 	}
 	fmt.Fprintf(w, "recall: %d of %d CSS defects own a top-%d entry whose reduced case reproduced\n", found, css, res.Top)
-	fmt.Fprintf(w, "entries: %d (%d reduced, %d reproduced); noise (explained by no planted defect): %d\n", len(res.Entries), res.Reduced, res.Reproduced, res.Noise)
+	fmt.Fprintf(w, "entries: %d (%d reduced, %d reproduced); noise (explained by no planted defect): %d; inherited (the unplanted engine's own difference, which it agrees with): %d\n",
+		len(res.Entries), res.Reduced, res.Reproduced, res.Noise, res.Inherited)
 	fmt.Fprintf(w, "crash rank: %s\n", crash)
 	fmt.Fprintf(w, "wall: %.1f s (ground truth %.1f s, triage %.1f s)\n", res.WallSeconds, res.TruthSeconds, res.TriageSeconds)
 	fmt.Fprintln(w)
@@ -557,7 +571,10 @@ func printTable(w io.Writer, res *Result, ds []Defect) {
 	sort.SliceStable(res.Entries, func(i, j int) bool { return res.Entries[i].Rank < res.Entries[j].Rank })
 	for _, e := range res.Entries {
 		by := strings.Join(e.Defects, ", ")
-		if by == "" {
+		switch {
+		case e.Inherited:
+			by = "(inherited: " + strings.Join(e.Agreeing, ", ") + " agrees)"
+		case by == "":
 			by = "(noise)"
 		}
 		fmt.Fprintf(w, "| %d | %s | %d | %v | %v | %s | %s |\n", e.Rank, e.Label, e.Cases, e.Reduced, e.Reproduced, by, e.Rule)

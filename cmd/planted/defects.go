@@ -44,6 +44,8 @@ var Defects = []Defect{
 		CSS: "td, th { padding: 3px }"},
 	{Name: "inline-spacing", Note: "text 0.4px wider a letter in EM, I, B, STRONG: a letter-spacing error in inline formatting",
 		CSS: "em, i, b, strong { letter-spacing: 0.4px }"},
+	{Name: "link-margin", Note: "links with a 2px inline margin: a wrong UA default margin on A",
+		CSS: "a { margin-inline: 2px }"},
 	{Name: "code-size", Note: "monospace text at 90% of its parent's size, not the UA's 13px default",
 		CSS: "code, kbd, samp, pre { font-size: 0.9em }"},
 	{Name: "crash", Note: "the candidate dies by SIGSEGV laying out a reversed flex container",

@@ -194,8 +194,10 @@ func TestByCasesAndScore(t *testing.T) {
 		{Rank: 2, Defects: nil, Reduced: true, Reproduced: true},
 		{Rank: 3, Defects: []string{"cell-padding"}, Reduced: true, Reproduced: true},
 		{Rank: 4, Defects: []string{"crash"}},
+		{Rank: 5, Inherited: true, Agreeing: []string{"chromium"}},
 	}}
 	score(res, ds)
+	assert.Equal(t, 1, res.Inherited, "the unplanted engine's own difference")
 	assert.True(t, res.Found["p-tall"])
 	assert.False(t, res.Found["cell-padding"], "rank 3 is below the top 2")
 	assert.Equal(t, 1, res.Noise)

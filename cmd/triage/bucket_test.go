@@ -368,4 +368,42 @@ func TestAgreeingEngines(t *testing.T) {
 	r = b.ranked(false)
 	require.Len(t, r, 1, "%+v", r)
 	assert.Equal(t, []string{}, r[0].AgreeingEngines, "the candidate alone")
+
+	// Ranked alone first (triage's default), an entry of the candidate's own
+	// comes before one a real engine shares, though the shared one has more cases.
+	taller := func(tag string) func(*dump.Dump) {
+		return func(d *dump.Dump) {
+			for i := range d.Nodes {
+				if d.Nodes[i].Tag == tag {
+					d.Nodes[i].Bounding.H += 5
+					for j := range d.Nodes[i].Rects {
+						d.Nodes[i].Rects[j].H += 5
+					}
+				}
+			}
+		}
+	}
+	b = newBucketer(opts)
+	for _, id := range []string{"p1", "p2", "p3"} {
+		s := score(cand(func(*dump.Dump) {}))
+		s.c.id = id
+		b.add(s)
+	}
+	s := score(cand(taller("P")))
+	s.c.id = "own"
+	b.add(s)
+	label := func(r []*Bucket) []string {
+		var out []string
+		for _, e := range r {
+			out = append(out, e.Signature.Label())
+		}
+		return out
+	}
+	byCover := b.ranked(false)
+	require.GreaterOrEqual(t, len(byCover), 2, "%v", label(byCover))
+	assert.Equal(t, []string{"firefox"}, byCover[0].AgreeingEngines, "by cover alone, the shared entry's four cases come first: %v", label(byCover))
+	alone := b.ranked(true)
+	assert.Equal(t, []string{}, alone[0].AgreeingEngines, "alone first: %v", label(alone))
+	assert.Equal(t, "P", alone[0].Signature.Tag)
+	assert.Equal(t, []string{"firefox"}, alone[len(alone)-1].AgreeingEngines)
 }

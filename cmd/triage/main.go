@@ -5,7 +5,7 @@
 // it shows as), ranks them by severity and then by the cases a fix makes pass,
 // and reduces the smallest case of each entry while a time budget lasts.
 //
-//	triage --candidate-cmd CMD --out DIR [--oracle PATH] [--oracle-flag F]... [--reduce N] [--reduce-budget D] [--alone-first] CORPUS.ndjson...
+//	triage --candidate-cmd CMD --out DIR [--oracle PATH] [--oracle-flag F]... [--reduce N] [--reduce-budget D] [--alone-first=false] CORPUS.ndjson...
 //	triage --candidate-server CMD ... | --candidate-webdriver URL [--candidate-capabilities JSON] ...
 //	triage ... [--baseline DIR] [--resume] [--shard I/N] ...
 //	triage rerun [--oracle PATH] ENTRY_DIR [CANDIDATE]
@@ -73,7 +73,7 @@ type config struct {
 	workDir     string         // where the run started: rerun.sh runs the candidate from there
 
 	reduceBudget time.Duration // the whole reduction's bound
-	aloneFirst   bool          // rank the entries no engine agrees with first
+	aloneFirst   bool          // rank the entries no engine agrees with before the shared ones
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -96,7 +96,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	reduceTop := fs.Int("reduce", -1, "reduce at most the top `N` entries besides every crash and timeout, which are always reduced (-1: every entry while --reduce-budget lasts; 0: crashes and timeouts only)")
 	reduceFor := fs.Duration("reduce-timeout", 3*time.Minute, "stop reducing one entry after this long and keep the best so far")
 	reduceBudget := fs.Duration("reduce-budget", 5*time.Minute, "bound on the whole reduction: entries are reduced in rank order while it lasts (crashes and timeouts always)")
-	aloneFirst := fs.Bool("alone-first", false, "rank first the entries where the candidate is alone against all three engines (agreeing_engines empty), after crashes, errors and overflows")
+	aloneFirst := fs.Bool("alone-first", true, "rank the entries where the candidate is alone against all three engines (agreeing_engines empty) before those a real engine shares, after crashes, errors and overflows; false ranks all failures by cover alone")
 	candTimeout := fs.Duration("candidate-timeout", 30*time.Second, "bound on one case of the candidate, its children included; past it the case is that case's candidate error (a server is killed and restarted)")
 	caseTimeout := fs.Duration("case-timeout", 5*time.Minute, "bound on the oracle's answer to one case (each try); past it the case has no vote")
 	envName := fs.String("candidate-env", "pinned", "the candidate's environment: pinned (the browsers' fontconfig, default faces and sizes, locale and time zone: `triage candidate-env` prints it) or host (this process's own)")
@@ -109,7 +109,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	shardFlag := fs.String("shard", "", "score only share `I/N` of the corpus (1 <= I <= N): the cases whose id hashes to it (FNV-1a of the id's JSON text, mod N), the same on every machine")
 	from := fs.String("from", "", "score again the answers an earlier run wrote into `DIR` (its oracle.ndjson and candidate.ndjson) instead of running the oracle and the candidate on the corpus; reduction still runs both")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: triage --candidate-cmd CMD --out DIR [--oracle PATH] [--oracle-flag F]... [--reduce N] [--reduce-budget D] [--alone-first] CORPUS.ndjson...")
+		fmt.Fprintln(stderr, "usage: triage --candidate-cmd CMD --out DIR [--oracle PATH] [--oracle-flag F]... [--reduce N] [--reduce-budget D] [--alone-first=false] CORPUS.ndjson...")
 		fmt.Fprintln(stderr, "       triage {--candidate-server CMD | --candidate-webdriver URL [--candidate-capabilities JSON]} --out DIR ... CORPUS.ndjson...")
 		fmt.Fprintln(stderr, "       triage ... [--baseline DIR] [--resume] [--shard I/N] --out DIR CORPUS.ndjson...")
 		fmt.Fprintln(stderr, "       triage rerun [--oracle PATH] ENTRY_DIR [CANDIDATE]   (what DIR/entries/N/rerun.sh runs)")
