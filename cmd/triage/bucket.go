@@ -303,6 +303,9 @@ type Reduced struct {
 	Seconds     float64 `json:"seconds"`
 	Variants    int     `json:"variants"`
 	Error       string  `json:"error,omitempty"`
+	// HangBound is how long each variant of a timeout entry had before it counted
+	// as still hanging (hangBound), when shorter than --candidate-timeout.
+	HangBound string `json:"hang_bound,omitempty"`
 	// OtherFailures are the other signatures the reduced case still fails in
 	// the confirming run (another defect it still shows).
 	OtherFailures []string `json:"other_failures"`

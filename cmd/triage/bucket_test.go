@@ -5,11 +5,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -406,4 +408,20 @@ func TestAgreeingEngines(t *testing.T) {
 	assert.Equal(t, []string{}, alone[0].AgreeingEngines, "alone first: %v", label(alone))
 	assert.Equal(t, "P", alone[0].Signature.Tag)
 	assert.Equal(t, []string{"firefox"}, alone[len(alone)-1].AgreeingEngines)
+}
+
+// A timeout entry's variants get three times the slowest answer of the run (at
+// least 5 s), never the timeout of a case that hung, and never as much as the
+// candidate's own timeout.
+func TestHangBound(t *testing.T) {
+	byID := map[string]*scored{
+		"a": {cand: &dump.Dump{}, candT: 2 * time.Second},
+		"b": {cand: &dump.Dump{}, candT: time.Second},
+		"h": {candErr: errors.New("candidate timeout"), candT: 30 * time.Second},
+	}
+	assert.Equal(t, 6*time.Second, hangBound(byID, 30*time.Second))
+	assert.Equal(t, time.Duration(0), hangBound(byID, 6*time.Second), "not below the candidate's timeout: none")
+	byID["a"].candT = 100 * time.Millisecond
+	assert.Equal(t, 5*time.Second, hangBound(byID, 30*time.Second))
+	assert.Equal(t, time.Duration(0), hangBound(map[string]*scored{"r": {cand: &dump.Dump{}}}, 30*time.Second), "no answer timed (a resumed run)")
 }

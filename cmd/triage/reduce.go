@@ -13,6 +13,7 @@ import (
 	"github.com/layout-oracle/oracle/client"
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/internal/candidate"
 	"github.com/layout-oracle/oracle/reduce"
 )
 
@@ -143,6 +144,7 @@ func (t *triage) reduceBuckets(ctx context.Context, entries []*Bucket, byID map[
 		}
 		return
 	}
+	hang := hangBound(byID, t.cfg.spec.Timeout)
 	began := time.Now()
 	for i, b := range top {
 		left := time.Until(deadline)
@@ -174,7 +176,7 @@ func (t *triage) reduceBuckets(ctx context.Context, entries []*Bucket, byID map[
 			}
 		}
 		rep := byID[b.Representative]
-		b.Reduced = t.reduceOne(ctx, red.c, b, rep, limit, progress)
+		b.Reduced = t.reduceOne(ctx, red.c, b, rep, limit, hang, progress)
 		if b.Reduced.Error != "" {
 			fmt.Fprintf(t.stderr, "triage: entry %d/%d %s: not reduced in %.1fs: %s\n", i+1, len(top),
 				b.Signature.Label(), b.Reduced.Seconds, b.Reduced.Error)
@@ -307,12 +309,37 @@ func (t *triage) generalize(ctx context.Context, o *client.Client, b *Bucket) {
 	}
 }
 
+// hangBound is how long a variant of a timeout entry may take before it counts as
+// still hanging while it is reduced: three times the slowest answer the candidate
+// gave in this run, at least 5 s, when that is below the candidate's own timeout
+// (0, the timeout itself, otherwise, or when no answer was timed: a resumed run).
+// Each variant that still hangs then costs this, not the whole --candidate-timeout;
+// a variant merely slow past it is judged a hang, and the confirming run of the
+// reduced case, under the full timeout, says whether it reproduced.
+func hangBound(byID map[string]*scored, timeout time.Duration) time.Duration {
+	var slowest time.Duration
+	for _, r := range byID {
+		if r.candErr == nil && r.cand != nil {
+			slowest = max(slowest, r.candT)
+		}
+	}
+	if slowest <= 0 {
+		return 0
+	}
+	b := max(3*slowest, 5*time.Second)
+	if timeout > 0 && b >= timeout {
+		return 0
+	}
+	return b
+}
+
 // reduceOne reduces entry b's representative (rep) for at most limit. A variant
 // is kept when it shows the signature of the entry's variant rep was chosen
 // from, twice (a crash or timeout once), and fails nothing the representative
 // did not fail besides: a variant that shows the signature through another
-// defect is not kept.
-func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, rep *scored, limit time.Duration, progress func(reduce.Stats)) *Reduced {
+// defect is not kept. A timeout entry's variants are run under hang
+// (hangBound), when it is not 0.
+func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, rep *scored, limit, hang time.Duration, progress func(reduce.Stats)) *Reduced {
 	start := time.Now()
 	html := rep.c.html
 	sig := b.rep.Signature
@@ -378,6 +405,10 @@ func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, rep
 	}
 	rctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
+	if sig.Kind == "error" && sig.Error == "timeout" && hang > 0 {
+		rctx = candidate.WithCaseBound(rctx, hang)
+		out.HangBound = hang.Round(time.Millisecond).String()
+	}
 	best, st, ok := reduce.Reduce(rctx, v, test, reduce.Options{Parallel: inFlight, Progress: progress})
 	out.Seconds = time.Since(start).Seconds()
 	out.Variants = st.Tests

@@ -66,9 +66,10 @@ func (e *Error) Error() string {
 // run runs the command on html and returns what it wrote on stdout. It and every
 // process it started are ended when the run ends, however it ends (Start).
 func (c *Command) run(ctx context.Context, html string) ([]byte, error) {
-	if c.Timeout > 0 {
+	timeout := caseTimeout(ctx, c.Timeout)
+	if timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
+		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
 	cmd := exec.CommandContext(ctx, "sh", "-c", c.Cmd)
@@ -91,8 +92,8 @@ func (c *Command) run(ctx context.Context, html string) ([]byte, error) {
 	stderr := errw.String()
 	switch {
 	case err != nil && ctx.Err() != nil:
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) && c.Timeout > 0 {
-			return nil, &Error{Kind: "timeout", Msg: fmt.Sprintf("no answer within %v (it and every process it started were killed)", c.Timeout), Stderr: stderr}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) && timeout > 0 {
+			return nil, &Error{Kind: "timeout", Msg: fmt.Sprintf("no answer within %v (it and every process it started were killed)", timeout), Stderr: stderr}
 		}
 		return nil, &Error{Kind: "timeout", Msg: ctx.Err().Error(), Stderr: stderr}
 	case errors.Is(err, exec.ErrWaitDelay):

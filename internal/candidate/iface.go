@@ -23,6 +23,25 @@ type Candidate interface {
 	Close() error
 }
 
+// caseBoundKey carries a per-call bound on one case (WithCaseBound).
+type caseBoundKey struct{}
+
+// WithCaseBound returns ctx under which a Dump gives its case at most d, when d is
+// below the candidate's own Timeout, and past it ends the case as a timeout does
+// (a command's processes killed, a server killed and restarted). Reducing a hang
+// uses it: each variant that still hangs costs this bound, not the full timeout.
+func WithCaseBound(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, caseBoundKey{}, d)
+}
+
+// caseTimeout is own (a candidate's Timeout, 0: none) lowered to ctx's WithCaseBound.
+func caseTimeout(ctx context.Context, own time.Duration) time.Duration {
+	if d, ok := ctx.Value(caseBoundKey{}).(time.Duration); ok && d > 0 && (own <= 0 || d < own) {
+		return d
+	}
+	return own
+}
+
 // Spec is how a candidate is chosen on a command line: exactly one of Cmd, Server
 // and WebDriver is set.
 type Spec struct {

@@ -138,8 +138,9 @@ func (s *Server) try(ctx context.Context, html string, alone bool) ([]byte, erro
 		p.end(nil)
 	}
 	var timeout <-chan time.Time
-	if s.Timeout > 0 {
-		t := time.NewTimer(s.Timeout)
+	bound := caseTimeout(ctx, s.Timeout)
+	if bound > 0 {
+		t := time.NewTimer(bound)
 		defer t.Stop()
 		timeout = t.C
 	}
@@ -164,7 +165,7 @@ func (s *Server) try(ctx context.Context, html string, alone bool) ([]byte, erro
 		return nil, p.why.forCase(), false
 	case <-timeout:
 		shared := p.sharedBy(w)
-		p.end(&Error{Kind: "timeout", Msg: fmt.Sprintf("no answer within %v (the server's process group was killed; a new process answers the next case)", s.Timeout)})
+		p.end(&Error{Kind: "timeout", Msg: fmt.Sprintf("no answer within %v (the server's process group was killed; a new process answers the next case)", bound)})
 		<-p.dead
 		if shared && !alone {
 			return nil, nil, true

@@ -182,3 +182,33 @@ func TestServerThatExitsAtOnce(t *testing.T) {
 	assert.Contains(t, err.Error(), "exit status 3")
 	assert.Contains(t, err.Error(), "broken")
 }
+
+// WithCaseBound lowers one call's bound below the server's Timeout: the hanging
+// case is killed at the bound, named by it, and the next case is answered by a new
+// process. A bound above the Timeout changes nothing.
+func TestServerCaseBoundCutsAHangShort(t *testing.T) {
+	s := &Server{Cmd: fakeServerCmd(t), Timeout: time.Minute}
+	defer s.Close()
+	start := time.Now()
+	_, err := s.Dump(WithCaseBound(context.Background(), 700*time.Millisecond), "<p>b HANG")
+	assert.Equal(t, "timeout", kindOf(err), "%v", err)
+	assert.Contains(t, err.Error(), "no answer within 700ms")
+	assert.Less(t, time.Since(start), 20*time.Second, "cut at the bound, not the minute")
+	_, err = s.Dump(context.Background(), "<p>c")
+	assert.NoError(t, err, "a new process answers the next case")
+	assert.Equal(t, 2, s.Starts())
+	assert.Equal(t, time.Minute, caseTimeout(WithCaseBound(context.Background(), 2*time.Minute), time.Minute))
+	assert.Equal(t, time.Second, caseTimeout(WithCaseBound(context.Background(), time.Second), 0), "a bound where there is no timeout")
+}
+
+// A command's run is bounded by WithCaseBound too, and its error names that bound.
+func TestCommandCaseBound(t *testing.T) {
+	c := Command{Cmd: "sleep 30", Timeout: time.Minute}
+	start := time.Now()
+	_, err := c.run(WithCaseBound(context.Background(), 300*time.Millisecond), "")
+	var ce *Error
+	require.True(t, errors.As(err, &ce), "%v", err)
+	assert.Equal(t, "timeout", ce.Kind)
+	assert.Contains(t, ce.Msg, "no answer within 300ms")
+	assert.Less(t, time.Since(start), 10*time.Second)
+}

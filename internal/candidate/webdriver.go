@@ -139,15 +139,16 @@ func (w *webDriver) Dump(ctx context.Context, html string) (*dump.Dump, error) {
 		return nil, err
 	}
 	defer w.release(e)
-	if w.timeout > 0 {
+	timeout := caseTimeout(ctx, w.timeout)
+	if timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, w.timeout)
+		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
 	// As the oracle's pool runs a case: the page checked before, reset after.
 	if p, ok := e.(interface{ Prepare(context.Context) error }); ok {
 		if err := p.Prepare(ctx); err != nil {
-			return nil, w.caseError(ctx, err)
+			return nil, w.caseError(ctx, timeout, err)
 		}
 	}
 	d, err := oracle.Geometry(ctx, e, html, "")
@@ -157,7 +158,7 @@ func (w *webDriver) Dump(ctx context.Context, html string) (*dump.Dump, error) {
 		err = rerr
 	}
 	if err != nil {
-		return nil, w.caseError(ctx, err)
+		return nil, w.caseError(ctx, timeout, err)
 	}
 	// Through the contract's check, as every candidate's dump goes.
 	b, err := json.Marshal(d)
@@ -167,9 +168,9 @@ func (w *webDriver) Dump(ctx context.Context, html string) (*dump.Dump, error) {
 	return Decode(b)
 }
 
-func (w *webDriver) caseError(ctx context.Context, err error) error {
+func (w *webDriver) caseError(ctx context.Context, timeout time.Duration, err error) error {
 	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
-		return &Error{Kind: "timeout", Msg: fmt.Sprintf("no dump within %v: %v", w.timeout, err)}
+		return &Error{Kind: "timeout", Msg: fmt.Sprintf("no dump within %v: %v", timeout, err)}
 	}
 	return &Error{Kind: "dump", Msg: "the WebDriver engine gave no dump: " + err.Error()}
 }
