@@ -1,4 +1,4 @@
-(function (c) {
+(function layoutOracleCase(c) {
   // The case program: the same text in every engine, on both routes, evaluated in one
   // driver call on a fresh about:blank page (the pool resets after every case).
   // c is {html, fn, args, budget}: fn is a function expression's source, called with
@@ -154,6 +154,11 @@
   // measured (freshState): no script of a case can run in a kept window to read or
   // change it, and a case that is not inert gets a new window.
   var FRESH = '__layoutOracleFreshState';
+  // PROGRAM is the window's own property holding this program, left by the window's
+  // first inert case: a kept window's later cases call it (inpage/kept_case.js)
+  // instead of sending and compiling its text again. Like FRESH, no script of a
+  // case can run in a kept window to reach it.
+  var PROGRAM = '__layoutOracleCase';
   var createElement = method(DocP, 'createElement');
   var setAttribute = method(ElP, 'setAttribute');
   var dispatchEvent = method(EventTarget.prototype, 'dispatchEvent');
@@ -639,6 +644,9 @@
               var fresh = dataDesc(state);
               fresh.enumerable = false;
               defProp(G, FRESH, fresh);
+              var program = dataDesc(layoutOracleCase);
+              program.enumerable = false;
+              defProp(G, PROGRAM, program);
             }
             else if (G[FRESH] !== state) freshDiffers = 'a new document in the kept window has ' + state + ', its first had ' + StringFn(G[FRESH]);
             apply(docOpen, doc, []);

@@ -24,9 +24,13 @@ var files embed.FS
 
 // The programs, by the file each is. Templates say what fills them.
 var (
-	// Case is the case program: every Load, in every engine and on both routes, is
-	// one driver call evaluating exactly this text on a fresh about:blank page.
+	// Case is the case program: every Load, in every engine and on every route, is
+	// one driver call evaluating this text on a fresh about:blank page (or, in a
+	// kept window, KeptCase calling the one the window holds).
 	Case = file("case.js")
+	// KeptCase is what a Load into a kept inert window evaluates instead: the case
+	// program the window's first inert case left on it, called with its argument.
+	KeptCase = file("kept_case.js")
 	// WithCaseScript wraps @@FN@@, a walk, into one that runs the case's script first
 	// (browser.WithCaseScript).
 	WithCaseScript = file("with_case_script.js")

@@ -127,13 +127,24 @@ func WithCaseScript(fn string) string {
 }
 
 // caseJS is the case program (inpage/case.js): every Load, in every engine and on
-// both routes, is one driver call evaluating exactly this text on a fresh about:blank
-// page.
+// every route, is one driver call evaluating this text on a fresh about:blank page
+// (in a kept window, CaseProgramFor's call of the one the window holds).
 var caseJS = inpage.Case
 
 // CaseProgram is the case program's text, a function expression taking one argument,
 // CaseArg's value, and returning a promise of the JSON text of fn's result.
 func CaseProgram() string { return caseJS }
+
+// CaseProgramFor is CaseProgram, or for a Load into a kept window (KeptCaseArg)
+// inpage.KeptCase: a short function that calls the program the window's first
+// inert case left on it, so a kept case costs no 32 KB of program text sent and
+// compiled (the engines' compile caches do not all keep it).
+func CaseProgramFor(kept bool) string {
+	if kept {
+		return inpage.KeptCase
+	}
+	return caseJS
+}
 
 // CaseArg is the case program's argument for one Load: the html to write, fn (a
 // function expression called with the captured built-ins as `this` and args once the

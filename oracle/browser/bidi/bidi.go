@@ -203,7 +203,7 @@ func (e *bidiEngine) Load(ctx context.Context, html, fn string, args ...any) (js
 	if kept {
 		arg = browser.KeptCaseArg(html, fn, args, browser.SettleBudget(ctx))
 	}
-	return e.evaluate(ctx, conn, page, browser.CaseProgram(), arg)
+	return e.evaluate(ctx, conn, page, browser.CaseProgramFor(kept), arg)
 }
 
 // evaluate calls fn (a function expression of one argument returning JSON text)

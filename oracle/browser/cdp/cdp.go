@@ -353,7 +353,7 @@ func (e *cdpEngine) Load(ctx context.Context, html, fn string, args ...any) (jso
 	if kept {
 		arg = browser.KeptCaseArg(html, fn, plain, browser.SettleBudget(ctx))
 	}
-	return e.evaluateJSON(ctx, conn, page, browser.CaseProgram(), arg)
+	return e.evaluateJSON(ctx, conn, page, browser.CaseProgramFor(kept), arg)
 }
 
 // evaluate calls fn with arg (plain JSON) on page with no user gesture

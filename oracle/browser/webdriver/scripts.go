@@ -57,7 +57,8 @@ const viewportChangedText = "layout oracle: the viewport changed during the case
 // callScriptFor is the Execute Script body for one call, whose JSON text result
 // WebDriver awaits. For a Visit it is CallExpression(fn) on arguments[1]; for a Load
 // it is the case program (case.js) on arguments[1], CaseArg's value, which writes and
-// settles the document itself. arguments[0] is the call's token. Everything here runs
+// settles the document itself (in a kept window, kept: the program the window holds,
+// browser.CaseProgramFor). arguments[0] is the call's token. Everything here runs
 // before any of the case's script (the program writes the document from a later
 // task), so the callbacks below are attached through the page's pristine built-ins.
 // On a page that has navigated away from about:blank, a Load returns a marker object
@@ -69,8 +70,8 @@ const viewportChangedText = "layout oracle: the viewport changed during the case
 // The text is inpage/webdriver/call.js. Its finish restores what the preludes replaced
 // after the case's script, which may have broken what restore uses; the page is reset
 // after every case anyway, so a failed restore must not lose the answer.
-func callScriptFor(fn string, load, caseURL bool) string {
-	navigated, call := "", browser.CaseProgram()
+func callScriptFor(fn string, load, caseURL, kept bool) string {
+	navigated, call := "", browser.CaseProgramFor(kept)
 	if load && !caseURL {
 		navigated = inpage.WebDriverNavigated
 	}

@@ -15,7 +15,7 @@ func TestEmbeddedScriptsNameTheGoSidesProperties(t *testing.T) {
 	if !strings.Contains(collectScript, "window."+oracleCallProp+";") {
 		t.Errorf("inpage/webdriver/collect.js does not read %s", oracleCallProp)
 	}
-	if !strings.Contains(callScriptFor("", false, false), "window, '"+oracleCallProp+"'") {
+	if !strings.Contains(callScriptFor("", false, false, false), "window, '"+oracleCallProp+"'") {
 		t.Errorf("inpage/webdriver/call.js does not set %s", oracleCallProp)
 	}
 	if strings.HasSuffix(collectScript, "\n") || !strings.HasSuffix(dialogPrelude, "\n") || !strings.HasSuffix(repairPrelude, "\n") ||

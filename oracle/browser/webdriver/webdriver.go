@@ -338,14 +338,15 @@ func (e *webDriverEngine) callOnce(ctx context.Context, url, html, fn string, ar
 	e.callSeq++
 	token := strconv.FormatUint(e.callSeq, 10) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	var arg any = args
-	if url == "" && e.kept.Swap(false) {
+	kept := url == "" && e.kept.Swap(false)
+	if kept {
 		arg = browser.KeptCaseArg(html, fn, args, browser.SettleBudget(ctx))
 	} else if url == "" {
 		arg = browser.CaseArg(html, fn, args, browser.SettleBudget(ctx))
 	} else if caseURL {
 		arg = browser.CaseURLArg(fn, args, browser.SettleBudget(ctx))
 	}
-	body := map[string]any{"script": callScriptFor(fn, url == "", caseURL), "args": []any{token, arg, e.window.Inner}}
+	body := map[string]any{"script": callScriptFor(fn, url == "", caseURL, kept), "args": []any{token, arg, e.window.Inner}}
 	for attempt := 0; ; attempt++ {
 		raw, err := e.execute(ctx, body)
 		if err != nil {

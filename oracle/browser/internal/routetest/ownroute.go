@@ -7,6 +7,7 @@ package routetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,11 +17,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layout-oracle/oracle/inpage"
 	"github.com/layout-oracle/oracle/internal/testutil"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/browser/environment"
 	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/layout-oracle/oracle/oracle/browser/playwright"
+	"github.com/layout-oracle/oracle/oracle/inert"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -139,7 +142,8 @@ func ResetIsolatesCases(t *testing.T, r OwnRoute) {
 }
 
 // KeepReusesTheDocument: an inert case's document is kept (Keeper) and the next Load
-// writes over it; a page with a popup open is not kept.
+// writes over it, through the case program the first left on the window
+// (browser.CaseProgramFor); a page with a popup open is not kept.
 func KeepReusesTheDocument(t *testing.T, r OwnRoute) {
 	testutil.NeedsBrowsers(t)
 	e := r.Launch(t, r.Settings(t))
@@ -148,12 +152,35 @@ func KeepReusesTheDocument(t *testing.T, r OwnRoute) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	text := `function () { return document.body.textContent; }`
-	_, err := e.Load(ctx, "<p>one</p>", text)
+	// Inert cases, checked in the engine as the oracle runs them (runInertCase).
+	inertLoad := func(markup string) string {
+		allowed, why := inert.Judge(markup)
+		require.Empty(t, why)
+		raw, err := e.Load(ctx, markup, inpage.Fill(inpage.InertCheck, "FN", text), allowed)
+		require.NoError(t, err)
+		var res struct {
+			Result json.RawMessage `json:"result"`
+			Inert  *string         `json:"inert"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &res), "%s", raw)
+		require.NotNil(t, res.Inert, "%s", raw)
+		assert.Empty(t, *res.Inert, "the inert check passes")
+		return string(res.Result)
+	}
+	assert.Equal(t, `"one"`, inertLoad("<p>one</p>"))
+	require.True(t, keeper.Keep())
+	assert.Equal(t, `"two"`, inertLoad("<p>two</p>"))
+	// A kept window's Load sends the short program; a window without the one it
+	// calls (here: a new one that held only a case with a script) answers a failed
+	// inert check.
+	require.NoError(t, e.Reset(ctx))
+	_, err := e.Load(ctx, "<p>x</p>", browser.WithCaseScript(text), "")
 	require.NoError(t, err)
 	require.True(t, keeper.Keep())
-	raw, err := e.Load(ctx, "<p>two</p>", text)
+	raw, err := e.Load(ctx, "<p>y</p>", text)
 	require.NoError(t, err)
-	assert.Equal(t, `"two"`, string(raw))
+	assert.JSONEq(t, `{"inert":"the kept window holds no case program"}`, string(raw))
+	require.NoError(t, e.Reset(ctx))
 	// A popup: not kept.
 	_, err = e.Load(ctx, "<p>three</p>", browser.WithCaseScript(text), "window.open('about:blank')")
 	require.NoError(t, err)
