@@ -174,12 +174,15 @@ TRIAGE_WORKERS ?= 1
 TRIAGE_CANDIDATE_cmd = --candidate-cmd '/usr/bin/python3 $(CURDIR)/examples/weasyprint/adapter.py'
 TRIAGE_CANDIDATE_server = --candidate-server '/usr/bin/python3 $(CURDIR)/examples/weasyprint/adapter.py --server --workers $(TRIAGE_WORKERS)'
 TRIAGE_DIR ?= $(BIN)/bench-triage
+# TRIAGE_CORPORA: the NDJSON corpora triaged in turn, e.g. a WPT corpus from
+# scripts/corpus/wpt_corpus.py (docs/triage.md, "Measured").
+TRIAGE_CORPORA ?= testdata/cases.ndjson $(TRIAGE_DIR)/generated.ndjson
 TRIAGE_ARGS ?=
 .PHONY: bench-triage
 bench-triage: setup build
 	rm -rf $(TRIAGE_DIR) && mkdir -p $(TRIAGE_DIR)
 	$(BIN)/bench --emit-cases --cases $(TRIAGE_CASES) > $(TRIAGE_DIR)/generated.ndjson
-	for corpus in testdata/cases.ndjson $(TRIAGE_DIR)/generated.ndjson; do \
+	for corpus in $(TRIAGE_CORPORA); do \
 	  name=$$(basename $$corpus .ndjson); echo "== $$corpus (candidate mode: $(TRIAGE_MODE))"; \
 	  $(BIN)/triage $(TRIAGE_CANDIDATE_$(TRIAGE_MODE)) \
 	    --out $(TRIAGE_DIR)/$$name --oracle $(BIN)/oracle --oracle-flag=--store=$(TRIAGE_DIR)/store-$$name.db \

@@ -410,18 +410,25 @@ func TestAgreeingEngines(t *testing.T) {
 	assert.Equal(t, []string{"firefox"}, alone[len(alone)-1].AgreeingEngines)
 }
 
-// A timeout entry's variants get three times the slowest answer of the run (at
-// least 5 s), never the timeout of a case that hung, and never as much as the
-// candidate's own timeout.
+// A timeout entry's variants get three times the 95th percentile of the run's
+// answers (at least 2 s), never the time of a case that hung or one that waited
+// beside a hang, and never as much as the candidate's own timeout.
 func TestHangBound(t *testing.T) {
 	byID := map[string]*scored{
 		"a": {cand: &dump.Dump{}, candT: 2 * time.Second},
 		"b": {cand: &dump.Dump{}, candT: time.Second},
 		"h": {candErr: errors.New("candidate timeout"), candT: 30 * time.Second},
 	}
-	assert.Equal(t, 6*time.Second, hangBound(byID, 30*time.Second))
+	assert.Equal(t, 6*time.Second, hangBound(byID, 30*time.Second), "under 20 answers, the slowest")
 	assert.Equal(t, time.Duration(0), hangBound(byID, 6*time.Second), "not below the candidate's timeout: none")
 	byID["a"].candT = 100 * time.Millisecond
-	assert.Equal(t, 5*time.Second, hangBound(byID, 30*time.Second))
+	assert.Equal(t, 3*time.Second, hangBound(byID, 30*time.Second))
+	byID["b"].candT = 100 * time.Millisecond
+	assert.Equal(t, 2*time.Second, hangBound(byID, 30*time.Second), "at least 2 s")
+	for i := range 40 {
+		byID[strconv.Itoa(i)] = &scored{cand: &dump.Dump{}, candT: 2 * time.Second}
+	}
+	byID["beside"] = &scored{cand: &dump.Dump{}, candT: 32 * time.Second} // waited for the hang's timeout, then ran alone
+	assert.Equal(t, 6*time.Second, hangBound(byID, 30*time.Second), "one case beside a hang does not set it")
 	assert.Equal(t, time.Duration(0), hangBound(map[string]*scored{"r": {cand: &dump.Dump{}}}, 30*time.Second), "no answer timed (a resumed run)")
 }

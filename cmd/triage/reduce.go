@@ -145,6 +145,9 @@ func (t *triage) reduceBuckets(ctx context.Context, entries []*Bucket, byID map[
 		return
 	}
 	hang := hangBound(byID, t.cfg.spec.Timeout)
+	if hang > 0 {
+		fmt.Fprintf(t.stderr, "triage: a timeout entry's variants count as hanging after %v (hangBound)\n", hang.Round(time.Millisecond))
+	}
 	began := time.Now()
 	for i, b := range top {
 		left := time.Until(deadline)
@@ -310,23 +313,28 @@ func (t *triage) generalize(ctx context.Context, o *client.Client, b *Bucket) {
 }
 
 // hangBound is how long a variant of a timeout entry may take before it counts as
-// still hanging while it is reduced: three times the slowest answer the candidate
-// gave in this run, at least 5 s, when that is below the candidate's own timeout
-// (0, the timeout itself, otherwise, or when no answer was timed: a resumed run).
-// Each variant that still hangs then costs this, not the whole --candidate-timeout;
-// a variant merely slow past it is judged a hang, and the confirming run of the
-// reduced case, under the full timeout, says whether it reproduced.
+// still hanging while it is reduced: three times the 95th percentile of the
+// candidate's answers in this run (nearest rank: the slowest under 20 answers), at
+// least 2 s (well above a busy machine's jitter), when that is below the candidate's own timeout (0, the timeout itself,
+// otherwise, or when no answer was timed: a resumed run). Not the slowest: a case
+// in flight beside a hang waits for the hang's timeout and is answered again alone,
+// and its time counts both. Each variant that still hangs then costs this, not the
+// whole --candidate-timeout; a variant merely slow past it is judged a hang, and the
+// confirming run of the reduced case, under the full timeout, says whether it
+// reproduced.
 func hangBound(byID map[string]*scored, timeout time.Duration) time.Duration {
-	var slowest time.Duration
+	var times []time.Duration
 	for _, r := range byID {
-		if r.candErr == nil && r.cand != nil {
-			slowest = max(slowest, r.candT)
+		if r.candErr == nil && r.cand != nil && r.candT > 0 {
+			times = append(times, r.candT)
 		}
 	}
-	if slowest <= 0 {
+	if len(times) == 0 {
 		return 0
 	}
-	b := max(3*slowest, 5*time.Second)
+	slices.Sort(times)
+	p95 := times[(len(times)*95+99)/100-1]
+	b := max(3*p95, 2*time.Second)
 	if timeout > 0 && b >= timeout {
 		return 0
 	}
