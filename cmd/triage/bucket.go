@@ -47,6 +47,9 @@ func (s Signature) Key() string {
 	return string(b)
 }
 
+// hangs says s is a candidate timeout: its variants are reduced under hangBound.
+func (s Signature) hangs() bool { return s.Kind == "error" && s.Error == "timeout" }
+
 // Label is the signature in one phrase: "layout P bounding.h +".
 func (s Signature) Label() string {
 	if s.Kind == "error" {

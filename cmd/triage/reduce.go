@@ -144,7 +144,10 @@ func (t *triage) reduceBuckets(ctx context.Context, entries []*Bucket, byID map[
 		}
 		return
 	}
-	hang := hangBound(byID, t.cfg.spec.Timeout)
+	var hang time.Duration
+	if slices.ContainsFunc(top, func(b *Bucket) bool { return b.rep.Signature.hangs() }) {
+		hang = hangBound(byID, t.cfg.spec.Timeout)
+	}
 	if hang > 0 {
 		fmt.Fprintf(t.stderr, "triage: a timeout entry's variants count as hanging after %v (hangBound)\n", hang.Round(time.Millisecond))
 	}
@@ -315,8 +318,9 @@ func (t *triage) generalize(ctx context.Context, o *client.Client, b *Bucket) {
 // hangBound is how long a variant of a timeout entry may take before it counts as
 // still hanging while it is reduced: three times the 95th percentile of the
 // candidate's answers in this run (nearest rank: the slowest under 20 answers), at
-// least 2 s (well above a busy machine's jitter), when that is below the candidate's own timeout (0, the timeout itself,
-// otherwise, or when no answer was timed: a resumed run). Not the slowest: a case
+// least 2 s (well above a busy machine's jitter), when that is below the candidate's
+// own timeout (0, the timeout itself, otherwise, or when no answer was timed: a
+// resumed run). Not the slowest: a case
 // in flight beside a hang waits for the hang's timeout and is answered again alone,
 // and its time counts both. Each variant that still hangs then costs this, not the
 // whole --candidate-timeout; a variant merely slow past it is judged a hang, and the
@@ -413,7 +417,7 @@ func (t *triage) reduceOne(ctx context.Context, o *client.Client, b *Bucket, rep
 	}
 	rctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	if sig.Kind == "error" && sig.Error == "timeout" && hang > 0 {
+	if sig.hangs() && hang > 0 {
 		rctx = candidate.WithCaseBound(rctx, hang)
 		out.HangBound = hang.Round(time.Millisecond).String()
 	}
