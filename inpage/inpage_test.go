@@ -73,6 +73,18 @@ func TestEveryFileIsAProgram(t *testing.T) {
 	}
 }
 
+// kept_case.js calls the program case.js leaves on a kept window: both name the
+// same window property, each literally (neither is a template).
+func TestKeptCaseCallsThePropertyCaseLeaves(t *testing.T) {
+	m := regexp.MustCompile(`var PROGRAM = '([^']+)';`).FindStringSubmatch(Case)
+	if m == nil {
+		t.Fatal("case.js names no PROGRAM property")
+	}
+	if !strings.Contains(KeptCase, "getOwnPropertyDescriptor(window, '"+m[1]+"')") {
+		t.Errorf("kept_case.js does not read case.js's PROGRAM property %q", m[1])
+	}
+}
+
 func TestFill(t *testing.T) {
 	if got := Fill("(@@A@@)(@@B_C@@)", "A", "x", "B_C", "@@A@@"); got != "(x)(@@A@@)" {
 		t.Errorf("Fill = %q", got)
