@@ -19,7 +19,7 @@ type reflectionFinding struct {
 	Got      string `json:"got"`
 }
 
-// reflectionVote scores a candidate's reflection state against the oracle engines' vote:
+// ReflectionUnstable scores a candidate's reflection state against the oracle engines' vote:
 // per observation and field (reflect.Fields), the engines vote exactly on the
 // field's JSON (reflect's rule for two states) and the candidate is scored against
 // the majority value. got may be nil to only vote the engines. Items the engines
@@ -27,12 +27,9 @@ type reflectionFinding struct {
 //
 // An error means the input is refused: a state without engine_version, or states
 // that observed different probes.
-func reflectionVote(oracle map[string]*reflection.State, got *reflection.State) (*Report, error) {
-	return ReflectionUnstable(oracle, got, nil)
-}
-
-// ReflectionUnstable is Reflection with the engines' unstable fields (a response's
-// "unstable", "<probe>:<property>"): a field unstable in any engine is not voted
+//
+// unstable is the engines' unstable fields (a response's "unstable",
+// "<probe>:<property>"): a field unstable in any engine is not voted
 // (vote.Unstable, counted in Votes and Reflection.Unstable) and not scored; an engine
 // unstable as a whole ("*") makes the case Untrustworthy.
 func ReflectionUnstable(oracle map[string]*reflection.State, got *reflection.State, unstable Unstable) (*Report, error) {

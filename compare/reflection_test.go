@@ -79,3 +79,8 @@ func TestReflectionRefusesMismatchedProbesAndMissingVersion(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, NoCandidate, r.Verdict)
 }
+
+// reflectionVote is ReflectionUnstable with no unstable field.
+func reflectionVote(oracle map[string]*reflection.State, got *reflection.State) (*Report, error) {
+	return ReflectionUnstable(oracle, got, nil)
+}

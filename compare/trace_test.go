@@ -18,10 +18,11 @@ import (
 
 func mustTrace(t *testing.T, engine, records string) *trace.Trace {
 	t.Helper()
-	tr, err := trace.Decode(json.RawMessage(`{"timed_out":false,"origin":"http://localhost:1","is_secure_context":true,"records":`+records+`}`),
-		engine, "1", "default")
-	require.NoError(t, err)
-	return tr
+	var tr trace.Trace
+	require.NoError(t, json.Unmarshal([]byte(`{"timed_out":false,"origin":"http://localhost:1","is_secure_context":true,"records":`+records+`}`), &tr))
+	tr.Engine, tr.EngineVersion, tr.Profile = engine, "1", "default"
+	require.NoError(t, tr.Validate())
+	return &tr
 }
 
 func f32(vs ...float32) string {

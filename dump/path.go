@@ -24,18 +24,6 @@ func (d *Dump) Path(i int) string {
 	return strings.Join(parts, ">")
 }
 
-// find is the index of the node whose Path is path, and whether there is one: the
-// way back from a cause's name to its node ("HTML>BODY>P" is not Nodes[2] when the
-// head is walked).
-func (d *Dump) find(path string) (int, bool) {
-	for i := range d.Nodes {
-		if d.Path(i) == path {
-			return i, true
-		}
-	}
-	return -1, false
-}
-
 // step is node n's part of a path: its tag, with its position among the siblings
 // of that tag when it has any.
 func (d *Dump) step(n int) string {

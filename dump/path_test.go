@@ -26,3 +26,15 @@ func TestFindGoesBackFromACausesPath(t *testing.T) {
 	assert.False(t, ok, "two P siblings: each is named by its position")
 	assert.Equal(t, "", d.Path(9))
 }
+
+// find is the index of the node whose Path is path, and whether there is one: the
+// way back from a cause's name to its node ("HTML>BODY>P" is not Nodes[2] when the
+// head is walked).
+func (d *Dump) find(path string) (int, bool) {
+	for i := range d.Nodes {
+		if d.Path(i) == path {
+			return i, true
+		}
+	}
+	return -1, false
+}

@@ -23,7 +23,7 @@ import (
 
 // walkVersion names what the oracle itself does to produce an answer beyond the
 // in-page programs that walkKey hashes: the Go side of the settle point, the walks'
-// post-processing (Geometry's empty rects, reflection.ParseWalk, trace.Decode), the
+// post-processing (Geometry's empty rects, reflection.ParseWalk, trace.Run.Decode), the
 // backends' Go side (including how they fill the programs' templates). Bump it with
 // any change there that can change an answer: stored answers keyed on the old version
 // are then never served. Changes to the in-page programs (every file under inpage/)

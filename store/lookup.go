@@ -29,16 +29,6 @@ type LookupOptions struct {
 	MinRuns int
 }
 
-// Lookup finds the stored stable answers of metas (LookupAnswers with MinRuns 1,
-// leaving out unstable answers, which this result could not mark as such).
-func (s *Store) Lookup(ctx context.Context, metas []Meta) map[caseKey][]byte {
-	found := map[caseKey][]byte{}
-	for k, a := range s.lookup(ctx, metas, LookupOptions{}, false) {
-		found[k] = a.Answer
-	}
-	return found
-}
-
 // LookupAnswers finds the stored answers of metas that opt allows, at most
 // LookupTimeout in all. A meta with no valid row, or whose row opt leaves out, is
 // absent from the result and counted a miss; so is every meta when the store fails

@@ -15,7 +15,7 @@ import (
 
 func mustTrace(t *testing.T, engine, records string) *Trace {
 	t.Helper()
-	tr, err := Decode(json.RawMessage(`{"timed_out":false,"origin":"http://localhost:1","is_secure_context":true,"records":`+records+`}`),
+	tr, err := decode(json.RawMessage(`{"timed_out":false,"origin":"http://localhost:1","is_secure_context":true,"records":`+records+`}`),
 		engine, "1", "default")
 	require.NoError(t, err)
 	return tr
@@ -202,11 +202,11 @@ func TestRecordRoundTrip(t *testing.T) {
 }
 
 func TestDecodeValidates(t *testing.T) {
-	_, err := Decode(json.RawMessage(`{"records":[{"seq":1,"kind":"value","label":"x","value":1}]}`), "c", "1", "default")
+	_, err := decode(json.RawMessage(`{"records":[{"seq":1,"kind":"value","label":"x","value":1}]}`), "c", "1", "default")
 	assert.ErrorContains(t, err, "seq")
-	_, err = Decode(json.RawMessage(`{"records":[{"seq":0,"kind":"bogus","label":"x"}]}`), "c", "1", "default")
+	_, err = decode(json.RawMessage(`{"records":[{"seq":0,"kind":"bogus","label":"x"}]}`), "c", "1", "default")
 	assert.ErrorContains(t, err, "kind")
-	tr, err := Decode(json.RawMessage(`{"timed_out":true,"records":[],"origin":"o","is_secure_context":true}`), "c", "v", "media")
+	tr, err := decode(json.RawMessage(`{"timed_out":true,"records":[],"origin":"o","is_secure_context":true}`), "c", "v", "media")
 	require.NoError(t, err)
 	assert.Equal(t, Trace{Engine: "c", EngineVersion: "v", Profile: "media", Origin: "o", IsSecureContext: true, TimedOut: true, Records: []Record{}}, *tr)
 }
@@ -229,7 +229,7 @@ func TestCompareSkipsMessage(t *testing.T) {
 	c := mustTrace(t, "c", `[{"seq":0,"kind":"value","label":"s","value":"PASS"},{"seq":1,"kind":"value","label":"(harness)","value":"OK"}]`)
 	assert.False(t, Compare(a, c, DefaultBufferTolerance).Equal)
 
-	_, err = Decode(json.RawMessage(`{"records":[{"seq":0,"kind":"event","label":"window","type":"click","message":"m"}]}`), "c", "1", "default")
+	_, err = decode(json.RawMessage(`{"records":[{"seq":0,"kind":"event","label":"window","type":"click","message":"m"}]}`), "c", "1", "default")
 	assert.ErrorContains(t, err, "only a value record carries one")
 }
 
@@ -240,4 +240,14 @@ func TestFloat16(t *testing.T) {
 	assert.True(t, math.IsInf(float16(0x7c00), 1))
 	assert.True(t, math.IsNaN(float16(0x7e00)))
 	assert.Equal(t, math.Ldexp(1, -24), float16(0x0001))
+}
+
+// decode parses an unsealed trace's JSON as a run's collected result carries it,
+// with the engine's name, build and profile, and validates it.
+func decode(raw json.RawMessage, engine, engineVersion, profile string) (*Trace, error) {
+	var t Trace
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return nil, err
+	}
+	return t.with(engine, engineVersion, profile)
 }

@@ -246,16 +246,6 @@ func (r *Run) Decode(raw json.RawMessage, engine, engineVersion, profile string)
 	return p.Trace.with(engine, engineVersion, profile)
 }
 
-// Decode parses an unsealed trace's JSON ({"timed_out", "records", "origin",
-// "is_secure_context"}), adding the engine's name, build and profile, and validates it.
-func Decode(raw json.RawMessage, engine, engineVersion, profile string) (*Trace, error) {
-	var t Trace
-	if err := json.Unmarshal(raw, &t); err != nil {
-		return nil, fmt.Errorf("trace: decode: %w", err)
-	}
-	return t.with(engine, engineVersion, profile)
-}
-
 func (t Trace) with(engine, engineVersion, profile string) (*Trace, error) {
 	if t.Records == nil {
 		t.Records = []Record{}

@@ -312,3 +312,12 @@ func TestErrorStatusKeepsCrashesAndTimeoutsApart(t *testing.T) {
 		assert.Equal(t, want, errorStatus(why), why)
 	}
 }
+
+// writeJSON writes v to file as jsonLine.
+func writeJSON(file string, v any) error {
+	b, err := jsonLine(v)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, b, 0o644)
+}

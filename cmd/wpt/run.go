@@ -453,15 +453,6 @@ func verifies(oracleArgs []string) bool {
 	return false
 }
 
-// writeJSON writes v to file as jsonLine.
-func writeJSON(file string, v any) error {
-	b, err := jsonLine(v)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(file, b, 0o644)
-}
-
 // jsonLine is v as one line, as wptreport.py writes it, without HTML escapes.
 func jsonLine(v any) ([]byte, error) {
 	var b bytes.Buffer
