@@ -3,16 +3,12 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -43,47 +39,6 @@ type scored struct {
 	errKind  string // the candidate error's kind, when it counts as a failure
 	overflow bool   // only the candidate's page overflowed: a failure
 	failures int    // the candidate's causes (or 1 for a counted candidate error)
-}
-
-// summary is what a run measured (DIR/summary.json, and stdout).
-type summary struct {
-	Cases          int            `json:"cases"`
-	Skipped        int            `json:"skipped"` // scripted or non-geometry cases
-	Verdicts       map[string]int `json:"verdicts"`
-	Failing        int            `json:"failing"` // fail + counted candidate errors
-	Causes         int            `json:"causes"`
-	Buckets        int            `json:"buckets"`           // entries
-	CausesPerBkt   float64        `json:"causes_per_bucket"` // per entry
-	Stored         int            `json:"cases_answered_from_store"`
-	ScoreSeconds   float64        `json:"score_seconds"`
-	CasesPerSecond float64        `json:"cases_per_second"`
-	OracleSeconds  float64        `json:"oracle_seconds"`    // summed over cases (they overlap)
-	CandSeconds    float64        `json:"candidate_seconds"` // summed over cases
-	OracleShare    float64        `json:"oracle_share"`
-	CandShare      float64        `json:"candidate_share"`
-	Reduced        []reducedStat  `json:"reduced,omitempty"`
-	ReduceSeconds  float64        `json:"reduce_seconds"`
-	MedianRatio    float64        `json:"median_reduced_ratio,omitempty"`
-	Reproduced     int            `json:"reproduced"`
-	WallSeconds    float64        `json:"wall_seconds"`
-	Environment    string         `json:"candidate_environment"`
-	Candidate      string         `json:"candidate"` // how it ran: the command, "server: CMD" or "webdriver: URL (...)"
-	Out            string         `json:"out"`
-	// Baseline counts the entries against --baseline (new, still, fixed).
-	Baseline *baselineCounts `json:"baseline,omitempty"`
-	Resumed  int             `json:"cases_resumed,omitempty"` // answered by the interrupted run (--resume)
-	Shard    string          `json:"shard,omitempty"`         // --shard I/N
-}
-
-type reducedStat struct {
-	Rank        int     `json:"rank"`
-	Signature   string  `json:"signature"`
-	Cases       int     `json:"cases"`
-	Causes      int     `json:"causes"`
-	BytesBefore int     `json:"bytes_before"`
-	BytesAfter  int     `json:"bytes_after"`
-	Seconds     float64 `json:"seconds"`
-	Reproduced  bool    `json:"reproduced"`
 }
 
 func (t *triage) run(ctx context.Context, cases []tcase, skipped int) (*summary, error) {
@@ -213,41 +168,6 @@ func (t *triage) spawnOracle(ctx context.Context, args []string) (*client.Client
 		defer cancel()
 	}
 	return client.Spawn(ctx, t.cfg.oracleBin, args, client.Options{Stderr: t.cfg.oracleLog, CloseTimeout: 2 * time.Minute})
-}
-
-// writeSummary writes sum as JSON; a summary that cannot be (a measure that is
-// not a finite number) is an error, not an empty file.
-func writeSummary(dir *outdir.Dir, sum *summary) error {
-	b, err := json.MarshalIndent(sum, "", "  ")
-	if err != nil {
-		return fmt.Errorf("summary.json: %v", err)
-	}
-	return dir.WriteFile("summary.json", append(b, '\n'))
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func verdictText(v map[string]int) string {
-	out := ""
-	for _, k := range []string{"pass", "fail", "candidate-error", "candidate-overflow", "discarded", "untrustworthy", "no-vote"} {
-		if v[k] > 0 {
-			if out != "" {
-				out += ", "
-			}
-			out += fmt.Sprintf("%d %s", v[k], k)
-		}
-	}
-	return out
 }
 
 // score runs every case through the oracle and the candidate, parallel cases at
@@ -542,104 +462,4 @@ func writeBuckets(d *outdir.Dir, buckets []*Bucket) error {
 		return err
 	}
 	return d.WriteFile("buckets.json", append(b, '\n'))
-}
-
-func (s *summary) print(w io.Writer) {
-	fmt.Fprintf(w, "cases %d: %s\n", s.Cases, verdictText(s.Verdicts))
-	fmt.Fprintf(w, "scoring: %.1fs, %.2f cases/s (%d answered from the store); time share: oracle %.0f%%, candidate %.0f%%\n",
-		s.ScoreSeconds, s.CasesPerSecond, s.Stored, 100*s.OracleShare, 100*s.CandShare)
-	fmt.Fprintf(w, "failing cases %d, causes %d, entries %d (%.1f causes per entry)\n", s.Failing, s.Causes, s.Buckets, s.CausesPerBkt)
-	for _, r := range s.Reduced {
-		fmt.Fprintf(w, "  #%d %s: %d cases, %d causes; reduced %d -> %d bytes in %.1fs, reproduced %v\n",
-			r.Rank, r.Signature, r.Cases, r.Causes, r.BytesBefore, r.BytesAfter, r.Seconds, r.Reproduced)
-	}
-	if len(s.Reduced) > 0 {
-		fmt.Fprintf(w, "reduction: %.1fs, median reduced size %.1f%% of the representative, %d of %d reproduced in a fresh oracle and candidate run\n",
-			s.ReduceSeconds, 100*s.MedianRatio, s.Reproduced, len(s.Reduced))
-	}
-	if b := s.Baseline; b != nil {
-		fmt.Fprintf(w, "against the baseline %s: %d new, %d still, %d fixed", b.Dir, b.New, b.Still, b.Fixed)
-		if len(b.Recheck) > 0 {
-			fmt.Fprintf(w, "; its reduced cases in this build: %d fail, %d pass, %d cannot judge", b.Recheck["fails"], b.Recheck["passes"], b.Recheck["cannot judge"])
-		}
-		fmt.Fprintln(w)
-	}
-	if s.Resumed > 0 || s.Shard != "" {
-		fmt.Fprintf(w, "cases answered by the interrupted run (--resume): %d; shard: %s\n", s.Resumed, cmp.Or(s.Shard, "all"))
-	}
-	fmt.Fprintf(w, "candidate: %s\n", s.Candidate)
-	fmt.Fprintf(w, "wall %.1fs; wrote %s\n", s.WallSeconds, filepath.Join(s.Out, "index.html"))
-}
-
-// rescore is score from an earlier run's files (--from DIR): each corpus case's
-// oracle answer and candidate record, found by id, judged again.
-func (t *triage) rescore(cases []tcase) ([]*scored, error) {
-	answers := map[string]*client.Response{}
-	if err := eachLine(filepath.Join(t.cfg.from, "oracle.ndjson"), func(line []byte) error {
-		r, err := parseAnswer(line)
-		if err != nil {
-			return err
-		}
-		answers[string(compactID(r.ID))] = r
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	records := map[string]candRecord{}
-	if err := eachLine(filepath.Join(t.cfg.from, "candidate.ndjson"), func(line []byte) error {
-		var r candRecord
-		if err := json.Unmarshal(line, &r); err != nil {
-			return err
-		}
-		records[string(compactID(r.ID))] = r
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	results := make([]*scored, len(cases))
-	for i, c := range cases {
-		resp := answers[string(c.raw)]
-		rec, ok := records[string(c.raw)]
-		if resp == nil || !ok {
-			return nil, fmt.Errorf("--from %s: no answer for case %q (a run on another corpus?)", t.cfg.from, c.id)
-		}
-		results[i] = t.fromRecord(c, resp, rec)
-	}
-	if filepath.Clean(t.cfg.from) != filepath.Clean(t.cfg.out) {
-		if err := t.writeAnswers(results); err != nil {
-			return nil, err
-		}
-	}
-	return results, nil
-}
-
-// writeAnswers writes DIR/oracle.ndjson and DIR/candidate.ndjson from results.
-func (t *triage) writeAnswers(results []*scored) error {
-	var ob, cb bytes.Buffer
-	for _, r := range results {
-		ob.Write(r.resp.Raw)
-		ob.WriteByte('\n')
-		writeCandidateLine(&cb, r)
-	}
-	return errors.Join(t.cfg.dir.WriteFile("oracle.ndjson", ob.Bytes()),
-		t.cfg.dir.WriteFile("candidate.ndjson", cb.Bytes()))
-}
-
-func eachLine(path string, f func([]byte) error) error {
-	file, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer file.Close()
-	sc := bufio.NewScanner(file)
-	sc.Buffer(nil, 512<<20)
-	for n := 1; sc.Scan(); n++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		if err := f(sc.Bytes()); err != nil {
-			return fmt.Errorf("%s:%d: %v", path, n, err)
-		}
-	}
-	return sc.Err()
 }
