@@ -1,9 +1,8 @@
 package cdp
 
-// Tests of the CDP route (cdp/cdp.go) against the real Chromium: the same answers as the
-// Playwright route, the per-case isolation of its reset, dialogs, a hung case, and no
-// process left behind. The bodies of the tests both own routes run alike are
-// internal/routetest's.
+// Tests of the CDP route (cdp/cdp.go) against the real Chromium: the own-client routes'
+// conformance suite (internal/routetest), and what is the CDP route's own: dialogs, a
+// beforeunload handler, a closed window, Debian's binary, permission grants.
 
 import (
 	"context"
@@ -25,10 +24,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// cdpRoute is the CDP route as the tests both own routes share see it: its launch
-// settings are the pinned environment's (fonts, switches).
+// cdpRoute is the CDP route as the conformance suite sees it: its launch settings are
+// the pinned environment's (fonts, switches).
 var cdpRoute = routetest.OwnRoute{
 	Engine: browser.Chromium, Browser: "Chromium",
+	Says: []string{Executable(""), "Chrome DevTools Protocol (oracle's own client)"},
+	ExtraCases: []routetest.Case{
+		// What the page can observe of its window and document.
+		{HTML: "<p id=o></p>", Script: cdpFingerprint},
+		// Dialogs no one answers: dismissed, as Playwright dismisses them.
+		{HTML: "<p id=o></p>", Script: "o.textContent = JSON.stringify([alert('a'), confirm('c'), prompt('p', 'd')])"},
+	},
 	Start: func(ctx context.Context, s browser.LaunchSettings, log zerolog.Logger) (browser.Engine, error) {
 		return launch(ctx, options{Args: s.ChromiumArgs, Env: s.Env, InitScripts: s.InitScripts}, log)
 	},
@@ -60,16 +66,12 @@ const cdpFingerprint = `const s = JSON.stringify([screen.width, screen.height, s
 	let h = 0; for (const c of s) h = (h * 31 + c.charCodeAt(0)) % 100003;
 	o.style.cssText = 'display:block;width:' + h % 4000 + 'px;height:' + s.length + 'px';`
 
-// The CDP route answers html cases, with and without a script, byte for byte as the
-// Playwright route does: the same build, switches, case program and page setup.
-func TestCDPChromiumAnswersAsThePlaywrightRoute(t *testing.T) {
-	routetest.AnswersAsThePlaywrightRoute(t, cdpRoute, []string{Executable(""), "Chrome DevTools Protocol (oracle's own client)"},
-		append(routetest.PlaywrightCases,
-			// What the page can observe of its window and document.
-			routetest.Case{HTML: "<p id=o></p>", Script: cdpFingerprint},
-			// Dialogs no one answers: dismissed, as Playwright dismisses them.
-			routetest.Case{HTML: "<p id=o></p>", Script: "o.textContent = JSON.stringify([alert('a'), confirm('c'), prompt('p', 'd')])"}))
-}
+// The conformance suite against the real Chromium: the CDP route answers html cases
+// (cdpRoute.ExtraCases too) byte for byte as the Playwright route does on the same
+// build; nothing a case leaves behind reaches the next; an inert case's document is
+// kept; a hung case and a killed content process each cost one case; Close leaves no
+// process and no profile; a url case and a visit see the page's own document.
+func TestCDPRoute(t *testing.T) { routetest.Run(t, cdpRoute) }
 
 // A beforeunload handler holds neither the reset nor the next case.
 func TestCDPBeforeUnloadDoesNotHoldTheReset(t *testing.T) {
@@ -101,22 +103,6 @@ func TestCDPWindowClosedByTheCaseCostsANewPage(t *testing.T) {
 	assert.Equal(t, 0, e.Health().Restarts)
 }
 
-// Nothing a case leaves behind reaches the next one: globals, window.name, history
-// entries, a timer, a popup; and the next case has the focus.
-func TestCDPResetIsolatesCases(t *testing.T) { routetest.ResetIsolatesCases(t, cdpRoute) }
-
-// An inert case's document is kept (Keeper) and the next Load writes over it.
-func TestCDPKeepReusesTheDocument(t *testing.T) { routetest.KeepReusesTheDocument(t, cdpRoute) }
-
-// A case that never yields is answered with the deadline's error, and the next case
-// works (the browser is relaunched).
-func TestCDPHungCaseCostsOneCase(t *testing.T) { routetest.HungCaseCostsOneCase(t, cdpRoute) }
-
-// Killing the content process costs one case: the next Reset relaunches.
-func TestCDPKilledContentProcessCostsOneCase(t *testing.T) {
-	routetest.KilledContentProcessCostsOneCase(t, cdpRoute)
-}
-
 // The CDP route runs Debian's browser itself, not its wrapper script (whose files in
 // /etc/chromium.d may name another program), with the switches
 // the script adds, so the program that runs is the file the warm start fingerprints.
@@ -140,13 +126,6 @@ func TestCDPRunsDebiansChromiumItself(t *testing.T) {
 		assert.Contains(t, browser.Args, flag)
 	}
 }
-
-// Close leaves no Chromium process and no profile behind.
-func TestCDPCloseLeavesNothing(t *testing.T) { routetest.CloseLeavesNothing(t, cdpRoute) }
-
-// A url case and a trace-like visit: the page's own document, no history entry, and
-// the html case after them runs in an opaque about:blank with history 1 and the focus.
-func TestCDPVisitAndLoadURL(t *testing.T) { routetest.VisitAndLoadURL(t, cdpRoute) }
 
 // A launch profile's grants reach the page (Browser.grantPermissions: the pinned
 // protocol no longer has it, Chromium 156 serves it; cdp/session.go), and a grant the

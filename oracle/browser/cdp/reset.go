@@ -122,7 +122,7 @@ func pageTargets(ctx context.Context, conn *cdpConn) ([]*target.Info, error) {
 // Target.closeTarget answers before the target is gone, so a page already asked to
 // close is waited for (closeWait, up to closeWithin), not counted as a popup that
 // opened again: only new pages make a round (before, a slow close was taken for
-// popups that kept opening, and cost a relaunch: TestCDPResetIsolatesCases failed
+// popups that kept opening, and cost a relaunch: TestCDPRoute/ResetIsolatesCases failed
 // 2 runs of 15 on ba16717).
 func (e *cdpEngine) closeOthers(ctx context.Context, conn *cdpConn, page *cdpPage) error {
 	closing := map[string]bool{}

@@ -1,9 +1,10 @@
 package routetest
 
-// The tests both own-client routes (cdp: Chromium, bidi: Firefox) run alike, each a
-// body written once and run by one short test per route against the real browser:
-// the same answers as the Playwright route, the per-case isolation of the reset, a
-// kept document, a hung case, a killed content process, Close, and url cases.
+// The own-client routes' conformance suite (cdp: Chromium, bidi: Firefox): Run runs
+// every body below as a subtest against the real browser, so a route gets them all
+// from one call: the same answers as the Playwright route, the per-case isolation of
+// the reset, a kept document, a hung case, a killed content process, Close, and url
+// cases.
 
 import (
 	"context"
@@ -13,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -29,10 +31,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// OwnRoute is one own-client route as the tests it shares with the other see it.
+// OwnRoute is one own-client route as the suite (Run) sees it.
 type OwnRoute struct {
 	Engine  string // browser.Chromium or browser.Firefox
 	Browser string // the browser as messages name it: "Chromium", "Firefox"
+	// Says are what the route's Route must name (its executable, its protocol).
+	Says []string
+	// ExtraCases are the route's own cases (what a page can observe of its window and
+	// document), run after the shared ones and answered as the Playwright route does.
+	ExtraCases []Case
 	// Extra is merged over the pinned environment's launch settings (Settings).
 	Extra browser.LaunchSettings
 	// Start launches the route's engine with s.
@@ -62,23 +69,41 @@ func (r OwnRoute) Launch(t *testing.T, s browser.LaunchSettings) browser.Engine 
 	return e
 }
 
+// Run runs the suite against route r, each body as a subtest named after it.
+func Run(t *testing.T, r OwnRoute) {
+	testutil.NeedsBrowsers(t)
+	for _, b := range []struct {
+		name string
+		body func(*testing.T, OwnRoute)
+	}{
+		{"AnswersAsThePlaywrightRoute", answersAsThePlaywrightRoute},
+		{"ResetIsolatesCases", resetIsolatesCases},
+		{"KeepReusesTheDocument", keepReusesTheDocument},
+		{"HungCaseCostsOneCase", hungCaseCostsOneCase},
+		{"KilledContentProcessCostsOneCase", killedContentProcessCostsOneCase},
+		{"CloseLeavesNothing", closeLeavesNothing},
+		{"VisitAndLoadURL", visitAndLoadURL},
+	} {
+		t.Run(b.name, func(t *testing.T) { b.body(t, r) })
+	}
+}
+
 // Case is an html case with its script, run as the oracle runs a geometry case.
 type Case struct{ HTML, Script string }
 
-// PlaywrightCases are cases both own routes answer as the Playwright route does; each
-// route adds its own (what a page can observe of its window and document).
-var PlaywrightCases = []Case{
+// playwrightCases are cases both own routes answer as the Playwright route does;
+// each route adds its own (OwnRoute.ExtraCases).
+var playwrightCases = []Case{
 	{"<!doctype html><div style='width:100px;padding:3px'><p>hello <b>world</b></p><span>x</span></div>", ""},
 	{"<!doctype html><p style='font:16px monospace'>mono</p><ul><li>a<li>b</ul>", "document.body.appendChild(document.createElement('p')).textContent = 'added'"},
 	{"<p>throws</p>", "throw new TypeError('no')"},
 	{"<!doctype html><div style='display:flex;gap:7px'><div style='flex:1'>a</div><div style='flex:2;writing-mode:vertical-rl'>bb</div></div>", "await new Promise(r => setTimeout(r, 5)); document.body.style.margin = '3px'"},
 }
 
-// AnswersAsThePlaywrightRoute: the route answers cases, with and without a script,
-// byte for byte as the Playwright route does on the same build, and its Route names
-// each of says.
-func AnswersAsThePlaywrightRoute(t *testing.T, r OwnRoute, says []string, cases []Case) {
-	testutil.NeedsBrowsers(t)
+// answersAsThePlaywrightRoute: the route answers playwrightCases and r.ExtraCases,
+// with and without a script, byte for byte as the Playwright route does on the same
+// build, and its Route names each of r.Says.
+func answersAsThePlaywrightRoute(t *testing.T, r OwnRoute) {
 	s := r.Settings(t)
 	log := testutil.Logger(t)
 	d, err := playwright.Start(log)
@@ -89,20 +114,19 @@ func AnswersAsThePlaywrightRoute(t *testing.T, r OwnRoute, says []string, cases 
 	t.Cleanup(func() { pw.Close() })
 	own := r.Launch(t, s)
 	assert.Equal(t, pw.Version(), own.Version(), "the same %s build, in the same words", r.Browser)
-	for _, say := range says {
+	for _, say := range r.Says {
 		assert.Contains(t, own.Route(), say)
 	}
-	for i, c := range cases {
+	for i, c := range slices.Concat(playwrightCases, r.ExtraCases) {
 		want := runGeometry(t, pw, c.HTML, c.Script)
 		got := runGeometry(t, own, c.HTML, c.Script)
 		assert.Equal(t, want, got, "case %d: %s / %s", i, c.HTML, c.Script)
 	}
 }
 
-// ResetIsolatesCases: nothing a case leaves behind reaches the next one (globals,
+// resetIsolatesCases: nothing a case leaves behind reaches the next one (globals,
 // window.name, history entries, a timer, a popup), and the next case has the focus.
-func ResetIsolatesCases(t *testing.T, r OwnRoute) {
-	testutil.NeedsBrowsers(t)
+func resetIsolatesCases(t *testing.T, r OwnRoute) {
 	e := r.Launch(t, r.Settings(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -141,11 +165,10 @@ func ResetIsolatesCases(t *testing.T, r OwnRoute) {
 	assert.Equal(t, 0, e.Health().Restarts, "no relaunch was needed")
 }
 
-// KeepReusesTheDocument: an inert case's document is kept (Keeper) and the next Load
+// keepReusesTheDocument: an inert case's document is kept (Keeper) and the next Load
 // writes over it, through the case program the first left on the window
 // (browser.CaseProgramFor); a page with a popup open is not kept.
-func KeepReusesTheDocument(t *testing.T, r OwnRoute) {
-	testutil.NeedsBrowsers(t)
+func keepReusesTheDocument(t *testing.T, r OwnRoute) {
 	e := r.Launch(t, r.Settings(t))
 	keeper, ok := e.(browser.Keeper)
 	require.True(t, ok, "%T keeps no page", e)
@@ -188,10 +211,9 @@ func KeepReusesTheDocument(t *testing.T, r OwnRoute) {
 	require.NoError(t, e.Reset(ctx))
 }
 
-// HungCaseCostsOneCase: a case that never yields is answered with the deadline's
+// hungCaseCostsOneCase: a case that never yields is answered with the deadline's
 // error, and the next case works (the browser is relaunched, once).
-func HungCaseCostsOneCase(t *testing.T, r OwnRoute) {
-	testutil.NeedsBrowsers(t)
+func hungCaseCostsOneCase(t *testing.T, r OwnRoute) {
 	e := r.Launch(t, r.Settings(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
@@ -217,10 +239,9 @@ func HungCaseCostsOneCase(t *testing.T, r OwnRoute) {
 	assert.Equal(t, browser.StateReady, e.Health().State)
 }
 
-// KilledContentProcessCostsOneCase: killing the content process costs one case; the
+// killedContentProcessCostsOneCase: killing the content process costs one case; the
 // next Reset relaunches.
-func KilledContentProcessCostsOneCase(t *testing.T, r OwnRoute) {
-	testutil.NeedsBrowsers(t)
+func killedContentProcessCostsOneCase(t *testing.T, r OwnRoute) {
 	e := r.Launch(t, r.Settings(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -241,10 +262,9 @@ func KilledContentProcessCostsOneCase(t *testing.T, r OwnRoute) {
 	assert.Equal(t, `"next"`, string(raw))
 }
 
-// CloseLeavesNothing: Close leaves no process of the browser's group and no profile
+// closeLeavesNothing: Close leaves no process of the browser's group and no profile
 // behind, twice, and a later call is an error.
-func CloseLeavesNothing(t *testing.T, r OwnRoute) {
-	testutil.NeedsBrowsers(t)
+func closeLeavesNothing(t *testing.T, r OwnRoute) {
 	e := r.Launch(t, r.Settings(t))
 	pid, profile := r.Proc(e)
 	require.NotEmpty(t, host.ProcessTree([]int{pid}))
@@ -257,11 +277,10 @@ func CloseLeavesNothing(t *testing.T, r OwnRoute) {
 	assert.Error(t, err)
 }
 
-// VisitAndLoadURL: a url case and a trace-like visit see the page's own document
+// visitAndLoadURL: a url case and a trace-like visit see the page's own document
 // (the init script ran first) and add no history entry, and the html case after them
 // runs in an opaque about:blank with history 1 and the focus.
-func VisitAndLoadURL(t *testing.T, r OwnRoute) {
-	testutil.NeedsBrowsers(t)
+func visitAndLoadURL(t *testing.T, r OwnRoute) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		// x is 1 when the init script ran before the page's own.

@@ -1,5 +1,6 @@
-// Package routetest is what the route packages' tests share: running a case as the
-// oracle does, and reading a browser's processes from /proc. Only tests import it.
+// Package routetest is what the route packages' tests share: the own-client routes'
+// conformance suite (Run), and reading a browser's processes from /proc. Only tests
+// import it.
 package routetest
 
 import (
