@@ -71,8 +71,8 @@ func traceProbe(name, description, profile, html, script string) probe {
 	return p
 }
 
-// All is every probe, in the order they run and are reported.
-var All = []probe{
+// all is every probe, in the order they run and are reported.
+var all = []probe{
 	traceProbe("audio-offline-oscillator",
 		"OfflineAudioContext: a 440 Hz sine oscillator through a gain node, rendered to an AudioBuffer",
 		"", "", `const ctx = new OfflineAudioContext(1, 2048, 44100);
@@ -152,22 +152,22 @@ trace.done();`),
 // Names lists every probe's name, in order.
 func Names() []string {
 	var out []string
-	for _, p := range All {
+	for _, p := range all {
 		out = append(out, p.Name)
 	}
 	return out
 }
 
-// Select returns the named probes in All's order, or an error naming an unknown one.
+// Select returns the named probes in all's order, or an error naming an unknown one.
 // No names means all.
 func Select(names []string) ([]probe, error) {
 	if len(names) == 0 {
-		return All, nil
+		return all, nil
 	}
 	want := map[string]bool{}
 	for _, n := range names {
 		found := false
-		for _, p := range All {
+		for _, p := range all {
 			found = found || p.Name == n
 		}
 		if !found {
@@ -176,7 +176,7 @@ func Select(names []string) ([]probe, error) {
 		want[n] = true
 	}
 	var out []probe
-	for _, p := range All {
+	for _, p := range all {
 		if want[p.Name] {
 			out = append(out, p)
 		}

@@ -11,7 +11,7 @@ import (
 
 func TestProbeNamesAreUniqueAndSelectable(t *testing.T) {
 	seen := map[string]bool{}
-	for _, p := range All {
+	for _, p := range all {
 		assert.False(t, seen[p.Name], "duplicate probe %s", p.Name)
 		seen[p.Name] = true
 		assert.NotEmpty(t, p.Description, p.Name)
@@ -19,12 +19,12 @@ func TestProbeNamesAreUniqueAndSelectable(t *testing.T) {
 	got, err := Select([]string{"box-model", "audio-offline-oscillator"})
 	require.NoError(t, err)
 	require.Len(t, got, 2)
-	assert.Equal(t, "audio-offline-oscillator", got[0].Name, "All's order, not the argument's")
+	assert.Equal(t, "audio-offline-oscillator", got[0].Name, "all's order, not the argument's")
 	_, err = Select([]string{"nope"})
 	assert.ErrorContains(t, err, `unknown probe "nope"`)
-	all, err := Select(nil)
+	every, err := Select(nil)
 	require.NoError(t, err)
-	assert.Len(t, all, len(All))
+	assert.Equal(t, all, every, "no names selects every probe")
 }
 
 func TestSelfCheckCasesAreProbes(t *testing.T) {

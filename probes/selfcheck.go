@@ -7,7 +7,7 @@ import (
 )
 
 // The oracle's startup self-check cases, defined here with the other probes (each is
-// also a probe of All) and passed to (*oracle.Oracle).SelfCheck by cmd/oracle. Each
+// also a probe of all) and passed to (*oracle.Oracle).SelfCheck by cmd/oracle. Each
 // is fast (well under a second per engine) and answered identically by the three
 // engines on the development host (docs/probes.md, "Observed, on the development host", has the
 // observations).

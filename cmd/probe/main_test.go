@@ -61,7 +61,7 @@ func TestProbesDefaultProfile(t *testing.T) {
 	require.Equal(t, 0, code, "stderr:\n%s", stderr)
 	assert.True(t, sum.OK)
 	assert.Equal(t, "default", sum.Profile)
-	assert.Equal(t, len(probes.All), sum.Probes)
+	assert.Equal(t, len(probes.Names()), sum.Probes)
 	assert.Empty(t, sum.Failed)
 	assert.Len(t, sum.Versions, 3)
 
@@ -125,8 +125,8 @@ func TestProbesDefaultProfile(t *testing.T) {
 	// The table a person reads: the same results, one row per probe.
 	var table bytes.Buffer
 	var ordered []probes.Result
-	for _, p := range probes.All {
-		ordered = append(ordered, res[p.Name])
+	for _, name := range probes.Names() {
+		ordered = append(ordered, res[name])
 	}
 	printTable(&table, ordered, browser.AllEngines, oracle.PingResponse{Versions: sum.Versions, Routes: sum.Routes}, sum)
 	lines := strings.Split(table.String(), "\n")
