@@ -1,11 +1,13 @@
-// Package inpage holds every program the oracle runs inside a page, one .js file
-// each under this folder (and the HTML wrappers the docroot serves WPT's script tests
-// in), and Hash, which the store's key hashes (oracle/stored.go):
-// a change to any file here makes the answers stored before it miss, with no list
-// to keep. A program is its file's text byte for byte, a final newline included or
-// not (the preludes webdriver/call.js concatenates need theirs; the files that were
-// Go strings kept their bytes). A template names its parameters @@NAME@@, filled by
-// Fill; the Go side that fills them is WalkVersion's (oracle/stored.go).
+// Package inpage holds the programs the oracle runs inside a page, one .js file each
+// under this folder (and the HTML wrappers the docroot serves WPT's script tests in),
+// and Hash, which the store's key hashes (oracle/stored.go): a change to any file here
+// makes the answers stored before it miss, with no list to keep. A route keeps the
+// programs only it runs beside its code, in its own inpage/ folder, read with Read
+// and hashed into the key through the route table (browser.Route's Programs). A
+// program is its file's text byte for byte, a final newline included or not (the
+// preludes the WebDriver route's call.js concatenates need theirs). A template names
+// its parameters @@NAME@@, filled by Fill; the Go side that fills them is
+// WalkVersion's (oracle/stored.go).
 package inpage
 
 import (
@@ -66,37 +68,6 @@ var (
 	// sending no referrer (Playwright: the next navigation from Firefox's reset page).
 	ReplaceWithoutReferrer = file("reset/replace_without_referrer.js")
 
-	// WebDriver's scripts (oracle/browser/webdriver*.go say what each is for). Call is
-	// the Execute Script body of one call: @@NAVIGATED@@ is Navigated or nothing,
-	// @@DIALOG@@, @@REPAIR@@ and @@VIEWPORT@@ are the preludes (Viewport naming the
-	// error text @@VIEWPORT_CHANGED@@), @@CALL@@ the function it calls on its
-	// argument, @@CALL_PROP@@ the window property Collect reads.
-	WebDriverCall        = file("webdriver/call.js")
-	WebDriverNavigated   = file("webdriver/navigated.js")
-	WebDriverDialog      = file("webdriver/dialog.js")
-	WebDriverRepair      = file("webdriver/repair.js")
-	WebDriverViewport    = file("webdriver/viewport.js")
-	WebDriverCollect     = file("webdriver/collect.js")
-	WebDriverWindowState = file("webdriver/window_state.js") // an array's elements, filling @@WINDOW_STATE@@
-	WebDriverWindow      = file("webdriver/window.js")
-	WebDriverBlankState  = file("webdriver/blank_state.js") // @@FRESH_CHECK@@, @@WINDOW_STATE@@
-	WebDriverInnerSize   = file("webdriver/inner_size.js")
-	WebDriverRoot        = file("webdriver/root.js")
-	WebDriverReplace     = file("webdriver/replace.js")  // @@STALE_MARK@@: the leaving page's mark
-	WebDriverReplaced    = file("webdriver/replaced.js") // @@STALE_MARK@@
-
-	// The BiDi route's calls (oracle/browser/bidi/bidi.go): the init scripts as preload
-	// functions (@@SRC@@ a script's text), the navigation's state read from a sandbox,
-	// the reset's check (@@RESET_CHECK@@, PlaywrightResetCheck filled), the focus.
-	BiDiPreload       = file("bidi/preload.js")
-	BiDiLocationState = file("bidi/location_state.js")
-	BiDiResetCheck    = file("bidi/reset_check.js")
-	BiDiHasFocus      = file("bidi/has_focus.js")
-
-	// The CDP route's (oracle/browser/cdp/cdp.go): the network error's name on Chromium's
-	// error page of a navigation that failed ("" when it shows none).
-	CDPNetError = file("cdp/net_error.js")
-
 	// TestharnessReport is served at /resources/testharnessreport.js on case origins.
 	TestharnessReport = file("docroot/testharnessreport.js")
 
@@ -114,11 +85,18 @@ var (
 var read = map[string]bool{}
 
 func file(name string) string {
-	b, err := files.ReadFile(name)
+	read[name] = true
+	return Read(files, name)
+}
+
+// Read is the program name in fsys, the embedded inpage/ folder of a package that
+// keeps its own programs. A file that is not there panics: the name is a constant
+// of the package that embeds it.
+func Read(fsys fs.FS, name string) string {
+	b, err := fs.ReadFile(fsys, name)
 	if err != nil {
 		panic("inpage: " + err.Error())
 	}
-	read[name] = true
 	return string(b)
 }
 
@@ -151,9 +129,10 @@ var placeholderRE = regexp.MustCompile(`@@[A-Z_]+@@`)
 
 // Hash is a hash of the whole embedded tree: every file's name and text, in
 // lexical order.
-func Hash() string { return hashFS(files) }
+func Hash() string { return HashFS(files) }
 
-func hashFS(fsys fs.FS) string {
+// HashFS is such a hash of fsys: of this folder's tree, or of a route's programs.
+func HashFS(fsys fs.FS) string {
 	h := sha256.New()
 	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

@@ -35,12 +35,12 @@ func copyFS(t *testing.T) fstest.MapFS {
 // or removed, must change it.
 func TestHashChangesWithAnyFile(t *testing.T) {
 	base := copyFS(t)
-	if hashFS(base) != Hash() {
+	if HashFS(base) != Hash() {
 		t.Fatal("a copy of the tree hashes differently from the tree")
 	}
 	seen := map[string]string{Hash(): "the tree"}
 	check := func(what string, m fstest.MapFS) {
-		h := hashFS(m)
+		h := HashFS(m)
 		if prev, ok := seen[h]; ok {
 			t.Errorf("%s hashes as %s does", what, prev)
 		}
@@ -163,7 +163,7 @@ func TestNoProgramInGoSource(t *testing.T) {
 				return true
 			}
 			if s, err := strconv.Unquote(lit.Value); err == nil && looksLikeJS.MatchString(s) {
-				t.Errorf("%s: an in-page program in Go: %.80q (make it a file under inpage/)", fset.Position(lit.Pos()), s)
+				t.Errorf("%s: an in-page program in Go: %.80q (make it a file under inpage/, or its route's inpage/)", fset.Position(lit.Pos()), s)
 			}
 			return true
 		})

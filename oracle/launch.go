@@ -117,7 +117,8 @@ func start(ctx context.Context, cfg Config, checks []SelfCheck, log zerolog.Logg
 	o := &Oracle{engines: map[string]*pool.Pool{}, failed: map[string]string{}, profile: cfg.Profile.Name,
 		deadline: cfg.Deadline, maxLine: cfg.MaxLine, inflight: cfg.Inflight, log: log,
 		starting: map[string]chan struct{}{}, pages: map[string]int{}, endpoints: map[string][]*endpointState{},
-		predicted: map[string]engineBuild{}, prints: map[string]string{}, need: map[string]chan struct{}{}}
+		predicted: map[string]engineBuild{}, prints: map[string]string{}, need: map[string]chan struct{}{},
+		walk: walkKey(cfg.Routes)}
 	if o.deadline <= 0 {
 		o.deadline = defaultDeadline
 	}

@@ -33,6 +33,7 @@ type Oracle struct {
 	engines  map[string]*pool.Pool // launched engines by name
 	order    []string              // launched engine names, in AllEngines order
 	profile  string
+	walk     string        // the walk part of its store keys (walkKey)
 	deadline time.Duration // per engine per request
 	maxLine  int
 	inflight int // requests served at once

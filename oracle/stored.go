@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"sync"
 
 	"github.com/layout-oracle/oracle/oracle/browser/environment"
 
@@ -26,8 +25,9 @@ import (
 // post-processing (Geometry's empty rects, reflection.ParseWalk, trace.Run.Decode), the
 // backends' Go side (including how they fill the programs' templates). Bump it with
 // any change there that can change an answer: stored answers keyed on the old version
-// are then never served. Changes to the in-page programs (every file under inpage/)
-// or the style subset need no bump: their text is hashed into the key.
+// are then never served. Changes to the in-page programs (every file under inpage/,
+// and each route's own, under its inpage/) or the style subset need no bump: their
+// text is hashed into the key.
 //
 // 2: the reset after a trace or url case no longer leaves an about:blank that
 // inherited that case's origin (Chromium, Firefox): an html case stored after a
@@ -37,15 +37,23 @@ import (
 // "push").
 const walkVersion = "3"
 
-// walkKey is WalkVersion plus a hash of every in-page program an answer comes from:
-// the whole inpage tree (every program is a file there, so none can be left out) and
-// the style subset the geometry walk is given.
-var walkKey = sync.OnceValue(func() string {
+// walkKey is walkVersion plus a hash of every in-page program an answer comes from:
+// the whole inpage tree and each route's own programs (every program is a file in
+// one of those trees, so none can be left out), and the style subset the geometry
+// walk is given. Every route of the table counts, not only the one that answered: the
+// key already names the route, and one hash keeps the key's walk part one value per
+// oracle (export and prune match it as a prefix).
+func walkKey(routes browser.Routes) string {
 	h := sha256.New()
 	styles := strings.Join(dump.StyleProperties, ",")
 	fmt.Fprintf(h, "%s\x00%d:%s", inpage.Hash(), len(styles), styles)
+	for _, r := range routes {
+		if p := r.Programs(); p != nil {
+			fmt.Fprintf(h, "\x00%s:%s", r.Name(), inpage.HashFS(p))
+		}
+	}
 	return "walk-" + walkVersion + "/" + hex.EncodeToString(h.Sum(nil))[:16]
-})
+}
 
 // environmentKey is the pinned environment's version plus a hash of the files and
 // prefs it gives the browsers, so an edit that forgot to bump EnvironmentVersion
@@ -145,7 +153,7 @@ func caseHash(req *Request) (string, bool) {
 func (o *Oracle) storeMeta(req *Request, c, engine string, b engineBuild) store.Meta {
 	kd := kindFor(req.Op)
 	k := kd.info()
-	op, walk := kd.about().Name, walkKey()
+	op, walk := kd.about().Name, o.walk
 	if k.walkExtra != nil {
 		walk += k.walkExtra(o)
 	}
@@ -323,8 +331,9 @@ func withRaw[T any](answers map[string]T, raw map[string]json.RawMessage) (map[s
 	return all, nil
 }
 
-// StoreVersions are the walk and environment parts of this oracle's store keys under
-// profile (a trace's walk part has its limits appended), for tools that read the store.
-func StoreVersions(profile string) (walk, environment string) {
-	return walkKey(), profileEnvironment(profile)
+// StoreVersions are the walk and environment parts of the store keys of an oracle
+// with route table routes under profile (a trace's walk part has its limits
+// appended), for tools that read the store.
+func StoreVersions(profile string, routes browser.Routes) (walk, environment string) {
+	return walkKey(routes), profileEnvironment(profile)
 }

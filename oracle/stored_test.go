@@ -7,15 +7,19 @@ package oracle
 import (
 	"context"
 	"encoding/json"
+	"io/fs"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/layout-oracle/oracle/oracle/browser/environment"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
+	"github.com/layout-oracle/oracle/oracle/browser/routes"
 	"github.com/layout-oracle/oracle/profiles"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/rs/zerolog"
@@ -82,7 +86,7 @@ func TestCaseHashIsCanonical(t *testing.T) {
 // Every part of the key changes it: the case, the engine build, the route, the
 // profile, the walk, the environment.
 func TestStoreKeyNamesTheEngineBuildAndEverythingElse(t *testing.T) {
-	base := store.Meta{Format: store.Format, Walk: walkKey(), Environment: environmentKey(), Profile: "default",
+	base := store.Meta{Format: store.Format, Walk: walkKey(routes.Table), Environment: environmentKey(), Profile: "default",
 		Engine: browser.Chromium, EngineVersion: "1.0", Route: "r", Op: "geometry", Case: "c"}
 	k := store.KeyOf(base)
 	for name, change := range map[string]func(*store.Meta){
@@ -100,8 +104,48 @@ func TestStoreKeyNamesTheEngineBuildAndEverythingElse(t *testing.T) {
 		change(&m)
 		assert.NotEqual(t, k, store.KeyOf(m), name)
 	}
-	assert.Regexp(t, `^walk-`+walkVersion+`/[0-9a-f]{16}$`, walkKey())
+	assert.Regexp(t, `^walk-`+walkVersion+`/[0-9a-f]{16}$`, walkKey(routes.Table))
 	assert.Regexp(t, `^pinned-`+environment.Version+`/[0-9a-f]{16}$`, environmentKey())
+}
+
+// editedPrograms is a route whose own in-page programs are fsys.
+type editedPrograms struct {
+	browser.Route
+	fsys fs.FS
+}
+
+func (r editedPrograms) Programs() fs.FS { return r.fsys }
+
+// A route's own in-page programs enter the walk key as inpage's do: an edit of any
+// one makes the answers stored before it miss.
+func TestWalkKeyHashesEveryRoutesPrograms(t *testing.T) {
+	base := walkKey(routes.Table)
+	assert.Equal(t, base, walkKey(slices.Clone(routes.Table)))
+	edited := 0
+	for i, r := range routes.Table {
+		if r.Programs() == nil {
+			continue
+		}
+		files, err := fs.Glob(r.Programs(), "inpage/*.js")
+		require.NoError(t, err)
+		require.NotEmpty(t, files, r.Name())
+		for _, name := range files {
+			m := fstest.MapFS{}
+			for _, f := range files {
+				b, err := fs.ReadFile(r.Programs(), f)
+				require.NoError(t, err)
+				if f == name {
+					b = append([]byte(" "), b...)
+				}
+				m[f] = &fstest.MapFile{Data: b}
+			}
+			table := slices.Clone(routes.Table)
+			table[i] = editedPrograms{r, m}
+			assert.NotEqual(t, base, walkKey(table), "%s's %s edited", r.Name(), name)
+			edited++
+		}
+	}
+	assert.NotZero(t, edited, "no route keeps programs of its own")
 }
 
 // The default profile's keys are those from before profiles were hashed; any other

@@ -17,6 +17,7 @@ import (
 	"github.com/layout-oracle/oracle/internal/cli"
 	"github.com/layout-oracle/oracle/kinds"
 	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/oracle/browser/routes"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/rs/zerolog"
 )
@@ -205,7 +206,7 @@ func storeCommand(args []string, stdout, stderr io.Writer) int {
 // export's error once every other case is out.
 func export(ctx context.Context, st *store.Store, profile string, w io.Writer) error {
 	out := bufio.NewWriter(w)
-	walk, env := oracle.StoreVersions(profile)
+	walk, env := oracle.StoreVersions(profile, routes.Table)
 	type group struct {
 		c, op   string
 		id      json.RawMessage

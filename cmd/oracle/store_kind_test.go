@@ -17,6 +17,7 @@ import (
 
 	"github.com/layout-oracle/oracle/kinds/kindstest"
 	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/oracle/browser/routes"
 	"github.com/layout-oracle/oracle/store"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
@@ -27,7 +28,7 @@ func TestStoreDiffAndExportReadTheKindRegistry(t *testing.T) {
 	st, err := store.Open(filepath.Join(t.TempDir(), "s.sqlite"), store.Options{Diff: oracle.StoreDiff}, zerolog.Nop())
 	require.NoError(t, err)
 	defer st.Close()
-	walk, env := oracle.StoreVersions("default")
+	walk, env := oracle.StoreVersions("default", routes.Table)
 	meta := func(c, engine string) store.Meta {
 		return store.Meta{Format: store.Format, Walk: walk, Environment: env, Profile: "default", Engine: engine,
 			EngineVersion: "1", Route: "test", Op: "title", Case: c}

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/layout-oracle/oracle/oracle"
+	"github.com/layout-oracle/oracle/oracle/browser/routes"
 	"github.com/layout-oracle/oracle/store"
 )
 
@@ -24,7 +25,7 @@ func TestStoreStatsListUnstableKeys(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "store.sqlite")
 	s, err := store.Open(path, store.Options{}, zerolog.Nop())
 	require.NoError(t, err)
-	walk, env := oracle.StoreVersions("default")
+	walk, env := oracle.StoreVersions("default", routes.Table)
 	meta := func(engine string) store.Meta {
 		return store.Meta{Format: store.Format, Walk: walk, Environment: env, Profile: "default", Engine: engine,
 			EngineVersion: "1", Route: "r", Op: "reflect", Case: "c1"}

@@ -10,6 +10,7 @@ package browser
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 
@@ -33,6 +34,10 @@ type Route interface {
 	// over the route (exe: the binary override, "": the system build); ok is false
 	// where no sound list is known (a script could run anything, a missing file).
 	BuildFiles(engine, exe string) (files []string, ok bool)
+	// Programs are the in-page programs the route keeps beside its code (its
+	// embedded inpage/ folder), nil for none: the store's key hashes them with
+	// package inpage's, so an edit of one makes the answers stored before it miss.
+	Programs() fs.FS
 }
 
 // RouteLaunch is what one launch of a page over a route is given.

@@ -113,7 +113,7 @@ func (e *bidiEngine) openSession(ctx context.Context, p *bidiProc) (*bidiConn, s
 	// of every context, as Playwright's addInitScript; each is a script's text, run as
 	// a function body.
 	for _, src := range e.opts.InitScripts {
-		if _, err := conn.call(ctx, "script.addPreloadScript", map[string]any{"functionDeclaration": inpage.Fill(inpage.BiDiPreload, "SRC", src)}); err != nil {
+		if _, err := conn.call(ctx, "script.addPreloadScript", map[string]any{"functionDeclaration": inpage.Fill(preloadJS, "SRC", src)}); err != nil {
 			return conn, "", "", err
 		}
 	}
@@ -383,7 +383,7 @@ func (e *bidiEngine) navigateTo(ctx context.Context, url string, load bool) (*bi
 func (e *bidiEngine) waitFor(ctx context.Context, conn *bidiConn, page, url string, load bool) error {
 	for {
 		raw, err := conn.call(ctx, "script.evaluate", map[string]any{
-			"expression": inpage.BiDiLocationState, "awaitPromise": false,
+			"expression": locationStateJS, "awaitPromise": false,
 			"resultOwnership": "none", "target": map[string]any{"context": page, "sandbox": "layout-oracle"},
 		})
 		var be *bidiError

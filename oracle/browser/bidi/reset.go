@@ -11,8 +11,6 @@ import (
 	"fmt"
 
 	"github.com/layout-oracle/oracle/oracle/browser"
-
-	"github.com/layout-oracle/oracle/inpage"
 )
 
 // Reset gives the next case a new about:blank document and global, with the first
@@ -52,7 +50,7 @@ func (e *bidiEngine) reset(ctx context.Context) error {
 // whether history.length is the first case's and the page has the focus, giving the
 // focus back first when a case took it.
 func (e *bidiEngine) freshAndFocused(ctx context.Context, conn *bidiConn, page string) (bool, error) {
-	raw, err := e.evaluate(ctx, conn, page, inpage.Fill(inpage.BiDiResetCheck, "RESET_CHECK", browser.ResetCheckJS), nil)
+	raw, err := e.evaluate(ctx, conn, page, resetCheckJS, nil)
 	return e.FreshAndFocused(raw, err, "a new tab replaces the page", func() bool { return e.refocus(ctx, conn, page) })
 }
 
@@ -62,7 +60,7 @@ func (e *bidiEngine) refocus(ctx context.Context, conn *bidiConn, page string) b
 	if _, err := conn.call(ctx, "browsingContext.activate", map[string]any{"context": page}); err != nil {
 		return false
 	}
-	raw, err := e.evaluate(ctx, conn, page, inpage.BiDiHasFocus, nil)
+	raw, err := e.evaluate(ctx, conn, page, hasFocusJS, nil)
 	return err == nil && string(raw) == "true"
 }
 
@@ -152,7 +150,7 @@ func (e *bidiEngine) Prepare(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, browser.ProbeTimeout)
 	defer cancel()
 	raw, err := e.evaluate(browser.WithOp(pctx, "check of the idle page"), conn, page,
-		inpage.BiDiHasFocus, nil)
+		hasFocusJS, nil)
 	if err == nil && (string(raw) == "true" || e.refocus(pctx, conn, page)) {
 		return nil
 	}

@@ -2,7 +2,10 @@ package bidi
 
 import (
 	"context"
+	"embed"
+	"io/fs"
 
+	"github.com/layout-oracle/oracle/inpage"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/rs/zerolog"
 )
@@ -29,3 +32,21 @@ func (route) Launch(ctx context.Context, engine string, l browser.RouteLaunch, l
 }
 
 func (route) BuildFiles(_, exe string) ([]string, bool) { return browser.FirefoxBuildFiles(exe) }
+
+// programs are the in-page programs only this route runs, one file each under
+// inpage/.
+//
+//go:embed inpage/*.js
+var programs embed.FS
+
+var (
+	// preloadJS is a launch's init script as a preload function (@@SRC@@ its text).
+	preloadJS = inpage.Read(programs, "inpage/preload.js")
+	// locationStateJS reads the navigation's state from a sandbox (waitFor).
+	locationStateJS = inpage.Read(programs, "inpage/location_state.js")
+	// resetCheckJS is the reset's check: the core's, filled in (freshAndFocused).
+	resetCheckJS = inpage.Fill(inpage.Read(programs, "inpage/reset_check.js"), "RESET_CHECK", browser.ResetCheckJS)
+	hasFocusJS   = inpage.Read(programs, "inpage/has_focus.js")
+)
+
+func (route) Programs() fs.FS { return programs }

@@ -31,7 +31,6 @@ import (
 	cdppage "github.com/chromedp/cdproto/page"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
-	"github.com/layout-oracle/oracle/inpage"
 	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/rs/zerolog"
 )
@@ -304,7 +303,7 @@ func (e *cdpEngine) navigationError(ctx context.Context, page *cdpPage, url stri
 		}
 	}
 	code := "net::ERR_FAILED"
-	r, err := cdp.Call(ctx, cdpSession{conn, page.session}, cdpruntime.Evaluate, cdpruntime.EvaluateParams{Expression: inpage.CDPNetError, ReturnByValue: ptr(true)})
+	r, err := cdp.Call(ctx, cdpSession{conn, page.session}, cdpruntime.Evaluate, cdpruntime.EvaluateParams{Expression: netErrorJS, ReturnByValue: ptr(true)})
 	var name string
 	if err == nil && r.Result != nil && json.Unmarshal(r.Result.Value, &name) == nil && name != "" {
 		code = "net::" + name

@@ -2,7 +2,10 @@ package cdp
 
 import (
 	"context"
+	"embed"
+	"io/fs"
 
+	"github.com/layout-oracle/oracle/inpage"
 	"github.com/layout-oracle/oracle/oracle/browser"
 	"github.com/layout-oracle/oracle/oracle/browser/host"
 	"github.com/rs/zerolog"
@@ -34,3 +37,15 @@ func (route) BuildFiles(_, exe string) ([]string, bool) {
 	run := Executable(exe)
 	return []string{run}, host.IsELF(run)
 }
+
+// programs are the in-page programs only this route runs, one file each under
+// inpage/.
+//
+//go:embed inpage/*.js
+var programs embed.FS
+
+// netErrorJS answers the network error's name on Chromium's error page of a
+// navigation that failed ("" when it shows none).
+var netErrorJS = inpage.Read(programs, "inpage/net_error.js")
+
+func (route) Programs() fs.FS { return programs }

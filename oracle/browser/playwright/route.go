@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -31,6 +32,9 @@ func (route) Name() string      { return "playwright" }
 func (route) Engines() []string { return []string{browser.Chromium, browser.Firefox} }
 func (route) Help() string      { return "playwright-go" }
 func (route) Emulates() bool    { return true }
+
+// Programs: the route's in-page programs are the core's (package inpage).
+func (route) Programs() fs.FS { return nil }
 
 // Launch launches the system build (or l.Exe) of engine through a driver of its own.
 func (route) Launch(_ context.Context, engine string, l browser.RouteLaunch, log zerolog.Logger) (browser.Engine, error) {

@@ -2,11 +2,14 @@ package routes
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -152,4 +155,32 @@ func TestTheAutoRouteStartsNoDriverOnlyToLook(t *testing.T) {
 	defer e.Close()
 	assert.Contains(t, e.Route(), "WebDriver BiDi (oracle's own client)")
 	assert.Equal(t, dir, browser.BundledAbsent(e))
+}
+
+// Every file a route embeds as its own programs is one its package reads by name: a
+// file nothing reads is a dead program, or one run from somewhere else.
+func TestEveryRouteProgramIsRead(t *testing.T) {
+	for _, r := range Table {
+		programs := r.Programs()
+		if programs == nil {
+			continue
+		}
+		dir := filepath.Join("..", path.Base(reflect.TypeOf(r).PkgPath()))
+		sources, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		require.NoError(t, err)
+		var src strings.Builder
+		for _, f := range sources {
+			if !strings.HasSuffix(f, "_test.go") {
+				b, err := os.ReadFile(f)
+				require.NoError(t, err)
+				src.Write(b)
+			}
+		}
+		files, err := fs.Glob(programs, "inpage/*")
+		require.NoError(t, err)
+		require.NotEmpty(t, files, "%s's Programs has no inpage/ files", r.Name())
+		for _, name := range files {
+			assert.True(t, strings.Contains(src.String(), strconv.Quote(name)), "%s embeds %s but its package does not read it", r.Name(), name)
+		}
+	}
 }

@@ -74,8 +74,8 @@ type blankState struct {
 
 // blankStateJS returns the referrer, freshCheckJS's result (it clears window.name
 // and reads history.length, as on the Playwright route) and the window
-// (inpage/webdriver/blank_state.js).
-var blankStateJS = inpage.Fill(inpage.WebDriverBlankState, "FRESH_CHECK", browser.FreshCheckJS, "WINDOW_STATE", windowStateJS)
+// (inpage/blank_state.js).
+var blankStateJS = inpage.Fill(inpage.Read(programs, "inpage/blank_state.js"), "FRESH_CHECK", browser.FreshCheckJS, "WINDOW_STATE", windowStateJS)
 
 func (e *webDriverEngine) blankState(ctx context.Context) (blankState, error) {
 	raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{"script": blankStateJS, "args": []any{}})
@@ -134,12 +134,14 @@ const staleMarkProp = "__layoutOracleLeaving"
 // navigation more, used to clear every time. Only an http(s) page sends a
 // referrer, so only such a page gets the policy (an html case's about:blank does not
 // run the DOM calls at all). A case that broke the DOM methods used here only costs
-// that second replace. The text is inpage/webdriver/replace.js; replacedJS
-// (inpage/webdriver/replaced.js) answers where the page is and whether it is still
-// the one marked.
+// that second replace. The text is inpage/replace.js; replacedJS
+// (inpage/replaced.js) answers where the page is and whether it is still
+// the one marked. rootJS answers the document's root element, as a WebDriver
+// element reference (null when there is none).
 var (
-	replaceJS  = inpage.Fill(inpage.WebDriverReplace, "STALE_MARK", staleMarkProp)
-	replacedJS = inpage.Fill(inpage.WebDriverReplaced, "STALE_MARK", staleMarkProp)
+	rootJS     = inpage.Read(programs, "inpage/root.js")
+	replaceJS  = inpage.Fill(inpage.Read(programs, "inpage/replace.js"), "STALE_MARK", staleMarkProp)
+	replacedJS = inpage.Fill(inpage.Read(programs, "inpage/replaced.js"), "STALE_MARK", staleMarkProp)
 )
 
 // webElementKey names an element reference in W3C WebDriver's JSON.
@@ -157,7 +159,7 @@ const webElementKey = "element-6066-11e4-a52e-4f735466cecf"
 // instead.
 func (e *webDriverEngine) replaceTo(ctx context.Context, url string) error {
 	var root map[string]string
-	if raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{"script": inpage.WebDriverRoot, "args": []any{}}); err == nil {
+	if raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{"script": rootJS, "args": []any{}}); err == nil {
 		_ = json.Unmarshal(raw, &root) // null: no root element
 	}
 	leaving := root[webElementKey]

@@ -3,6 +3,8 @@ package webdriver
 import (
 	"cmp"
 	"context"
+	"embed"
+	"io/fs"
 	"path/filepath"
 	"time"
 
@@ -49,3 +51,11 @@ func (route) BuildFiles(_, exe string) ([]string, bool) {
 	return []string{driver, browser.SystemMiniBrowser, filepath.Join(lib, "libwebkit2gtk-4.1.so.0"),
 		filepath.Join(lib, "libjavascriptcoregtk-4.1.so.0")}, host.IsELF(driver)
 }
+
+// programs are the in-page programs only this route runs, one file each under
+// inpage/ (scripts.go, window.go and reset.go read them).
+//
+//go:embed inpage/*.js
+var programs embed.FS
+
+func (route) Programs() fs.FS { return programs }

@@ -24,8 +24,8 @@ const (
 // deadline. A dialog from a timer between calls is still a real one, which the
 // session's unhandledPromptBehavior "dismiss" takes care of.
 //
-// The text is inpage/webdriver/dialog.js, which names oracleNativesProp literally.
-var dialogPrelude = inpage.WebDriverDialog
+// The text is inpage/dialog.js, which names oracleNativesProp literally.
+var dialogPrelude = inpage.Read(programs, "inpage/dialog.js")
 
 // repairPrelude captures, before any of the case's script runs, what WebKitWebDriver's
 // own in-page code (WebAutomationSessionProxy.js, in the page's world) uses to send the
@@ -36,8 +36,8 @@ var dialogPrelude = inpage.WebDriverDialog
 // the answer. The walk's own answer does not depend on this: it is JSON text made by
 // the case program with built-ins captured before the case ran.
 //
-// The text is inpage/webdriver/repair.js.
-var repairPrelude = inpage.WebDriverRepair
+// The text is inpage/repair.js.
+var repairPrelude = inpage.Read(programs, "inpage/repair.js")
 
 // viewportPrelude reads the viewport before the case runs and again when it ends,
 // through innerWidth's and innerHeight's own getters and Reflect.apply, all taken
@@ -48,11 +48,19 @@ var repairPrelude = inpage.WebDriverRepair
 // that downloaded, was seen to arrive later, during the next case (32767x483 in a
 // reflect case): trace and reflect answers have no viewport check of
 // their own, so the call's answer is withheld, and call runs the case again in a
-// window put back. The text is inpage/webdriver/viewport.js.
-var viewportPrelude = inpage.Fill(inpage.WebDriverViewport, "VIEWPORT_CHANGED", viewportChangedText)
+// window put back. The text is inpage/viewport.js.
+var viewportPrelude = inpage.Fill(inpage.Read(programs, "inpage/viewport.js"), "VIEWPORT_CHANGED", viewportChangedText)
 
 // viewportChangedText begins viewportPrelude's error.
 const viewportChangedText = "layout oracle: the viewport changed during the case"
+
+// callJS is the Execute Script body of one call, filled by callScriptFor;
+// navigatedJS is its prelude that answers a marker when a Load's page has
+// navigated away from about:blank.
+var (
+	callJS      = inpage.Read(programs, "inpage/call.js")
+	navigatedJS = inpage.Read(programs, "inpage/navigated.js")
+)
 
 // callScriptFor is the Execute Script body for one call, whose JSON text result
 // WebDriver awaits. For a Visit it is CallExpression(fn) on arguments[1]; for a Load
@@ -67,21 +75,21 @@ const viewportChangedText = "layout oracle: the viewport changed during the case
 // A LoadURL (caseURL) runs the case program too, on the page it navigated to, with no
 // about:blank check: the program then settles the navigated document, not a written one.
 //
-// The text is inpage/webdriver/call.js. Its finish restores what the preludes replaced
+// The text is inpage/call.js. Its finish restores what the preludes replaced
 // after the case's script, which may have broken what restore uses; the page is reset
 // after every case anyway, so a failed restore must not lose the answer.
 func callScriptFor(fn string, load, caseURL, kept bool) string {
 	navigated, call := "", browser.CaseProgramFor(kept)
 	if load && !caseURL {
-		navigated = inpage.WebDriverNavigated
+		navigated = navigatedJS
 	}
 	if !load && !caseURL {
 		call = browser.CallExpression(fn)
 	}
-	return inpage.Fill(inpage.WebDriverCall, "NAVIGATED", navigated, "CALL_PROP", oracleCallProp,
+	return inpage.Fill(callJS, "NAVIGATED", navigated, "CALL_PROP", oracleCallProp,
 		"DIALOG", dialogPrelude, "REPAIR", repairPrelude, "VIEWPORT", viewportPrelude, "CALL", call)
 }
 
 // collectScript awaits the pending call token after a dialog cut its command short.
-// It is inpage/webdriver/collect.js (which names oracleCallProp literally).
-var collectScript = inpage.WebDriverCollect
+// It is inpage/collect.js (which names oracleCallProp literally).
+var collectScript = inpage.Read(programs, "inpage/collect.js")

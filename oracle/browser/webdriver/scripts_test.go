@@ -10,13 +10,13 @@ import (
 // concatenates end in a newline.
 func TestEmbeddedScriptsNameTheGoSidesProperties(t *testing.T) {
 	if !strings.Contains(dialogPrelude, "window."+oracleNativesProp) {
-		t.Errorf("inpage/webdriver/dialog.js does not use %s", oracleNativesProp)
+		t.Errorf("inpage/dialog.js does not use %s", oracleNativesProp)
 	}
 	if !strings.Contains(collectScript, "window."+oracleCallProp+";") {
-		t.Errorf("inpage/webdriver/collect.js does not read %s", oracleCallProp)
+		t.Errorf("inpage/collect.js does not read %s", oracleCallProp)
 	}
 	if !strings.Contains(callScriptFor("", false, false, false), "window, '"+oracleCallProp+"'") {
-		t.Errorf("inpage/webdriver/call.js does not set %s", oracleCallProp)
+		t.Errorf("inpage/call.js does not set %s", oracleCallProp)
 	}
 	if strings.HasSuffix(collectScript, "\n") || !strings.HasSuffix(dialogPrelude, "\n") || !strings.HasSuffix(repairPrelude, "\n") ||
 		!strings.HasSuffix(viewportPrelude, "\n") {

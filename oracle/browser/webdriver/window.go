@@ -25,11 +25,12 @@ type windowState struct {
 }
 
 // windowStateJS is the window as windowState holds it, the elements of a script's
-// array result, in parseWindowState's order (inpage/webdriver/window_state.js);
+// array result, in parseWindowState's order (inpage/window_state.js);
 // windowJS is a script answering that array.
 var (
-	windowStateJS = inpage.WebDriverWindowState
-	windowJS      = inpage.Fill(inpage.WebDriverWindow, "WINDOW_STATE", windowStateJS)
+	windowStateJS = inpage.Read(programs, "inpage/window_state.js")
+	windowJS      = inpage.Fill(inpage.Read(programs, "inpage/window.js"), "WINDOW_STATE", windowStateJS)
+	innerSizeJS   = inpage.Read(programs, "inpage/inner_size.js")
 )
 
 func (e *webDriverEngine) windowNow(ctx context.Context) (windowState, error) {
@@ -132,7 +133,7 @@ func (e *webDriverEngine) fixViewport(ctx context.Context) error {
 
 func (e *webDriverEngine) innerSize(ctx context.Context) ([2]int, error) {
 	raw, err := e.session(ctx, http.MethodPost, "/execute/sync",
-		map[string]any{"script": inpage.WebDriverInnerSize, "args": []any{}})
+		map[string]any{"script": innerSizeJS, "args": []any{}})
 	if err != nil {
 		return [2]int{}, err
 	}
