@@ -57,7 +57,7 @@ func writeOne(t *testing.T, w *Writer, shot string) string {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("writing the report with screenshot_file %s did not finish", shot)
 	}
-	b, err := os.ReadFile(filepath.Join(w.Dir(), "cases", "000001.html"))
+	b, err := os.ReadFile(filepath.Join(w.dir.Path(), "cases", "000001.html"))
 	require.NoError(t, err)
 	return string(b)
 }

@@ -134,8 +134,7 @@ func (w *Writer) SetArtifacts(dir string) error {
 	return nil
 }
 
-// Dir is the report's directory; Index is the path of its index page.
-func (w *Writer) Dir() string   { return w.dir.Path() }
+// Index is the path of the report's index page.
 func (w *Writer) Index() string { return w.dir.Join("index.html") }
 
 // Add writes c's page and keeps its index row.

@@ -441,7 +441,7 @@ ctx.oncomplete = () => setTimeout(() => trace.done(), 0);
 	for name, tr := range traces {
 		require.Len(t, tr.Records, 1, name)
 		r := tr.Records[0]
-		assert.Equal(t, trace.Fulfilled, r.State, name)
+		assert.Equal(t, "fulfilled", r.State, name)
 		a := valueOf(t, tr, "render")
 		assert.Equal(t, true, a["$audioBuffer"], name)
 		assert.EqualValues(t, 2, a["numberOfChannels"], name)

@@ -264,7 +264,7 @@ const (
 
 // Settle states.
 const (
-	Fulfilled = "fulfilled"
+	fulfilled = "fulfilled"
 	rejected  = "rejected"
 )
 
@@ -342,7 +342,7 @@ func (t *Trace) Validate() error {
 				return fmt.Errorf("trace: record %d (event) has a value", i)
 			}
 		case KindSettle:
-			if r.State != Fulfilled && r.State != rejected {
+			if r.State != fulfilled && r.State != rejected {
 				return fmt.Errorf("trace: record %d (settle) has state %q", i, r.State)
 			}
 			if len(r.Value) == 0 {

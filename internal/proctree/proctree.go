@@ -56,15 +56,6 @@ func CPU(root int) map[string]float64 {
 	return cpu
 }
 
-// TotalCPU is CPU's sum over the groups: the seconds the whole tree has used.
-func TotalCPU(root int) float64 {
-	var sum float64
-	for _, v := range CPU(root) {
-		sum += v
-	}
-	return sum
-}
-
 // parseCPUSeconds is utime+stime+cutime+cstime (fields 14-17 of /proc/<pid>/stat),
 // in seconds: the kernel reports them in USER_HZ ticks, 100 per second on Linux
 // whatever the kernel's own tick rate.
