@@ -17,13 +17,10 @@ import (
 	"github.com/layout-oracle/oracle/inpage"
 )
 
-// FreshCheckJS runs on the page reset to about:blank: it clears window.name (which
-// outlives navigations in the same window) and returns history.length as JSON text.
-var FreshCheckJS = inpage.FreshCheck
-
-// ResetCheckJS is a reset's check of its about:blank: FreshCheckJS's history.length
-// and document.hasFocus(), as a JSON array.
-var ResetCheckJS = inpage.Fill(inpage.PlaywrightResetCheck, "FRESH_CHECK", FreshCheckJS)
+// ResetCheckJS is a reset's check of its about:blank: inpage.FreshCheck's (it
+// clears window.name, which outlives navigations in the same window, and reads
+// history.length) and document.hasFocus(), as a JSON array.
+var ResetCheckJS = inpage.Fill(inpage.PlaywrightResetCheck, "FRESH_CHECK", inpage.FreshCheck)
 
 // FirstHistoryLength is history.length on a fresh page's about:blank, in every engine
 // (measured): what the first case the oracle ran saw, and every case must see.

@@ -75,7 +75,7 @@ type blankState struct {
 // blankStateJS returns the referrer, freshCheckJS's result (it clears window.name
 // and reads history.length, as on the Playwright route) and the window
 // (inpage/blank_state.js).
-var blankStateJS = inpage.Fill(inpage.Read(programs, "inpage/blank_state.js"), "FRESH_CHECK", browser.FreshCheckJS, "WINDOW_STATE", windowStateJS)
+var blankStateJS = inpage.Fill(inpage.Read(programs, "inpage/blank_state.js"), "FRESH_CHECK", inpage.FreshCheck, "WINDOW_STATE", windowStateJS)
 
 func (e *webDriverEngine) blankState(ctx context.Context) (blankState, error) {
 	raw, err := e.session(ctx, http.MethodPost, "/execute/sync", map[string]any{"script": blankStateJS, "args": []any{}})
