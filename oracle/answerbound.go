@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/layout-oracle/oracle/oracle/answerbound"
@@ -30,5 +31,20 @@ func boundLine(resp any, lim answerLimits) ([]byte, error) {
 	}:
 		return r.bounded(lim)
 	}
-	return json.Marshal(resp)
+	return encodeLine(resp)
+}
+
+// encodeLine is resp as a response line's JSON text. encoding/json's Marshal writes
+// <, >, & and U+2028, U+2029 as \u escapes, even inside a json.RawMessage, which
+// would change an id holding one: the id is echoed as it was sent (docs/protocol.md),
+// so the line is encoded with that escaping off. A kind's answers keep it: its
+// response encodes them itself, as the store keeps them (response[T]'s MarshalJSON).
+func encodeLine(resp any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(resp); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

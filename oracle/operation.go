@@ -366,11 +366,7 @@ func (r response[T]) MarshalJSON() ([]byte, error) {
 		answers = all
 	}
 	var b bytes.Buffer
-	write := func(key string, v any) error {
-		enc, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
+	writeJSON := func(key string, enc []byte) {
 		if b.Len() == 0 {
 			b.WriteByte('{')
 		} else {
@@ -378,15 +374,23 @@ func (r response[T]) MarshalJSON() ([]byte, error) {
 		}
 		b.WriteString(`"` + key + `":`)
 		b.Write(enc)
-		return nil
+	}
+	write := func(key string, v any) error {
+		enc, err := json.Marshal(v)
+		if err == nil {
+			writeJSON(key, enc)
+		}
+		return err
 	}
 	k, ok := r.of()
 	if !ok {
 		return nil, noKind[T]()
 	}
-	if err := write("id", r.ID); err != nil {
-		return nil, err
+	id := []byte(r.ID) // as sent: json.Marshal would escape <, > and & in it (encodeLine)
+	if len(id) == 0 {
+		id = []byte("null")
 	}
+	writeJSON("id", id)
 	if err := write(k.desc.Field, answers); err != nil {
 		return nil, err
 	}
@@ -420,9 +424,9 @@ func (r response[T]) bounded(lim answerLimits) ([]byte, error) {
 		return nil, noKind[T]()
 	}
 	max := lim[k.desc.Name]
-	if b, err := json.Marshal(r); err != nil || len(b) <= max {
+	if b, err := encodeLine(r); err != nil || len(b) <= max {
 		return b, err
 	}
 	r.Errors = answerbound.Answers(r.Answers, r.raw, r.Errors, max, k.what)
-	return json.Marshal(r)
+	return encodeLine(r)
 }

@@ -38,3 +38,32 @@ func TestServeWritesValidUTF8ForAnInvalidID(t *testing.T) {
 	assert.True(t, utf8.ValidString(out.String()), "%q", out.String())
 	assert.Equal(t, `{"id":null,"error":"\"id\" is not valid UTF-8, so it cannot be echoed exactly","line":1}`+"\n", out.String())
 }
+
+// An id is echoed as it was sent, in every kind of response. encoding/json alone
+// writes the <, > and & of "<a>&b", and a U+2028, as \u escapes, where a client
+// that matches the id it sent (client.StartLine) then never finds its answer.
+func TestServeEchoesTheIDAsSent(t *testing.T) {
+	o := fakeOracle(&fakeEngine{name: browser.Chromium})
+	ids := []string{`"<a>&b"`, "\"x\u2028y\u2029\"", `"\u003c\u0026"`, `"</script><!--"`, `1.0`, `-0`, `12345678901234567890`}
+	var in strings.Builder
+	for _, id := range ids {
+		in.WriteString(`{"id":` + id + `,"op":"ping"}` + "\n")
+		in.WriteString(`{"id":` + id + `,"html":"<p>"}` + "\n")
+		in.WriteString(`{"id":` + id + `,"op":"nope"}` + "\n")
+	}
+	var out strings.Builder
+	require.NoError(t, o.Serve(t.Context(), strings.NewReader(in.String()), &out))
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	require.Len(t, lines, 3*len(ids))
+	for _, id := range ids {
+		for _, rest := range []string{`,"ok":true`, `,"dumps":{"chromium":`, `,"error":"unknown op`} {
+			n := 0
+			for _, l := range lines {
+				if strings.HasPrefix(l, `{"id":`+id+rest) {
+					n++
+				}
+			}
+			assert.Equal(t, 1, n, "one line starts {\"id\":%s%s in %q", id, rest, lines)
+		}
+	}
+}

@@ -68,6 +68,17 @@ func TestDuplicateMiscasedKeysAndANonUTF8IDAreRefused(t *testing.T) {
 	}
 }
 
+// An id holding <, > or & comes back as it was sent, so the Go client matches its
+// answer: with the id's escapes written instead, it matched none and waited for ever.
+func TestAnIDWithMarkupIsEchoedAsSent(t *testing.T) {
+	c := shared.get(t)
+	for _, line := range []string{`{"id":"<a>&b","op":"ping"}`, `{"id":"</p>","html":"<p>x"}`} {
+		got := string(c.answerLine(t, c.startLine(t, []byte(line), nil), time.Minute, line))
+		id, _, _ := strings.Cut(strings.TrimPrefix(line, `{"id":`), `,`)
+		assert.True(t, strings.HasPrefix(got, `{"id":`+id+`,`), "%s answered %.80s", line, got)
+	}
+}
+
 // oracleProc is an oracle run with raw pipes, not through package client: its tests
 // test the wire itself (they close stdin, stdout or stderr on purpose, write bytes
 // after shutdown, and read stdout line by line as it comes).
