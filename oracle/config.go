@@ -135,8 +135,17 @@ func settingsFor(cfg Config) (browser.LaunchSettings, error) {
 	s.Merge(browser.ProfileSettings(cfg.Profile))
 	s.Merge(browser.LaunchSettings{InitScripts: []string{trace.RecorderJS}, MaxReply: browser.MaxReplyFor(cfg.TraceLimits.Bytes)})
 	s.Merge(processSettings())
+	s.Merge(sharedStateSettings())
 	s.Merge(origin.ProxySettings(cfg.originHost, cfg.originPort)) // last: nothing may loosen the allowlist
 	return s, nil
+}
+
+// sharedStateSettings turn off what a browser keeps for all its pages beyond what the
+// reset clears, where a case would leave it for later cases to see (docs/untrusted.md,
+// "Per-case state"): Firefox's global history, which made a link to a URL one case
+// navigated to :visited in every later case's screenshot.
+func sharedStateSettings() browser.LaunchSettings {
+	return browser.LaunchSettings{FirefoxPrefs: map[string]any{"places.history.enabled": false}}
 }
 
 // routeOf is the route of name's system build (nil: no row drives it): its

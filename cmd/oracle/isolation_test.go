@@ -386,3 +386,23 @@ func TestDumpOverTheNodeLimitIsAClearError(t *testing.T) {
 	t.Logf("oracle peak RSS after a 150,000-element page: %d MB", hwm/1024)
 	assert.Less(t, hwm, 400*1024, "the oracle's peak RSS")
 }
+
+// A case that went to a URL leaves no visited link for a later case to see: Firefox's
+// global history made a link to it :visited (red, not blue) in every later case's
+// screenshot. Pixels are the only witness: getComputedStyle never tells :visited.
+func TestNoVisitedLinkOutlivesItsCase(t *testing.T) {
+	c := startOracle(t, "--pages=1", "--log-level=warn", "--self-check=false")
+	link := `<style>a{font-size:90px} a:visited{color:red} a:link{color:blue}</style><a href='http://example.com/v1'>LINK</a>`
+	shot := func(id string) map[string]any {
+		return c.send(t, map[string]any{"id": id, "html": link, "screenshot": true})
+	}
+	before := shot("unvisited")
+	c.send(t, map[string]any{"id": "goes-there", "op": "trace", "script": "location.href = 'http://example.com/v1'"})
+	after := shot("after-another-case-went-there")
+	for _, e := range []string{"chromium", "firefox", "webkit"} {
+		b, _ := before["dumps"].(map[string]any)[e].(map[string]any)["screenshot"].(string)
+		a, _ := after["dumps"].(map[string]any)[e].(map[string]any)["screenshot"].(string)
+		require.NotEmpty(t, b, "%s: a screenshot", e)
+		assert.True(t, a == b, "%s: the link looks different after another case went to its URL", e)
+	}
+}
