@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"regexp"
 	"sync/atomic"
 
@@ -166,7 +167,8 @@ type screenshotter interface {
 var pngMagic = []byte("\x89PNG\r\n\x1a\n")
 
 // screenshotSeq numbers the files under --screenshot-dir, so that two cases with the
-// same id (or ids that sanitize alike) never share a file.
+// same id (or ids that sanitize alike) never share a file. A number whose file an
+// earlier run (or another oracle) left is skipped, never written over.
 var screenshotSeq atomic.Uint64
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
@@ -203,9 +205,16 @@ func attachScreenshot(ctx context.Context, e browser.Engine, d *dump.Dump, artif
 		return fmt.Errorf("screenshot: %w", err)
 	}
 	defer od.Close()
-	file := fmt.Sprintf("%06d-%s-%s.png", screenshotSeq.Add(1), name, e.Name())
-	if err := od.WriteFile(file, png); err != nil {
-		return fmt.Errorf("screenshot: %w", err)
+	var file string
+	for {
+		file = fmt.Sprintf("%06d-%s-%s.png", screenshotSeq.Add(1), name, e.Name())
+		err := od.WriteNew(file, png)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("screenshot: %w", err)
+		}
 	}
 	d.ScreenshotFile = od.Join(file)
 	return nil

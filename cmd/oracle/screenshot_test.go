@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/png"
 	"os"
@@ -69,10 +70,19 @@ func TestScreenshotIsTheWalkedPageInEveryEngine(t *testing.T) {
 }
 
 // On webContent, whose --screenshot-dir is wcArtifacts: its other tests ask for no
-// screenshot, so the flag changes none of their answers.
+// screenshot, so the flag changes none of their answers. Files an earlier run left
+// under the names this one would take first are skipped, not written over.
 func TestScreenshotArtifactsAreFiles(t *testing.T) {
 	c := wcOracle(t)
 	dir := wcArtifacts
+	earlier := map[string]bool{}
+	for n := 1; n <= 20; n++ {
+		for _, e := range engines {
+			name := filepath.Join(dir, fmt.Sprintf("%06d-_a_.._b_-%s.png", n, e))
+			require.NoError(t, os.WriteFile(name, []byte("an earlier run's"), 0o644))
+			earlier[name] = true
+		}
+	}
 	resp := c.send(t, map[string]any{"id": "a/../b", "html": shotCase, "screenshot": true})
 	require.Nil(t, resp["errors"])
 	for _, e := range engines {
@@ -80,8 +90,14 @@ func TestScreenshotArtifactsAreFiles(t *testing.T) {
 		assert.NotContains(t, d, "screenshot", "%s: a file, not base64", e)
 		path := d["screenshot_file"].(string)
 		assert.Equal(t, dir, filepath.Dir(path), "%s: the file is in --screenshot-dir, whatever the id", e)
+		assert.False(t, earlier[path], "%s: %s is an earlier run's file", e, path)
 		b, err := os.ReadFile(path)
 		require.NoError(t, err, e)
 		checkShot(t, e, b)
+	}
+	for name := range earlier {
+		b, err := os.ReadFile(name)
+		require.NoError(t, err)
+		assert.Equal(t, "an earlier run's", string(b), "%s was written over", name)
 	}
 }

@@ -143,6 +143,23 @@ func (d *Dir) WriteFile(name string, b []byte) error {
 	return nil
 }
 
+// WriteNew writes b to the file name, which must not exist yet: where it does, the
+// error is fs.ErrExist and nothing is written (a file an earlier run left).
+func (d *Dir) WriteNew(name string, b []byte) error {
+	f, err := d.open(name, os.O_EXCL)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	return nil
+}
+
 // WriteExecutable writes b to the file name, as WriteFile, and makes it
 // executable (a script).
 func (d *Dir) WriteExecutable(name string, b []byte) error {
