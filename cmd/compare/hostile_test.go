@@ -1,11 +1,12 @@
 package main
 
-// Unit tests of compare --out on hand-written answers that name files they should
-// not: a screenshot_file outside the oracle's screenshot directory, and a report
-// directory whose names are symlinks. Each failed before its fix.
+// Unit tests of compare on hand-written hostile answers: a screenshot_file outside the
+// oracle's screenshot directory, a report directory whose names are symlinks, and ids
+// and errors that hold terminal controls. Each failed before its fix.
 
 import (
 	"bytes"
+	"fmt"
 	"image"
 	"image/png"
 	"os"
@@ -94,4 +95,24 @@ func TestHTMLRefusesSymlinksInItsDirectory(t *testing.T) {
 		assert.Contains(t, stderr, "symlink", name)
 		trap.Untouched(t, name)
 	}
+}
+
+// An id or an error holding terminal controls reaches the terminal escaped: it can
+// neither retitle nor clear the terminal, nor forge a line of compare's output.
+func TestTextOutputEscapesTerminalControls(t *testing.T) {
+	line := fixture(t, "oracle-one.ndjson")
+	hostile := strings.Replace(line, `"id":"only"`, `"id":"\u001b]0;TITLE\u0007\u001b[2J\rX","errors":{"webkit":"\u001b[31mred\r\nFORGED LINE\u202e"}`, 1)
+	require.NotEqual(t, line, hostile)
+	noID := `{"id":null,"error":"bad \u001b[2J\nFORGED LINE"}`
+	var out, errOut bytes.Buffer
+	run([]string{"--answers", writeFile(t, hostile+"\n"+noID+"\n")}, nil, &out, &errOut)
+	for name, text := range map[string]string{"stdout": out.String(), "stderr": errOut.String()} {
+		for _, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+			assert.False(t, strings.HasPrefix(l, "FORGED"), "%s: a forged line: %q", name, text)
+			assert.False(t, strings.ContainsFunc(l, func(r rune) bool { return r < 0x20 || r == 0x202e }), "%s: a control in %q", name, l)
+		}
+	}
+	assert.Contains(t, out.String(), `\x1b]0;TITLE\x07\x1b[2J\x0dX`, "the id, escaped")
+	assert.Contains(t, out.String(), fmt.Sprintf("webkit: %s", `\x1b[31mred\x0d\x0aFORGED LINE\u202e`), "the error, escaped")
+	assert.Contains(t, errOut.String(), `bad \x1b[2J\x0aFORGED LINE`, "the unmatched error, escaped")
 }

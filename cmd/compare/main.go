@@ -64,7 +64,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return code // cli.ExitOK is exitOK, cli.ExitUsage exitBadInput
 	}
 	bad := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "compare: "+format+"\n", a...)
+		fmt.Fprintln(stderr, "compare: "+cli.Printable(fmt.Sprintf(format, a...)))
 		return exitBadInput
 	}
 	switch {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/layout-oracle/oracle/compare"
+	"github.com/layout-oracle/oracle/internal/cli"
 	"github.com/layout-oracle/oracle/trace"
 	"github.com/layout-oracle/oracle/vote"
 )
@@ -110,6 +111,18 @@ func (j *jsonLines) finish(t totals) error {
 	}{t})
 }
 
+// printf is fmt.Fprintf with every string argument made cli.Printable: ids, tags,
+// selectors, engine names and error messages come from the answers, the candidate
+// and the cases, and reach a terminal.
+func printf(w io.Writer, format string, args ...any) (int, error) {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = cli.Printable(s)
+		}
+	}
+	return fmt.Fprintf(w, format, args...)
+}
+
 // human writes a few lines per case and a totals line.
 type human struct{ w io.Writer }
 
@@ -120,28 +133,28 @@ func (h *human) report(c caseResult) error {
 	if r.Verdict == compare.Fail {
 		verdict = "FAIL"
 	}
-	fmt.Fprintf(&b, "%-13s %s  ", verdict, displayID(c.ID))
+	printf(&b, "%-13s %s  ", verdict, displayID(c.ID))
 	switch {
 	case r.Shape != nil:
-		fmt.Fprintf(&b, "%s: want %s, got %s (%+d nodes)\n", r.Reason, r.Shape.Want, r.Shape.Got, r.Shape.NodeDelta)
+		printf(&b, "%s: want %s, got %s (%+d nodes)\n", r.Reason, r.Shape.Want, r.Shape.Got, r.Shape.NodeDelta)
 	case r.Verdict == compare.NoCandidate:
-		fmt.Fprintf(&b, "oracle votes: %s\n", votes(r.Votes))
+		printf(&b, "oracle votes: %s\n", votes(r.Votes))
 	case r.Reflection != nil && (r.Verdict == compare.Pass || r.Verdict == compare.Fail):
-		fmt.Fprintf(&b, "reflection %d/%d failed", r.Reflection.Failed, r.Reflection.Compared)
+		printf(&b, "reflection %d/%d failed", r.Reflection.Failed, r.Reflection.Compared)
 		if r.Reflection.Untrusted > 0 {
-			fmt.Fprintf(&b, ", %d untrusted", r.Reflection.Untrusted)
+			printf(&b, ", %d untrusted", r.Reflection.Untrusted)
 		}
 		if r.Reflection.Unstable > 0 {
-			fmt.Fprintf(&b, ", %d unstable", r.Reflection.Unstable)
+			printf(&b, ", %d unstable", r.Reflection.Unstable)
 		}
 		b.WriteByte('\n')
 	case r.Trace != nil && (r.Verdict == compare.Pass || (r.Verdict == compare.Fail && r.Reason == "")):
-		fmt.Fprintf(&b, "trace %d/%d records failed", r.Trace.Failed, r.Trace.Compared)
+		printf(&b, "trace %d/%d records failed", r.Trace.Failed, r.Trace.Compared)
 		if r.Trace.Untrusted > 0 {
-			fmt.Fprintf(&b, ", %d untrusted", r.Trace.Untrusted)
+			printf(&b, ", %d untrusted", r.Trace.Untrusted)
 		}
 		if r.Trace.Unstable > 0 {
-			fmt.Fprintf(&b, ", %d unstable", r.Trace.Unstable)
+			printf(&b, ", %d unstable", r.Trace.Unstable)
 		}
 		b.WriteByte('\n')
 	case r.Verdict == compare.Pass || (r.Verdict == compare.Fail && r.Reason == ""):
@@ -151,13 +164,13 @@ func (h *human) report(c caseResult) error {
 			}
 			return fmt.Sprintf("%s %d/%d failed", name, a.Failed, a.Compared)
 		}
-		fmt.Fprintf(&b, "%s, %s, max |delta| %.4g px, sum %.4g px", axis("layout", r.Layout, r.Axes.Layout()),
+		printf(&b, "%s, %s, max |delta| %.4g px, sum %.4g px", axis("layout", r.Layout, r.Axes.Layout()),
 			axis("style", r.Style, r.Axes.Style()), r.MaxAbsDelta, r.SumAbsDelta)
 		if n := r.Layout.Untrusted + r.Style.Untrusted; n > 0 {
-			fmt.Fprintf(&b, ", %d untrusted", n)
+			printf(&b, ", %d untrusted", n)
 		}
 		if n := r.Layout.Unstable + r.Style.Unstable; n > 0 {
-			fmt.Fprintf(&b, ", %d unstable", n)
+			printf(&b, ", %d unstable", n)
 		}
 		b.WriteByte('\n')
 	default:
@@ -170,47 +183,47 @@ func (h *human) report(c caseResult) error {
 	sort.SliceStable(fails, func(i, j int) bool { return abs(fails[i].Delta) > abs(fails[j].Delta) })
 	for i, f := range fails {
 		if i == shown {
-			fmt.Fprintf(&b, "    ... %d more outside tolerance\n", len(fails)-shown)
+			printf(&b, "    ... %d more outside tolerance\n", len(fails)-shown)
 			break
 		}
-		fmt.Fprintf(&b, "    node %d %s %s: want %g, got %g (%+g)\n", f.Node, f.Tag, f.Property, f.Want, f.Got, f.Delta)
+		printf(&b, "    node %d %s %s: want %g, got %g (%+g)\n", f.Node, f.Tag, f.Property, f.Want, f.Got, f.Delta)
 	}
 	for i, f := range r.StyleFindings {
 		if i == shown {
-			fmt.Fprintf(&b, "    ... %d more style mismatches\n", len(r.StyleFindings)-shown)
+			printf(&b, "    ... %d more style mismatches\n", len(r.StyleFindings)-shown)
 			break
 		}
-		fmt.Fprintf(&b, "    node %d %s %s: want %q, got %q\n", f.Node, f.Tag, f.Property, f.Want, f.Got)
+		printf(&b, "    node %d %s %s: want %q, got %q\n", f.Node, f.Tag, f.Property, f.Want, f.Got)
 	}
 	for i, f := range r.ReflectionFindings {
 		if i == shown {
-			fmt.Fprintf(&b, "    ... %d more reflection mismatches\n", len(r.ReflectionFindings)-shown)
+			printf(&b, "    ... %d more reflection mismatches\n", len(r.ReflectionFindings)-shown)
 			break
 		}
-		fmt.Fprintf(&b, "    probe %d %s %s: want %s, got %s\n", f.Probe, f.Selector, f.Property, f.Want, f.Got)
+		printf(&b, "    probe %d %s %s: want %s, got %s\n", f.Probe, f.Selector, f.Property, f.Want, f.Got)
 	}
 	// A record-count finding (seq -1) is the case's reason already.
 	recs := slices.DeleteFunc(slices.Clone(r.TraceFindings), func(f trace.Finding) bool { return f.Seq < 0 })
 	for i, f := range recs {
 		if i == shown {
-			fmt.Fprintf(&b, "    ... %d more record mismatches\n", len(recs)-shown)
+			printf(&b, "    ... %d more record mismatches\n", len(recs)-shown)
 			break
 		}
-		fmt.Fprintf(&b, "    %s\n", traceFinding(f))
+		printf(&b, "    %s\n", traceFinding(f))
 	}
 	if len(r.Outliers) > 0 {
 		var parts []string
 		for _, o := range r.Outliers {
 			parts = append(parts, fmt.Sprintf("%s %s x%d", o.Engine, o.Property, o.Count))
 		}
-		fmt.Fprintf(&b, "    outvoted: %s\n", strings.Join(parts, ", "))
+		printf(&b, "    outvoted: %s\n", strings.Join(parts, ", "))
 	}
 	if len(r.NotComparable) > 0 {
 		var parts []string
 		for _, nc := range r.NotComparable {
 			parts = append(parts, nc.Engine+" "+compare.EmulationText(nc.Emulated))
 		}
-		fmt.Fprintf(&b, "    not comparable (the voters applied %s): %s\n", compare.EmulationText(r.Emulated), strings.Join(parts, ", "))
+		printf(&b, "    not comparable (the voters applied %s): %s\n", compare.EmulationText(r.Emulated), strings.Join(parts, ", "))
 	}
 	if len(c.Unstable) > 0 {
 		var parts []string
@@ -219,14 +232,14 @@ func (h *human) report(c caseResult) error {
 				parts = append(parts, fmt.Sprintf("%s %s", e, listed(items)))
 			}
 		}
-		fmt.Fprintf(&b, "    unstable (not voted): %s\n", strings.Join(parts, "; "))
+		printf(&b, "    unstable (not voted): %s\n", strings.Join(parts, "; "))
 	}
 	if len(c.OracleErrors) > 0 {
 		var parts []string
 		for _, e := range slices.Sorted(maps.Keys(c.OracleErrors)) {
 			parts = append(parts, e+": "+c.OracleErrors[e])
 		}
-		fmt.Fprintf(&b, "    oracle errors: %s\n", strings.Join(parts, "; "))
+		printf(&b, "    oracle errors: %s\n", strings.Join(parts, "; "))
 	}
 	_, err := io.WriteString(h.w, b.String())
 	return err
@@ -268,12 +281,12 @@ func (h *human) finish(t totals) error {
 		line += fmt.Sprintf("; unstable: %d items in %d cases", t.Unstable, t.UnstableCases)
 	}
 	if a := t.Attributed; a != nil {
-		if _, err := fmt.Fprintf(h.w, "attribution: %d non-unanimous cases, %d items, %d causes (%.2f causes and %.1f items per case)\n",
+		if _, err := printf(h.w, "attribution: %d non-unanimous cases, %d items, %d causes (%.2f causes and %.1f items per case)\n",
 			a.Cases, a.Items, a.Causes, float64(a.Causes)/float64(a.Cases), float64(a.Items)/float64(a.Cases)); err != nil {
 			return err
 		}
 	}
-	_, err := fmt.Fprintf(h.w, "%s; exit %d\n", line, t.Exit)
+	_, err := printf(h.w, "%s; exit %d\n", line, t.Exit)
 	return err
 }
 

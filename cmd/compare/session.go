@@ -10,6 +10,7 @@ import (
 
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/internal/cli"
 	"github.com/layout-oracle/oracle/trace"
 )
 
@@ -100,7 +101,7 @@ func (s *session) run(oracle io.Reader) error {
 		if idKey(line.ID) == "" {
 			if err == nil && line.Error != nil && line.kind == nil {
 				// An error reply to a request whose id was unreadable matches nothing.
-				fmt.Fprintf(s.stderr, "compare: oracle record %d: skipping error reply without id: %s\n", n, *line.Error)
+				fmt.Fprintf(s.stderr, "compare: oracle record %d: skipping error reply without id: %s\n", n, cli.Printable(*line.Error))
 				s.t.Skipped++
 				continue
 			}
@@ -271,11 +272,11 @@ func (s *session) exit() int {
 		s.t.Exit = exitFail
 	}
 	if s.noneMatched != "" {
-		fmt.Fprintf(s.stderr, "compare: %s\n", s.noneMatched)
+		fmt.Fprintf(s.stderr, "compare: %s\n", cli.Printable(s.noneMatched))
 		s.t.Exit = exitBadInput
 	}
 	if err := s.out.finish(s.t); err != nil {
-		fmt.Fprintf(s.stderr, "compare: %v\n", err)
+		fmt.Fprintf(s.stderr, "compare: %s\n", cli.Printable(err.Error()))
 		return exitBadInput
 	}
 	return s.t.Exit

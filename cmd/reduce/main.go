@@ -60,6 +60,11 @@ type summary struct {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// say writes one line on stderr, made cli.Printable: ids and the engines' errors
+	// come from the case.
+	say := func(format string, a ...any) {
+		fmt.Fprintln(stderr, cli.Printable(fmt.Sprintf(format, a...)))
+	}
 	fs := cli.NewFlagSet("reduce")
 	fs.SetOutput(stderr)
 	keepFlag := fs.String("keep", "auto", "what to keep: auto (the case's first cause), outlier=ENGINE[:ITEM], or split")
@@ -92,7 +97,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if *outFile != "" {
 			f, err := os.Create(*outFile)
 			if err != nil {
-				fmt.Fprintf(stderr, "reduce: %v\n", err)
+				say("reduce: %v", err)
 				return exitBadInput
 			}
 			defer f.Close()
@@ -101,7 +106,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return bench(*benchFile, *benchLimit, pass, results, stdout, stderr)
 	}
 	bad := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "reduce: "+format+"\n", a...)
+		say("reduce: "+format, a...)
 		return exitBadInput
 	}
 	k, err := parseKeep(*keepFlag)
@@ -197,7 +202,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	orc, err := readyOracle(ctx, bin, oargs, logw, stderr)
 	if err != nil {
 		closeFresh()
-		fmt.Fprintf(stderr, "reduce: %s: the oracle: %v\n", req.id, err)
+		say("reduce: %s: the oracle: %v", req.id, err)
 		return exitNotKept
 	}
 	closed := make(chan struct{})
@@ -207,7 +212,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		<-closed
 	}
-	fmt.Fprintf(stderr, "reduce: %s: oracle ready after %.1fs\n", req.id, time.Since(start).Seconds())
+	say("reduce: %s: oracle ready after %.1fs", req.id, time.Since(start).Seconds())
 	r := &runner{orc: orc, tol: *tol, keep: k, parallel: *parallel, cand: cand}
 	// The original, until every engine answers it (an engine still starting or
 	// relaunching on a loaded machine can miss its deadline once).
@@ -216,16 +221,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		r.calls.Add(1)
 		var err error
 		if first, err = outcomesOf(ctx, orc, v, *tol, cand); first == nil {
-			fmt.Fprintf(stderr, "reduce: %s: no three-engine vote on the original (try %d): %v\n", req.id, try+1, err)
+			say("reduce: %s: no three-engine vote on the original (try %d): %v", req.id, try+1, err)
 		}
 	}
 	if err := r.keep.resolve(first); err != nil {
 		go func() { orc.Close(); close(closed) }()
 		closeFresh()
-		fmt.Fprintf(stderr, "reduce: %s: %v\n", req.id, err)
+		say("reduce: %s: %v", req.id, err)
 		return exitNotKept
 	}
-	fmt.Fprintf(stderr, "reduce: %s: keeping %s\n", req.id, r.keep)
+	say("reduce: %s: keeping %s", req.id, r.keep)
 
 	bar := progress.New(stderr, -1, "reduce", " variants")
 	shown := 0
@@ -250,7 +255,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		reproduced = r.keep.holds(o)
 		r.calls.Add(1)
 	} else {
-		fmt.Fprintf(stderr, "reduce: the confirming oracle did not start: %v\n", f.err)
+		say("reduce: the confirming oracle did not start: %v", f.err)
 	}
 	sum := summary{ID: req.id, Keep: r.keep.String(), BytesBefore: v.Size(), BytesAfter: best.Size(),
 		OracleCalls: r.calls.Load(), Variants: st.Tests, Unstable: r.unstable.Load(),
@@ -259,7 +264,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		line, _ := json.Marshal(sum)
 		fmt.Fprintf(stderr, "%s\n", line)
 	} else {
-		fmt.Fprintf(stderr, "reduce: %s: %d -> %d bytes (%.1f%%), %d oracle calls (%d variants, %d unstable), %.1fs; reproduced in a fresh oracle: %v\n",
+		say("reduce: %s: %d -> %d bytes (%.1f%%), %d oracle calls (%d variants, %d unstable), %.1fs; reproduced in a fresh oracle: %v",
 			sum.ID, sum.BytesBefore, sum.BytesAfter, 100*float64(sum.BytesAfter)/float64(max(sum.BytesBefore, 1)),
 			sum.OracleCalls, sum.Variants, sum.Unstable, sum.Seconds, reproduced)
 	}

@@ -181,7 +181,8 @@ func rerunCommand(args []string, stdout, stderr io.Writer) int {
 	if e.Case != "reduced" {
 		what = fmt.Sprintf("its representative %q", e.Case)
 	}
-	fmt.Fprintf(stdout, "entry %d (%s), %s, candidate %s: %s (%s)\n", e.Rank, e.Label, what, cand.Describe(), recheckWords[code], why)
+	// The label and the reasons come from the candidate's answers.
+	fmt.Fprintln(stdout, cli.Printable(fmt.Sprintf("entry %d (%s), %s, candidate %s: %s (%s)", e.Rank, e.Label, what, cand.Describe(), recheckWords[code], why)))
 	return code
 }
 

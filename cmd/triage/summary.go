@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/layout-oracle/oracle/internal/cli"
 	"github.com/layout-oracle/oracle/internal/outdir"
 )
 
@@ -96,7 +97,7 @@ func (s *summary) print(w io.Writer) {
 	fmt.Fprintf(w, "failing cases %d, causes %d, entries %d (%.1f causes per entry)\n", s.Failing, s.Causes, s.Buckets, s.CausesPerBkt)
 	for _, r := range s.Reduced {
 		fmt.Fprintf(w, "  #%d %s: %d cases, %d causes; reduced %d -> %d bytes in %.1fs, reproduced %v\n",
-			r.Rank, r.Signature, r.Cases, r.Causes, r.BytesBefore, r.BytesAfter, r.Seconds, r.Reproduced)
+			r.Rank, cli.Printable(r.Signature), r.Cases, r.Causes, r.BytesBefore, r.BytesAfter, r.Seconds, r.Reproduced)
 	}
 	if len(s.Reduced) > 0 {
 		fmt.Fprintf(w, "reduction: %.1fs, median reduced size %.1f%% of the representative, %d of %d reproduced in a fresh oracle and candidate run\n",

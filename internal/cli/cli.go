@@ -21,6 +21,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 	"golang.org/x/term"
@@ -179,3 +181,27 @@ func SplitList(s string) []string {
 // is escaped and reopens them): any bytes, a newline or "$(...)" included, stay
 // literal.
 func ShellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// Printable is s as a tool may write it to a terminal: every control character (tab
+// and newline included), every bidirectional control and every byte that is not
+// UTF-8 written as a Go escape (\x1b, \u202e). An id, a tag or an error message comes
+// from a case, a candidate or an answers file, and must not move the cursor, retitle
+// the terminal, reorder what a person reads or forge a line of the tool's output.
+func Printable(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r < utf8.RuneSelf && unicode.IsControl(r):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}

@@ -25,3 +25,19 @@ func TestShellQuoteIsOneLiteralWord(t *testing.T) {
 		}
 	}
 }
+
+// Printable leaves ordinary text alone and escapes what a terminal would act on.
+func TestPrintable(t *testing.T) {
+	for in, want := range map[string]string{
+		"wpt/css/a b.html <p>&\"x\" é 😀": "wpt/css/a b.html <p>&\"x\" é 😀",
+		"\x1b]0;title\x07\x1b[2J\rX":     `\x1b]0;title\x07\x1b[2J\x0dX`,
+		"a\nFAKE LINE\tb\x7f":            `a\x0aFAKE LINE\x09b\x7f`,
+		"\u0085\u009b2J":                 `\u0085\u009b2J`,
+		"abc\u202edef\u2066":             `abc\u202edef\u2066`,
+		"bad \xff\x9b byte":              `bad \xff\x9b byte`,
+	} {
+		if got := Printable(in); got != want {
+			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
