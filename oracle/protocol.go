@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -140,7 +141,7 @@ func ParseRequest(line []byte) (*Request, json.RawMessage, error) {
 	}
 	if err := checkKeys(line); err != nil {
 		id := fields["id"]
-		if err.key == "id" || !validID(id) || !utf8.Valid(id) {
+		if err.key == "id" || !validID(id) || !utf8.Valid(id) || loneSurrogate(id) {
 			id = nullID // which of two ids, or an id spelled "ID": none is this request's
 		}
 		return nil, id, err
@@ -160,6 +161,9 @@ func ParseRequest(line []byte) (*Request, json.RawMessage, error) {
 		// Echoed byte for byte it would make the response invalid JSON for strict
 		// parsers; decoded and re-encoded it would not be the client's id.
 		return nil, nullID, errors.New(`"id" is not valid UTF-8, so it cannot be echoed exactly`)
+	}
+	if loneSurrogate(id) {
+		return nil, nullID, errors.New(`"id" escapes half a UTF-16 surrogate pair, which strict JSON parsers refuse: it cannot be echoed`)
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields() // a typo ("scirpt") must not silently drop the mutation
@@ -193,6 +197,7 @@ var (
 // probe field spelled in another case ("Script"). line is known to be valid JSON.
 func checkKeys(line []byte) *keyError {
 	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber() // a number's value is not checked here: 1e400 is valid JSON, too large for a float64
 	return walkKeys(dec, "", requestFields)
 }
 
@@ -246,16 +251,58 @@ func walkKeys(dec *json.Decoder, where string, known []string) *keyError {
 	return nil
 }
 
+// validID says whether id is a JSON string or number; any number, 1e400 too, which
+// is echoed as it was sent and never read as a float64.
 func validID(id json.RawMessage) bool {
-	var v any
-	if json.Unmarshal(id, &v) != nil {
+	if !json.Valid(id) {
 		return false
 	}
-	switch v.(type) {
-	case string, float64:
-		return true
+	id = bytes.TrimSpace(id)
+	return len(id) > 0 && (id[0] == '"' || id[0] == '-' || '0' <= id[0] && id[0] <= '9')
+}
+
+// loneSurrogate says whether the JSON string s escapes half a UTF-16 surrogate pair
+// (\ud800 with no \udc00-\udfff after it, or the second half alone): valid JSON
+// text that strict parsers (Rust's serde_json, for one) refuse, so a response line
+// echoing it would be one they cannot read.
+func loneSurrogate(s []byte) bool {
+	high := false // the escape before this one was a first half
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			if high {
+				return true
+			}
+			continue
+		}
+		i++ // the escaped character
+		if i >= len(s) || s[i] != 'u' || i+4 >= len(s) {
+			if high {
+				return true
+			}
+			continue
+		}
+		u, err := strconv.ParseUint(string(s[i+1:i+5]), 16, 16)
+		i += 4
+		switch {
+		case err != nil:
+			return false // not JSON: json.Valid has refused it already
+		case 0xd800 <= u && u <= 0xdbff:
+			if high {
+				return true
+			}
+			high = true
+		case 0xdc00 <= u && u <= 0xdfff:
+			if !high {
+				return true
+			}
+			high = false
+		default:
+			if high {
+				return true
+			}
+		}
 	}
-	return false
+	return high
 }
 
 func fieldError(err error) error {

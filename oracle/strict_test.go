@@ -23,7 +23,18 @@ func TestParseRequestRefusesDuplicateAndMiscasedKeys(t *testing.T) {
 		{"duplicate probe key", `{"id":"r","op":"reflect","probes":[{"selector":"#a","attr":"x"},{"selector":"#a","attr":"x","attr":"y"}]}`, `"r"`, `duplicate key "attr" in probes[1]`},
 		{"miscased probe key", `{"id":"r","op":"reflect","probes":[{"Selector":"#a","attr":"x"}]}`, `"r"`, `key "Selector" in probes[0] must be spelled "selector"`},
 		{"invalid UTF-8 id", "{\"id\":\"a\xffb\",\"html\":\"\"}", `null`, `"id" is not valid UTF-8, so it cannot be echoed exactly`},
+		{"lone first half", `{"id":"a\ud800","op":"ping"}`, `null`, `"id" escapes half a UTF-16 surrogate pair`},
+		{"lone second half", `{"id":"\udc00b","op":"ping"}`, `null`, `"id" escapes half a UTF-16 surrogate pair`},
+		{"first half before a letter", `{"id":"\ud83dx","op":"ping"}`, `null`, `"id" escapes half a UTF-16 surrogate pair`},
+		{"two first halves", `{"id":"\ud83d\ud83d","op":"ping"}`, `null`, `"id" escapes half a UTF-16 surrogate pair`},
+		{"a number too large for a float64, as verify", `{"id":"v","html":"","verify":1e400}`, `"v"`, `field "verify" must be an integer, not number 1e400`},
 	})
+	// A whole pair is a character; any number is an id, echoed as sent.
+	for _, id := range []string{`"\ud83d\ude00"`, `"a\\ud800"`, `1e400`, `-0`, `12345678901234567890`} {
+		req, _, err := ParseRequest([]byte(`{"id":` + id + `,"op":"ping"}`))
+		require.NoError(t, err, id)
+		assert.Equal(t, id, string(req.ID))
+	}
 	// Keys are checked, not values: markup that looks like JSON keys is fine.
 	req, _, err := ParseRequest([]byte(`{"id":"ok","html":"{\"Script\":1,\"Script\":2}","engines":["chromium","chromium"]}`))
 	require.NoError(t, err)
