@@ -129,24 +129,17 @@ func (d *Dir) checkParents(name string) error {
 
 // WriteFile writes b to the file name, as Create.
 func (d *Dir) WriteFile(name string, b []byte) error {
-	f, err := d.Create(name)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("output directory: %w", err)
-	}
-	return nil
+	return d.write(name, os.O_TRUNC, b)
 }
 
 // WriteNew writes b to the file name, which must not exist yet: where it does, the
 // error is fs.ErrExist and nothing is written (a file an earlier run left).
 func (d *Dir) WriteNew(name string, b []byte) error {
-	f, err := d.open(name, os.O_EXCL)
+	return d.write(name, os.O_EXCL, b)
+}
+
+func (d *Dir) write(name string, mode int, b []byte) error {
+	f, err := d.open(name, mode)
 	if err != nil {
 		return err
 	}
