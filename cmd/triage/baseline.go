@@ -139,10 +139,10 @@ func (t *triage) recheckBaseline(ctx context.Context, o *client.Client) map[int]
 	}
 	out := map[int]string{}
 	if len(todo) == 0 {
-		fmt.Fprintf(t.stderr, "triage: --baseline %s: no case of its entries to recheck\n", t.cfg.base.dir)
+		t.say("triage: --baseline %s: no case of its entries to recheck", t.cfg.base.dir)
 		return out
 	}
-	fmt.Fprintf(t.stderr, "triage: --baseline: rechecking its entries' %d cases (reduced, else representative) in this build first\n", len(todo))
+	t.say("triage: --baseline: rechecking its entries' %d cases (reduced, else representative) in this build first", len(todo))
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	o.WaitReady(rctx, 500*time.Millisecond) // its engines up: each case is asked once
 	cancel()
@@ -158,7 +158,7 @@ func (t *triage) recheckBaseline(ctx context.Context, o *client.Client) map[int]
 			mu.Lock()
 			defer mu.Unlock()
 			out[e.BaselineRank] = recheckWords[code]
-			fmt.Fprintf(t.stderr, "triage: baseline entry #%d %s: %s in this build (%s)\n", e.BaselineRank, e.Signature.Label(), recheckWords[code], why)
+			t.say("triage: baseline entry #%d %s: %s in this build (%s)", e.BaselineRank, e.Signature.Label(), recheckWords[code], why)
 		})
 	}
 	wg.Wait()

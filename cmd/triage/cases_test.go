@@ -132,6 +132,13 @@ func TestACaseTheOracleNeverAnswersEndsAtItsDeadline(t *testing.T) {
 	assert.Equal(t, exitBadInput, code, "%s", stderr.String())
 	assert.Less(t, time.Since(start), 30*time.Second)
 	assert.Contains(t, stdout.String(), "cases 2: 2 no-vote", stderr.String())
+	// Each says so, on stderr and in oracle.ndjson, under its id.
+	assert.Contains(t, stderr.String(), "triage: case a: no answer within --case-timeout 5s")
+	assert.Contains(t, stderr.String(), "triage: case 2: no answer within --case-timeout 5s")
+	answers, err := os.ReadFile(filepath.Join(dir, "out", "oracle.ndjson"))
+	require.NoError(t, err)
+	assert.Contains(t, string(answers), `{"id":"a","error":"triage: no answer within --case-timeout 5s"}`)
+	assert.Contains(t, string(answers), `{"id":2,"error":"triage: no answer within --case-timeout 5s"}`)
 
 	stdout.Reset()
 	stderr.Reset()
@@ -321,4 +328,33 @@ func TestATimeoutIsReducedOneVariantAtATime(t *testing.T) {
 	for html, n := range hung {
 		assert.LessOrEqual(t, n, 2, "a hanging variant was read %d times: %q", n, html)
 	}
+}
+
+// A case whose id holds <, > or & is sent with its id as the corpus wrote it, so
+// the answer, which echoes it as sent, is the case's. Before, the id went out as
+// json.Marshal writes it (\u0026), the answer matched no case, and the case ended
+// at --case-timeout with no vote: a candidate's crash on it was never counted.
+// The fake oracle echoes the id's text as it came.
+func TestAnIDWithMarkupGetsItsAnswer(t *testing.T) {
+	dir := t.TempDir()
+	echo := filepath.Join(dir, "echo-oracle")
+	require.NoError(t, os.WriteFile(echo, []byte(`#!/usr/bin/env python3
+import json, re, sys
+for line in sys.stdin:
+    r = json.loads(line)
+    if r.get("op") == "ping":
+        print(json.dumps({"id": r["id"], "ok": True, "protocol": 1, "engines": []}), flush=True)
+        continue
+    raw = re.match(r'\{"id":(.*?),"html":', line).group(1)
+    print('{"id":' + raw + ',"dumps":{},"errors":{"chromium":"echoed"}}', flush=True)
+`), 0o755))
+	f := filepath.Join(dir, "c.ndjson")
+	require.NoError(t, os.WriteFile(f, []byte(`{"id":"AT&T <1>","html":"<p>"}`+"\n"), 0o644))
+	var stdout, stderr bytes.Buffer
+	run([]string{"--candidate-cmd", "cat", "--out", filepath.Join(dir, "out"), "--oracle", echo,
+		"--case-timeout=20s", "--reduce=0", f}, &stdout, &stderr)
+	assert.NotContains(t, stderr.String(), "no answer within", "the answer found its case")
+	answers, err := os.ReadFile(filepath.Join(dir, "out", "oracle.ndjson"))
+	require.NoError(t, err)
+	assert.Contains(t, string(answers), `"errors":{"chromium":"echoed"}`, "the oracle's answer, under the case")
 }

@@ -138,7 +138,7 @@ func (t *triage) reduceBuckets(ctx context.Context, entries []*Bucket, byID map[
 		}
 	}()
 	if red.err != nil {
-		fmt.Fprintf(t.stderr, "triage: the reducing oracle did not start: %v\n", red.err)
+		t.say("triage: the reducing oracle did not start: %v", red.err)
 		for _, b := range top {
 			b.Reduced = &Reduced{Error: "not reduced: the reducing oracle did not start: " + red.err.Error()}
 		}
@@ -149,13 +149,13 @@ func (t *triage) reduceBuckets(ctx context.Context, entries []*Bucket, byID map[
 		hang = hangBound(byID, t.cfg.spec.Timeout)
 	}
 	if hang > 0 {
-		fmt.Fprintf(t.stderr, "triage: a timeout entry's variants count as hanging after %v (hangBound)\n", hang.Round(time.Millisecond))
+		t.say("triage: a timeout entry's variants count as hanging after %v (hangBound)", hang.Round(time.Millisecond))
 	}
 	began := time.Now()
 	for i, b := range top {
 		left := time.Until(deadline)
 		if ctx.Err() != nil || left <= 0 && b.Severity != "crash" {
-			fmt.Fprintf(t.stderr, "triage: the reduction budget (%v) is spent: %d of %d entries reduced\n", t.cfg.reduceBudget, i, len(top))
+			t.say("triage: the reduction budget (%v) is spent: %d of %d entries reduced", t.cfg.reduceBudget, i, len(top))
 			break
 		}
 		limit := min(t.cfg.reduceFor, max(left, 10*time.Second))
@@ -171,30 +171,30 @@ func (t *triage) reduceBuckets(ctx context.Context, entries []*Bucket, byID map[
 			est := per*time.Duration(len(top)-i) - time.Since(entryStart)
 			return max(min(est, max(time.Until(deadline), time.Until(entryStart.Add(limit)))), 0)
 		}
-		fmt.Fprintf(t.stderr, "triage: reducing entry %d/%d %s (at most %v; reduction ETA %v)\n", i+1, len(top),
+		t.say("triage: reducing entry %d/%d %s (at most %v; reduction ETA %v)", i+1, len(top),
 			b.Signature.Label(), limit.Round(time.Second), etaOf().Round(time.Second))
 		last := time.Now()
 		progress := func(st reduce.Stats) { // a line every 10 s: reducing is never quiet for long
 			if time.Since(last) >= 10*time.Second {
 				last = time.Now()
-				fmt.Fprintf(t.stderr, "triage: entry %d/%d: %d -> %d bytes, %d variants tested; reduction ETA %v\n", i+1, len(top),
+				t.say("triage: entry %d/%d: %d -> %d bytes, %d variants tested; reduction ETA %v", i+1, len(top),
 					st.BytesBefore, st.BytesAfter, st.Tests, etaOf().Round(time.Second))
 			}
 		}
 		rep := byID[b.Representative]
 		b.Reduced = t.reduceOne(ctx, red.c, b, rep, limit, hang, progress)
 		if b.Reduced.Error != "" {
-			fmt.Fprintf(t.stderr, "triage: entry %d/%d %s: not reduced in %.1fs: %s\n", i+1, len(top),
+			t.say("triage: entry %d/%d %s: not reduced in %.1fs: %s", i+1, len(top),
 				b.Signature.Label(), b.Reduced.Seconds, b.Reduced.Error)
 			continue
 		}
-		fmt.Fprintf(t.stderr, "triage: entry %d/%d %s: %d -> %d bytes in %.1fs\n", i+1, len(top),
+		t.say("triage: entry %d/%d %s: %d -> %d bytes in %.1fs", i+1, len(top),
 			b.Signature.Label(), b.Reduced.BytesBefore, b.Reduced.Bytes, b.Reduced.Seconds)
 	}
 	red.c.Close()
 	f := fresh()
 	if f.err != nil {
-		fmt.Fprintf(t.stderr, "triage: the confirming oracle did not start: %v\n", f.err)
+		t.say("triage: the confirming oracle did not start: %v", f.err)
 		return
 	}
 	for _, b := range top {

@@ -118,16 +118,16 @@ func (t *triage) resumed(cases []tcase) (map[int]*scored, error) {
 		return nil
 	})
 	if errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(t.stderr, "triage: --resume: no %s in %s: every case is run\n", journalName, t.cfg.out)
+		t.say("triage: --resume: no %s in %s: every case is run", journalName, t.cfg.out)
 		return out, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("--resume: %v", err)
 	}
 	if bad > 0 {
-		fmt.Fprintf(t.stderr, "triage: --resume: skipped %d unreadable lines of %s (a line cut short): those cases run again\n", bad, journalName)
+		t.say("triage: --resume: skipped %d unreadable lines of %s (a line cut short): those cases run again", bad, journalName)
 	}
-	fmt.Fprintf(t.stderr, "triage: --resume: %d of %d cases answered by the interrupted run; %d to go\n", len(out), len(cases), len(cases)-len(out))
+	t.say("triage: --resume: %d of %d cases answered by the interrupted run; %d to go", len(out), len(cases), len(cases)-len(out))
 	return out, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/internal/candidate"
+	"github.com/layout-oracle/oracle/internal/cli"
 	"github.com/layout-oracle/oracle/internal/outdir"
 	"github.com/layout-oracle/oracle/internal/progress"
 )
@@ -23,6 +24,12 @@ import (
 type triage struct {
 	cfg    config
 	stderr io.Writer
+}
+
+// say writes one line on stderr, made cli.Printable: a case's id, an entry's label
+// and the errors come from the corpus, the candidate and the engines.
+func (t *triage) say(format string, a ...any) {
+	fmt.Fprintln(t.stderr, cli.Printable(fmt.Sprintf(format, a...)))
 }
 
 // scored is one case's outcome.
@@ -102,7 +109,7 @@ func (t *triage) run(ctx context.Context, cases []tcase, skipped int) (*summary,
 	if len(buckets) > 0 {
 		sum.CausesPerBkt = float64(sum.Causes) / float64(len(buckets))
 	}
-	fmt.Fprintf(t.stderr, "triage: scored %d cases in %.1fs: %s; %d causes in %d entries\n",
+	t.say("triage: scored %d cases in %.1fs: %s; %d causes in %d entries",
 		len(cases), scoreSecs, verdictText(sum.Verdicts), sum.Causes, len(buckets))
 
 	// Written now, and again with the reductions: a long reduction interrupted
@@ -140,7 +147,7 @@ func (t *triage) run(ctx context.Context, cases []tcase, skipped int) (*summary,
 	}
 	if t.cfg.base != nil {
 		fixed, sum.Baseline = compareBaseline(buckets, t.cfg.base, recheck)
-		fmt.Fprintf(t.stderr, "triage: against the baseline %s: %d new, %d still, %d fixed\n",
+		t.say("triage: against the baseline %s: %d new, %d still, %d fixed",
 			t.cfg.base.dir, sum.Baseline.New, sum.Baseline.Still, sum.Baseline.Fixed)
 	}
 	// The index first: it draws each reduced case's page and writes each entry's
@@ -263,7 +270,7 @@ func (t *triage) score(ctx context.Context, oc *client.Client, cases []tcase, pr
 		}
 		if !terminal && (time.Since(last) > 10*time.Second || written%max(len(cases)/10, 1) == 0 || written == len(cases)) {
 			last = time.Now()
-			fmt.Fprintf(t.stderr, "triage: %d/%d cases, %.2f cases/s, %s (%s)\n", written, len(cases),
+			t.say("triage: %d/%d cases, %.2f cases/s, %s (%s)", written, len(cases),
 				float64(ran)/time.Since(start).Seconds(), eta(ran, written, len(cases), time.Since(start)), verdictText(counted))
 		}
 	}
@@ -291,7 +298,7 @@ func (t *triage) one(ctx context.Context, oc *client.Client, c tcase, ready func
 		r.oracle = r.resp.Err()
 		r.candErr = fmt.Errorf("not run: the case was not sent to the oracle")
 		r.verdict = "no-vote"
-		fmt.Fprintf(t.stderr, "triage: case %s: %v\n", c.id, err)
+		t.say("triage: case %s: %v", c.id, err)
 		return r
 	}
 	var wg sync.WaitGroup
@@ -311,12 +318,18 @@ func (t *triage) one(ctx context.Context, oc *client.Client, c tcase, ready func
 		}
 		ready() // an engine still starting (or relaunching) misses its deadline once
 	}
+	if r.resp == nil && r.oracle != nil && ctx.Err() == nil {
+		// No answer at all (past --case-timeout): oracle.ndjson and stderr say so
+		// under the case's id.
+		r.resp = refusal(c, r.oracle)
+		t.say("triage: case %s: %v", c.id, r.oracle)
+	}
 	if r.resp != nil && r.resp.Line > 0 && !bytes.Equal(compactID(r.resp.ID), c.raw) {
 		// The oracle refused the line unread (its id null): its answer under the
 		// case's id, so that oracle.ndjson still finds the case by it.
 		r.resp = refusal(c, fmt.Errorf("the oracle refused its request line %d: %s", r.resp.Line, r.resp.Error))
 		r.oracle = r.resp.Err()
-		fmt.Fprintf(t.stderr, "triage: case %s: %s\n", c.id, r.resp.Error)
+		t.say("triage: case %s: %s", c.id, r.resp.Error)
 	}
 	r.oracleT = time.Since(s)
 	wg.Wait()
@@ -324,22 +337,29 @@ func (t *triage) one(ctx context.Context, oc *client.Client, c tcase, ready func
 	return r
 }
 
-// caseLine is c's geometry request line, its id as the corpus wrote it.
+// caseLine is c's geometry request line, its id as the corpus wrote it: json.Marshal
+// would write the id's <, > and & as \u escapes, and the oracle's answer, which
+// echoes the id as sent, would then not be the case's (client.StartLine matches the
+// id's text).
 func caseLine(c tcase) ([]byte, error) {
-	return json.Marshal(struct {
-		ID   json.RawMessage `json:"id"`
-		HTML string          `json:"html"`
-	}{c.raw, c.html})
+	return withID(c.raw, "html", c.html)
 }
 
-// refusal is the answer triage writes for a case it did not send: an error
-// answer, as the oracle's to a request it refuses, under the case's id.
+// refusal is the answer triage writes for a case it did not send, or the oracle did
+// not answer: an error answer, as the oracle's to a request it refuses, under the
+// case's id.
 func refusal(c tcase, err error) *client.Response {
-	raw, _ := json.Marshal(struct {
-		ID    json.RawMessage `json:"id"`
-		Error string          `json:"error"`
-	}{c.raw, "triage: " + err.Error()})
+	raw, _ := withID(c.raw, "error", "triage: "+err.Error())
 	return &client.Response{ID: c.raw, Error: "triage: " + err.Error(), Raw: raw}
+}
+
+// withID is the JSON object {"id": id, key: value}, with id's text as it is.
+func withID(id json.RawMessage, key, value string) ([]byte, error) {
+	v, err := json.Marshal(value)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Concat([]byte(`{"id":`), id, []byte(`,"`+key+`":`), v, []byte(`}`)), nil
 }
 
 // doCase sends one request line with the case deadline: past it the case has no
