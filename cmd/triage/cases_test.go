@@ -230,7 +230,7 @@ func leftPIDs(t *testing.T, file string) (all, left []string) {
 // SetsidCandidate is a candidate whose every run leaves a child in a session of
 // its own, sleeping, its pid appended to pids; it answers {} (no dump).
 func setsidCandidate(pids string) string {
-	return `setsid sh -c 'echo $$ >> ` + pids + `; exec sleep 120' & cat >/dev/null; echo '{}'`
+	return `setsid sh -c 'cut -d" " -f4 /proc/self/stat >> ` + pids + `; exec sleep 120' & cat >/dev/null; echo '{}'`
 }
 
 // Against the real engines: a candidate whose runs each fork a setsid child that

@@ -111,6 +111,10 @@ func gone(pid int) bool {
 	}
 }
 
+// readPID reads the pid a test's shell wrote to file, as this process sees it. The
+// shell writes its pid with cut -d" " -f4 /proc/self/stat (cut's parent), not $$:
+// a reaper in a PID namespace of its own gives its processes that namespace's
+// pids, and /proc, the host's mount, names them by the host's.
 func readPID(t *testing.T, file string) int {
 	t.Helper()
 	var b []byte
@@ -138,7 +142,7 @@ func TestSetsidAndDoubleForkedChildrenEndWithTheRun(t *testing.T) {
 	// exits at once, so that sleep is an orphan.
 	spawn := func(name string) string {
 		f := filepath.Join(dir, name)
-		return `setsid sh -c 'echo $$ > ` + f + `; exec sleep 60' & (setsid sh -c 'echo $$ > ` + f + `2; exec sleep 60' &) ; `
+		return `setsid sh -c 'cut -d" " -f4 /proc/self/stat > ` + f + `; exec sleep 60' & (setsid sh -c 'cut -d" " -f4 /proc/self/stat > ` + f + `2; exec sleep 60' &) ; `
 	}
 	for _, tc := range []struct {
 		name, cmd string
@@ -180,7 +184,7 @@ func TestEndEndsEveryDescendant(t *testing.T) {
 		t.Skip("the reaper is Linux's")
 	}
 	f := filepath.Join(t.TempDir(), "pid")
-	cmd := exec.Command("sh", "-c", `(setsid sh -c 'echo $$ > `+f+`; exec sleep 60' &); sleep 60`)
+	cmd := exec.Command("sh", "-c", `(setsid sh -c 'cut -d" " -f4 /proc/self/stat > `+f+`; exec sleep 60' &); sleep 60`)
 	p, err := start(cmd, time.Second)
 	require.NoError(t, err)
 	pid := readPID(t, f)

@@ -16,6 +16,13 @@ package candidate
 // exited and its grace passed, or our end of the lifeline pipe is closed (End,
 // or this process died), kills every process left until none is, then writes the
 // command's exit status on the status pipe and exits.
+//
+// The command runs as this process's user, so it could kill its reaper and leave
+// its orphans to init. Where this process may (root with CAP_SYS_ADMIN), the reaper
+// is therefore the first process of a PID namespace of its own: the kernel lets no
+// process inside send it SIGKILL or any signal it has no handler for, and ends
+// every process inside when it ends, however it ends. Each process is then a pid of
+// the namespace, and the reaper ends them all with kill(-1).
 
 import (
 	"errors"
@@ -90,6 +97,9 @@ func (s *procSys) start(cmd *exec.Cmd, grace time.Duration) error {
 	// Its own group too, so that nothing it runs takes this process's terminal
 	// signals (^C reaches triage, which ends its runs itself).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if pidNamespaces() {
+		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWPID
+	}
 	// Set before Start: a context that ends at once has cmd.Cancel call end from
 	// Start's own goroutine, which then reads them.
 	s.status, s.life = statusR, lifeW
@@ -206,10 +216,16 @@ func reap(graceText, path string, argv []string) int {
 	}
 	// Kill every child until none is left: a killed child's own children are
 	// re-parented to us, and killed in the next round. A pid is ours until we reap
-	// it, so none of them can be another process's.
+	// it, so none of them can be another process's. The first process of a PID
+	// namespace reaches every other one in it with kill(-1), and only those.
+	inNamespace := os.Getpid() == 1
 	for reapReady() {
-		for _, pid := range children() {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+		if inNamespace {
+			_ = syscall.Kill(-1, syscall.SIGKILL)
+		} else {
+			for _, pid := range children() {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
 		}
 		select {
 		case <-sigchld:
@@ -229,6 +245,14 @@ func reap(graceText, path string, argv []string) int {
 	}
 	return 1
 }
+
+// pidNamespaces says whether this process may start a reaper in a PID namespace of
+// its own: it tries once, with a process that exits at once.
+var pidNamespaces = sync.OnceValue(func() bool {
+	cmd := exec.Command("/bin/true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID}
+	return cmd.Run() == nil
+})
 
 // waitText is ws as os.ProcessState.String says it.
 func waitText(ws syscall.WaitStatus) string {
