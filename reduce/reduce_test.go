@@ -111,6 +111,16 @@ func TestReduceNotInteresting(t *testing.T) {
 	assert.Equal(t, 1, st.Tests)
 }
 
+// A case already minimal comes back as it was, not as its serialization, which
+// adds what parsing implied: "<p>x" came back as "<p>x</p>", 4 -> 8 bytes.
+func TestReduceNeverGrowsACase(t *testing.T) {
+	c := newCounting(t, func(v Variant) bool { return strings.Contains(v.HTML, "x") })
+	best, st, ok := Reduce(context.Background(), Variant{HTML: "<p>x"}, c.test, Options{})
+	require.True(t, ok)
+	assert.Equal(t, "<p>x", best.HTML)
+	assert.Equal(t, st.BytesBefore, st.BytesAfter)
+}
+
 // A case whose parsed-and-serialized form loses what is interesting (here, the
 // raw upper-case markup) is reduced line by line.
 func TestReduceRawLines(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/layout-oracle/oracle/client"
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
 	"github.com/layout-oracle/oracle/vote"
@@ -26,8 +27,8 @@ func parseKeep(s string) (keep, error) {
 		return keep{mode: s}, nil
 	case strings.HasPrefix(s, "outlier="):
 		eng, item, _ := strings.Cut(strings.TrimPrefix(s, "outlier="), ":")
-		if eng == "" {
-			return keep{}, fmt.Errorf("--keep outlier=ENGINE[:ITEM]: no engine")
+		if !slices.Contains(client.Engines, eng) {
+			return keep{}, fmt.Errorf("--keep outlier=ENGINE[:ITEM]: engine %q is not one of %s", eng, strings.Join(client.Engines, ", "))
 		}
 		return keep{mode: "outlier", engine: eng, item: item}, nil
 	}

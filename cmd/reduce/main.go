@@ -110,8 +110,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	k, err := parseKeep(*keepFlag)
-	if err != nil {
+	switch {
+	case err != nil:
 		return bad("%v", err)
+	case !(*tol >= 0) || *tol > 1e9:
+		return bad("--tolerance must be a finite number >= 0")
+	case *candidateTimeout <= 0:
+		return bad("--candidate-timeout must be > 0")
+	case *timeout <= 0:
+		return bad("--timeout must be > 0")
+	case *parallel < 1:
+		return bad("--parallel must be >= 1")
 	}
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q", fs.Arg(0))
@@ -287,9 +296,18 @@ type request struct {
 }
 
 func readRequest(r io.Reader) (request, reduce.Variant, error) {
-	line, err := bufio.NewReader(r).ReadBytes('\n')
+	br := bufio.NewReader(r)
+	line, err := br.ReadBytes('\n')
 	if err != nil && (err != io.EOF || len(strings.TrimSpace(string(line))) == 0) {
 		return request{}, reduce.Variant{}, fmt.Errorf("no request on stdin")
+	}
+	// One case a run: a second would be reduced by nobody, silently.
+	for err == nil {
+		var more []byte
+		more, err = br.ReadBytes('\n')
+		if len(strings.TrimSpace(string(more))) > 0 {
+			return request{}, reduce.Variant{}, fmt.Errorf("stdin has more than one request: reduce takes one (triage reduces a corpus's)")
+		}
 	}
 	var req request
 	if err := json.Unmarshal(line, &req.fields); err != nil {

@@ -167,6 +167,27 @@ func TestParseKeep(t *testing.T) {
 	assert.Error(t, err)
 	_, err = parseKeep("everything")
 	assert.Error(t, err)
+	_, err = parseKeep("outlier=bogus")
+	assert.ErrorContains(t, err, `engine "bogus" is not one of chromium, firefox, webkit`)
+}
+
+// Flag values triage refuses are refused here too, at once and as bad input (2),
+// before an oracle starts. Before, --tolerance NaN started one, then reported the
+// original as having no three-engine vote (exit 1, "not reproduced").
+func TestBadFlagValuesAreBadInput(t *testing.T) {
+	for _, args := range [][]string{{"--tolerance", "NaN"}, {"--tolerance", "-1"}, {"--tolerance", "+Inf"},
+		{"--candidate-timeout", "-1s"}, {"--timeout", "0s"}, {"--parallel", "0"}, {"--keep", "outlier=bogus"}} {
+		var stdout, stderr bytes.Buffer
+		start := time.Now()
+		code := run(append(args, "--oracle", "/nonexistent/oracle"), strings.NewReader(`{"id":1,"html":"<p>"}`+"\n"), &stdout, &stderr)
+		assert.Equal(t, exitBadInput, code, "%v: %s", args, stderr.String())
+		assert.Contains(t, stderr.String(), strings.TrimPrefix(args[0], "--"), "%v names the flag", args)
+		assert.Less(t, time.Since(start), 5*time.Second, "%v: refused before any oracle", args)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"--oracle", "/nonexistent/oracle"}, strings.NewReader(`{"id":1,"html":"<p>"}`+"\n"+`{"id":2,"html":"<b>"}`+"\n"), &stdout, &stderr)
+	assert.Equal(t, exitBadInput, code)
+	assert.Contains(t, stderr.String(), "more than one request", "a second case is not dropped silently")
 }
 
 func TestKeepHolds(t *testing.T) {
