@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	neturl "net/url"
 	"sync"
 	"time"
 
@@ -49,6 +50,10 @@ var webDriverLog = zerolog.Nop()
 // JSON object of W3C capabilities, "" for none) added to the route's own
 // (unhandledPromptBehavior dismiss, pageLoadStrategy normal).
 func openWebDriver(ctx context.Context, url, caps string, timeout time.Duration, parallel int) (*webDriver, error) {
+	// Refused now, not after the launch's minutes of retries on a scheme-less URL.
+	if u, err := neturl.Parse(url); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, &Error{Kind: "start", Msg: fmt.Sprintf("--candidate-webdriver %q: want an http:// or https:// URL with a host", url)}
+	}
 	opts := webdriver.Options{RemoteURL: url, AnyEngine: true}
 	if caps != "" {
 		if err := json.Unmarshal([]byte(caps), &opts.Capabilities); err != nil || opts.Capabilities == nil {

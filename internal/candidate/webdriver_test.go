@@ -76,3 +76,14 @@ func TestWebDriverCandidateWalksChromeDriver(t *testing.T) {
 	require.NoError(t, err, "the session after a wedged case")
 	assert.Equal(t, "HTML", d.Nodes[0].Tag)
 }
+
+// An endpoint that is no http(s) URL is refused at once. Before, "not a url" took
+// the launch's 30 s of retries, three times, and its error named WebKitWebDriver.
+func TestWebDriverCandidateRefusesANonURLAtOnce(t *testing.T) {
+	for _, u := range []string{"not a url", "localhost:4444", "ftp://h:1/", "http://"} {
+		start := time.Now()
+		_, err := openWebDriver(context.Background(), u, "", time.Second, 1)
+		assert.ErrorContains(t, err, "want an http:// or https:// URL with a host", u)
+		assert.Less(t, time.Since(start), time.Second, u)
+	}
+}
