@@ -128,13 +128,30 @@ func requestsCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "wpt requests: --root and at least one PATTERN are required")
 		return 2
 	}
+	if *limit < 0 {
+		fmt.Fprintln(stderr, "wpt requests: --limit must be >= 0")
+		return 2
+	}
+	if fi, err := os.Stat(*root); err != nil || !fi.IsDir() {
+		fmt.Fprintf(stderr, "wpt requests: --root %s: not a directory (a web-platform-tests checkout)\n", *root)
+		return 2
+	}
 	want := map[string]bool{}
 	for _, k := range strings.Split(*kinds, ",") {
-		want[strings.TrimSpace(k)] = true
+		k = strings.TrimSpace(k)
+		if k != kindReftest && k != kindRef && k != kindTestharness {
+			fmt.Fprintf(stderr, "wpt requests: --kinds %q: want a comma-separated list of %s, %s and %s\n", k, kindReftest, kindRef, kindTestharness)
+			return 2
+		}
+		want[k] = true
 	}
 	files, err := matchFiles(*root, fset.Args())
 	if err != nil {
 		fmt.Fprintln(stderr, "wpt requests:", err)
+		return 2
+	}
+	if none := unmatched(fset.Args(), files); len(none) > 0 {
+		fmt.Fprintf(stderr, "wpt requests: no test file under %s matches %s\n", *root, strings.Join(none, ", "))
 		return 2
 	}
 	man, err := loadManifest(*root)

@@ -18,6 +18,23 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// What wpt run refuses, requests refuses too: a root that is no directory, a
+// pattern that matches nothing; and a kind or limit that means nothing. Each exited
+// 0 with nothing printed before.
+func TestRequestsRefusesWhatMatchesNothing(t *testing.T) {
+	for want, args := range map[string][]string{
+		"not a directory":      {"--root", "/nonexistent", "*"},
+		"no test file under":   {"--root", "../../testdata/wpt", "no/such/dir"},
+		`--kinds "bogus"`:      {"--root", "../../testdata/wpt", "--kinds", "reftest,bogus", "css"},
+		"--limit must be >= 0": {"--root", "../../testdata/wpt", "--limit", "-1", "css"},
+	} {
+		var out, errb bytes.Buffer
+		assert.Equal(t, 2, run(append([]string{"requests"}, args...), nil, &out, &errb), "%v", args)
+		assert.Contains(t, errb.String(), want, "%v", args)
+		assert.Empty(t, out.String(), "%v", args)
+	}
+}
+
 func TestRequestsListsReftestsTheirReferencesAndTestharnessTests(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run([]string{"requests", "--root", "../../testdata/wpt", "css/CSS2/css1", "oracle-tests/*.html"}, nil, &out, &errb)
