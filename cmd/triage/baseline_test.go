@@ -300,7 +300,8 @@ func TestResumeRunsOnlyWhatTheJournalLacks(t *testing.T) {
 	assert.Contains(t, stdout.String(), "cases 2: 1 fail, 1 no-vote")
 	o, err := os.ReadFile(filepath.Join(out, "oracle.ndjson"))
 	require.NoError(t, err)
-	assert.Equal(t, string(bytes.TrimSpace(oracleLine))+"\n", string(o), "the journaled answer, byte for byte (the other case has none)")
+	assert.Equal(t, string(bytes.TrimSpace(oracleLine))+"\n"+`{"id":"b","error":"triage: no answer within --case-timeout 4s"}`+"\n", string(o),
+		"the journaled answer, byte for byte, then triage's error for the other case")
 	jb, err := os.ReadFile(filepath.Join(out, journalName))
 	require.NoError(t, err)
 	assert.Equal(t, 2, bytes.Count(jb, []byte(`"oracle":`)), "the other case had no answer: not journaled, so a next --resume runs it again")

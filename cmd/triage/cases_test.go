@@ -112,6 +112,29 @@ for line in sys.stdin:
 	return silent
 }
 
+// Ids are unique as JSON values, as a reader in Python or JavaScript compares them:
+// 1, 1.0 and 1e0 are one id, as are "a" and "\u0061", and a duplicate is refused.
+// Before, each spelling was a case of its own; and 1e400, a number too large for a
+// float64, was refused as no number. No engine.
+func TestIDsAreUniqueAsJSONValues(t *testing.T) {
+	for _, same := range [][2]string{{`1`, `1.0`}, {`1`, `1e0`}, {`100`, `1E+2`}, {`0`, `-0`}, {`0.5`, `5e-1`},
+		{`"a"`, `"\u0061"`}, {`1e400`, `10e399`}} {
+		assert.Equal(t, idValue(json.RawMessage(same[0])), idValue(json.RawMessage(same[1])), "%s and %s", same[0], same[1])
+	}
+	for _, other := range [][2]string{{`1`, `"1"`}, {`12345678901234567890`, `12345678901234567891`}, {`1`, `-1`},
+		{`1e400`, `1e401`}, {`0.1`, `1`}} {
+		assert.NotEqual(t, idValue(json.RawMessage(other[0])), idValue(json.RawMessage(other[1])), "%s and %s", other[0], other[1])
+	}
+	f := filepath.Join(t.TempDir(), "c.ndjson")
+	require.NoError(t, os.WriteFile(f, []byte(`{"id":1,"html":"<p>"}`+"\n"+`{"id":1.0,"html":"<b>"}`+"\n"), 0o644))
+	_, _, err := readCorpus([]string{f})
+	assert.ErrorContains(t, err, "id 1.0 already at")
+	require.NoError(t, os.WriteFile(f, []byte(`{"id":1e400,"html":"<p>"}`+"\n"), 0o644))
+	cs, _, err := readCorpus([]string{f})
+	require.NoError(t, err)
+	assert.Equal(t, "1e400", string(cs[0].raw))
+}
+
 // An oracle that never answers a case (a fake: it answers ping, then reads every
 // line and answers none) cannot hold triage: each case has a deadline, past which
 // it has no vote. Before, triage waited forever. One that answers not even ping

@@ -18,10 +18,12 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/big"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -324,7 +326,7 @@ type tcase struct {
 func readCorpus(files []string) ([]tcase, int, error) {
 	var out []tcase
 	skipped := 0
-	seen := map[string]string{} // where each id (its JSON text) is
+	seen := map[string]string{} // where each id (its value, idValue) is
 	for _, name := range files {
 		b, err := os.ReadFile(name)
 		if err != nil {
@@ -360,10 +362,10 @@ func readCorpus(files []string) ([]tcase, int, error) {
 				return nil, 0, fmt.Errorf("%s (%s): no \"html\"", where, id)
 			}
 			raw := compactID(f.ID)
-			if prev, dup := seen[string(raw)]; dup {
+			if prev, dup := seen[idValue(raw)]; dup {
 				return nil, 0, fmt.Errorf("%s: id %s already at %s", where, raw, prev)
 			}
-			seen[string(raw)] = where
+			seen[idValue(raw)] = where
 			out = append(out, tcase{id: id, raw: raw, html: *f.HTML})
 		}
 	}
@@ -398,15 +400,36 @@ func displayID(raw json.RawMessage) string {
 
 // stringOrNumber says raw is a JSON string or number: an id the oracle takes.
 func stringOrNumber(raw json.RawMessage) bool {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return false
+	raw = bytes.TrimSpace(raw)
+	return json.Valid(raw) && len(raw) > 0 && (raw[0] == '"' || raw[0] == '-' || '0' <= raw[0] && raw[0] <= '9')
+}
+
+// idValue is what two ids with one JSON value share, as a reader in Python or
+// JavaScript compares them: a string's text once decoded ("a" and "\u0061" are one
+// id), a number's exact value (1, 1.0, 1e0 and -0, 0 are one id each;
+// 12345678901234567890 and 12345678901234567891 are two). The number is written as
+// its significant digits and a power of ten, never computed: 1e1000000000 is cheap.
+func idValue(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return "string " + s
 	}
-	switch v.(type) {
-	case string, float64:
-		return true
+	num := string(bytes.TrimSpace(raw))
+	sign := ""
+	if rest, ok := strings.CutPrefix(num, "-"); ok {
+		sign, num = "-", rest
 	}
-	return false
+	mant, exp, _ := strings.Cut(strings.ToLower(num), "e")
+	whole, frac, _ := strings.Cut(mant, ".")
+	e, _ := new(big.Int).SetString(cmp.Or(exp, "0"), 10) // value = digits x 10^e
+	e.Sub(e, big.NewInt(int64(len(frac))))
+	digits := strings.TrimLeft(whole+frac, "0")
+	if digits == "" {
+		return "number 0"
+	}
+	sig := strings.TrimRight(digits, "0")
+	e.Add(e, big.NewInt(int64(len(digits)-len(sig))))
+	return "number " + sign + sig + "e" + e.String()
 }
 
 // compactID is an id's JSON text without insignificant space: how it is sent,

@@ -34,18 +34,22 @@ func (t *triage) say(format string, a ...any) {
 
 // scored is one case's outcome.
 type scored struct {
-	c        tcase
-	resp     *client.Response
-	oracle   error // the oracle gave no answer at all
-	cand     *dump.Dump
-	candErr  error
-	report   *compare.Report
-	verdict  string // pass, fail, candidate-error, discarded, untrustworthy, no-vote
-	oracleT  time.Duration
-	candT    time.Duration
-	errKind  string // the candidate error's kind, when it counts as a failure
-	overflow bool   // only the candidate's page overflowed: a failure
-	failures int    // the candidate's causes (or 1 for a counted candidate error)
+	c      tcase
+	resp   *client.Response
+	oracle error // the oracle gave no answer at all
+	// unanswered: resp is triage's own error for a case the oracle never answered
+	// (--case-timeout), written to oracle.ndjson but not journaled, so that a next
+	// --resume asks again.
+	unanswered bool
+	cand       *dump.Dump
+	candErr    error
+	report     *compare.Report
+	verdict    string // pass, fail, candidate-error, discarded, untrustworthy, no-vote
+	oracleT    time.Duration
+	candT      time.Duration
+	errKind    string // the candidate error's kind, when it counts as a failure
+	overflow   bool   // only the candidate's page overflowed: a failure
+	failures   int    // the candidate's causes (or 1 for a counted candidate error)
 }
 
 func (t *triage) run(ctx context.Context, cases []tcase, skipped int) (*summary, error) {
@@ -253,7 +257,7 @@ func (t *triage) score(ctx context.Context, oc *client.Client, cases []tcase, pr
 		if pre[i] == nil {
 			ran++
 			// Answered, not cut short by an interruption: kept for --resume.
-			if r := results[i]; r.resp != nil && ctx.Err() == nil {
+			if r := results[i]; r.resp != nil && !r.unanswered && ctx.Err() == nil {
 				if _, err := jf.Write(journalEntry(r)); err != nil {
 					return nil, fmt.Errorf("%s: %v", journalName, err)
 				}
@@ -321,7 +325,7 @@ func (t *triage) one(ctx context.Context, oc *client.Client, c tcase, ready func
 	if r.resp == nil && r.oracle != nil && ctx.Err() == nil {
 		// No answer at all (past --case-timeout): oracle.ndjson and stderr say so
 		// under the case's id.
-		r.resp = refusal(c, r.oracle)
+		r.resp, r.unanswered = refusal(c, r.oracle), true
 		t.say("triage: case %s: %v", c.id, r.oracle)
 	}
 	if r.resp != nil && r.resp.Line > 0 && !bytes.Equal(compactID(r.resp.ID), c.raw) {
