@@ -19,6 +19,7 @@ import (
 	"github.com/layout-oracle/oracle/client"
 	"github.com/layout-oracle/oracle/compare"
 	"github.com/layout-oracle/oracle/dump"
+	"github.com/layout-oracle/oracle/internal/candidate"
 )
 
 func pTaller(node int, delta float64) *compare.Report {
@@ -224,6 +225,25 @@ for line in sys.stdin:
 	code = run([]string{"--candidate-cmd", "cat", "--out", filepath.Join(dir, "out2"), "--oracle", "/bin/true", "--reduce=0", f}, &stdout, &stderr)
 	assert.NotEqual(t, exitOK, code)
 	assert.Contains(t, stderr.String(), "the oracle: oracle exited (exit status 0)")
+}
+
+// A crash or a hang of the candidate is a failure on a case the engines could not
+// vote on (an engine failed): before, such a case was no-vote and the crash was
+// counted nowhere. Its other errors still need the vote. A unit test of judge.
+func TestACrashNeedsNoVote(t *testing.T) {
+	noVote := &client.Response{Dumps: map[string]*dump.Dump{}, Errors: map[string]string{"webkit": "page crashed"}}
+	for kind, want := range map[string]string{"exit": "candidate-error", "timeout": "candidate-error", "dump": "no-vote", "output": "no-vote"} {
+		r := &scored{resp: noVote, candErr: &candidate.Error{Kind: kind, Msg: "x"}}
+		(&triage{}).judge(r)
+		assert.Equal(t, want, r.verdict, kind)
+		if want == "candidate-error" {
+			assert.Equal(t, 1, r.failures, kind)
+			assert.Equal(t, kind, r.errKind)
+		}
+	}
+	r := &scored{oracle: errors.New("no answer within --case-timeout 1s"), resp: noVote, candErr: &candidate.Error{Kind: "exit", Msg: "x"}}
+	(&triage{}).judge(r)
+	assert.Equal(t, "no-vote", r.verdict, "the oracle never answered: the case is not judged")
 }
 
 func TestHasDoctype(t *testing.T) {

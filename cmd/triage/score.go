@@ -380,8 +380,16 @@ func (t *triage) doCase(ctx context.Context, oc *client.Client, line []byte, id 
 
 // judge sets r's verdict: only a case with all three engines' dumps and a trusted
 // shape is scored (compare.Geometry counts only items the engines are unanimous on
-// or have a majority for); a candidate error on such a case is a failure.
+// or have a majority for); a candidate error on such a case is a failure. A crash
+// or a hang of the candidate (exit, timeout: a "crash" entry) is a failure on any
+// case the oracle answered: it needs no vote to be the candidate's defect.
 func (t *triage) judge(r *scored) {
+	if r.candErr != nil && r.oracle == nil && r.resp != nil {
+		if k := errKindOf(r.candErr); k == "exit" || k == "timeout" {
+			r.verdict, r.failures, r.errKind = "candidate-error", 1, k
+			return
+		}
+	}
 	if r.oracle != nil || r.resp == nil || len(r.resp.Dumps) < 3 || len(r.resp.Errors) > 0 {
 		r.verdict = "no-vote"
 		return
@@ -395,14 +403,7 @@ func (t *triage) judge(r *scored) {
 		case base.Verdict == compare.Discarded:
 			r.verdict = "discarded"
 		default:
-			r.verdict, r.failures = "candidate-error", 1
-			r.errKind = "error"
-			var ce *candidate.Error
-			if errors.As(r.candErr, &ce) {
-				r.errKind = ce.Kind
-			} else if k := candidate.KindOf(r.candErr.Error()); k != "" {
-				r.errKind = k // read back from an earlier run's candidate.ndjson
-			}
+			r.verdict, r.failures, r.errKind = "candidate-error", 1, errKindOf(r.candErr)
 		}
 		return
 	}
@@ -431,6 +432,19 @@ func (t *triage) judge(r *scored) {
 			r.failures = 1
 		}
 	}
+}
+
+// errKindOf is a candidate error's kind (candidate.Error's), "error" when it names
+// none.
+func errKindOf(err error) string {
+	var ce *candidate.Error
+	if errors.As(err, &ce) {
+		return ce.Kind
+	}
+	if k := candidate.KindOf(err.Error()); k != "" {
+		return k // read back from an earlier run's candidate.ndjson
+	}
+	return "error"
 }
 
 // candidateOnlyOverflow says only the candidate's page overflows: every
