@@ -199,19 +199,11 @@ func TestNoVoteIsNotAPass(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "c.ndjson")
 	require.NoError(t, os.WriteFile(f, []byte(`{"id":"a","html":"<p>"}`+"\n"), 0o644))
-	noEngine := filepath.Join(dir, "no-engine-oracle")
-	require.NoError(t, os.WriteFile(noEngine, []byte(`#!/usr/bin/env python3
-import json, sys
-for line in sys.stdin:
-    r = json.loads(line)
-    if r.get("op") == "ping":
-        print(json.dumps({"id": r["id"], "ok": True, "protocol": 1, "engines": []}), flush=True)
-    elif r.get("op") == "shutdown":
+	noEngine := fakeOracle(t, dir, "no-engine-oracle", `    if r.get("op") == "shutdown":
         print(json.dumps({"id": r["id"], "ok": True}), flush=True)
         break
-    else:
-        print(json.dumps({"id": r["id"], "dumps": {}}), flush=True)
-`), 0o755))
+    print(json.dumps({"id": r["id"], "dumps": {}}), flush=True)
+`)
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"--candidate-cmd", "cat", "--out", filepath.Join(dir, "out"), "--oracle", noEngine, "--reduce=0", f}, &stdout, &stderr)
 	assert.Equal(t, exitBadInput, code, "%s", stderr.String())

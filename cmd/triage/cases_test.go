@@ -98,18 +98,26 @@ func TestWriteIndexReportsAPageItCannotWrite(t *testing.T) {
 	assert.ErrorContains(t, err, "entry 1's reduced case")
 }
 
-// silentOracle writes a fake oracle into dir that answers ping, then reads every
-// line and answers none.
-func silentOracle(t *testing.T, dir string) string {
-	silent := filepath.Join(dir, "silent-oracle")
-	require.NoError(t, os.WriteFile(silent, []byte(`#!/usr/bin/env python3
-import json, sys
+// fakeOracle writes a fake oracle, a Python script, into dir as name: it answers
+// ping with no engine, and runs onCase (Python, indented four spaces, with line the
+// request line as read and r its object) for every other line.
+func fakeOracle(t *testing.T, dir, name, onCase string) string {
+	path := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(path, []byte(`#!/usr/bin/env python3
+import json, re, sys
 for line in sys.stdin:
     r = json.loads(line)
     if r.get("op") == "ping":
         print(json.dumps({"id": r["id"], "ok": True, "protocol": 1, "engines": []}), flush=True)
-`), 0o755))
-	return silent
+        continue
+`+onCase), 0o755))
+	return path
+}
+
+// silentOracle writes a fake oracle into dir that answers ping, then reads every
+// line and answers none.
+func silentOracle(t *testing.T, dir string) string {
+	return fakeOracle(t, dir, "silent-oracle", "")
 }
 
 // Ids are unique as JSON values, as a reader in Python or JavaScript compares them:
@@ -360,17 +368,9 @@ func TestATimeoutIsReducedOneVariantAtATime(t *testing.T) {
 // The fake oracle echoes the id's text as it came.
 func TestAnIDWithMarkupGetsItsAnswer(t *testing.T) {
 	dir := t.TempDir()
-	echo := filepath.Join(dir, "echo-oracle")
-	require.NoError(t, os.WriteFile(echo, []byte(`#!/usr/bin/env python3
-import json, re, sys
-for line in sys.stdin:
-    r = json.loads(line)
-    if r.get("op") == "ping":
-        print(json.dumps({"id": r["id"], "ok": True, "protocol": 1, "engines": []}), flush=True)
-        continue
-    raw = re.match(r'\{"id":(.*?),"html":', line).group(1)
+	echo := fakeOracle(t, dir, "echo-oracle", `    raw = re.match(r'\{"id":(.*?),"html":', line).group(1)
     print('{"id":' + raw + ',"dumps":{},"errors":{"chromium":"echoed"}}', flush=True)
-`), 0o755))
+`)
 	f := filepath.Join(dir, "c.ndjson")
 	require.NoError(t, os.WriteFile(f, []byte(`{"id":"AT&T <1>","html":"<p>"}`+"\n"), 0o644))
 	var stdout, stderr bytes.Buffer
