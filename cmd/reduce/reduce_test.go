@@ -324,7 +324,7 @@ func TestReduceLeavesNoCandidateProcess(t *testing.T) {
 		require.NoError(t, err, "%s", out)
 	}
 	pids := filepath.Join(dir, "pids")
-	cand := `setsid sh -c 'echo $$ >> ` + pids + `; exec sleep 120' & cat >/dev/null; echo '{}'`
+	cand := `setsid sh -c 'cut -d" " -f4 /proc/self/stat >> ` + pids + `; exec sleep 120' & cat >/dev/null; echo '{}'`
 	page := `{"id":"c","html":"<!doctype html><div><p style=\"height:10px\">x</p><b>y</b></div>"}`
 	cmd := exec.Command(filepath.Join(dir, "reduce"), "--timeout=3m", "--oracle-flag=--store=off", "--oracle-flag=--pages=1", "--candidate-cmd", cand)
 	cmd.Stdin = strings.NewReader(page + "\n")

@@ -24,12 +24,16 @@ import (
 type triage struct {
 	cfg    config
 	stderr io.Writer
+	sayMu  sync.Mutex // say is called from the cases' goroutines too
 }
 
 // say writes one line on stderr, made cli.Printable: a case's id, an entry's label
 // and the errors come from the corpus, the candidate and the engines.
 func (t *triage) say(format string, a ...any) {
-	fmt.Fprintln(t.stderr, cli.Printable(fmt.Sprintf(format, a...)))
+	line := cli.Printable(fmt.Sprintf(format, a...))
+	t.sayMu.Lock()
+	defer t.sayMu.Unlock()
+	fmt.Fprintln(t.stderr, line)
 }
 
 // scored is one case's outcome.
