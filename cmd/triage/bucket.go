@@ -298,11 +298,16 @@ func entryKey(v *Variant) string {
 	return strings.Join([]string{s.Kind, v.Display, strings.Join(s.Props, ","), sign}, "|")
 }
 
+// crashKind says whether a candidate error of kind is a crash or a hang (a
+// non-zero exit, a signal included, or a timeout): a "crash" entry, and a failure
+// whether or not the engines voted (judge).
+func crashKind(kind string) bool { return kind == "exit" || kind == "timeout" }
+
 // severity ranks an entry's kind of failure: a crash or timeout, another
 // candidate error, a candidate-only overflow, then a failure.
 func severity(s Signature) (string, int) {
 	switch {
-	case s.Kind == "error" && (s.Error == "exit" || s.Error == "timeout"):
+	case s.Kind == "error" && crashKind(s.Error):
 		return "crash", 0
 	case s.Kind == "error":
 		return "error", 1

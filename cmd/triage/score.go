@@ -389,7 +389,7 @@ func (t *triage) doCase(ctx context.Context, oc *client.Client, line []byte, id 
 // case the oracle answered: it needs no vote to be the candidate's defect.
 func (t *triage) judge(r *scored) {
 	if r.candErr != nil && r.oracle == nil && r.resp != nil {
-		if k := errKindOf(r.candErr); k == "exit" || k == "timeout" {
+		if k := errKindOf(r.candErr); crashKind(k) {
 			r.verdict, r.failures, r.errKind = "candidate-error", 1, k
 			return
 		}
